@@ -1,0 +1,210 @@
+#pragma once
+// The commscale CLI framework: a command registry (each command lives in its own file under
+// commands/ and registers itself, so adding a command touches no existing file), an argument
+// parser that rejects unknown options with "did you mean", and output helpers.
+// Contract: ../shared/CLI.md. Exit codes: 0 success, 2 invalid input, 1 internal error.
+
+#include <functional>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <commscale/error.hpp>
+#include <commscale/io/file.hpp>
+#include <commscale/units/parse.hpp>
+
+namespace cli {
+
+/// One option a command accepts. `takes_value` false means a boolean flag.
+struct option_spec {
+    std::string name;        // without the leading "--"
+    bool takes_value = true;
+    std::string help;
+};
+
+/// Parsed arguments of one command invocation.
+class args {
+public:
+    std::vector<std::string> positional;
+
+    [[nodiscard]] bool has(const std::string& name) const { return values_.count(name) || flags_.count(name); }
+    [[nodiscard]] bool flag(const std::string& name) const { return flags_.count(name) > 0; }
+    [[nodiscard]] std::optional<std::string> get(const std::string& name) const {
+        auto it = values_.find(name);
+        if (it == values_.end()) return std::nullopt;
+        return it->second;
+    }
+    [[nodiscard]] std::string require(const std::string& name, const std::string& expected) const {
+        auto v = get(name);
+        if (!v) throw commscale::input_error("--" + name, "nothing (missing)", expected);
+        return *v;
+    }
+    /// Integer option in [lo, hi]; `fallback` if absent.
+    [[nodiscard]] long long integer(const std::string& name, long long fallback, long long lo, long long hi) const {
+        auto v = get(name);
+        if (!v) return fallback;
+        return parse_int("--" + name, *v, lo, hi);
+    }
+    /// Number option (plain, finite, >= 0); `fallback` if absent.
+    [[nodiscard]] double number(const std::string& name, double fallback) const {
+        auto v = get(name);
+        if (!v) return fallback;
+        return commscale::parse_number(*v, "--" + name);
+    }
+
+    static long long parse_int(const std::string& field, const std::string& text, long long lo, long long hi) {
+        std::size_t pos = 0;
+        long long v = 0;
+        bool ok = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-');
+        if (ok) {
+            try {
+                v = std::stoll(text, &pos);
+            } catch (...) {
+                ok = false;
+            }
+        }
+        if (!ok || pos != text.size())
+            throw commscale::input_error(field, "'" + text + "'",
+                                         "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        return commscale::require_int_range(field, v, lo, hi);
+    }
+
+    std::map<std::string, std::string> values_;
+    std::set<std::string> flags_;
+};
+
+/// One CLI command.
+struct command {
+    std::string name;
+    std::string summary;                  // one line, for `commscale --help`
+    std::string usage;                    // full help text for `commscale NAME --help`
+    std::vector<option_spec> options;     // accepted options (besides --json and --help)
+    std::function<int(const args&, std::ostream&)> run;
+    int min_positional = 0;
+    int max_positional = 0;
+};
+
+inline std::vector<command>& registry() {
+    static std::vector<command> r;
+    return r;
+}
+
+/// Static registration: `static cli::registrar reg{cli::command{...}};` in a commands/*.cpp file.
+struct registrar {
+    explicit registrar(command c) { registry().push_back(std::move(c)); }
+};
+
+/// Options every command that needs a cluster accepts (CLI.md "Topology flags").
+inline std::vector<option_spec> topology_options() {
+    return {
+        {"cluster", true, "preset name or cluster JSON file"},
+        {"nodes", true, "number of nodes"},
+        {"gpus-per-node", true, "GPUs per node"},
+        {"intra", true, "intra-node link name (e.g. nvlink4)"},
+        {"intra-fabric", true, "switch|mesh|pcie"},
+        {"inter", true, "inter-node link name (e.g. ib-ndr-4x)"},
+        {"nics-per-node", true, "NICs per node"},
+        {"accelerator", true, "accelerator name"},
+        {"oversubscription", true, "leaf-to-spine oversubscription ratio (e.g. 7 for 7:1)"},
+    };
+}
+
+/// Parses argv (after the command name) against a command's spec.
+inline args parse_args(const command& cmd, const std::vector<std::string>& argv) {
+    args a;
+    std::vector<std::string> known{"json", "help"};
+    for (const auto& o : cmd.options) known.push_back(o.name);
+    auto find = [&](const std::string& n) -> const option_spec* {
+        for (const auto& o : cmd.options)
+            if (o.name == n) return &o;
+        return nullptr;
+    };
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        const std::string& s = argv[i];
+        if (s.size() > 2 && s.rfind("--", 0) == 0) {
+            std::string name = s.substr(2), value;
+            bool inline_value = false;
+            if (auto eq = name.find('='); eq != std::string::npos) {
+                value = name.substr(eq + 1);
+                name = name.substr(0, eq);
+                inline_value = true;
+            }
+            if (name == "json" || name == "help") {
+                a.flags_.insert(name);
+                continue;
+            }
+            const option_spec* o = find(name);
+            if (!o) {
+                std::vector<std::string> cands;
+                for (const auto& k : known) cands.push_back("--" + k);
+                throw commscale::unknown_name("option of '" + cmd.name + "'", "--" + name, cands);
+            }
+            if (!o->takes_value) {
+                if (inline_value) throw commscale::input_error("--" + name, "'" + value + "'", "no value (a flag)");
+                a.flags_.insert(name);
+                continue;
+            }
+            if (!inline_value) {
+                if (i + 1 >= argv.size())
+                    throw commscale::input_error("--" + name, "nothing (missing value)", o->help.empty() ? "a value" : o->help);
+                value = argv[++i];
+            }
+            if (a.values_.count(name))
+                throw commscale::input_error("--" + name, "'" + value + "' (given twice)", "one value");
+            a.values_[name] = value;
+        } else {
+            a.positional.push_back(s);
+        }
+    }
+    if (!a.flag("help")) {
+        const int n = static_cast<int>(a.positional.size());
+        if (n < cmd.min_positional)
+            throw commscale::input_error(cmd.name, "too few arguments", cmd.usage.substr(0, cmd.usage.find('\n')));
+        if (cmd.max_positional >= 0 && n > cmd.max_positional)
+            throw commscale::input_error(cmd.name, "unexpected argument '" + a.positional[static_cast<std::size_t>(cmd.max_positional)] + "'",
+                                         cmd.usage.substr(0, cmd.usage.find('\n')));
+    }
+    return a;
+}
+
+/// Prints a JSON document (exactly one) with a trailing newline.
+inline void print_json(std::ostream& out, const nlohmann::json& j) { out << j.dump(2) << "\n"; }
+
+/// A plain-text table with left-aligned first column and right-aligned others.
+inline void print_table(std::ostream& out, const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows) {
+    std::vector<std::size_t> w(header.size(), 0);
+    for (std::size_t i = 0; i < header.size(); ++i) w[i] = header[i].size();
+    for (const auto& r : rows)
+        for (std::size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+    auto line = [&](const std::vector<std::string>& r) {
+        for (std::size_t i = 0; i < r.size() && i < w.size(); ++i) {
+            const std::string pad(w[i] - r[i].size(), ' ');
+            if (i == 0) out << r[i] << pad;
+            else out << "  " << pad << r[i];
+        }
+        out << "\n";
+    };
+    line(header);
+    for (const auto& r : rows) line(r);
+}
+
+/// Number to text with up to `digits` decimals, trailing zeros removed.
+inline std::string num(double v, int digits = 3) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    std::string s = buf;
+    if (s.find('.') != std::string::npos) {
+        while (s.back() == '0') s.pop_back();
+        if (s.back() == '.') s.pop_back();
+    }
+    if (s == "-0") s = "0";
+    return s;
+}
+
+}  // namespace cli

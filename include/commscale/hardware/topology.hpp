@@ -1,0 +1,88 @@
+#pragma once
+/// @file hardware/topology.hpp
+/// @brief Nodes and clusters: how GPUs connect inside a node (switch, mesh, PCIe), which NICs they
+/// share, and how nodes connect (scale-out link, oversubscription, rails). Validation throws
+/// `input_error` with the field path.
+
+#include <string>
+#include <string_view>
+
+#include "../error.hpp"
+#include "link.hpp"
+
+namespace commscale {
+
+/// @brief How GPUs inside a node reach each other.
+enum class intra_fabric {
+    switched,  ///< NVSwitch-style: every GPU reaches every other at its full scale-up bandwidth
+    mesh,      ///< point-to-point links between each pair (xGMI, 4-GPU HGX A100): one peer gets 1/(G-1) of the complement
+    pcie,      ///< through PCIe switches / host bridge
+};
+
+/// @brief CLI/JSON spelling: "switch", "mesh", "pcie".
+[[nodiscard]] constexpr std::string_view fabric_name(intra_fabric f) {
+    switch (f) {
+        case intra_fabric::switched: return "switch";
+        case intra_fabric::mesh: return "mesh";
+        case intra_fabric::pcie: return "pcie";
+    }
+    return "switch";
+}
+
+/// @brief One node (server): its GPUs, the scale-up fabric among them, and its NICs.
+struct node_spec {
+    int gpus = 8;                              ///< GPUs per node
+    std::string_view accelerator;              ///< accelerator catalog name
+    link intra{};                              ///< scale-up link, one GPU's full complement
+    intra_fabric fabric = intra_fabric::switched;
+    bool in_switch_reduction = false;          ///< NVSwitch can reduce in the switch (NVLS; Hopper and later)
+    bool pcie_p2p = true;                      ///< PCIe peer-to-peer between GPUs (fabric == pcie)
+    link inter{};                              ///< one NIC (scale-out port)
+    int nics = 8;                              ///< NICs per node; GPUs share them evenly (gpus / nics per NIC)
+    bool gpudirect_rdma = true;                ///< NIC reads/writes GPU memory directly
+
+    /// @brief GPUs attached to each NIC (at least 1).
+    [[nodiscard]] constexpr int gpus_per_nic() const { return nics >= gpus ? 1 : (gpus + nics - 1) / nics; }
+    /// @brief Per-direction scale-out bandwidth of the whole node (all NICs).
+    [[nodiscard]] constexpr byte_rate node_injection() const { return static_cast<double>(nics) * inter.per_direction; }
+};
+
+/// @brief A cluster of identical nodes on one scale-out fabric.
+struct cluster {
+    std::string_view name;
+    int nodes = 1;
+    node_spec node{};
+    double oversubscription = 1.0;   ///< leaf-to-spine oversubscription (7.0 means 7:1), >= 1
+    int nodes_per_leaf = 32;         ///< nodes (per rail) under one leaf switch, beyond which traffic crosses the spine
+    bool rail_optimized = true;      ///< GPU i of every node on rail (leaf) i
+    bool in_network_reduction = false;  ///< SHARP-capable switches (InfiniBand)
+    std::string_view source;
+
+    [[nodiscard]] constexpr int total_gpus() const { return nodes * node.gpus; }
+};
+
+/// @brief Throws input_error (field path under `where`) if the cluster is not usable.
+inline void validate(const cluster& c, std::string_view where = "cluster") {
+    const std::string w(where);
+    if (c.nodes < 1 || c.nodes > 1'000'000)
+        throw input_error(w + ".nodes", std::to_string(c.nodes), "an integer in [1, 1000000]");
+    if (c.node.gpus < 1 || c.node.gpus > 1024)
+        throw input_error(w + ".gpus_per_node", std::to_string(c.node.gpus), "an integer in [1, 1024]");
+    if (c.node.nics < 0 || c.node.nics > 1024)
+        throw input_error(w + ".inter.nics_per_node", std::to_string(c.node.nics), "an integer in [0, 1024]");
+    if (c.nodes > 1 && c.node.nics < 1)
+        throw input_error(w + ".inter.nics_per_node", "0", "at least 1 NIC per node when nodes > 1");
+    if (!(c.oversubscription >= 1.0) || c.oversubscription > 1000.0)
+        throw input_error(w + ".inter.oversubscription", detail::number_text(c.oversubscription),
+                          "a ratio in [1, 1000] (1 = non-blocking, 7 = 7:1)");
+    if (c.nodes_per_leaf < 1)
+        throw input_error(w + ".inter.nodes_per_leaf", std::to_string(c.nodes_per_leaf), "an integer >= 1");
+    if (!(c.node.intra.per_direction.value() > 0) || !std::isfinite(c.node.intra.per_direction.value()))
+        throw input_error(w + ".intra.link", detail::number_text(in_GBps(c.node.intra.per_direction)) + " GB/s",
+                          "a link with positive bandwidth");
+    if (c.nodes > 1 && (!(c.node.inter.per_direction.value() > 0) || !std::isfinite(c.node.inter.per_direction.value())))
+        throw input_error(w + ".inter.link", detail::number_text(in_GBps(c.node.inter.per_direction)) + " GB/s",
+                          "a link with positive bandwidth");
+}
+
+}  // namespace commscale
