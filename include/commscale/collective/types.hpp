@@ -1,0 +1,47 @@
+#pragma once
+/// @file collective/types.hpp
+/// @brief Vocabulary of the collective layer: operations, algorithms, the placement of a group of
+/// ranks on a cluster, the realistic-mode parameter struct, and the result of a prediction.
+/// The model itself is in collective/model.hpp: `predict_collective(...)`.
+
+#include <string_view>
+
+#include "../hardware/topology.hpp"
+#include "../units.hpp"
+
+namespace commscale {
+
+/// @brief Collective operations (nccl-tests naming).
+enum class collective_op { all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv };
+
+/// @brief Algorithms. `automatic` picks the fastest (as NCCL would) and reports which.
+enum class algorithm {
+    automatic,
+    ring,
+    tree,                ///< pipelined binary tree
+    double_binary_tree,
+    parameter_server,
+    direct,              ///< one-shot exchange with every peer
+    halving_doubling,    ///< recursive halving-doubling (Rabenseifner)
+    hierarchical,        ///< intra-node reduce-scatter, inter-node all-reduce per local rank, intra-node all-gather
+    nvls,                ///< in-switch reduction (NVLS on NVSwitch; SHARP in InfiniBand switches)
+};
+
+/// @brief `ideal`: pure closed forms on datasheet peaks; `realistic`: protocol/size-dependent derating.
+enum class efficiency_mode { ideal, realistic };
+
+/// @brief A group of ranks placed on a cluster: `ranks_per_node` ranks on each of
+/// ceil(ranks / ranks_per_node) nodes. `stride` is the distance between the group's GPUs inside a
+/// node (1 = consecutive local GPUs; TP x CP = 8 makes DP groups stride 8, i.e. one GPU per node).
+struct placement {
+    int ranks = 1;
+    int ranks_per_node = 1;
+    int stride = 1;
+
+    [[nodiscard]] constexpr int nodes() const { return (ranks + ranks_per_node - 1) / ranks_per_node; }
+};
+
+/// @brief What limited a prediction.
+enum class bottleneck_kind { none, intra_link, nic, spine, server_nic, latency, switch_reduction };
+
+}  // namespace commscale
