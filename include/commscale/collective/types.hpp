@@ -1,8 +1,9 @@
 #pragma once
 /// @file collective/types.hpp
 /// @brief Vocabulary of the collective layer: operations, algorithms, the placement of a group of
-/// ranks on a cluster, the realistic-mode parameter struct, and the result of a prediction.
-/// The model itself is in collective/model.hpp: `predict_collective(...)`.
+/// ranks on a cluster, and what can limit a collective. The realistic-mode parameters are in
+/// hardware/comm_params.hpp (`cluster::comm`); the model, its result type and the name/busbw
+/// helpers in collective/model.hpp: `predict_collective(...)`.
 
 #include <string_view>
 
@@ -20,12 +21,15 @@ enum class algorithm {
     ring,
     tree,                ///< pipelined binary tree
     double_binary_tree,
-    parameter_server,
+    parameter_server,    ///< one server (rank 0): every worker pushes and pulls through its link
     direct,              ///< one-shot exchange with every peer
     halving_doubling,    ///< recursive halving-doubling (Rabenseifner)
     hierarchical,        ///< intra-node reduce-scatter, inter-node all-reduce per local rank, intra-node all-gather
     nvls,                ///< in-switch reduction (NVLS on NVSwitch; SHARP in InfiniBand switches)
+    parameter_server_sharded,  ///< every rank serves 1/n of the buffer (push to owners, pull back)
 };
+/// @brief Number of `algorithm` values (automatic included), for iterating over them.
+inline constexpr int algorithm_count = 10;
 
 /// @brief `ideal`: pure closed forms on datasheet peaks; `realistic`: protocol/size-dependent derating.
 enum class efficiency_mode { ideal, realistic };

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "../error.hpp"
+#include "comm_params.hpp"
 #include "link.hpp"
 
 namespace commscale {
@@ -57,6 +58,7 @@ struct cluster {
     bool rail_optimized = true;      ///< GPU i of every node on rail (leaf) i
     bool in_network_reduction = false;  ///< SHARP-capable switches (InfiniBand)
     std::string_view source;
+    comm_params comm{};              ///< realistic-mode collective parameters (calibration replaces them)
 
     [[nodiscard]] constexpr int total_gpus() const { return nodes * node.gpus; }
 };

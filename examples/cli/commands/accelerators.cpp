@@ -1,0 +1,86 @@
+// `commscale accelerators` and `commscale accelerator NAME`: the accelerator catalog (CLI.md "Catalog").
+#include <commscale/hardware/accelerators.hpp>
+#include <commscale/io/hardware_json.hpp>
+
+#include "../cli.hpp"
+
+namespace {
+
+std::string peak_text(const commscale::accelerator& a, commscale::dtype d) {
+    const auto p = a.peak(d);
+    return p ? cli::num(commscale::in_tflops(*p), 1) : std::string("-");
+}
+
+std::vector<std::string> row(const commscale::accelerator& a) {
+    using namespace commscale;
+    return {std::string(a.name),
+            cli::num(in_bytes(a.memory) / gibi, 1),
+            cli::num(in_GBps(a.memory_bandwidth), 1),
+            peak_text(a, dtype::fp32),
+            peak_text(a, dtype::tf32),
+            peak_text(a, dtype::bf16),
+            peak_text(a, dtype::fp16),
+            peak_text(a, dtype::fp8),
+            cli::num(a.compute_efficiency, 3),
+            std::string(a.scale_up_link)};
+}
+
+const std::vector<std::string> header = {"name", "memory GiB", "mem GB/s", "fp32", "tf32", "bf16", "fp16", "fp8",
+                                         "gemm eff", "scale-up link"};
+
+cli::registrar reg_accelerators{cli::command{
+    "accelerators",
+    "list the accelerator catalog (dense peak TFLOPS per dtype, memory, scale-up link)",
+    "usage: commscale accelerators [--json]\n"
+    "Peaks are dense TFLOPS (vendors' sparsity figures halved); '-' / null where unsupported.\n"
+    "JSON: {\"accelerators\": [{name, memory_GiB, memory_bandwidth_GBps, peak_tflops: {fp32, tf32, bf16, fp16, fp8},\n"
+    "       scale_up_link, source, ...}]}",
+    {},
+    [](const cli::args& a, std::ostream& out) {
+        using namespace commscale;
+        if (a.flag("json")) {
+            nlohmann::json list = nlohmann::json::array();
+            for (const accelerator& x : all_accelerators()) list.push_back(accelerator_to_json(x));
+            cli::print_json(out, {{"accelerators", std::move(list)}});
+        } else {
+            std::vector<std::vector<std::string>> rows;
+            for (const accelerator& x : all_accelerators()) rows.push_back(row(x));
+            out << "dense peak TFLOPS; gemm eff = achievable fraction of the bf16 peak on large matmuls\n";
+            cli::print_table(out, header, rows);
+        }
+        return 0;
+    },
+    0, 0}};
+
+cli::registrar reg_accelerator{cli::command{
+    "accelerator",
+    "show one catalog accelerator (commscale accelerator h100-sxm)",
+    "usage: commscale accelerator NAME [--json]\n"
+    "  NAME  v100-sxm2, a100-40gb-sxm, a100-80gb-sxm, a100-80gb-pcie, a800-80gb-sxm, h100-sxm, h100-pcie,\n"
+    "        h800-sxm, h200-sxm, gh200, b200, mi250x, mi300x, mi325x, gaudi2, l40s\n"
+    "JSON: {name, memory_GiB, memory_bandwidth_GBps, peak_tflops: {fp32, tf32, bf16, fp16, fp8}, scale_up_link, source, ...}",
+    {},
+    [](const cli::args& a, std::ostream& out) {
+        using namespace commscale;
+        const accelerator x = accelerator_by_name(a.positional[0], "accelerator");
+        if (a.flag("json")) {
+            cli::print_json(out, accelerator_to_json(x));
+        } else {
+            out << "name              " << x.name << " (" << x.display_name << ")\n"
+                << "memory            " << cli::num(in_bytes(x.memory) / gibi, 1) << " GiB, "
+                << cli::num(in_GBps(x.memory_bandwidth), 1) << " GB/s\n"
+                << "dense peak TFLOPS ";
+            for (std::size_t i = 0; i < dtype_count; ++i) {
+                const auto d = static_cast<dtype>(i);
+                out << (i ? ", " : "") << dtype_name(d) << " " << peak_text(x, d);
+            }
+            out << "\n"
+                << "gemm efficiency   " << cli::num(x.compute_efficiency, 3) << " of the bf16 peak\n"
+                << "scale-up link     " << x.scale_up_link << "\n"
+                << "source            " << x.source << "\n";
+        }
+        return 0;
+    },
+    1, 1}};
+
+}  // namespace

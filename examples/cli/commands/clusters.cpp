@@ -1,0 +1,94 @@
+// `commscale clusters` and `commscale cluster NAME|FILE [--nodes N]`: the cluster presets
+// (include/commscale/hardware/clusters.hpp, data/clusters/*.json).
+// `cluster NAME --json` prints the cluster JSON that `--cluster FILE` reads back.
+#include <string>
+#include <vector>
+
+#include <commscale/units/format.hpp>
+
+#include "../cli.hpp"
+#include "../topology.hpp"
+
+namespace {
+
+using commscale::cluster;
+
+std::string link_summary(const commscale::link& l) {
+    if (l.name.empty()) return "-";
+    return std::string(l.name) + " (" + cli::num(commscale::in_GBps(l.per_direction), 1) + " GB/s)";
+}
+
+/// Derived figures printed with a cluster (per direction throughout).
+nlohmann::json derived(const cluster& c) {
+    return {{"total_gpus", c.total_gpus()},
+            {"intra_per_gpu_GBps", commscale::in_GBps(c.node.intra.per_direction)},
+            {"nic_GBps", commscale::in_GBps(c.node.inter.per_direction)},
+            {"gpus_per_nic", c.node.gpus_per_nic()},
+            {"node_injection_Gbps", commscale::in_Gbps(c.node.node_injection())}};
+}
+
+cli::registrar reg_list{cli::command{
+    "clusters",
+    "list the cluster presets (dgx-a100, dgx-h100, aws-p5, baskerville, ...)",
+    "usage: commscale clusters [--json]\n"
+    "Lists the cluster presets. Product presets (servers, cloud instances) describe one node; use\n"
+    "--nodes N with any command to scale them. --json: {clusters: [cluster JSON, ...]}.",
+    {},
+    [](const cli::args& a, std::ostream& out) {
+        if (a.flag("json")) {
+            nlohmann::json list = nlohmann::json::array();
+            for (const cluster& c : commscale::all_clusters()) list.push_back(commscale::io::cluster_to_json(c));
+            cli::print_json(out, {{"clusters", list}});
+            return 0;
+        }
+        std::vector<std::vector<std::string>> rows;
+        for (const cluster& c : commscale::all_clusters()) {
+            rows.push_back({std::string(c.name), std::to_string(c.nodes), std::to_string(c.node.gpus),
+                            std::string(c.node.accelerator), std::string(c.node.intra.name),
+                            std::string(commscale::fabric_name(c.node.fabric)),
+                            std::to_string(c.node.nics) + " x " + std::string(c.node.inter.name),
+                            cli::num(commscale::in_Gbps(c.node.node_injection()), 0)});
+        }
+        cli::print_table(out, {"name", "nodes", "gpus/node", "accelerator", "intra", "fabric", "nics", "Gbps/node"}, rows);
+        return 0;
+    },
+    0, 0}};
+
+cli::registrar reg_one{cli::command{
+    "cluster",
+    "show one cluster preset or cluster JSON file (--nodes N overrides the node count)",
+    "usage: commscale cluster NAME|FILE [--nodes N] [--json]\n"
+    "  NAME   a preset (commscale clusters), FILE a cluster JSON file (schema in CLI.md)\n"
+    "  --nodes N  override the node count\n"
+    "--json prints the cluster JSON (which --cluster FILE accepts) plus a \"derived\" object.",
+    {{"nodes", true, "an integer in [1, 1000000]"}},
+    [](const cli::args& a, std::ostream& out) {
+        const std::string& what = a.positional[0];
+        cluster c = cli::looks_like_file(what) ? commscale::io::load_cluster_file(what, "cluster")
+                                               : commscale::cluster_by_name(what, "cluster");
+        if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, 1'000'000));
+        commscale::validate(c, "cluster");
+        if (a.flag("json")) {
+            nlohmann::json j = commscale::io::cluster_to_json(c);
+            j["derived"] = derived(c);
+            cli::print_json(out, j);
+            return 0;
+        }
+        out << "name              " << c.name << "\n"
+            << "nodes             " << c.nodes << " x " << c.node.gpus << " GPUs = " << c.total_gpus() << " GPUs\n"
+            << "accelerator       " << (c.node.accelerator.empty() ? "-" : std::string(c.node.accelerator)) << "\n"
+            << "intra-node        " << link_summary(c.node.intra) << " per GPU per direction, fabric "
+            << commscale::fabric_name(c.node.fabric) << (c.node.in_switch_reduction ? ", in-switch reduction" : "")
+            << "\n"
+            << "inter-node        " << c.node.nics << " x " << link_summary(c.node.inter) << " = "
+            << cli::num(commscale::in_Gbps(c.node.node_injection()), 0) << " Gbps per node, "
+            << c.node.gpus_per_nic() << " GPU(s) per NIC" << (c.node.gpudirect_rdma ? ", GPUDirect RDMA" : "") << "\n"
+            << "fabric            oversubscription " << cli::num(c.oversubscription, 2) << ":1, " << c.nodes_per_leaf
+            << " nodes per leaf" << (c.rail_optimized ? ", rail-optimized" : "")
+            << (c.in_network_reduction ? ", in-network reduction" : "") << "\n"
+            << "source            " << (c.source.empty() ? "-" : std::string(c.source)) << "\n";
+        return 0;
+    },
+    1, 1}};
+
+}  // namespace

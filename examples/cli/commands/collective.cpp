@@ -1,0 +1,67 @@
+// `commscale collective --op OP --bytes SIZE [topology] [--algo ALGO] [--efficiency ideal|default]`:
+// one collective's predicted time, algbw/busbw (nccl-tests conventions) and bottleneck
+// (../shared/CLI.md "Collectives"; the model is include/commscale/collective/model.hpp).
+#include <string>
+#include <vector>
+
+#include <commscale/collective/model.hpp>
+#include <commscale/units/format.hpp>
+
+#include "../cli.hpp"
+#include "../topology.hpp"
+
+namespace {
+
+std::vector<cli::option_spec> options() {
+    auto o = cli::topology_options();
+    auto more = cli::collective_options_spec();
+    o.insert(o.end(), more.begin(), more.end());
+    o.push_back({"bytes", true, "the buffer size, nccl-tests convention (e.g. 1GiB, 8GB, 4194304)"});
+    return o;
+}
+
+cli::registrar reg{cli::command{
+    "collective",
+    "predict one collective (time, algbw, busbw, bottleneck) on a cluster",
+    "usage: commscale collective --op OP --bytes SIZE [topology] [--algo ALGO] [--efficiency ideal|default]\n"
+    "                            [--ranks N] [--ranks-per-node R] [--json]\n"
+    "  --op          all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv\n"
+    "  --bytes       the full buffer as nccl-tests counts it (all_gather/reduce_scatter: total over ranks)\n"
+    "  --algo        auto (default: the fastest, as NCCL would pick) ring tree double_binary_tree\n"
+    "                parameter_server direct halving_doubling hierarchical nvls\n"
+    "  --efficiency  default (realistic protocol/efficiency model) or ideal (closed forms on datasheet peaks)\n"
+    "  --ranks N     ranks in the group (default: every GPU of the cluster), placed on consecutive GPUs\n"
+    "  --ranks-per-node R  ranks on each node (default: min(N, GPUs per node))\n"
+    "topology: --cluster NAME|FILE, or --nodes N --gpus-per-node G --intra LINK [--intra-fabric switch|mesh|pcie]\n"
+    "          [--inter LINK] [--nics-per-node K] [--accelerator NAME] [--oversubscription R];\n"
+    "          flags override the preset's fields; default preset dgx-a100.\n"
+    "--json: {op, algorithm, ranks, nodes, bytes, time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck}",
+    options(),
+    [](const cli::args& a, std::ostream& out) {
+        const commscale::cluster c = cli::resolve_cluster(a);
+        const cli::collective_request req = cli::read_collective_request(a, c);
+        const commscale::data_size size = commscale::parse_size(a.require("bytes", "a size such as 1GiB"), "--bytes");
+        if (!(commscale::in_bytes(size) >= 1.0))
+            throw commscale::input_error("--bytes", commscale::detail::number_text(commscale::in_bytes(size)),
+                                         "a size of at least 1 byte");
+        const auto r = commscale::predict_collective(c, req.group, req.op, size, req.options);
+        const nlohmann::json j = cli::result_json(r);
+        if (a.flag("json")) {
+            cli::print_json(out, j);
+            return 0;
+        }
+        out << commscale::op_name(r.op) << " of " << commscale::to_string(r.bytes) << " ("
+            << cli::num(commscale::in_bytes(r.bytes), 0) << " B) on " << r.ranks << " ranks / " << r.nodes
+            << " node(s) of " << c.name << ", algorithm " << commscale::algorithm_name(r.algo)
+            << (req.options.mode == commscale::efficiency_mode::ideal ? " (ideal)" : "") << "\n"
+            << "time        " << cli::num(commscale::in_us(r.time), 3) << " us  (latency "
+            << cli::num(commscale::in_us(r.latency), 3) << " us + transfer " << cli::num(commscale::in_us(r.transfer), 3)
+            << " us)\n"
+            << "algbw       " << cli::num(commscale::in_GBps(r.algbw), 3) << " GB/s\n"
+            << "busbw       " << cli::num(commscale::in_GBps(r.busbw), 3) << " GB/s\n"
+            << "bottleneck  " << j["bottleneck"].get<std::string>() << "\n";
+        return 0;
+    },
+    0, 0}};
+
+}  // namespace

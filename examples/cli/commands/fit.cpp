@@ -1,0 +1,224 @@
+// `commscale fit LOG... [--op OP] [topology] [--json] [--out FILE] [--svg FILE]`: fits the
+// collective model's realistic-mode parameters to measured sweeps (nccl-tests / rccl-tests text
+// logs, nccl-tests JSON, probe output; `-` reads stdin) and reports the calibration
+// (../shared/CLI.md "Calibration and planning"; the fit is include/commscale/calibrate/calibrate.hpp).
+//
+// Topology: from --cluster / the topology flags when any is given; otherwise inferred from the log:
+// the preset whose accelerator matches the GPU model of the device lines (A100 -> dgx-a100,
+// H100 -> dgx-h100, H200 -> hgx-h200, B200 -> dgx-b200, MI300X -> mi300x-roce; anything else or
+// no device lines -> the default preset dgx-a100), with its node count set to the log's distinct
+// hosts and, if the log's ranks per node exceed the preset's GPUs, its GPUs per node raised to them.
+// The measured group is the log's ranks on consecutive GPUs, ranks / nodes per node.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <commscale/calibrate/calibrate.hpp>
+#include <commscale/calibrate/nccl_tests.hpp>
+#include <commscale/io/cluster_json.hpp>
+#include <commscale/io/file.hpp>
+
+#include "../cli.hpp"
+#include "../svg.hpp"
+#include "../topology.hpp"
+
+namespace {
+
+using namespace commscale;
+
+std::vector<cli::option_spec> options() {
+    auto o = cli::topology_options();
+    o.push_back({"op", true, "the collective of the log (default: the one the log names)"});
+    o.push_back({"out", true, "write the calibrated cluster JSON (readable by --cluster) to FILE"});
+    o.push_back({"svg", true, "write measured and fitted busbw vs size to FILE"});
+    return o;
+}
+
+std::string read_input(const std::string& path) {
+    if (path == "-") {
+        std::ostringstream ss;
+        ss << std::cin.rdbuf();
+        return ss.str();
+    }
+    return io::read_file(path);
+}
+
+std::string lower(std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+}
+
+// The preset for a GPU model string of the device lines (see the file comment).
+std::string_view preset_for_gpu(const std::string& gpu) {
+    const std::string g = lower(gpu);
+    if (g.find("h100") != std::string::npos) return "dgx-h100";
+    if (g.find("h200") != std::string::npos) return "hgx-h200";
+    if (g.find("b200") != std::string::npos) return "dgx-b200";
+    if (g.find("mi300") != std::string::npos) return "mi300x-roce";
+    return default_cluster_name;  // dgx-a100 (A100, or unknown)
+}
+
+struct fit_input {
+    measurement_set set;
+    std::string source;
+};
+
+// All rows of the logs: one collective, one rank count (else an input_error naming the file).
+fit_input read_logs(const std::vector<std::string>& files, std::optional<collective_op> op) {
+    fit_input in;
+    bool have = false;
+    for (const auto& f : files) {
+        const std::string text = read_input(f);
+        const auto sets = parse_measurements(text, f == "-" ? "stdin" : f, op);
+        for (const auto& s : sets) {
+            if (op && s.op != *op) continue;
+            if (!have) {
+                in.set = s;
+                in.source = f;
+                have = true;
+                continue;
+            }
+            if (s.op != in.set.op)
+                throw input_error(f, std::string(op_name(s.op)) + " after " + std::string(op_name(in.set.op)) + " in " + in.source,
+                                  "logs of one collective (choose one with --op)");
+            if (s.ranks != in.set.ranks)
+                throw input_error(f, std::to_string(s.ranks) + " ranks after " + std::to_string(in.set.ranks) + " in " + in.source,
+                                  "logs measured on the same ranks");
+            in.set.rows.insert(in.set.rows.end(), s.rows.begin(), s.rows.end());
+        }
+    }
+    if (!have)
+        throw input_error("LOG", op ? "no " + std::string(op_name(*op)) + " table" : std::string("no table"),
+                          "an nccl-tests / rccl-tests log, nccl-tests JSON or probe output with rows");
+    return in;
+}
+
+std::string svg_plot(const collective_calibration& f, const std::vector<fit_point>& pts) {
+    const double w = 720, h = 420, l = 70, r = 20, t = 30, b = 50;
+    double lo = pts.front().bytes, hi = pts.front().bytes, top = 1.0;
+    for (const auto& p : pts) {
+        lo = std::min(lo, p.bytes);
+        hi = std::max(hi, p.bytes);
+        top = std::max(top, f.bytes_factor * p.bytes / p.time_us * 1e-3);
+    }
+    lo = std::max(lo, 1.0);
+    hi = std::max(hi, 2.0 * lo);
+    top = std::max(top, in_GBps(f.peak_busbw)) * 1.1;
+    const double xl = std::log2(lo), xh = std::log2(hi);
+    auto X = [&](double s) { return l + (std::log2(std::max(s, 1.0)) - xl) / (xh - xl) * (w - l - r); };
+    auto Y = [&](double gbps) { return h - b - gbps / top * (h - t - b); };
+    std::string s = cli::svg::open(w, h);
+    s += cli::svg::line(l, h - b, w - r, h - b) + cli::svg::line(l, t, l, h - b);
+    s += cli::svg::text(w / 2, h - 10, "message size (bytes, log2)", "middle");
+    s += cli::svg::text(15, t - 10, "busbw (GB/s)", "start");
+    for (int k = static_cast<int>(std::ceil(xl)); k <= static_cast<int>(std::floor(xh)); k += 4) {
+        const double x = l + (k - xl) / (xh - xl) * (w - l - r);
+        s += cli::svg::line(x, h - b, x, h - b + 5) + cli::svg::text(x, h - b + 18, "2^" + std::to_string(k), "middle");
+    }
+    for (int k = 0; k <= 4; ++k) {
+        const double v = top * k / 4.0;
+        s += cli::svg::text(l - 6, Y(v) + 4, cli::num(v, 0), "end");
+    }
+    std::vector<std::pair<double, double>> curve;
+    for (int i = 0; i <= 200; ++i) {
+        const double size = std::exp2(xl + (xh - xl) * i / 200.0);
+        const double tt = in_seconds(predict_time(f, bytes(size)));
+        curve.emplace_back(X(size), Y(tt > 0 ? f.bytes_factor * size / tt / 1e9 : 0.0));
+    }
+    s += cli::svg::polyline(curve, "#1f77b4");
+    for (const auto& p : pts) s += cli::svg::rect(X(p.bytes) - 3, Y(f.bytes_factor * p.bytes / p.time_us * 1e-3) - 3, 6, 6, "#d62728");
+    s += cli::svg::text(w - r, t, "measured (squares), fitted (line)", "end");
+    s += cli::svg::close();
+    return s;
+}
+
+cli::registrar reg{cli::command{
+    "fit",
+    "fit the collective model to nccl-tests/rccl-tests logs and write a calibrated cluster",
+    "usage: commscale fit LOG... [--op OP] [topology] [--json] [--out FILE] [--svg FILE]\n"
+    "  LOG         nccl-tests or rccl-tests text output, nccl-tests JSON, or probe output; - reads stdin\n"
+    "  --op        the collective to fit when a log holds several (all_reduce, all_gather, ...)\n"
+    "  --out FILE  write the calibrated cluster JSON (a \"calibration\" section) for --cluster FILE\n"
+    "  --svg FILE  measured busbw (squares) and the fitted curve vs size, log2 x axis\n"
+    "topology: --cluster NAME|FILE or the topology flags; without them the log decides: the preset\n"
+    "          of its GPU model (A100 dgx-a100, H100 dgx-h100, H200 hgx-h200, B200 dgx-b200,\n"
+    "          MI300X mi300x-roce, else dgx-a100) with the log's node count.\n"
+    "--json: {op, ranks, nodes, rows, cluster, latency_us, bandwidth_GBps, peak_busbw_GBps, efficiency,\n"
+    "         median_rel_error, max_rel_error, cv_median_rel_error, r2, fitted_class, calibration}",
+    options(),
+    [](const cli::args& a, std::ostream& out) {
+        std::optional<collective_op> op;
+        if (auto v = a.get("op")) op = parse_op(*v, "--op");
+        const fit_input in = read_logs(a.positional, op);
+        const measurement_set& m = in.set;
+        const int ranks = m.ranks;
+        if (ranks < 2)
+            throw input_error("LOG", std::to_string(ranks) + " ranks", "a log of at least 2 ranks (device lines or busbw/algbw)");
+        const int nodes = std::max(m.nodes, 1);
+        cluster c{};
+        if (a.has("cluster") || cli::has_topology_override(a)) {
+            c = cli::resolve_cluster(a);
+        } else {
+            c = cluster_by_name(preset_for_gpu(m.gpu), "--cluster");
+            c.nodes = std::max(c.nodes, nodes);
+            const int per_node = (ranks + nodes - 1) / nodes;
+            if (per_node > c.node.gpus) c.node.gpus = per_node;
+            validate(c, "cluster");
+        }
+        const int per_node = std::min((ranks + nodes - 1) / nodes, c.node.gpus);
+        const placement g{.ranks = ranks, .ranks_per_node = per_node, .stride = 1};
+        std::vector<fit_point> pts;
+        for (const auto& r : m.rows)
+            if (usable(r)) pts.push_back({r.bytes, r.time_us});
+        const auto f = calibrate_collective(c, g, m.op, pts);
+        const std::vector<fit_point> sorted = [&] {
+            auto v = pts;
+            std::sort(v.begin(), v.end(), [](const fit_point& x, const fit_point& y) { return x.bytes < y.bytes; });
+            return v;
+        }();
+        if (auto file = a.get("svg")) io::write_file_atomic(*file, svg_plot(f, sorted));
+        if (auto file = a.get("out")) io::write_file_atomic(*file, io::cluster_to_json(f.calibrated).dump(2) + "\n");
+        const std::string_view cls = f.fitted_class == link_class::nvlink ? "nvlink" : f.fitted_class == link_class::pci ? "pci" : "net";
+        nlohmann::json j{{"op", std::string(op_name(m.op))},
+                         {"ranks", ranks},
+                         {"nodes", g.nodes()},
+                         {"rows", f.rows},
+                         {"cluster", std::string(c.name)},
+                         {"latency_us", in_us(f.latency)},
+                         {"bandwidth_GBps", in_GBps(f.bandwidth)},
+                         {"peak_busbw_GBps", in_GBps(f.peak_busbw)},
+                         {"peak_busbw_sigma_GBps", in_GBps(f.peak_busbw_sigma)},
+                         {"efficiency", f.fitted.efficiency},
+                         {"efficiency_sigma", f.efficiency_sigma},
+                         {"median_rel_error", f.median_rel_error},
+                         {"max_rel_error", f.max_rel_error},
+                         {"cv_median_rel_error", f.cv_median_rel_error ? nlohmann::json(*f.cv_median_rel_error) : nlohmann::json(nullptr)},
+                         {"r2", f.r2},
+                         {"converged", f.converged},
+                         {"fitted_class", std::string(cls)},
+                         {"calibration", io::comm_params_to_json(f.calibrated.comm)}};
+        if (a.flag("json")) {
+            cli::print_json(out, j);
+            return 0;
+        }
+        out << op_name(m.op) << " on " << ranks << " ranks / " << g.nodes() << " node(s) of " << c.name << ", " << f.rows
+            << " rows (" << in.source << ")\n"
+            << "latency          " << cli::num(in_us(f.latency), 2) << " us\n"
+            << "bandwidth        " << cli::num(in_GBps(f.bandwidth), 1) << " GB/s per direction (efficiency "
+            << cli::num(f.fitted.efficiency, 3) << " of the " << cls << " link)\n"
+            << "peak busbw       " << cli::num(in_GBps(f.peak_busbw), 1) << " +- " << cli::num(in_GBps(f.peak_busbw_sigma), 1)
+            << " GB/s\n"
+            << "error            median " << cli::num(100 * f.median_rel_error, 1) << "%, max "
+            << cli::num(100 * f.max_rel_error, 1) << "%, cross-validated median "
+            << (f.cv_median_rel_error ? cli::num(100 * *f.cv_median_rel_error, 1) + "%" : std::string("n/a")) << ", R2 "
+            << cli::num(f.r2, 4) << "\n";
+        return 0;
+    },
+    1, -1}};
+
+}  // namespace

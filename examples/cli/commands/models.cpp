@@ -1,0 +1,91 @@
+// `commscale models` and `commscale model NAME|FILE`: the transformer presets (CLI.md "Models"),
+// their parameter counts and training FLOPs per token.
+#include <commscale/io/model_json.hpp>
+#include <commscale/workload/flops.hpp>
+#include <commscale/workload/models.hpp>
+
+#include "../cli.hpp"
+#include "../model.hpp"
+
+namespace {
+
+using namespace commscale;
+
+nlohmann::json describe(const transformer& m, double seq) {
+    auto j = io::model_to_json(m);
+    const auto layer = parameters_per_layer(m);
+    j["parameters"] = total_parameters(m);
+    j["active_parameters"] = active_parameters(m);
+    j["non_embedding_parameters"] = non_embedding_parameters(m);
+    j["embedding_parameters"] = embedding_parameters(m);
+    j["per_layer"] = {{"attention", layer.attention}, {"mlp", layer.mlp}, {"router", layer.router},
+                      {"norms", layer.norms}, {"total", layer.total()}};
+    j["seq"] = seq;
+    j["model_flops_per_token"] = in_flops(model_flops_per_token(m, seq));
+    return j;
+}
+
+std::string billions(double p) { return cli::num(p / 1e9, 2); }
+
+cli::registrar reg_models{cli::command{
+    "models",
+    "list the transformer presets (shape, parameters)",
+    "usage: commscale models [--json]\n"
+    "JSON: {\"models\": [{name, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads,\n"
+    "       intermediate_size, vocab_size, max_position_embeddings, ..., parameters, active_parameters, source}]}",
+    {},
+    [](const cli::args& a, std::ostream& out) {
+        if (a.flag("json")) {
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& m : all_models()) list.push_back(describe(m, std::min(m.max_seq, 2048)));
+            cli::print_json(out, {{"models", std::move(list)}});
+            return 0;
+        }
+        std::vector<std::vector<std::string>> rows;
+        for (const auto& m : all_models())
+            rows.push_back({std::string(m.name), std::to_string(m.layers), std::to_string(m.hidden), std::to_string(m.heads),
+                            std::to_string(m.kv_heads), std::to_string(m.ffn), std::to_string(m.vocab),
+                            m.is_moe() ? std::to_string(m.experts_per_token) + "/" + std::to_string(m.experts) : "-",
+                            billions(total_parameters(m)), billions(active_parameters(m))});
+        cli::print_table(out, {"name", "layers", "hidden", "heads", "kv", "ffn", "vocab", "experts", "params B", "active B"}, rows);
+        return 0;
+    },
+    0, 0}};
+
+cli::registrar reg_model{cli::command{
+    "model",
+    "show one transformer (preset or Hugging Face config.json): shape, parameters, FLOPs per token",
+    "usage: commscale model NAME|FILE [--seq S] [--json]\n"
+    "  NAME  a preset (commscale models) or FILE a Hugging Face config.json\n"
+    "  --seq S  context length for FLOPs per token (default min(max_position_embeddings, 2048))\n"
+    "FLOPs per token are model FLOPs of training (forward + backward = 3 x forward, no recompute).\n"
+    "JSON: the model as config.json keys plus parameters, active_parameters, non_embedding_parameters,\n"
+    "      embedding_parameters, per_layer {attention, mlp, router, norms, total}, seq, model_flops_per_token",
+    {{"seq", true, "context length (tokens)"}},
+    [](const cli::args& a, std::ostream& out) {
+        const std::string& v = a.positional[0];
+        const transformer m = cli::model_looks_like_file(v) ? io::load_model_file(v, "model") : model_by_name(v, "model");
+        const double seq = static_cast<double>(a.integer("seq", std::min(m.max_seq, 2048), 1, 1 << 24));
+        const auto j = describe(m, seq);
+        if (a.flag("json")) {
+            cli::print_json(out, j);
+            return 0;
+        }
+        const auto layer = parameters_per_layer(m);
+        out << "name           " << m.name << "\n"
+            << "shape          " << m.layers << " layers, hidden " << m.hidden << ", " << m.heads << " heads ("
+            << m.kv_heads << " KV), ffn " << m.ffn << (m.gated_mlp ? " gated" : "") << ", vocab " << m.vocab
+            << ", context " << m.max_seq << "\n";
+        if (m.is_moe()) out << "experts        " << m.experts_per_token << " of " << m.experts << " per token\n";
+        out << "parameters     " << billions(total_parameters(m)) << " B total, " << billions(active_parameters(m))
+            << " B active, " << billions(embedding_parameters(m)) << " B embeddings\n"
+            << "per layer      attention " << cli::num(layer.attention / 1e6, 1) << " M, MLP "
+            << cli::num(layer.mlp / 1e6, 1) << " M, norms " << cli::num(layer.norms / 1e3, 1) << " K\n"
+            << "FLOPs/token    " << cli::num(in_flops(model_flops_per_token(m, seq)) / 1e9, 2) << " GFLOP at seq "
+            << cli::num(seq, 0) << " (training, no recompute)\n"
+            << "source         " << m.source << "\n";
+        return 0;
+    },
+    1, 1}};
+
+}  // namespace

@@ -1,0 +1,142 @@
+// `commscale scale [step options] --nodes 1,2,4,8 [--strong] [--json] [--svg FILE]`: the training
+// step predicted at several node counts with the same TP/PP/CP layout, data parallelism growing
+// with the cluster, and the scaling efficiency (per-GPU throughput relative to the first count).
+// "Will it scale to N GPUs?" (will-it-scale-to-n-gpus). ../shared/CLI.md "Training step".
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <commscale/io/file.hpp>
+#include <commscale/predict/scale.hpp>
+
+#include "../cli.hpp"
+#include "../step_args.hpp"
+#include "../svg.hpp"
+
+namespace {
+
+using namespace commscale;
+
+std::vector<int> parse_nodes(const std::string& text) {
+    std::vector<int> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        if (item.empty()) throw input_error("--nodes", "'" + text + "'", "comma-separated node counts, e.g. 1,2,4,8");
+        out.push_back(static_cast<int>(cli::args::parse_int("--nodes", item, 1, 1'000'000)));
+        if (out.size() > 256) throw input_error("--nodes", "more than 256 counts", "at most 256 node counts");
+    }
+    if (out.empty()) throw input_error("--nodes", "'" + text + "'", "comma-separated node counts, e.g. 1,2,4,8");
+    return out;
+}
+
+std::string render_svg(const std::vector<scale_point>& pts, const std::string& title) {
+    const double W = 760, H = 420, L = 70, R = 70, T = 50, B = 70;
+    const double pw = W - L - R, ph = H - T - B;
+    double ymax = 0;
+    for (const auto& p : pts) ymax = std::max(ymax, in_seconds(p.step.step));
+    if (ymax <= 0) ymax = 1;
+    std::string s = cli::svg::open(W, H);
+    s += cli::svg::text(W / 2, 24, title, "middle", 14);
+    s += cli::svg::line(L, T + ph, L + pw, T + ph);
+    s += cli::svg::line(L, T, L, T + ph);
+    s += cli::svg::line(L + pw, T, L + pw, T + ph);
+    s += cli::svg::text(20, T + ph / 2, "step (s)", "middle");
+    s += cli::svg::text(W - 20, T + ph / 2, "efficiency", "middle");
+    for (int i = 0; i <= 4; ++i) {
+        const double y = T + ph - ph * i / 4.0;
+        s += cli::svg::text(L - 6, y + 4, cli::num(ymax * i / 4.0, 2), "end", 10);
+        s += cli::svg::text(L + pw + 6, y + 4, cli::num(i / 4.0, 2), "start", 10);
+    }
+    struct part { const char* name; const char* color; };
+    const part parts[] = {{"compute", "#4c78a8"}, {"bubble", "#bab0ac"}, {"TP", "#f58518"}, {"CP", "#eeca3b"},
+                          {"EP", "#b279a2"},      {"PP", "#54a24b"},     {"DP", "#e45756"}};
+    const double slot = pw / static_cast<double>(pts.size());
+    const double bw = slot * 0.6;
+    std::vector<std::pair<double, double>> eff;
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        const auto& r = pts[i].step;
+        const double vals[] = {in_seconds(r.compute), in_seconds(r.bubble), in_seconds(r.tp.exposed), in_seconds(r.cp.exposed),
+                               in_seconds(r.ep.exposed), in_seconds(r.pp.exposed), in_seconds(r.dp.exposed)};
+        const double x = L + slot * static_cast<double>(i) + (slot - bw) / 2;
+        double y = T + ph;
+        for (std::size_t k = 0; k < 7; ++k) {
+            const double h = ph * vals[k] / ymax;
+            if (h > 0) s += cli::svg::rect(x, y - h, bw, h, parts[k].color, std::string(parts[k].name) + ": " + cli::num(vals[k], 4) + " s");
+            y -= h;
+        }
+        s += cli::svg::text(x + bw / 2, T + ph + 16, std::to_string(pts[i].nodes), "middle", 11);
+        eff.emplace_back(x + bw / 2, T + ph - ph * std::clamp(pts[i].efficiency, 0.0, 1.0));
+    }
+    s += cli::svg::polyline(eff, "#222", 2.0);
+    s += cli::svg::text(L + pw / 2, T + ph + 34, "nodes", "middle");
+    double lx = L;
+    for (const auto& p : parts) {
+        s += cli::svg::rect(lx, H - 22, 10, 10, p.color);
+        s += cli::svg::text(lx + 14, H - 13, p.name, "start", 11);
+        lx += 80;
+    }
+    s += cli::svg::line(lx, H - 17, lx + 20, H - 17, "#222", 2.0);
+    s += cli::svg::text(lx + 24, H - 13, "scaling efficiency", "start", 11);
+    s += cli::svg::close();
+    return s;
+}
+
+cli::registrar reg{cli::command{
+    "scale",
+    "will it scale? the training step and scaling efficiency at several node counts",
+    "usage: commscale scale [step options] --nodes 1,2,4,8 [--strong] [--json] [--svg FILE]\n"
+    "Step options as in `commscale step --help`; the plan's TP/PP/CP layout is kept, dp grows with\n"
+    "the cluster. Weak scaling (default) keeps the batch per data-parallel replica (the global\n"
+    "batch given is the one at the first node count); --strong keeps the global batch.\n"
+    "Scaling efficiency = per-GPU tokens/s relative to the first node count.\n"
+    "JSON: {model, cluster, mode, rows: [{nodes, gpus, dp, global_batch, efficiency, speedup, <step keys>}]}",
+    cli::step_options_spec(true),
+    [](const cli::args& a, std::ostream& out) {
+        const std::vector<int> counts = parse_nodes(a.get("nodes").value_or(cli::is_demo(a) ? "8,16,32,64" : "1,2,4,8"));
+        cluster c = cli::step_cluster(a, true);
+        c.nodes = counts.front();
+        const transformer m = cli::step_model(a);
+        const plan p = cli::step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
+        const step_options o = cli::step_opts(a);
+        const scaling_mode mode = a.flag("strong") ? scaling_mode::strong : scaling_mode::weak;
+        const auto pts = scale_sweep(m, c, p, counts, mode, o);
+        const std::string title = std::string(m.name) + " on " + std::string(c.name) + " (" + std::string(c.node.accelerator) +
+                                  "), " + (mode == scaling_mode::weak ? "weak" : "strong") + " scaling";
+        if (auto path = a.get("svg")) io::write_file_atomic(*path, render_svg(pts, title), "--svg");
+        if (a.flag("json")) {
+            nlohmann::json rows = nlohmann::json::array();
+            for (const auto& sp : pts) {
+                nlohmann::json j = cli::step_json(sp.step);
+                j["nodes"] = sp.nodes;
+                j["gpus"] = sp.gpus;
+                j["dp"] = sp.used.dp;
+                j["global_batch"] = sp.used.global_batch;
+                j["efficiency"] = sp.efficiency;
+                j["speedup"] = sp.speedup;
+                rows.push_back(j);
+            }
+            cli::print_json(out, {{"model", std::string(m.name)}, {"cluster", std::string(c.name)},
+                                  {"mode", mode == scaling_mode::weak ? "weak" : "strong"}, {"plan", cli::plan_json(p)},
+                                  {"rows", rows}});
+            return 0;
+        }
+        out << title << "\n";
+        std::vector<std::vector<std::string>> rows;
+        for (const auto& sp : pts) {
+            const auto& r = sp.step;
+            rows.push_back({std::to_string(sp.nodes), std::to_string(sp.gpus), std::to_string(sp.used.dp),
+                            std::to_string(sp.used.global_batch), cli::secs(r.step), cli::secs(r.compute),
+                            cli::secs(r.bubble), cli::secs(r.tp.exposed), cli::secs(r.pp.exposed), cli::secs(r.dp.exposed),
+                            cli::num(100 * r.mfu, 1) + "%", cli::num(r.tokens_per_s, 0), cli::num(100 * sp.efficiency, 1) + "%",
+                            std::string(bottleneck_name(r.bottleneck))});  // text: the exact kind
+        }
+        cli::print_table(out, {"nodes", "GPUs", "dp", "batch", "step", "compute", "bubble", "TP exp", "PP exp", "DP exp",
+                               "MFU", "tokens/s", "efficiency", "bottleneck"},
+                         rows);
+        return 0;
+    },
+    0, 0}};
+
+}  // namespace

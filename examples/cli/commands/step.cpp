@@ -1,0 +1,150 @@
+// `commscale step [--model] [--cluster|topology] --tp T --pp P --dp D [--cp C] [--ep E]
+// --micro-batch b --global-batch B [--seq S] [--zero 0-3] [--recompute none|selective|full]
+// [--schedule gpipe|1f1b|interleaved] [--virtual-stages V] [--sequence-parallel]
+// [--compute-efficiency X] [--json] [--svg FILE]`: the predicted training step, its breakdown and
+// the bottleneck verdict (../shared/CLI.md "Training step"). With no --model/--cluster it runs the
+// embedded demo (GPT-3 175B on 16 DGX A100 nodes).
+#include <string>
+
+#include <commscale/io/file.hpp>
+#include <commscale/predict/step.hpp>
+
+#include "../cli.hpp"
+#include "../step_args.hpp"
+#include "../svg.hpp"
+
+namespace {
+
+using namespace commscale;
+
+std::string verdict_text(const step_breakdown& r) {
+    switch (r.bottleneck) {
+        case step_bottleneck::memory:
+            return "does not fit: " + cli::num(in_bytes(r.memory.total()) / gibi, 1) + " GiB per GPU needed, " +
+                   cli::num(in_bytes(r.memory_capacity) / gibi, 1) +
+                   " GiB available (shard more: ZeRO, more TP/PP, recompute)";
+        case step_bottleneck::compute: return "compute-bound (communication and bubble are smaller than compute)";
+        case step_bottleneck::tp_comm: return "bound by tensor-parallel communication (keep TP inside a node, or lower TP)";
+        case step_bottleneck::pp_comm: return "bound by pipeline send/recv";
+        case step_bottleneck::dp_comm:
+            return "bound by data-parallel gradient communication (more inter-node bandwidth, larger batch, or ZeRO/bucketing)";
+        case step_bottleneck::bubble: return "bound by the pipeline bubble (more micro-batches, fewer stages, or interleaving)";
+        case step_bottleneck::cp_comm: return "bound by context-parallel K/V exchange";
+        case step_bottleneck::ep_comm: return "bound by expert-parallel all-to-all";
+    }
+    return "";
+}
+
+std::string render_svg(const step_breakdown& r, const std::string& title) {
+    struct part { const char* name; double s; const char* color; };
+    const part parts[] = {{"compute", in_seconds(r.compute), "#4c78a8"},
+                          {"bubble", in_seconds(r.bubble), "#bab0ac"},
+                          {"TP exposed", in_seconds(r.tp.exposed), "#f58518"},
+                          {"CP exposed", in_seconds(r.cp.exposed), "#eeca3b"},
+                          {"EP exposed", in_seconds(r.ep.exposed), "#b279a2"},
+                          {"PP exposed", in_seconds(r.pp.exposed), "#54a24b"},
+                          {"DP exposed", in_seconds(r.dp.exposed), "#e45756"}};
+    const double W = 760, H = 220, x0 = 40, bar_w = 680, y0 = 60, bar_h = 50;
+    const double total = in_seconds(r.step);
+    std::string s = cli::svg::open(W, H);
+    s += cli::svg::text(W / 2, 24, title, "middle", 14);
+    s += cli::svg::text(W / 2, 44, "step " + cli::secs(r.step) + ", MFU " + cli::num(100 * r.mfu, 1) + "%, bottleneck " +
+                                       std::string(bottleneck_name(r.bottleneck)), "middle", 12);
+    double x = x0;
+    double ly = y0 + bar_h + 30, lx = x0;
+    for (const auto& p : parts) {
+        const double w = total > 0 ? bar_w * p.s / total : 0;
+        if (w > 0) s += cli::svg::rect(x, y0, w, bar_h, p.color, std::string(p.name) + ": " + cli::num(p.s, 4) + " s");
+        x += w;
+        s += cli::svg::rect(lx, ly - 10, 10, 10, p.color);
+        s += cli::svg::text(lx + 14, ly, std::string(p.name) + " " + cli::num(p.s, 3) + " s");
+        lx += 175;
+        if (lx > x0 + bar_w - 100) {
+            lx = x0;
+            ly += 20;
+        }
+    }
+    s += cli::svg::close();
+    return s;
+}
+
+cli::registrar reg{cli::command{
+    "step",
+    "predict one training step: compute, bubble, exposed TP/PP/DP communication, MFU, verdict",
+    "usage: commscale step [--model NAME|FILE] [--cluster NAME|FILE | topology flags] --tp T --pp P [--dp D]\n"
+    "                      [--cp C] [--ep E] --micro-batch b --global-batch B [--seq S] [--zero 0|1|2|3]\n"
+    "                      [--recompute none|selective|full] [--schedule gpipe|1f1b|interleaved]\n"
+    "                      [--virtual-stages V] [--sequence-parallel] [--compute-efficiency X] [--dtype bf16]\n"
+    "                      [--efficiency ideal|default] [--bucket 25MB] [--gradient-bytes 2|4]\n"
+    "                      [--no-dp-overlap] [--tp-overlap] [--no-pp-overlap] [--no-scatter-gather]\n"
+    "                      [--json] [--svg FILE]\n"
+    "With no --model/--cluster/topology flag: GPT-3 175B on 16 DGX A100 nodes, tp 8, pp 8, dp 2,\n"
+    "micro-batch 1, global batch 512, full recompute (Narayanan et al. 2021 layout).\n"
+    "Defaults otherwise: tp = pp = cp = ep = 1, dp = GPUs / (tp pp cp), micro-batch 1,\n"
+    "global batch dp x micro-batch (x 4 pp with pipelining), seq min(2048, model context).\n"
+    "JSON keys: step_s compute_s bubble_s tp_comm_s pp_comm_s dp_comm_s dp_comm_exposed_s exposed_comm_s\n"
+    "bottleneck (compute|tp_comm|pp_comm|dp_comm|bubble|memory; CP/EP count as tp_comm, bottleneck_detail\n"
+    "names them) mfu hfu tflops_per_gpu tokens_per_s\n"
+    "memory_per_gpu_GiB fits_in_memory required_inter_node_Gbps (per node, at line rate, to hide the\n"
+    "DP reduction under the last micro-batch's backward), and more.",
+    cli::step_options_spec(false),
+    [](const cli::args& a, std::ostream& out) {
+        const cluster c = cli::step_cluster(a, false);
+        const transformer m = cli::step_model(a);
+        const plan p = cli::step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
+        const step_options o = cli::step_opts(a);
+        const step_breakdown r = predict_step(m, c, p, o);
+        const std::string title = std::string(m.name) + " on " + std::to_string(c.nodes) + " x " + std::string(c.name) +
+                                  " (" + std::to_string(c.nodes * c.node.gpus) + " x " + std::string(c.node.accelerator) + ")";
+        if (auto path = a.get("svg")) io::write_file_atomic(*path, render_svg(r, title), "--svg");
+        if (a.flag("json")) {
+            nlohmann::json j = cli::step_json(r);
+            j["model"] = std::string(m.name);
+            j["cluster"] = std::string(c.name);
+            j["nodes"] = c.nodes;
+            j["gpus"] = c.nodes * c.node.gpus;
+            j["accelerator"] = std::string(c.node.accelerator);
+            j["plan"] = cli::plan_json(p);
+            j["verdict"] = verdict_text(r);
+            cli::print_json(out, j);
+            return 0;
+        }
+        out << title << "\n";
+        out << "plan: tp " << p.tp << ", pp " << p.pp << ", dp " << p.dp << ", cp " << p.cp << ", ep " << p.ep
+            << ", micro-batch " << p.micro_batch << ", global batch " << p.global_batch << " x " << p.seq
+            << " tokens, " << r.micro_batches << " micro-batches, ZeRO " << p.zero << ", recompute "
+            << recompute_name(p.recompute_mode) << ", " << schedule_name(p.schedule)
+            << (p.chunks() > 1 ? " x" + std::to_string(p.chunks()) : std::string()) << (p.sequence_parallel ? ", SP" : "")
+            << ", " << dtype_name(p.precision) << "\n\n";
+        const double st = in_seconds(r.step);
+        auto row = [&](const char* name, duration total, duration exposed) {
+            return std::vector<std::string>{name, cli::secs(total), cli::secs(exposed),
+                                            cli::num(100 * in_seconds(exposed) / st, 1) + "%"};
+        };
+        std::vector<std::vector<std::string>> rows{
+            row("compute", r.compute, r.compute), row("pipeline bubble", r.bubble, r.bubble),
+            row("TP comm", r.tp.total, r.tp.exposed), row("PP comm", r.pp.total, r.pp.exposed),
+            row("DP comm", r.dp.total, r.dp.exposed)};
+        if (p.cp > 1) rows.push_back(row("CP comm", r.cp.total, r.cp.exposed));
+        if (m.experts > 1 && p.ep > 1) rows.push_back(row("EP comm", r.ep.total, r.ep.exposed));
+        rows.push_back({"step", "", cli::secs(r.step), "100%"});
+        cli::print_table(out, {"component", "total", "on critical path", "share"}, rows);
+        out << "\nMFU " << cli::num(100 * r.mfu, 1) << "%, HFU " << cli::num(100 * r.hfu, 1) << "%, "
+            << cli::num(in_tflops(r.model_flops_per_gpu), 1) << " TFLOP/s per GPU (model FLOPs), "
+            << cli::num(r.tokens_per_s, 0) << " tokens/s\n";
+        out << "memory per GPU " << cli::num(in_bytes(r.memory.total()) / gibi, 1) << " GiB of "
+            << cli::num(in_bytes(r.memory_capacity) / gibi, 1) << " GiB (" << (r.fits_in_memory ? "fits" : "DOES NOT FIT")
+            << ")\n";
+        const double need = in_Gbps(r.required_inter_node);
+        out << "inter-node bandwidth to hide DP communication: "
+            << (need <= 0 ? std::string("none (DP inside a node)")
+                          : std::isfinite(need) ? cli::num(need, 0) + " Gbps per node at line rate (have " +
+                                                      cli::num(in_Gbps(c.node.node_injection()), 0) + ")"
+                                                : std::string("unbounded (no backward window)"))
+            << "\n";
+        out << "verdict: " << bottleneck_name(r.bottleneck) << " - " << verdict_text(r) << "\n";
+        return 0;
+    },
+    0, 0}};
+
+}  // namespace

@@ -1,0 +1,43 @@
+#pragma once
+// The --model flag of every command that needs a transformer (../shared/CLI.md "Models"):
+//   --model NAME|FILE   a preset (commscale models) or a Hugging Face config.json file
+// With no --model the model is `cli::default_model_name` (llama2-7b: a widely trained open model
+// whose published shape is in data/models/llama2-7b.json).
+
+#include <filesystem>
+#include <string>
+
+#include <commscale/io/model_json.hpp>
+#include <commscale/workload/models.hpp>
+
+#include "cli.hpp"
+
+namespace cli {
+
+/// The preset used when --model is absent.
+inline constexpr std::string_view default_model_name = "llama2-7b";
+
+/// True when --model's value names a file rather than a preset: it ends in ".json", contains a
+/// path separator, or is an existing file.
+[[nodiscard]] inline bool model_looks_like_file(const std::string& v) {
+    if (v.size() > 5 && v.compare(v.size() - 5, 5, ".json") == 0) return true;
+    if (v.find('/') != std::string::npos || v.find('\\') != std::string::npos) return true;
+    std::error_code ec;
+    return std::filesystem::is_regular_file(v, ec);
+}
+
+/// The model --model names (preset or config.json), or the default preset. Errors name --model
+/// (unknown preset, with "did you mean") or --model.<key> (a bad field in the file).
+[[nodiscard]] inline commscale::transformer resolve_model(const args& a) {
+    const auto v = a.get("model");
+    if (!v) return commscale::model_by_name(default_model_name, "--model");
+    if (model_looks_like_file(*v)) return commscale::io::load_model_file(*v, "--model");
+    return commscale::model_by_name(*v, "--model");
+}
+
+/// The option spec of --model, for a command's options list.
+[[nodiscard]] inline option_spec model_option() {
+    return {"model", true, "model preset name (commscale models) or a Hugging Face config.json file"};
+}
+
+}  // namespace cli

@@ -1,0 +1,211 @@
+#pragma once
+// Shared by the `step` and `scale` commands: their options, the embedded demo defaults, the plan
+// they describe, and the JSON/text rendering of one step breakdown (../shared/CLI.md "Training
+// step").
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <commscale/predict/step.hpp>
+#include <commscale/units/format.hpp>
+
+#include "cli.hpp"
+#include "model.hpp"
+#include "topology.hpp"
+
+namespace cli {
+
+/// The README's demo: GPT-3 175B (Brown et al. 2020) on 16 DGX A100 nodes (128 GPUs) with the
+/// Megatron-LM layout of Narayanan et al. 2021 (t = 8 inside a node, p = 8 across nodes, dp = 2),
+/// micro-batch 1, global batch 512 of 2048 tokens (1M tokens), full recompute, 1F1B.
+inline constexpr std::string_view demo_model = "gpt3-175b";
+inline constexpr std::string_view demo_cluster = "dgx-a100";
+inline constexpr int demo_nodes = 16;
+
+/// Options of `step` (and `scale`, which adds --nodes as a list).
+inline std::vector<option_spec> step_options_spec(bool scale) {
+    std::vector<option_spec> o = topology_options();
+    if (scale) {
+        for (auto& x : o)
+            if (x.name == "nodes") x.help = "comma-separated node counts, e.g. 1,2,4,8";
+    }
+    o.push_back(model_option());
+    o.push_back({"tp", true, "tensor-parallel degree"});
+    o.push_back({"pp", true, "pipeline stages"});
+    o.push_back({"dp", true, "data-parallel degree (default: GPUs / (tp x pp x cp))"});
+    o.push_back({"cp", true, "context-parallel degree"});
+    o.push_back({"ep", true, "expert-parallel degree (divides dp)"});
+    o.push_back({"micro-batch", true, "sequences per micro-batch"});
+    o.push_back({"global-batch", true, "sequences per optimizer step"});
+    o.push_back({"seq", true, "sequence length in tokens"});
+    o.push_back({"zero", true, "ZeRO stage 0|1|2|3 (3 = FSDP)"});
+    o.push_back({"recompute", true, "none|selective|full"});
+    o.push_back({"schedule", true, "gpipe|1f1b|interleaved"});
+    o.push_back({"virtual-stages", true, "model chunks per device for the interleaved schedule"});
+    o.push_back({"sequence-parallel", false, "sequence parallelism with TP"});
+    o.push_back({"compute-efficiency", true, "achievable fraction of peak, overriding the default"});
+    o.push_back({"dtype", true, "fp32|tf32|bf16|fp16|fp8 (default bf16)"});
+    o.push_back({"efficiency", true, "collective model: ideal|default"});
+    o.push_back({"bucket", true, "DP gradient bucket size (default 25MB)"});
+    o.push_back({"gradient-bytes", true, "bytes per reduced gradient element: 2 or 4 (default 4)"});
+    o.push_back({"no-dp-overlap", false, "do not overlap the DP reduction with backward"});
+    o.push_back({"tp-overlap", false, "overlap TP collectives with matmuls"});
+    o.push_back({"no-pp-overlap", false, "expose every pipeline send/recv"});
+    o.push_back({"no-scatter-gather", false, "pipeline sends the whole activation from every TP rank"});
+    o.push_back({"svg", true, "write a plot as an SVG file"});
+    if (scale) o.push_back({"strong", false, "strong scaling: keep the global batch fixed (default: weak)"});
+    return o;
+}
+
+/// True when no model, cluster or topology flag is given: the embedded demo runs.
+[[nodiscard]] inline bool is_demo(const args& a) { return !a.has("model") && !a.has("cluster") && !has_topology_override(a); }
+
+/// The cluster of a step/scale command (demo: 16 DGX A100 nodes). `nodes_is_list` skips --nodes.
+[[nodiscard]] inline commscale::cluster step_cluster(const args& a, bool nodes_is_list) {
+    if (is_demo(a)) {
+        commscale::cluster c = commscale::cluster_by_name(demo_cluster, "--cluster");
+        c.nodes = demo_nodes;
+        return c;
+    }
+    if (nodes_is_list && a.has("nodes")) {
+        args b = a;
+        b.values_.erase("nodes");
+        return resolve_cluster(b);
+    }
+    return resolve_cluster(a);
+}
+
+/// The model of a step/scale command (demo: GPT-3 175B).
+[[nodiscard]] inline commscale::transformer step_model(const args& a) {
+    if (is_demo(a)) return commscale::model_by_name(demo_model, "--model");
+    return resolve_model(a);
+}
+
+/// The plan the flags describe on `gpus` GPUs. Demo defaults: tp 8, pp 8, micro-batch 1, global
+/// batch 512 (1M tokens), full recompute. Otherwise tp = pp = cp = ep = 1, dp = GPUs / (tp pp cp),
+/// micro-batch 1, global batch dp x micro-batch (x 4 pp with pipelining, so the bubble is small),
+/// seq = min(2048, the model's context). Validation is predict_step's (errors name plan fields).
+[[nodiscard]] inline commscale::plan step_plan(const args& a, const commscale::transformer& m, long long gpus) {
+    using namespace commscale;
+    const bool demo = is_demo(a);
+    plan p;
+    auto ival = [&](const char* name, long long fallback, long long lo, long long hi) {
+        return static_cast<int>(a.integer(name, fallback, lo, hi));
+    };
+    p.tp = ival("tp", demo ? 8 : 1, 1, 1 << 20);
+    p.pp = ival("pp", demo ? 8 : 1, 1, 1 << 20);
+    p.cp = ival("cp", 1, 1, 1 << 20);
+    p.ep = ival("ep", 1, 1, 1 << 20);
+    const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
+    if (!a.has("dp") && gpus % mp != 0)
+        throw input_error("--tp x --pp x --cp", std::to_string(mp), "a divisor of the cluster's " + std::to_string(gpus) + " GPUs");
+    p.dp = ival("dp", gpus / mp, 1, 1 << 24);
+    p.micro_batch = ival("micro-batch", 1, 1, 1 << 20);
+    const long long gb_default = demo ? 512 : static_cast<long long>(p.dp) * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
+    p.global_batch = ival("global-batch", gb_default, 1, 1 << 30);
+    p.seq = ival("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, 1 << 26);
+    p.zero = ival("zero", 0, 0, 3);
+    p.recompute_mode = recompute_from_name(a.get("recompute").value_or(demo ? "full" : "none"), "--recompute");
+    p.schedule = parse_schedule(a.get("schedule").value_or("1f1b"), "--schedule");
+    p.virtual_stages = ival("virtual-stages", p.schedule == pipeline_schedule::interleaved ? 2 : 1, 1, 1 << 16);
+    p.sequence_parallel = a.flag("sequence-parallel");
+    if (auto v = a.get("dtype")) p.precision = precision_from_name(*v, "--dtype");
+    if (a.has("compute-efficiency"))
+        p.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
+    if (auto v = a.get("bucket")) p.bucket = parse_size(*v, "--bucket");
+    if (a.has("gradient-bytes")) {
+        p.gradient_bytes = ival("gradient-bytes", 4, 1, 4);
+        if (p.gradient_bytes == 3) throw input_error("--gradient-bytes", "3", "1, 2 or 4");
+    }
+    p.overlap.dp = !a.flag("no-dp-overlap");
+    p.overlap.tp = a.flag("tp-overlap");
+    p.overlap.pp = !a.flag("no-pp-overlap");
+    p.pp_scatter_gather = !a.flag("no-scatter-gather");
+    return p;
+}
+
+/// Predictor options from --efficiency.
+[[nodiscard]] inline commscale::step_options step_opts(const args& a) {
+    commscale::step_options o;
+    const std::string e = a.get("efficiency").value_or("default");
+    if (e == "ideal") o.mode = commscale::efficiency_mode::ideal;
+    else if (e == "default" || e == "realistic") o.mode = commscale::efficiency_mode::realistic;
+    else throw commscale::input_error("--efficiency", "'" + e + "'", "ideal or default");
+    return o;
+}
+
+/// The CLI.md vocabulary of `bottleneck` (compute tp_comm pp_comm dp_comm bubble memory): context-
+/// and expert-parallel communication, which like TP's run inside every layer, report as tp_comm;
+/// `bottleneck_detail` keeps the exact kind (cp_comm, ep_comm).
+[[nodiscard]] constexpr std::string_view contract_bottleneck(commscale::step_bottleneck b) {
+    using commscale::step_bottleneck;
+    if (b == step_bottleneck::cp_comm || b == step_bottleneck::ep_comm) return "tp_comm";
+    return commscale::bottleneck_name(b);
+}
+
+/// JSON of one breakdown: the CLI.md keys plus details.
+[[nodiscard]] inline nlohmann::json step_json(const commscale::step_breakdown& r) {
+    using namespace commscale;
+    const double need = in_Gbps(r.required_inter_node);
+    nlohmann::json j{
+        {"step_s", in_seconds(r.step)},
+        {"compute_s", in_seconds(r.compute)},
+        {"bubble_s", in_seconds(r.bubble)},
+        {"tp_comm_s", in_seconds(r.tp.total)},
+        {"tp_comm_exposed_s", in_seconds(r.tp.exposed)},
+        {"pp_comm_s", in_seconds(r.pp.total)},
+        {"pp_comm_exposed_s", in_seconds(r.pp.exposed)},
+        {"dp_comm_s", in_seconds(r.dp.total)},
+        {"dp_comm_exposed_s", in_seconds(r.dp.exposed)},
+        {"cp_comm_s", in_seconds(r.cp.total)},
+        {"cp_comm_exposed_s", in_seconds(r.cp.exposed)},
+        {"ep_comm_s", in_seconds(r.ep.total)},
+        {"ep_comm_exposed_s", in_seconds(r.ep.exposed)},
+        {"exposed_comm_s", in_seconds(r.exposed_comm)},
+        {"bottleneck", std::string(contract_bottleneck(r.bottleneck))},
+        {"bottleneck_detail", std::string(bottleneck_name(r.bottleneck))},
+        {"mfu", r.mfu},
+        {"hfu", r.hfu},
+        {"tflops_per_gpu", in_tflops(r.model_flops_per_gpu)},
+        {"hardware_tflops_per_gpu", in_tflops(r.hardware_flops_per_gpu)},
+        {"tokens_per_s", r.tokens_per_s},
+        {"memory_per_gpu_GiB", in_bytes(r.memory.total()) / gibi},
+        {"memory_capacity_GiB", in_bytes(r.memory_capacity) / gibi},
+        {"memory_breakdown_GiB",
+         {{"weights", in_bytes(r.memory.state.weights) / gibi},
+          {"gradients", in_bytes(r.memory.state.gradients) / gibi},
+          {"optimizer", in_bytes(r.memory.state.optimizer) / gibi},
+          {"activations", in_bytes(r.memory.activations) / gibi}}},
+        {"fits_in_memory", r.fits_in_memory},
+        {"bubble_fraction", r.bubble_fraction},
+        {"micro_batches", r.micro_batches},
+        {"compute_efficiency", r.efficiency},
+        {"dp_window_s", in_seconds(r.dp_window)},
+        {"dp_inter_node_bytes_per_node", in_bytes(r.dp_inter_node_bytes)},
+    };
+    if (std::isfinite(need)) j["required_inter_node_Gbps"] = need;
+    else j["required_inter_node_Gbps"] = nullptr;
+    return j;
+}
+
+/// JSON of a plan.
+[[nodiscard]] inline nlohmann::json plan_json(const commscale::plan& p) {
+    using namespace commscale;
+    return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"micro_batch", p.micro_batch},
+            {"global_batch", p.global_batch}, {"seq", p.seq}, {"zero", p.zero},
+            {"recompute", std::string(recompute_name(p.recompute_mode))},
+            {"schedule", std::string(schedule_name(p.schedule))}, {"virtual_stages", p.chunks()},
+            {"sequence_parallel", p.sequence_parallel}, {"dtype", std::string(dtype_name(p.precision))}};
+}
+
+/// Seconds as readable text (s or ms).
+[[nodiscard]] inline std::string secs(commscale::duration t) {
+    const double s = commscale::in_seconds(t);
+    if (s >= 1.0) return num(s, 3) + " s";
+    return num(s * 1e3, 3) + " ms";
+}
+
+}  // namespace cli

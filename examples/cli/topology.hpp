@@ -1,0 +1,187 @@
+#pragma once
+// Shared flags of the commands that need a cluster and of those that run collectives.
+// The topology flags of every command that needs a cluster (../shared/CLI.md "Topology flags"):
+//   --cluster NAME|FILE   a preset (commscale clusters) or a cluster JSON file
+//   --nodes N --gpus-per-node G --intra LINK --intra-fabric switch|mesh|pcie --inter LINK
+//   --nics-per-node K --accelerator NAME --oversubscription R
+// Explicit flags override the preset's (or file's) fields. With no --cluster the base is the
+// default preset `commscale::default_cluster_name` (dgx-a100: the 8 x A100 NVLink3 node whose
+// nccl-tests all-reduce table ml-engineering-networking publishes).
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <commscale/collective/model.hpp>
+#include <commscale/error.hpp>
+#include <commscale/hardware/accelerators.hpp>
+#include <commscale/hardware/clusters.hpp>
+#include <commscale/hardware/links.hpp>
+#include <commscale/hardware/topology.hpp>
+#include <commscale/io/cluster_json.hpp>
+
+#include "cli.hpp"
+
+namespace cli {
+
+/// True when --cluster's value names a file rather than a preset: it ends in ".json", contains a
+/// path separator, or is an existing file.
+[[nodiscard]] inline bool looks_like_file(const std::string& v) {
+    if (v.size() > 5 && v.compare(v.size() - 5, 5, ".json") == 0) return true;
+    if (v.find('/') != std::string::npos || v.find('\\') != std::string::npos) return true;
+    std::error_code ec;
+    return std::filesystem::is_regular_file(v, ec);
+}
+
+/// Parses an --intra-fabric value.
+[[nodiscard]] inline commscale::intra_fabric parse_fabric(const std::string& v, const std::string& field) {
+    return commscale::parse_intra_fabric(v, field);
+}
+
+/// True if any topology flag is present (so the cluster is not exactly a preset).
+[[nodiscard]] inline bool has_topology_override(const args& a) {
+    for (const char* f : {"nodes", "gpus-per-node", "intra", "intra-fabric", "inter", "nics-per-node", "accelerator",
+                          "oversubscription"})
+        if (a.has(f)) return true;
+    return false;
+}
+
+/// The cluster the topology flags describe: --cluster (preset or file) or the default preset,
+/// then each explicit flag overrides its field. Derived fields follow an overridden link:
+/// - --intra without --intra-fabric: a PCIe link implies `pcie`, an xGMI or Gaudi link `mesh`,
+///   an NVLink keeps the base's fabric (switch for a custom cluster);
+/// - in-switch reduction (NVLS) is kept only if the intra link and fabric are unchanged, and
+///   otherwise holds for NVLink 4/5 behind a switch (third-generation NVSwitch and later);
+/// - without --cluster, --intra and no --accelerator: the accelerator is the first catalog entry
+///   whose scale-up link is --intra (nvlink4 -> h100-sxm), else the default preset's.
+/// The result is validated (`commscale::validate`); errors name the flag.
+[[nodiscard]] inline commscale::cluster resolve_cluster(const args& a) {
+    using namespace commscale;
+    const auto given = a.get("cluster");
+    cluster c{};
+    if (given) {
+        c = looks_like_file(*given) ? io::load_cluster_file(*given, "--cluster") : cluster_by_name(*given, "--cluster");
+    } else {
+        c = cluster_by_name(default_cluster_name, "--cluster");
+    }
+    const bool custom = has_topology_override(a);
+    if (custom) c.name = detail::intern(given ? std::string(c.name) + "+flags" : std::string("custom"));
+
+    if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, 1'000'000));
+    if (a.has("gpus-per-node")) c.node.gpus = static_cast<int>(a.integer("gpus-per-node", c.node.gpus, 1, 1024));
+
+    const bool intra_changed = a.has("intra") || a.has("intra-fabric");
+    if (auto v = a.get("intra")) {
+        c.node.intra = link_by_name(*v, "--intra");
+        if (!a.has("intra-fabric")) {
+            switch (c.node.intra.family) {
+                case link_family::pcie: c.node.fabric = intra_fabric::pcie; break;
+                case link_family::xgmi:
+                case link_family::gaudi: c.node.fabric = intra_fabric::mesh; break;
+                default:
+                    if (!given) c.node.fabric = intra_fabric::switched;
+                    else if (c.node.fabric == intra_fabric::pcie) c.node.fabric = intra_fabric::switched;
+                    break;
+            }
+        }
+        if (!given && !a.has("accelerator")) {
+            for (const auto& acc : all_accelerators()) {
+                if (acc.scale_up_link == c.node.intra.name) {
+                    c.node.accelerator = acc.name;
+                    break;
+                }
+            }
+        }
+    }
+    if (auto v = a.get("intra-fabric")) c.node.fabric = parse_fabric(*v, "--intra-fabric");
+    if (intra_changed) {
+        const std::string_view n = c.node.intra.name;
+        c.node.in_switch_reduction = c.node.fabric == intra_fabric::switched && c.node.intra.family == link_family::nvlink &&
+                                     (n == "nvlink4" || n == "nvlink5");
+    }
+    if (auto v = a.get("inter")) c.node.inter = link_by_name(*v, "--inter");
+    if (a.has("nics-per-node")) c.node.nics = static_cast<int>(a.integer("nics-per-node", c.node.nics, 0, 1024));
+    if (auto v = a.get("accelerator")) c.node.accelerator = accelerator_by_name(*v, "--accelerator").name;
+    if (a.has("oversubscription"))
+        c.oversubscription = require_range("--oversubscription", a.number("oversubscription", 1.0), 1.0, 1000.0);
+
+    try {
+        validate(c, "cluster");
+    } catch (const input_error& e) {
+        // Name the flag when the offending field came from one.
+        const std::string& f = e.field();
+        auto flag_for = [&](std::string_view suffix, const char* flag) { return f.size() >= suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0 && a.has(flag); };
+        if (flag_for(".inter.nics_per_node", "nics-per-node")) throw input_error("--nics-per-node", e.value(), e.expected());
+        if (flag_for(".inter.link", "inter")) throw input_error("--inter", e.value(), e.expected());
+        if (f.size() >= 11 && f.compare(f.size() - 11, 11, ".inter.link") == 0 && a.has("nodes"))
+            throw input_error("--nodes", std::to_string(c.nodes) + " (cluster '" + std::string(c.name) + "' has no inter-node link)",
+                              "1, or an --inter LINK");
+        throw;
+    }
+    return c;
+}
+
+/// Options of the commands that run collectives (collective, sweep): --op, --algo, --efficiency,
+/// --ranks, --ranks-per-node.
+inline std::vector<option_spec> collective_options_spec() {
+    return {
+        {"op", true, "all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"},
+        {"algo", true, "auto ring tree double_binary_tree parameter_server direct halving_doubling hierarchical nvls"},
+        {"efficiency", true, "default (realistic) or ideal (closed forms on datasheet peaks)"},
+        {"ranks", true, "ranks in the group (default: every GPU of the cluster)"},
+        {"ranks-per-node", true, "ranks on each node (default: min(ranks, GPUs per node))"},
+    };
+}
+
+/// A parsed collective request: the operation, the group's placement and the model options.
+struct collective_request {
+    commscale::collective_op op{};
+    commscale::placement group{};
+    commscale::collective_options options{};
+};
+
+/// Reads --op (required), --algo (default auto), --efficiency (default|realistic|ideal; default
+/// default), and the group: --ranks (default all GPUs of `c`) and --ranks-per-node (default
+/// min(ranks, GPUs per node)), consecutive GPUs; the group must fit on the cluster's nodes.
+[[nodiscard]] inline collective_request read_collective_request(const args& a, const commscale::cluster& c) {
+    using namespace commscale;
+    collective_request r;
+    r.op = parse_op(a.require("op", "an operation: all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"), "--op");
+    if (auto v = a.get("algo")) r.options.algo = parse_algorithm(*v, "--algo");
+    if (auto v = a.get("efficiency")) {
+        if (*v == "ideal") r.options.mode = efficiency_mode::ideal;
+        else if (*v == "default" || *v == "realistic") r.options.mode = efficiency_mode::realistic;
+        else throw unknown_name("--efficiency", *v, std::vector<std::string>{"default", "ideal", "realistic"});
+    }
+    const long long total = static_cast<long long>(c.nodes) * c.node.gpus;
+    const int ranks = static_cast<int>(a.integer("ranks", total, 1, total));
+    const int per_node = static_cast<int>(a.integer("ranks-per-node", std::min(ranks, c.node.gpus), 1, c.node.gpus));
+    r.group = placement{.ranks = ranks, .ranks_per_node = std::min(per_node, ranks), .stride = 1};
+    if (r.group.nodes() > c.nodes)
+        throw input_error("--ranks", std::to_string(ranks) + " at " + std::to_string(per_node) + " per node (" +
+                                         std::to_string(r.group.nodes()) + " nodes)",
+                          "a group that fits on the cluster's " + std::to_string(c.nodes) + " node(s)");
+    return r;
+}
+
+/// The CLI.md JSON of one prediction: {op, algorithm, ranks, nodes, bytes, time_us, algbw_GBps,
+/// busbw_GBps, latency_us, transfer_us, bottleneck}.
+[[nodiscard]] inline nlohmann::json result_json(const commscale::collective_result& r) {
+    using namespace commscale;
+    return {{"op", std::string(op_name(r.op))},
+            {"algorithm", std::string(algorithm_name(r.algo))},
+            {"ranks", r.ranks},
+            {"nodes", r.nodes},
+            {"bytes", static_cast<long long>(std::llround(in_bytes(r.bytes)))},
+            {"time_us", in_us(r.time)},
+            {"algbw_GBps", in_GBps(r.algbw)},
+            {"busbw_GBps", in_GBps(r.busbw)},
+            {"latency_us", in_us(r.latency)},
+            {"transfer_us", in_us(r.transfer)},
+            {"bottleneck", describe_bottleneck(r)}};
+}
+
+}  // namespace cli

@@ -1,0 +1,573 @@
+#pragma once
+/// @file calibrate/calibrate.hpp
+/// @brief Fitting a collective's measured sweep (nccl-tests rows) to the model's constants:
+///
+/// * the alpha-beta model t(S) = alpha + F·S / B_eff by weighted linear least squares with
+///   relative-error weighting (wᵢ = 1 / t_measured,i), where F is the nccl-tests bus factor of the
+///   operation (all-reduce 2(n-1)/n, all-gather/reduce-scatter/all-to-all (n-1)/n, others 1;
+///   NVIDIA/nccl-tests doc/PERFORMANCE.md), so B_eff is a busbw-equivalent per-direction bandwidth;
+/// * the realistic two-regime curve t(S) = min(t_small(S), t_large(S)) with
+///   t_small = alpha_s + F·S / B_s (a low-latency protocol, NCCL's LL/LL128) and
+///   t_large = alpha + F·S / (B_peak·η(S)), η(S) = 1 / (1 + (S_half / S)^k) (the bandwidth
+///   protocol, whose pipeline fills gradually), fitted by Levenberg-Marquardt on relative
+///   residuals with every parameter in log space (so all stay positive) and k in [0.5, 4].
+///   NCCL itself picks, per size, the protocol of least predicted time (NVIDIA/nccl
+///   src/graph/tuning.cc), hence the min. B_peak is the fitted peak busbw.
+///
+/// Both report parameter uncertainties (covariance, calibrate/fit.hpp), R², the median and max
+/// relative error, and a cross-validated median error: fit on every other size (sorted), predict
+/// the held-out rows, and the same with the halves swapped.
+
+#include <algorithm>
+#include <array>
+#include <utility>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "../collective/model.hpp"
+#include "../collective/types.hpp"
+#include "../error.hpp"
+#include "../hardware/comm_params.hpp"
+#include "../hardware/topology.hpp"
+#include "../units.hpp"
+#include "fit.hpp"
+
+namespace commscale {
+
+/// @brief One measured point: message size (bytes, nccl-tests "size") and time per operation (us).
+struct fit_point {
+    double bytes = 0;
+    double time_us = 0;
+};
+
+/// @brief The fitted alpha-beta model of one collective: t(S) = latency + bytes_factor·S / bandwidth.
+struct alpha_beta_fit {
+    duration latency{};              ///< alpha
+    byte_rate bandwidth{};           ///< B_eff, busbw-equivalent, per direction
+    duration latency_sigma{};        ///< one standard deviation of alpha
+    byte_rate bandwidth_sigma{};     ///< one standard deviation of B_eff (delta method on 1/B_eff)
+    bool latency_at_bound = false;   ///< the unconstrained alpha was negative; refitted with alpha = 0
+    double bytes_factor = 1.0;       ///< F
+    double r2 = 0.0;                 ///< weighted (relative) R²
+    double median_rel_error = 0.0;   ///< median |t_fit - t| / t over the rows
+    double max_rel_error = 0.0;
+    std::optional<double> cv_median_rel_error;  ///< nullopt when a half has too few distinct sizes
+    int rows = 0;
+};
+
+/// @brief The fitted realistic curve: t(S) = min(small_latency + F·S / small_bandwidth,
+/// latency + F·S / (peak_busbw · η(S))), η(S) = 1 / (1 + (half_size / S)^exponent).
+struct saturating_fit {
+    duration small_latency{};        ///< alpha_s, low-latency protocol
+    byte_rate small_bandwidth{};     ///< B_s, busbw-equivalent, low-latency protocol
+    duration latency{};              ///< alpha of the bandwidth protocol
+    byte_rate peak_busbw{};          ///< asymptotic bus bandwidth (S -> ∞)
+    data_size half_size{};           ///< size at which η = 1/2
+    double exponent = 1.0;           ///< k
+    duration small_latency_sigma{};
+    byte_rate small_bandwidth_sigma{};
+    duration latency_sigma{};
+    byte_rate peak_busbw_sigma{};
+    data_size half_size_sigma{};
+    double exponent_sigma = 0.0;
+    double bytes_factor = 1.0;
+    double r2 = 0.0;
+    double median_rel_error = 0.0;
+    double max_rel_error = 0.0;
+    std::optional<double> cv_median_rel_error;
+    int rows = 0;
+    bool converged = false;
+};
+
+/// @brief Parameters the realistic fit estimates (its residuals need at least one more row).
+inline constexpr std::size_t saturating_parameters = 6;
+
+/// @brief Predicted time of an alpha-beta fit at `s`: latency + F·S / B_eff.
+[[nodiscard]] inline duration predict_time(const alpha_beta_fit& f, data_size s) {
+    return f.latency + f.bytes_factor * s / f.bandwidth;
+}
+
+/// @brief Fraction of the peak bus bandwidth reached at size `s`: η = 1 / (1 + (S_half / S)^k).
+[[nodiscard]] inline double saturation(const saturating_fit& f, data_size s) {
+    if (!(s.value() > 0)) return 0.0;
+    return 1.0 / (1.0 + std::pow(f.half_size.value() / s.value(), f.exponent));
+}
+
+/// @brief Predicted time of a realistic fit at `s`: min(alpha_s + F·S / B_s, alpha + F·S / (B_peak η(S)));
+/// the second transfer term is written F·(S + S_half^k S^(1-k)) / B_peak so that S = 0 gives the
+/// latency, not 0/0.
+[[nodiscard]] inline duration predict_time(const saturating_fit& f, data_size s) {
+    const double sz = std::max(s.value(), 0.0);
+    const double extra = sz > 0 ? std::pow(f.half_size.value(), f.exponent) * std::pow(sz, 1.0 - f.exponent) : 0.0;
+    const duration large = f.latency + seconds(f.bytes_factor * (sz + extra) / f.peak_busbw.value());
+    const duration small = f.small_latency + seconds(f.bytes_factor * sz / f.small_bandwidth.value());
+    return small < large ? small : large;
+}
+
+namespace detail {
+
+/// Validated copy of the points, sorted by size: at least 3 rows, 2 distinct sizes, every size
+/// finite and >= 0, every time finite and > 0. Errors name `field`.
+inline std::vector<fit_point> checked_points(std::span<const fit_point> pts, std::string_view field) {
+    const std::string f(field);
+    if (pts.empty())
+        throw input_error(f, "no rows", "at least 3 measured rows with at least 2 distinct message sizes");
+    std::vector<fit_point> v(pts.begin(), pts.end());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (!std::isfinite(v[i].bytes) || v[i].bytes < 0)
+            throw input_error(f + "[" + std::to_string(i) + "].bytes", detail::number_text(v[i].bytes), "a size >= 0 bytes");
+        if (!std::isfinite(v[i].time_us) || !(v[i].time_us > 0))
+            throw input_error(f + "[" + std::to_string(i) + "].time_us", detail::number_text(v[i].time_us), "a time > 0 us");
+    }
+    std::stable_sort(v.begin(), v.end(), [](const fit_point& a, const fit_point& b) { return a.bytes < b.bytes; });
+    if (v.size() < 3)
+        throw input_error(f, std::to_string(v.size()) + (v.size() == 1 ? " row" : " rows"),
+                          "at least 3 measured rows with at least 2 distinct message sizes");
+    if (v.front().bytes == v.back().bytes)
+        throw input_error(f, "every row of size " + detail::number_text(v.front().bytes) + " bytes",
+                          "at least 2 distinct message sizes (a latency and a bandwidth cannot be separated from one size)");
+    return v;
+}
+
+/// Alternate rows of a sorted set: half 0 = even positions, half 1 = odd positions.
+inline std::vector<fit_point> half(const std::vector<fit_point>& v, std::size_t which) {
+    std::vector<fit_point> h;
+    for (std::size_t i = which; i < v.size(); i += 2) h.push_back(v[i]);
+    return h;
+}
+
+inline bool enough_for_fit(const std::vector<fit_point>& v, std::size_t params) {
+    if (v.size() < params + 1) return false;
+    std::size_t distinct = 1;
+    for (std::size_t i = 1; i < v.size(); ++i) distinct += v[i].bytes != v[i - 1].bytes ? 1u : 0u;
+    return distinct >= params;
+}
+
+/// Cross-validated median relative error: fit on each half, predict the other.
+template <class Fit, class Predict>
+std::optional<double> cross_validate(const std::vector<fit_point>& v, std::size_t params, Fit&& fit, Predict&& predict) {
+    std::vector<double> errors;
+    for (std::size_t k = 0; k < 2; ++k) {
+        const auto train = half(v, k), test = half(v, 1 - k);
+        if (!enough_for_fit(train, params) || test.empty()) return std::nullopt;
+        try {
+            const auto model = fit(train);
+            for (const auto& p : test) {
+                const double t = predict(model, p.bytes);
+                if (!std::isfinite(t)) return std::nullopt;
+                errors.push_back(std::fabs(t - p.time_us) / p.time_us);
+            }
+        } catch (const input_error&) {
+            return std::nullopt;
+        }
+    }
+    return median(errors);
+}
+
+inline alpha_beta_fit fit_alpha_beta_sorted(const std::vector<fit_point>& v, double factor) {
+    const auto n = static_cast<Eigen::Index>(v.size());
+    Eigen::MatrixXd x(n, 2);
+    Eigen::VectorXd y(n), w(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const auto& p = v[static_cast<std::size_t>(i)];
+        x(i, 0) = 1.0;
+        x(i, 1) = factor * p.bytes;
+        y(i) = p.time_us * 1e-6;
+        w(i) = 1.0 / y(i);
+    }
+    alpha_beta_fit out;
+    out.bytes_factor = factor;
+    out.rows = static_cast<int>(n);
+    auto lf = fit_weighted_linear(x, y, w);
+    double alpha = lf.coefficients(0), inv_bw = lf.coefficients(1);
+    double alpha_sd = lf.std_errors(0), inv_bw_sd = lf.std_errors(1);
+    if (alpha < 0) {
+        // Physical bound alpha >= 0: refit the one-parameter model t = F·S / B_eff.
+        auto one = fit_weighted_linear(x.col(1), y, w);
+        alpha = 0.0;
+        alpha_sd = 0.0;
+        inv_bw = one.coefficients(0);
+        inv_bw_sd = one.std_errors(0);
+        out.latency_at_bound = true;
+        out.r2 = one.r2;
+    } else {
+        out.r2 = lf.r2;
+    }
+    if (!(inv_bw > 0))
+        throw input_error("rows", "times that do not grow with message size",
+                          "a sweep whose time increases with size (a positive bandwidth)");
+    out.latency = seconds(alpha);
+    out.latency_sigma = seconds(alpha_sd);
+    out.bandwidth = bytes_per_second(1.0 / inv_bw);
+    out.bandwidth_sigma = bytes_per_second(inv_bw_sd / (inv_bw * inv_bw));
+    std::vector<double> meas, pred;
+    for (const auto& p : v) {
+        meas.push_back(p.time_us);
+        pred.push_back(in_us(predict_time(out, bytes(p.bytes))));
+    }
+    const auto s = summarize_errors(meas, pred);
+    out.median_rel_error = s.median;
+    out.max_rel_error = s.max;
+    return out;
+}
+
+}  // namespace detail
+
+/// @brief Fits t(S) = alpha + F·S / B_eff to the points by weighted least squares with relative
+/// weights wᵢ = 1 / tᵢ (minimises Σ ((t_fit,i - tᵢ) / tᵢ)²), F = `bytes_factor` (> 0). alpha is
+/// bounded below by 0 (a negative estimate is refitted with alpha = 0 and flagged). Uncertainties
+/// from σ² (XᵀWX)⁻¹; that of B_eff by the delta method, σ_B = σ_(1/B) B². Throws input_error for
+/// fewer than 3 rows, a single distinct size, a non-positive time or a sweep whose time does not
+/// grow with size.
+[[nodiscard]] inline alpha_beta_fit fit_alpha_beta(std::span<const fit_point> points, double bytes_factor,
+                                                   std::string_view field = "rows") {
+    require_positive("bytes_factor", bytes_factor);
+    const auto v = detail::checked_points(points, field);
+    auto out = detail::fit_alpha_beta_sorted(v, bytes_factor);
+    out.cv_median_rel_error = detail::cross_validate(
+        v, 2, [&](const std::vector<fit_point>& t) { return detail::fit_alpha_beta_sorted(t, bytes_factor); },
+        [](const alpha_beta_fit& m, double b) { return in_us(predict_time(m, bytes(b))); });
+    return out;
+}
+
+namespace detail {
+
+inline saturating_fit from_log_parameters(const Eigen::VectorXd& th, double factor) {
+    saturating_fit m;
+    m.small_latency = seconds(std::exp(th(0)));
+    m.small_bandwidth = bytes_per_second(std::exp(th(1)));
+    m.latency = seconds(std::exp(th(2)));
+    m.peak_busbw = bytes_per_second(std::exp(th(3)));
+    m.half_size = bytes(std::exp(th(4)));
+    m.exponent = std::exp(th(5));
+    m.bytes_factor = factor;
+    return m;
+}
+
+inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, double factor, const lm_options& opt) {
+    if (v.size() < saturating_parameters + 1)
+        throw input_error("rows", std::to_string(v.size()) + " rows",
+                          "at least 7 rows to fit the realistic curve (6 parameters)");
+    // Start: the low-latency regime at the smallest row's time and a tenth of the alpha-beta
+    // bandwidth; the bandwidth regime at the alpha-beta latency, the largest row's rate as peak,
+    // S_half a hundredth of the largest size, k = 1.
+    const auto ab = fit_alpha_beta_sorted(v, factor);
+    const auto& last = v.back();
+    const double t_min = v.front().time_us * 1e-6;
+    const double alpha0 = std::clamp(in_seconds(ab.latency), 1e-2 * t_min, 2.0 * t_min);
+    const double bw0 = std::max(factor * last.bytes / (last.time_us * 1e-6), ab.bandwidth.value());
+    Eigen::VectorXd x0(6);
+    x0 << std::log(t_min), std::log(ab.bandwidth.value() / 10.0), std::log(alpha0), std::log(bw0),
+        std::log(std::max(last.bytes / 100.0, 1.0)), 0.0;
+    const auto n = static_cast<Eigen::Index>(v.size());
+    auto residuals = [&](const Eigen::VectorXd& th, Eigen::VectorXd& r) {
+        const auto m = from_log_parameters(th, factor);
+        // k outside [0.5, 4] makes the curve a step or a power law the data cannot pin down.
+        if (m.exponent > 4.0 || m.exponent < 0.5) {
+            r.setConstant(std::numeric_limits<double>::quiet_NaN());
+            return;
+        }
+        for (Eigen::Index i = 0; i < n; ++i) {
+            const auto& p = v[static_cast<std::size_t>(i)];
+            r(i) = in_us(predict_time(m, bytes(p.bytes))) / p.time_us - 1.0;
+        }
+    };
+    const auto nl = fit_levenberg_marquardt(residuals, x0, n, opt);
+    saturating_fit out = from_log_parameters(nl.parameters, factor);
+    out.rows = static_cast<int>(n);
+    out.converged = nl.converged;
+    // Delta method from log space: σ_x = x σ_(log x).
+    out.small_latency_sigma = out.small_latency * nl.std_errors(0);
+    out.small_bandwidth_sigma = out.small_bandwidth * nl.std_errors(1);
+    out.latency_sigma = out.latency * nl.std_errors(2);
+    out.peak_busbw_sigma = out.peak_busbw * nl.std_errors(3);
+    out.half_size_sigma = out.half_size * nl.std_errors(4);
+    out.exponent_sigma = out.exponent * nl.std_errors(5);
+    std::vector<double> meas, pred;
+    double tss = 0.0;
+    for (const auto& p : v) {
+        meas.push_back(p.time_us);
+        pred.push_back(in_us(predict_time(out, bytes(p.bytes))));
+    }
+    // Relative R²: 1 - Σ(rᵢ/tᵢ)² / Σ((tᵢ - t̄)/tᵢ)², t̄ the 1/t²-weighted mean (as fit_weighted_linear).
+    double sw = 0.0, swy = 0.0;
+    for (const auto& p : v) {
+        sw += 1.0 / (p.time_us * p.time_us);
+        swy += 1.0 / p.time_us;
+    }
+    const double mean = swy / sw;
+    for (const auto& p : v) tss += std::pow((p.time_us - mean) / p.time_us, 2);
+    out.r2 = tss > 0 ? 1.0 - nl.cost / tss : 1.0;
+    const auto s = summarize_errors(meas, pred);
+    out.median_rel_error = s.median;
+    out.max_rel_error = s.max;
+    return out;
+}
+
+}  // namespace detail
+
+/// @brief Fits the realistic curve (see `saturating_fit`) by Levenberg-Marquardt on relative
+/// residuals t_fit/t - 1, parameters in log space (positivity), k constrained to [0.5, 4].
+/// Uncertainties from σ² (JᵀJ)⁺ in log space, mapped by the delta method. Needs at least 7 rows
+/// (cross-validation: 7 in each half, else nullopt); otherwise errors as `fit_alpha_beta`.
+[[nodiscard]] inline saturating_fit fit_saturating(std::span<const fit_point> points, double bytes_factor,
+                                                   std::string_view field = "rows", const lm_options& opt = {}) {
+    require_positive("bytes_factor", bytes_factor);
+    const auto v = detail::checked_points(points, field);
+    auto out = detail::fit_saturating_sorted(v, bytes_factor, opt);
+    out.cv_median_rel_error = detail::cross_validate(
+        v, saturating_parameters, [&](const std::vector<fit_point>& t) { return detail::fit_saturating_sorted(t, bytes_factor, opt); },
+        [](const saturating_fit& m, double b) { return in_us(predict_time(m, bytes(b))); });
+    return out;
+}
+
+/// @brief Per-direction peak of the link that bounds a collective over the whole cluster: the
+/// scale-up link inside one node, else one GPU's share of its NIC (per_direction / gpus_per_nic).
+[[nodiscard]] inline byte_rate bounding_link_peak(const cluster& c) {
+    if (c.nodes <= 1) return c.node.intra.per_direction;
+    return c.node.inter.per_direction / static_cast<double>(c.node.gpus_per_nic());
+}
+
+/// @brief The link class whose realistic-mode parameters a sweep over `g` calibrates: the scale-up
+/// class (`class_of(intra)`, or `pci` on a PCIe fabric) when the group stays in one node, `net` when
+/// it spans nodes (the NIC bounds it there).
+[[nodiscard]] inline link_class calibrated_class(const cluster& c, const placement& g) {
+    if (g.nodes() > 1) return class_of(c.node.inter);
+    return c.node.fabric == intra_fabric::pcie ? link_class::pci : class_of(c.node.intra);
+}
+
+/// @brief Options of `calibrate_collective`: the model options the sweep is predicted with (the
+/// calibrated description reproduces the fit under the same options) and the solver's.
+struct calibration_options {
+    collective_options model{};
+    lm_options solver{};
+};
+
+/// @brief A collective's sweep fitted through the collective model itself: `calibrated` is the
+/// input cluster with the realistic-mode parameters (`comm`) of one link class replaced, and
+/// `predict_collective(calibrated, group, op, S, options.model)` is the fitted curve.
+struct collective_calibration {
+    cluster calibrated{};                    ///< the calibrated description
+    placement group{};                       ///< the measured ranks
+    collective_op op = collective_op::all_reduce;
+    collective_options model{};              ///< the options the fit predicted with
+    link_class fitted_class = link_class::nvlink;  ///< whose parameters were fitted
+    link_class_params fitted{};              ///< = calibrated.comm.of(fitted_class)
+    std::array<duration, protocol_count> step_latency_sigma{};  ///< one σ, LL / LL128 / Simple
+    double efficiency_sigma = 0.0;
+    data_size half_size_sigma{};
+    double exponent_sigma = 0.0;
+    duration latency{};                      ///< fixed (latency) part of the prediction at the smallest row
+    byte_rate bandwidth{};                   ///< efficiency x the bounding link's per-direction peak
+    byte_rate peak_busbw{};                  ///< predicted busbw as S -> infinity (evaluated at 1e18 B)
+    byte_rate peak_busbw_sigma{};            ///< delta method from the efficiency's σ
+    double bytes_factor = 1.0;               ///< nccl-tests bus factor of op on group.ranks
+    double r2 = 0.0;                         ///< relative R² (as saturating_fit)
+    double median_rel_error = 0.0;           ///< median |t_fit - t| / t over the rows
+    double max_rel_error = 0.0;
+    std::optional<double> cv_median_rel_error;  ///< fit on every other size, predict the rest; nullopt if a half has < 9 rows
+    int rows = 0;
+    bool converged = false;
+};
+
+/// @brief Parameters `calibrate_collective` estimates: the class's three per-step latencies, its
+/// efficiency, saturation half size and exponent, and the payload fractions of LL and LL128.
+inline constexpr std::size_t collective_calibration_parameters = 8;
+
+namespace detail {
+
+/// Exponent bounds of the calibrated saturation curve: below 0.25 or above 4 the curve is a power
+/// law or a step that a sweep of powers of two cannot pin down.
+inline constexpr double min_exponent = 0.25, max_exponent = 4.0;
+
+[[nodiscard]] inline link_class_params& class_params(comm_params& p, link_class c) {
+    return c == link_class::nvlink ? p.nvlink : c == link_class::pci ? p.pci : p.net;
+}
+
+[[nodiscard]] inline double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+/// θ -> the fitted class's parameters: step latencies exp(θ0..2) s, efficiency logistic(θ3) (in
+/// (0, 1), as the cluster JSON accepts), half size exp(θ4) B, exponent in (0.25, 4) by a logistic,
+/// LL and LL128 payload fractions logistic(θ6), logistic(θ7) (comm_params-wide).
+inline void apply_calibration_vector(const Eigen::VectorXd& th, comm_params& cp, link_class cls) {
+    link_class_params& k = class_params(cp, cls);
+    for (std::size_t q = 0; q < protocol_count; ++q) k.step_latency[q] = seconds(std::exp(th(static_cast<Eigen::Index>(q))));
+    k.efficiency = logistic(th(3));
+    k.half_size = bytes(std::exp(th(4)));
+    k.exponent = min_exponent + (max_exponent - min_exponent) * logistic(th(5));
+    cp.protocol_bandwidth[0] = logistic(th(6));
+    cp.protocol_bandwidth[1] = logistic(th(7));
+}
+
+
+[[nodiscard]] inline double logit(double p) { return std::log(p / (1.0 - p)); }
+
+/// One fit of the model to sorted, validated rows; `x0` the start. Returns θ and the solver result.
+inline nonlinear_fit calibrate_from(const cluster& c, const placement& g, collective_op op, link_class cls,
+                                    const std::vector<fit_point>& v, const Eigen::VectorXd& x0,
+                                    const calibration_options& opt) {
+    const auto m = static_cast<Eigen::Index>(v.size());
+    cluster work = c;
+    auto residuals = [&](const Eigen::VectorXd& th, Eigen::VectorXd& r) {
+        apply_calibration_vector(th, work.comm, cls);
+        try {
+            for (Eigen::Index i = 0; i < m; ++i) {
+                const auto& p = v[static_cast<std::size_t>(i)];
+                r(i) = in_us(predict_collective(work, g, op, bytes(p.bytes), opt.model).time) / p.time_us - 1.0;
+            }
+        } catch (const input_error&) {
+            // θ overflowed (an infinite latency or size): infeasible, the solver rejects the step.
+            r.setConstant(std::numeric_limits<double>::quiet_NaN());
+        }
+    };
+    lm_options lm = opt.solver;
+    lm.difference_floor = std::max(lm.difference_floor, 1.0);  // parameters are logs / logits
+    return fit_levenberg_marquardt(residuals, x0, m, lm);
+}
+
+inline collective_calibration calibrate_sorted(const cluster& c, const placement& g, collective_op op,
+                                               const std::vector<fit_point>& v, const calibration_options& opt) {
+    if (v.size() < collective_calibration_parameters + 1)
+        throw input_error("rows", std::to_string(v.size()) + " rows",
+                          "at least 9 rows to calibrate the model (8 parameters)");
+    const link_class cls = calibrated_class(c, g);
+    // Starting points. Latencies: the defaults scaled so that the model's time of the smallest row
+    // matches the measurement. Efficiency: the largest row's busbw over the model's unsaturated
+    // peak (efficiency 1), plus 5%. Shape: half sizes {the class's, 64 KiB, 1/1000 and 1/100 of
+    // the largest row's per-rank share} x exponents {0.5, 1, 2}; the lowest cost kept (the
+    // protocol minimum makes the cost multimodal).
+    cluster probe = c;
+    link_class_params& k = class_params(probe.comm, cls);
+    const fit_point& first = v.front();
+    const fit_point& last = v.back();
+    const double t_first = in_us(predict_collective(probe, g, op, bytes(first.bytes), opt.model).time);
+    const double scale = std::clamp(first.time_us / std::max(t_first, 1e-3), 1e-3, 1e3);
+    link_class_params ideal = k;
+    ideal.efficiency = 1.0;
+    ideal.half_size = bytes(0.0);
+    k = ideal;
+    const double t_ideal = in_us(predict_collective(probe, g, op, bytes(last.bytes), opt.model).time);
+    const double eff0 = std::clamp(1.05 * t_ideal / last.time_us, 0.02, 0.98);
+    const double share_last = last.bytes / static_cast<double>(g.ranks);
+    const std::array<double, 4> halves{c.comm.of(cls).half_size.value(), 64.0 * 1024.0, std::max(share_last / 1e3, 1.0),
+                                       std::max(share_last / 1e2, 1.0)};
+    std::vector<std::pair<double, double>> shapes;
+    for (double h : halves)
+        for (double e : {0.5, 1.0, 2.0}) shapes.emplace_back(h, e);
+    nonlinear_fit best;
+    bool have = false;
+    for (const auto& [h0, k0] : shapes) {
+        Eigen::VectorXd x0(8);
+        x0(6) = logit(std::clamp(c.comm.protocol_bandwidth[0], 0.01, 0.99));
+        x0(7) = logit(std::clamp(c.comm.protocol_bandwidth[1], 0.01, 0.99));
+        for (std::size_t q = 0; q < protocol_count; ++q)
+            x0(static_cast<Eigen::Index>(q)) = std::log(std::max(c.comm.of(cls).step_latency[q].value(), 1e-8) * scale);
+        x0(3) = logit(eff0);
+        x0(4) = std::log(std::max(h0, 1.0));
+        x0(5) = logit((k0 - min_exponent) / (max_exponent - min_exponent));
+        auto nl = calibrate_from(c, g, op, cls, v, x0, opt);
+        if (!have || nl.cost < best.cost) {
+            best = std::move(nl);
+            have = true;
+        }
+    }
+    collective_calibration out;
+    out.calibrated = c;
+    apply_calibration_vector(best.parameters, out.calibrated.comm, cls);
+    out.group = g;
+    out.op = op;
+    out.model = opt.model;
+    out.fitted_class = cls;
+    out.fitted = out.calibrated.comm.of(cls);
+    out.converged = best.converged;
+    out.rows = static_cast<int>(v.size());
+    out.bytes_factor = busbw_factor(op, g.ranks);
+    const auto& sd = best.std_errors;
+    for (std::size_t q = 0; q < protocol_count; ++q)
+        out.step_latency_sigma[q] = out.fitted.step_latency[q] * sd(static_cast<Eigen::Index>(q));
+    out.efficiency_sigma = out.fitted.efficiency * (1.0 - out.fitted.efficiency) * sd(3);
+    out.half_size_sigma = out.fitted.half_size * sd(4);
+    const double kk = (out.fitted.exponent - min_exponent) / (max_exponent - min_exponent);
+    out.exponent_sigma = (max_exponent - min_exponent) * kk * (1.0 - kk) * sd(5);
+    const auto tiny = predict_collective(out.calibrated, g, op, bytes(v.front().bytes), opt.model);
+    const auto huge = predict_collective(out.calibrated, g, op, bytes(1e18), opt.model);
+    out.latency = tiny.latency;
+    out.peak_busbw = huge.busbw;
+    out.peak_busbw_sigma = out.peak_busbw * (out.efficiency_sigma / out.fitted.efficiency);
+    const byte_rate link_peak = g.nodes() > 1 ? c.node.inter.per_direction / static_cast<double>(c.node.gpus_per_nic())
+                                              : c.node.intra.per_direction;
+    out.bandwidth = out.fitted.efficiency * link_peak;
+    std::vector<double> meas, pred;
+    double sw = 0.0, swy = 0.0, tss = 0.0;
+    for (const auto& p : v) {
+        meas.push_back(p.time_us);
+        pred.push_back(in_us(predict_collective(out.calibrated, g, op, bytes(p.bytes), opt.model).time));
+        sw += 1.0 / (p.time_us * p.time_us);
+        swy += 1.0 / p.time_us;
+    }
+    const double mean = swy / sw;
+    for (const auto& p : v) tss += std::pow((p.time_us - mean) / p.time_us, 2);
+    out.r2 = tss > 0 ? 1.0 - best.cost / tss : 1.0;
+    const auto s = summarize_errors(meas, pred);
+    out.median_rel_error = s.median;
+    out.max_rel_error = s.max;
+    return out;
+}
+
+}  // namespace detail
+
+/// @brief Predicted time of the calibrated description at `s`:
+/// predict_collective(calibrated, group, op, s, model).time.
+[[nodiscard]] inline duration predict_time(const collective_calibration& f, data_size s) {
+    return predict_collective(f.calibrated, f.group, f.op, s, f.model).time;
+}
+
+/// @brief Fits a measured sweep of `op` over the ranks `g` of cluster `c` through the collective
+/// model (collective/model.hpp): Levenberg-Marquardt on the relative residuals
+/// predict_collective(c', g, op, Sᵢ).time / tᵢ - 1, where c' is `c` with the realistic-mode
+/// parameters of one link class (`calibrated_class`: the scale-up class on one node, `net` across
+/// nodes) replaced by θ: its per-step latencies of LL, LL128 and Simple (log space), its
+/// large-message efficiency (logistic, in (0, 1)), its saturation half size (log space) and
+/// exponent (logistic onto (0.25, 4)); and the LL / LL128 payload fractions (logistic; they set
+/// the low-latency protocols' bandwidth, which measured sweeps show far below the wire's 0.5 /
+/// 0.9375). Everything else (base latencies, Simple's fraction, the other classes, the algorithm
+/// choice) stays as in `c`, so `calibrated` reproduces the fitted curve wherever a cluster goes.
+/// Twelve starting shapes, the lowest cost kept. Uncertainties: σ² (JᵀJ)⁺ in θ, mapped by the
+/// delta method. Throws input_error for fewer than 9 rows, one distinct size, a non-positive
+/// time, or a placement the cluster cannot hold.
+[[nodiscard]] inline collective_calibration calibrate_collective(const cluster& c, const placement& g, collective_op op,
+                                                                 std::span<const fit_point> points,
+                                                                 const calibration_options& opt = {}) {
+    const auto v = detail::checked_points(points, "rows");
+    (void)predict_collective(c, g, op, bytes(v.back().bytes), opt.model);  // validates the placement
+    auto out = detail::calibrate_sorted(c, g, op, v, opt);
+    out.cv_median_rel_error = detail::cross_validate(
+        v, collective_calibration_parameters,
+        [&](const std::vector<fit_point>& t) { return detail::calibrate_sorted(c, g, op, t, opt); },
+        [](const collective_calibration& m, double b) { return in_us(predict_time(m, bytes(b))); });
+    return out;
+}
+
+/// @brief The cluster calibrated to a fitted closed-form curve: the curve `f` is sampled at powers
+/// of two from 8 B to 16 GiB and `calibrate_collective` fits the model to those samples over the
+/// first `ranks` GPUs (placed on consecutive GPUs, whole nodes). Returns the calibrated description.
+/// Throws input_error if the cluster cannot hold `ranks`.
+[[nodiscard]] inline cluster calibrated_cluster(const cluster& c, collective_op op, int ranks, const saturating_fit& f) {
+    if (ranks < 2 || ranks > c.total_gpus())
+        throw input_error("ranks", std::to_string(ranks),
+                          "between 2 and the cluster's GPU count (" + std::to_string(c.total_gpus()) + ")");
+    const placement g{.ranks = ranks, .ranks_per_node = std::min(ranks, c.node.gpus), .stride = 1};
+    std::vector<fit_point> pts;
+    for (int i = 0; i <= 31; ++i) {
+        const double s = std::ldexp(8.0, i);
+        pts.push_back({s, in_us(predict_time(f, bytes(s)))});
+    }
+    const auto v = detail::checked_points(pts, "rows");
+    return detail::calibrate_sorted(c, g, op, v, {}).calibrated;
+}
+
+}  // namespace commscale

@@ -1,0 +1,129 @@
+#pragma once
+/// @file calibrate/measurements.hpp
+/// @brief Measured collective timings as read from nccl-tests / rccl-tests logs, nccl-tests JSON
+/// (`-J`) or the commscale probe: one `measured_row` per message size, one `measurement_set` per
+/// report (one collective, one run). The readers are in calibrate/nccl_tests.hpp; the fitter
+/// consumes these values.
+///
+/// Conventions follow nccl-tests (NVIDIA/nccl-tests doc/PERFORMANCE.md): `bytes` is the size
+/// column (the full buffer of the operation as nccl-tests reports it), `time_us` the average time
+/// of one operation in microseconds, `algbw_GBps = bytes / time` in GB/s (1e9 B/s) and
+/// `busbw_GBps = algbw_GBps x busbw_factor(op, ranks)` (collective/model.hpp). `op_name(op)` there
+/// spells an op the CLI way; `op_from_name` here also reads nccl-tests binary names.
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../collective/model.hpp"  // busbw_factor, op_name
+#include "../collective/types.hpp"
+#include "../units.hpp"
+
+namespace commscale {
+
+/// @brief One size of a measured sweep. The primary columns are the out-of-place ones; when a log
+/// holds only the in-place block (rccl-tests `-O 0`) the primary columns repeat the in-place ones.
+struct measured_row {
+    double bytes = 0;       ///< message size in bytes (nccl-tests "size" column)
+    double count = 0;       ///< elements (nccl-tests "count" column)
+    double time_us = 0;     ///< average time per operation, microseconds
+    double algbw_GBps = 0;  ///< bytes / time, GB/s
+    double busbw_GBps = 0;  ///< algbw x the collective's bus factor, GB/s
+    std::optional<double> inplace_time_us{}, inplace_algbw_GBps{}, inplace_busbw_GBps{};  ///< in-place block
+    std::optional<double> nccl_predicted_us{};  ///< NCCL's own prediction (probe only)
+
+    friend bool operator==(const measured_row&, const measured_row&) = default;
+};
+
+/// @brief One report: a collective swept over sizes on one set of ranks.
+/// `ranks` / `nodes` are 0 when the input does not say (no device lines and nothing to infer
+/// them from); `gpu`, `version`, `dtype`, `redop` are empty when unknown.
+struct measurement_set {
+    collective_op op = collective_op::all_reduce;
+    std::string tool{};   ///< "nccl-tests" (text or -J JSON), "rccl-tests", "commscale-probe"
+    std::string version{};  ///< the tool's version as printed ("2.20.0", "develop:1a2b3c4"); for
+                            ///< the probe, the NCCL version it ran ("2.28.9")
+    int ranks = 0;
+    int nodes = 0;        ///< distinct hosts
+    std::string gpu{};    ///< GPU model from the device lines ("NVIDIA A100-SXM4-40GB")
+    std::vector<std::string> hosts{};  ///< distinct host names, in order of first appearance
+    std::string dtype{};  ///< "float", "half", "bfloat16", ...
+    std::string redop{};  ///< "sum", "none", ...
+    std::vector<measured_row> rows{};
+    std::vector<std::string> warnings{};  ///< what was skipped, inferred or suspicious
+    std::optional<double> avg_busbw_GBps{};  ///< the "# Avg bus bandwidth" footer
+
+    friend bool operator==(const measurement_set&, const measurement_set&) = default;
+};
+
+/// @brief The row's message size as a quantity (bytes).
+[[nodiscard]] constexpr data_size message_size(const measured_row& r) { return bytes(r.bytes); }
+/// @brief The row's measured time per operation as a quantity (seconds; the column is in us).
+[[nodiscard]] constexpr duration measured_time(const measured_row& r) { return seconds(r.time_us * 1e-6); }
+/// @brief The row's bus bandwidth as a quantity (the column is in GB/s = 1e9 B/s).
+[[nodiscard]] constexpr byte_rate measured_busbw(const measured_row& r) {
+    return bytes_per_second(r.busbw_GBps * giga);
+}
+/// @brief The row's algorithm bandwidth as a quantity (the column is in GB/s = 1e9 B/s).
+[[nodiscard]] constexpr byte_rate measured_algbw(const measured_row& r) {
+    return bytes_per_second(r.algbw_GBps * giga);
+}
+
+/// @brief The nccl-tests binary that measures `op` ("all_reduce_perf", "alltoall_perf", ...).
+[[nodiscard]] constexpr std::string_view nccl_tests_binary(collective_op op) {
+    switch (op) {
+        case collective_op::all_reduce: return "all_reduce_perf";
+        case collective_op::reduce_scatter: return "reduce_scatter_perf";
+        case collective_op::all_gather: return "all_gather_perf";
+        case collective_op::broadcast: return "broadcast_perf";
+        case collective_op::reduce: return "reduce_perf";
+        case collective_op::all_to_all: return "alltoall_perf";
+        case collective_op::send_recv: return "sendrecv_perf";
+    }
+    return "all_reduce_perf";
+}
+
+/// @brief The collective named by `name`: the CLI spelling ("all_reduce"), the nccl-tests binary
+/// ("all_reduce_perf", with or without a directory), NCCL's API spelling ("AllReduce",
+/// "allreduce", "alltoall", "sendrecv"). Case-insensitive; '-' and '_' are ignored.
+/// Returns nullopt for anything else (gather_perf, hypercube_perf, ... have no collective_op).
+[[nodiscard]] constexpr std::optional<collective_op> op_from_name(std::string_view name) {
+    // Strip a directory ("./build/all_reduce_perf") and the "_perf" suffix.
+    for (std::size_t i = name.size(); i > 0; --i) {
+        if (name[i - 1] == '/' || name[i - 1] == '\\') {
+            name = name.substr(i);
+            break;
+        }
+    }
+    char buf[32] = {};
+    std::size_t n = 0;
+    for (char c : name) {
+        if (c == '_' || c == '-') continue;
+        if (n == sizeof buf) return std::nullopt;
+        buf[n++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    std::string_view s(buf, n);
+    if (s.size() > 4 && s.substr(s.size() - 4) == "perf") s = s.substr(0, s.size() - 4);
+    if (s == "allreduce") return collective_op::all_reduce;
+    if (s == "reducescatter") return collective_op::reduce_scatter;
+    if (s == "allgather") return collective_op::all_gather;
+    if (s == "broadcast" || s == "bcast") return collective_op::broadcast;
+    if (s == "reduce") return collective_op::reduce;
+    if (s == "alltoall") return collective_op::all_to_all;
+    if (s == "sendrecv") return collective_op::send_recv;
+    return std::nullopt;
+}
+
+/// @brief True when every value of the row is finite and not negative and time is > 0, i.e. the
+/// row can be used for fitting.
+[[nodiscard]] inline bool usable(const measured_row& r) {
+    auto ok = [](double v) { return std::isfinite(v) && v >= 0; };
+    auto ok_opt = [&](const std::optional<double>& v) { return !v || ok(*v); };
+    return ok(r.bytes) && ok(r.count) && ok(r.time_us) && r.time_us > 0 && ok(r.algbw_GBps) &&
+           ok(r.busbw_GBps) && ok_opt(r.inplace_time_us) && ok_opt(r.inplace_algbw_GBps) &&
+           ok_opt(r.inplace_busbw_GBps) && ok_opt(r.nccl_predicted_us);
+}
+
+}  // namespace commscale

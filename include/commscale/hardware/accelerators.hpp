@@ -1,0 +1,236 @@
+#pragma once
+/// @file hardware/accelerators.hpp
+/// @brief The accelerator catalog: constexpr entries (`h100_sxm`, `mi300x`, ...) and runtime lookup
+/// by the names of CLI.md (`accelerator_by_name("a100-80gb-sxm")`).
+///
+/// Conventions.
+/// * Peaks are DENSE: where a vendor prints only the 2:4-sparsity figure ("1,979 TFLOPS*"), the
+///   catalog stores half of it. nullopt means the data type has no published peak (unsupported,
+///   or, for Gaudi2's fp32/tf32/fp16, not published by the vendor).
+/// * fp32 is the highest dense fp32 rate a matmul can use: CUDA-core FMA on NVIDIA (no fp32 tensor
+///   cores), the "FP32 Matrix" figure on AMD.
+/// * HBM capacities quoted in "GB" are binary (HBM stacks are powers of two: nvidia-smi reports an
+///   A100 80GB as 81920 MiB), so they are stored as GiB. Bandwidths are decimal (TB/s = 1e12 B/s).
+/// * MI250X figures are per package (two GCDs), as AMD quotes them.
+
+#include <array>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "../error.hpp"
+#include "../units.hpp"
+#include "accelerator.hpp"
+
+namespace commscale {
+
+/// @brief Achievable fraction of the dense bf16 peak on large matmuls for accelerators without a
+/// published measurement: 0.8, the low end of the NVIDIA measurements in the Maximum Achievable
+/// Matmul FLOPS (MAMF) table of ml-engineering (Bekman, compute/accelerator/README.md: A100 SXM
+/// 86.9%, A100 PCIe 81.1%, H100 SXM 80.3%, GH200 83.6%).
+inline constexpr double default_compute_efficiency = 0.8;
+
+namespace detail {
+/// Dense peaks in TFLOPS; a negative value marks an unsupported/unpublished data type.
+[[nodiscard]] constexpr std::array<std::optional<flop_rate>, dtype_count> peaks(double fp32, double tf32,
+                                                                                double bf16, double fp16,
+                                                                                double fp8) {
+    auto one = [](double t) -> std::optional<flop_rate> {
+        if (t < 0) return std::nullopt;
+        return flops_per_second(t * tera);
+    };
+    return {one(fp32), one(tf32), one(bf16), one(fp16), one(fp8)};
+}
+inline constexpr double unsupported = -1.0;
+}  // namespace detail
+
+/// @brief NVIDIA V100 SXM2 32GB: fp32 15.7, fp16 tensor 125 TFLOPS; no tf32/bf16/fp8; HBM2 900 GB/s;
+/// 6 NVLink2 links. Efficiency: no MAMF measurement -> default_compute_efficiency (fp16 GEMM).
+inline constexpr accelerator v100_sxm2{
+    .name = "v100-sxm2", .display_name = "NVIDIA Tesla V100-SXM2-32GB",
+    .memory = bytes(32.0 * gibi), .memory_bandwidth = bytes_per_second(900.0 * giga),
+    .dense_peak = detail::peaks(15.7, detail::unsupported, detail::unsupported, 125.0, detail::unsupported),
+    .scale_up_link = "nvlink2", .compute_efficiency = default_compute_efficiency,
+    .source = "NVIDIA Tesla V100 datasheet (SXM2): FP32 15.7, Tensor 125 TFLOPS, 32 GB HBM2 900 GB/s, NVLink 300 GB/s"};
+
+/// @brief NVIDIA A100 SXM4 40GB: fp32 19.5, tf32 156, bf16/fp16 312 TFLOPS dense (datasheet 312/624*
+/// sparse); HBM2 1555 GB/s; NVLink3 600 GB/s. Efficiency 0.869 = 271.2/312 (MAMF, A100 SXM).
+inline constexpr accelerator a100_40gb_sxm{
+    .name = "a100-40gb-sxm", .display_name = "NVIDIA A100-SXM4-40GB",
+    .memory = bytes(40.0 * gibi), .memory_bandwidth = bytes_per_second(1555.0 * giga),
+    .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
+    .scale_up_link = "nvlink3", .compute_efficiency = 0.869,
+    .source = "NVIDIA A100 datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS dense, 40GB HBM2 1,555 GB/s; "
+              "efficiency: ml-engineering MAMF A100 SXM 271.2/312"};
+
+/// @brief NVIDIA A100 SXM4 80GB: as the 40GB but HBM2e 2039 GB/s. Efficiency 0.869 (MAMF, A100 SXM).
+inline constexpr accelerator a100_80gb_sxm{
+    .name = "a100-80gb-sxm", .display_name = "NVIDIA A100-SXM4-80GB",
+    .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(2039.0 * giga),
+    .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
+    .scale_up_link = "nvlink3", .compute_efficiency = 0.869,
+    .source = "NVIDIA A100 datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS dense, 80GB HBM2e 2,039 GB/s; "
+              "efficiency: ml-engineering MAMF A100 SXM 271.2/312"};
+
+/// @brief NVIDIA A100 PCIe 80GB: same peaks, HBM2e 1935 GB/s; talks to peers over PCIe 4 x16 unless
+/// an NVLink bridge pairs two cards. Efficiency 0.811 = 252.9/312 (MAMF, A100 PCIe).
+inline constexpr accelerator a100_80gb_pcie{
+    .name = "a100-80gb-pcie", .display_name = "NVIDIA A100 80GB PCIe",
+    .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(1935.0 * giga),
+    .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
+    .scale_up_link = "pcie4-x16", .compute_efficiency = 0.811,
+    .source = "NVIDIA A100 datasheet (2021), PCIe 80GB: 312 TFLOPS BF16 dense, 1,935 GB/s, PCIe Gen4 64 GB/s "
+              "(NVLink bridge optional); efficiency: ml-engineering MAMF A100 PCIe 252.9/312"};
+
+/// @brief NVIDIA A800 SXM4 80GB: A100 silicon with NVLink limited to 400 GB/s both directions
+/// (8 NVLink3 links, 200 GB/s per direction). Efficiency as A100 SXM (same silicon).
+inline constexpr accelerator a800_80gb_sxm{
+    .name = "a800-80gb-sxm", .display_name = "NVIDIA A800-SXM4-80GB",
+    .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(2039.0 * giga),
+    .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
+    .scale_up_link = "nvlink3-nv8", .compute_efficiency = 0.869,
+    .source = "NVIDIA A800 datasheet: A100 compute, 80GB HBM2e 2,039 GB/s, NVLink 400 GB/s; "
+              "distributed-training-lecture: A800 400 (200 per direction)"};
+
+/// @brief NVIDIA H100 SXM5 80GB: fp32 67, tf32 494.5, bf16/fp16 989.5, fp8 1979 TFLOPS dense
+/// (datasheet 989/1979/3958 with sparsity); HBM3 3.35 TB/s; NVLink4 900 GB/s. Efficiency 0.803 =
+/// 794.5/989 (MAMF, H100 SXM).
+inline constexpr accelerator h100_sxm{
+    .name = "h100-sxm", .display_name = "NVIDIA H100 80GB HBM3 (SXM5)",
+    .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(3350.0 * giga),
+    .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
+    .scale_up_link = "nvlink4", .compute_efficiency = 0.803,
+    .source = "NVIDIA H100 datasheet (SXM): FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958* TFLOPS (*sparse, halved), "
+              "80GB HBM3 3.35 TB/s, NVLink 900 GB/s; efficiency: ml-engineering MAMF H100 SXM 794.5/989"};
+
+/// @brief NVIDIA H100 PCIe 80GB: fp32 51, tf32 378, bf16/fp16 756.5, fp8 1513 TFLOPS dense; HBM2e
+/// 2.0 TB/s; PCIe 5 x16. Efficiency: no MAMF measurement -> default_compute_efficiency.
+inline constexpr accelerator h100_pcie{
+    .name = "h100-pcie", .display_name = "NVIDIA H100 PCIe",
+    .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(2000.0 * giga),
+    .dense_peak = detail::peaks(51.0, 378.0, 756.5, 756.5, 1513.0),
+    .scale_up_link = "pcie5-x16", .compute_efficiency = default_compute_efficiency,
+    .source = "NVIDIA H100 datasheet (PCIe): FP32 51, TF32 756*, BF16/FP16 1,513*, FP8 3,026* TFLOPS (*sparse, halved), "
+              "80GB 2 TB/s, PCIe Gen5 128 GB/s"};
+
+/// @brief NVIDIA H800 SXM5: H100 silicon with NVLink limited to 400 GB/s both directions (8 NVLink4
+/// links). Efficiency as H100 SXM (same silicon).
+inline constexpr accelerator h800_sxm{
+    .name = "h800-sxm", .display_name = "NVIDIA H800 (SXM5)",
+    .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(3350.0 * giga),
+    .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
+    .scale_up_link = "nvlink4-nv8", .compute_efficiency = 0.803,
+    .source = "NVIDIA H800 datasheet: H100 SXM compute, 80GB HBM3 3.35 TB/s, NVLink 400 GB/s"};
+
+/// @brief NVIDIA H200 SXM 141GB: H100 compute, HBM3e 4.8 TB/s. Efficiency as H100 SXM (same silicon).
+inline constexpr accelerator h200_sxm{
+    .name = "h200-sxm", .display_name = "NVIDIA H200 (SXM)",
+    .memory = bytes(141.0 * gibi), .memory_bandwidth = bytes_per_second(4800.0 * giga),
+    .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
+    .scale_up_link = "nvlink4", .compute_efficiency = 0.803,
+    .source = "NVIDIA H200 datasheet: FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958* TFLOPS (*sparse, halved), "
+              "141GB HBM3e 4.8 TB/s, NVLink 900 GB/s"};
+
+/// @brief NVIDIA GH200 Grace Hopper (GPU side, 96GB HBM3 version): H100 compute, 4.0 TB/s.
+/// Efficiency 0.836 = 828.6/989 (MAMF, GH200; measured on the 141GB HBM3e version).
+inline constexpr accelerator gh200{
+    .name = "gh200", .display_name = "NVIDIA GH200 Grace Hopper Superchip (96GB)",
+    .memory = bytes(96.0 * gibi), .memory_bandwidth = bytes_per_second(4000.0 * giga),
+    .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
+    .scale_up_link = "nvlink4", .compute_efficiency = 0.836,
+    .source = "NVIDIA GH200 datasheet: FP32 67, TF32 494, BF16/FP16 990, FP8 1,979 TFLOPS dense, 96GB HBM3 4 TB/s, "
+              "NVLink 900 GB/s; efficiency: ml-engineering MAMF GH200 828.6/989"};
+
+/// @brief NVIDIA B200 (HGX B200, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8 4500 TFLOPS dense
+/// (HGX B200 8-GPU: FP32 600 TF, TF32 18, FP16/BF16 36, FP8 72 PF with sparsity); 180 GB HBM3e
+/// (DGX B200: 1,440 GB total), 8 TB/s; NVLink5 1.8 TB/s. Efficiency 0.776 = 1745/2250 (ml-engineering).
+inline constexpr accelerator b200{
+    .name = "b200", .display_name = "NVIDIA B200 (SXM)",
+    .memory = bytes(180.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
+    .dense_peak = detail::peaks(75.0, 1125.0, 2250.0, 2250.0, 4500.0),
+    .scale_up_link = "nvlink5", .compute_efficiency = 0.776,
+    .source = "NVIDIA HGX B200 / DGX B200 datasheets: per GPU FP32 75, TF32 2.25*, BF16/FP16 4.5*, FP8 9* PFLOPS (*sparse, "
+              "halved), 180 GB HBM3e 8 TB/s, NVLink 1.8 TB/s; efficiency: ml-engineering B200 ~1745/2250 BF16"};
+
+/// @brief AMD Instinct MI250X (OAM, both GCDs): fp32 matrix 95.7, bf16/fp16 383 TFLOPS; no tf32/fp8;
+/// 128 GB HBM2e 3.2768 TB/s. Efficiency 0.767 = 147.0/191.5 (MAMF, one GCD).
+inline constexpr accelerator mi250x{
+    .name = "mi250x", .display_name = "AMD Instinct MI250X",
+    .memory = bytes(128.0 * gibi), .memory_bandwidth = bytes_per_second(3276.8 * giga),
+    .dense_peak = detail::peaks(95.7, detail::unsupported, 383.0, 383.0, detail::unsupported),
+    .scale_up_link = "xgmi-mi250x", .compute_efficiency = 0.767,
+    .source = "AMD Instinct MI250X datasheet: FP32 matrix 95.7, FP16/BF16 383 TFLOPS, 128GB HBM2e 3.2768 TB/s; "
+              "efficiency: ml-engineering MAMF MI250X 147.0/191.5 per GCD"};
+
+/// @brief AMD Instinct MI300X: fp32 163.4, tf32 653.7, bf16/fp16 1307.4, fp8 2614.9 TFLOPS dense;
+/// 192 GB HBM3 5.3 TB/s; 7 xGMI links. Efficiency 0.514 = 668.4/1300 (MAMF v2, ROCm 6.3).
+inline constexpr accelerator mi300x{
+    .name = "mi300x", .display_name = "AMD Instinct MI300X",
+    .memory = bytes(192.0 * gibi), .memory_bandwidth = bytes_per_second(5300.0 * giga),
+    .dense_peak = detail::peaks(163.4, 653.7, 1307.4, 1307.4, 2614.9),
+    .scale_up_link = "xgmi-mi300x", .compute_efficiency = 0.514,
+    .source = "AMD Instinct MI300X datasheet: FP32 163.4, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 TFLOPS dense, "
+              "192GB HBM3 5.3 TB/s, 896 GB/s Infinity Fabric; efficiency: ml-engineering MAMF MI300X 668.4/1300"};
+
+/// @brief AMD Instinct MI325X: MI300X compute, 256 GB HBM3e 6 TB/s, same Infinity Fabric.
+/// Efficiency 0.604 = 784.9/1300 (MAMF, MI325X).
+inline constexpr accelerator mi325x{
+    .name = "mi325x", .display_name = "AMD Instinct MI325X",
+    .memory = bytes(256.0 * gibi), .memory_bandwidth = bytes_per_second(6000.0 * giga),
+    .dense_peak = detail::peaks(163.4, 653.7, 1307.4, 1307.4, 2614.9),
+    .scale_up_link = "xgmi-mi300x", .compute_efficiency = 0.604,
+    .source = "AMD Instinct MI325X datasheet: FP32 163.4, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 TFLOPS dense, "
+              "256GB HBM3e 6 TB/s; efficiency: ml-engineering MAMF MI325X 784.9/1300"};
+
+/// @brief Intel Gaudi2: bf16 432, fp8 865 TFLOPS (MME); fp32/tf32/fp16 peaks not published;
+/// 96 GB HBM2e 2.45 TB/s; 21 x 100 GbE scale-up. Efficiency 0.969 = 418.7/432 (MAMF v2, Gaudi 2).
+inline constexpr accelerator gaudi2{
+    .name = "gaudi2", .display_name = "Intel Gaudi2 (HL-225)",
+    .memory = bytes(96.0 * gibi), .memory_bandwidth = bytes_per_second(2450.0 * giga),
+    .dense_peak = detail::peaks(detail::unsupported, detail::unsupported, 432.0, detail::unsupported, 865.0),
+    .scale_up_link = "gaudi2-scaleup", .compute_efficiency = 0.969,
+    .source = "Intel Gaudi2 whitepaper: MME BF16 432, FP8 865 TFLOPS, 96GB HBM2e 2.45 TB/s, 24 x 100 GbE RoCE; "
+              "efficiency: ml-engineering MAMF Gaudi 2 418.7/432"};
+
+/// @brief NVIDIA L40S: fp32 91.6, tf32 183, bf16/fp16 362.05, fp8 733 TFLOPS dense (datasheet 366*,
+/// 733*, 1,466* with sparsity); 48 GB GDDR6 864 GB/s; PCIe 4 x16, no NVLink. Efficiency: no MAMF
+/// measurement -> default_compute_efficiency.
+inline constexpr accelerator l40s{
+    .name = "l40s", .display_name = "NVIDIA L40S",
+    .memory = bytes(48.0 * gibi), .memory_bandwidth = bytes_per_second(864.0 * giga),
+    .dense_peak = detail::peaks(91.6, 183.0, 362.05, 362.05, 733.0),
+    .scale_up_link = "pcie4-x16", .compute_efficiency = default_compute_efficiency,
+    .source = "NVIDIA L40S datasheet: FP32 91.6, TF32 366*, BF16/FP16 733*, FP8 1,466* TFLOPS (*sparse, halved), "
+              "48GB GDDR6 864 GB/s, PCIe Gen4 x16"};
+
+/// @brief Every catalog accelerator, in a stable order.
+inline constexpr std::array<accelerator, 16> accelerator_catalog = {
+    v100_sxm2, a100_40gb_sxm, a100_80gb_sxm, a100_80gb_pcie, a800_80gb_sxm, h100_sxm, h100_pcie, h800_sxm,
+    h200_sxm,  gh200,         b200,          mi250x,         mi300x,        mi325x,   gaudi2,    l40s};
+
+/// @brief The names of all catalog accelerators, in catalog order.
+inline constexpr auto accelerator_names = [] {
+    std::array<std::string_view, accelerator_catalog.size()> names{};
+    for (std::size_t i = 0; i < accelerator_catalog.size(); ++i) names[i] = accelerator_catalog[i].name;
+    return names;
+}();
+
+/// @brief All catalog accelerators (see accelerator_catalog).
+[[nodiscard]] constexpr std::span<const accelerator> all_accelerators() { return accelerator_catalog; }
+
+/// @brief The catalog accelerator called `name` (exact, lower-case, as in CLI.md), or nullopt.
+[[nodiscard]] constexpr std::optional<accelerator> find_accelerator(std::string_view name) {
+    for (const accelerator& a : accelerator_catalog)
+        if (a.name == name) return a;
+    return std::nullopt;
+}
+
+/// @brief The catalog accelerator called `name`; throws input_error naming `field`, the value and
+/// the closest known names ("did you mean ...") if there is none.
+[[nodiscard]] inline accelerator accelerator_by_name(std::string_view name, std::string_view field = "accelerator") {
+    if (auto a = find_accelerator(name)) return *a;
+    throw unknown_name(std::string(field), name, accelerator_names);
+}
+
+}  // namespace commscale

@@ -1,0 +1,297 @@
+#pragma once
+/// @file hardware/clusters.hpp
+/// @brief Cluster presets: real systems as constexpr `cluster` values, each with its sources.
+/// The same presets live in data/clusters/<name>.json (a test proves the two agree field by
+/// field). Product presets (DGX/HGX servers, cloud instances) describe ONE node; scale them with
+/// `--nodes N` (CLI) or by setting `.nodes`. `baskerville` is a named installation and carries
+/// its real node count (57).
+///
+/// Lookup: `all_clusters()`, `find_cluster(name)` (constexpr, nullopt if unknown) and
+/// `cluster_by_name(name, field)` (throws input_error with "did you mean").
+
+#include <array>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "../error.hpp"
+#include "links.hpp"
+#include "topology.hpp"
+
+namespace commscale {
+
+namespace presets {
+
+// nodes_per_leaf: nodes (per rail) under one leaf switch. Where a vendor reference architecture
+// gives it, the preset cites it; otherwise it is the library default of `cluster` (32).
+// pcie_p2p only matters for PCIe fabrics; every preset here has an NVLink/xGMI/Gaudi fabric.
+
+/// @brief dgx-a100: see `.source`.
+inline constexpr cluster dgx_a100{
+    .name = "dgx-a100",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "a100-80gb-sxm",
+             .intra = nvlink<3>,
+             .fabric = intra_fabric::switched,
+             .in_switch_reduction = false,
+             .pcie_p2p = true,
+             .inter = infiniband<ib_rate::hdr, 4>,
+             .nics = 8,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 20,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "NVIDIA DGX A100 datasheet (640GB system): 8x A100 80GB SXM4, 6x NVSwitch, 600 GB/s NVLink3 "
+        "per GPU (duplex), 8x single-port ConnectX-6 VPI HDR 200 Gb/s compute NICs (one per GPU); DGX "
+        "SuperPOD A100 reference architecture: scalable unit of 20 nodes per rail leaf (QM8790, 40 "
+        "ports, 20 down / 20 up, non-blocking). Second-generation NVSwitch has no in-switch "
+        "reduction."};
+
+/// @brief dgx-h100: see `.source`.
+inline constexpr cluster dgx_h100{
+    .name = "dgx-h100",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "h100-sxm",
+             .intra = nvlink<4>,
+             .fabric = intra_fabric::switched,
+             .in_switch_reduction = true,
+             .pcie_p2p = true,
+             .inter = infiniband<ib_rate::ndr, 4>,
+             .nics = 8,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "NVIDIA DGX H100 datasheet: 8x H100 SXM5 80GB, 4x third-generation NVSwitch (NVLink4, 900 "
+        "GB/s per GPU duplex, in-switch reduction NVLS), 8x ConnectX-7 400 Gb/s NDR compute ports "
+        "(one per GPU, 4x OSFP 800G cages); DGX SuperPOD H100 reference architecture: scalable unit "
+        "of 32 nodes per rail leaf (QM9700, 64 ports, 32 down / 32 up, non-blocking)."};
+
+/// @brief hgx-h200: see `.source`.
+inline constexpr cluster hgx_h200{
+    .name = "hgx-h200",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "h200-sxm",
+             .intra = nvlink<4>,
+             .fabric = intra_fabric::switched,
+             .in_switch_reduction = true,
+             .pcie_p2p = true,
+             .inter = infiniband<ib_rate::ndr, 4>,
+             .nics = 8,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "NVIDIA HGX H200 8-GPU board (H200 SXM 141GB, NVLink4 900 GB/s per GPU duplex through "
+        "third-generation NVSwitch with NVLS); NVIDIA HGX reference server configuration: one 400 "
+        "Gb/s ConnectX-7 NDR (or BlueField-3 SuperNIC) per GPU; rail leaf as in the DGX SuperPOD H100 "
+        "reference architecture (32 nodes per leaf)."};
+
+/// @brief dgx-b200: see `.source`.
+inline constexpr cluster dgx_b200{
+    .name = "dgx-b200",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "b200",
+             .intra = nvlink<5>,
+             .fabric = intra_fabric::switched,
+             .in_switch_reduction = true,
+             .pcie_p2p = true,
+             .inter = infiniband<ib_rate::ndr, 4>,
+             .nics = 8,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "NVIDIA DGX B200 datasheet: 8x B200, 2x fifth-generation NVLink switch chips (NVLink5, 1.8 "
+        "TB/s per GPU duplex, 14.4 TB/s total, NVLS), 8x single-port ConnectX-7 VPI up to 400 Gb/s "
+        "InfiniBand compute ports (4x OSFP); DGX SuperPOD B200 reference architecture: 32 nodes per "
+        "scalable unit rail leaf."};
+
+/// @brief aws-p4d: see `.source`.
+inline constexpr cluster aws_p4d{
+    .name = "aws-p4d",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "a100-40gb-sxm",
+             .intra = nvlink<3>,
+             .fabric = intra_fabric::switched,
+             .in_switch_reduction = false,
+             .pcie_p2p = true,
+             .inter = efa_v1,
+             .nics = 4,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = false,
+    .in_network_reduction = false,
+    .source =
+        "AWS EC2 P4d instance page (p4d.24xlarge): 8x A100 40GB, NVSwitch NVLink3 600 GB/s per GPU "
+        "duplex, 400 Gbps EFA networking = 4x 100 Gbps EFA interfaces with GPUDirect RDMA "
+        "(ml-engineering-networking: EFA v1 0.4 Tbps, ~340 Gbps measured all-reduce); the EC2 "
+        "UltraCluster fabric layout is not published (nodes_per_leaf is the library default, not "
+        "rail-optimized)."};
+
+/// @brief aws-p5: see `.source`.
+inline constexpr cluster aws_p5{
+    .name = "aws-p5",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "h100-sxm",
+             .intra = nvlink<4>,
+             .fabric = intra_fabric::switched,
+             .in_switch_reduction = true,
+             .pcie_p2p = true,
+             .inter = efa_v2,
+             .nics = 32,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = false,
+    .in_network_reduction = false,
+    .source =
+        "AWS EC2 P5 instance page (p5.48xlarge): 8x H100 80GB, NVSwitch NVLink4 900 GB/s per GPU "
+        "duplex, 3200 Gbps EFA v2 = 32x 100 Gbps interfaces (4 per GPU) with GPUDirect RDMA "
+        "(ml-engineering-networking: EFA v2 3.2 Tbps, 32 NICs); the UltraCluster fabric layout is not "
+        "published (nodes_per_leaf is the library default, not rail-optimized)."};
+
+/// @brief gcp-a3-mega: see `.source`.
+inline constexpr cluster gcp_a3_mega{
+    .name = "gcp-a3-mega",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "h100-sxm",
+             .intra = nvlink<4>,
+             .fabric = intra_fabric::switched,
+             .in_switch_reduction = true,
+             .pcie_p2p = true,
+             .inter = tcpxo,
+             .nics = 8,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "Google Cloud GPU machine types, a3-megagpu-8g: 8x H100 80GB, NVLink4 900 GB/s per GPU "
+        "duplex, 8x 200 Gbps NICs (1600 Gbps) for GPU traffic with GPUDirect-TCPXO (NIC to GPU memory "
+        "without a host copy); A3 Mega cluster documentation describes rail-aligned GPU NICs."};
+
+/// @brief mi300x-roce: see `.source`.
+inline constexpr cluster mi300x_roce{
+    .name = "mi300x-roce",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "mi300x",
+             .intra = xgmi_mi300x,
+             .fabric = intra_fabric::mesh,
+             .in_switch_reduction = false,
+             .pcie_p2p = true,
+             .inter = roce_400,
+             .nics = 8,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "AMD Instinct MI300X Platform datasheet: 8x MI300X on a fully connected Infinity Fabric "
+        "(xGMI) mesh, 7 links x 64 GB/s = 448 GB/s per GPU per direction (ml-engineering-networking); "
+        "AMD reference cluster design: one 400 Gb/s RoCEv2 NIC per GPU (e.g. Broadcom Thor2 or AMD "
+        "Pollara 400) on a rail-optimized Ethernet fabric."};
+
+/// @brief gaudi2-hls: see `.source`.
+inline constexpr cluster gaudi2_hls{
+    .name = "gaudi2-hls",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "gaudi2",
+             .intra = gaudi2_scaleup,
+             .fabric = intra_fabric::mesh,
+             .in_switch_reduction = false,
+             .pcie_p2p = true,
+             .inter = gaudi2_scaleout,
+             .nics = 8,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "Intel Gaudi2 HLS-Gaudi2 server: each Gaudi2 has 24 integrated 100 GbE RoCEv2 ports, 21 of "
+        "them wired all-to-all to the other 7 cards (3 per peer, 2.1 Tbps = 262.5 GB/s per card) and "
+        "3 to the scale-out fabric (the catalog link gaudi2-scaleout is one card's 3 x 100 GbE), 8 x "
+        "3 = 24 x 100 GbE = 2.4 Tbps per node (ml-engineering-networking, Gaudi2 spec)."};
+
+/// @brief baskerville: see `.source`.
+inline constexpr cluster baskerville{
+    .name = "baskerville",
+    .nodes = 57,
+    .node = {.gpus = 4,
+             .accelerator = "a100-40gb-sxm",
+             .intra = nvlink<3>,
+             .fabric = intra_fabric::mesh,
+             .in_switch_reduction = false,
+             .pcie_p2p = true,
+             .inter = infiniband<ib_rate::hdr, 4>,
+             .nics = 1,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 20,
+    .rail_optimized = false,
+    .in_network_reduction = false,
+    .source =
+        "impact-of-gpu-networking-part2, Appendix A (Baskerville, University of Birmingham): 57 "
+        "Lenovo SD650-N V2 nodes, each 4x NVIDIA A100 (40GB on 46 nodes, 80GB on 11) on an HGX A100 "
+        "4-GPU planar (NVLink3 point-to-point mesh, 4 links between each pair), ONE HDR 200 Gb/s "
+        "ConnectX-6 (PCIe Gen4) InfiniBand port per node shared by all 4 GPUs, HDR fat tree of QM8790 "
+        "switches providing a full 200 Gb connection (non-blocking; 40-port leaf, 20 down)."};
+
+}  // namespace presets
+
+/// @brief Every preset, in a stable order (NVIDIA servers, cloud instances, AMD, Intel, installations).
+inline constexpr std::array<cluster, 10> cluster_presets{
+    presets::dgx_a100, presets::dgx_h100,    presets::hgx_h200,    presets::dgx_b200,   presets::aws_p4d,
+    presets::aws_p5,   presets::gcp_a3_mega, presets::mi300x_roce, presets::gaudi2_hls, presets::baskerville};
+
+/// @brief The names of all presets, in `cluster_presets` order.
+inline constexpr auto cluster_names = [] {
+    std::array<std::string_view, cluster_presets.size()> names{};
+    for (std::size_t i = 0; i < cluster_presets.size(); ++i) names[i] = cluster_presets[i].name;
+    return names;
+}();
+
+/// @brief The preset used when a command is given no cluster: one DGX A100 (8 x A100 on NVLink3),
+/// the node of ml-engineering-networking's published nccl-tests all-reduce table.
+inline constexpr std::string_view default_cluster_name = "dgx-a100";
+
+/// @brief All presets (see `cluster_presets`).
+[[nodiscard]] constexpr std::span<const cluster> all_clusters() { return cluster_presets; }
+
+/// @brief The preset called `name` (exact, lower-case, as in CLI.md), or nullopt.
+[[nodiscard]] constexpr std::optional<cluster> find_cluster(std::string_view name) {
+    for (const cluster& c : cluster_presets)
+        if (c.name == name) return c;
+    return std::nullopt;
+}
+
+/// @brief The preset called `name`; throws input_error naming `field`, the value and the closest
+/// preset names ("did you mean ...") if there is none.
+[[nodiscard]] inline cluster cluster_by_name(std::string_view name, std::string_view field = "cluster") {
+    if (auto c = find_cluster(name)) return *c;
+    throw unknown_name(std::string(field), name, cluster_names);
+}
+
+}  // namespace commscale

@@ -1,0 +1,158 @@
+#pragma once
+/// @file io/model_json.hpp
+/// @brief Transformer shapes from a Hugging Face `config.json`, so users can point at the config
+/// of the model they train. Keys read (first present wins):
+///   layers     num_hidden_layers | n_layer
+///   hidden     hidden_size | n_embd | d_model
+///   heads      num_attention_heads | n_head
+///   kv_heads   num_key_value_heads | num_kv_heads   (default: heads, i.e. no GQA)
+///   ffn        intermediate_size | ffn_dim | n_inner  (default, or null: 4 x hidden)
+///   vocab      vocab_size
+///   max_seq    max_position_embeddings | n_positions | seq_length  (default 2048, e.g. ALiBi models)
+///   experts    num_local_experts (default 1), experts_per_token num_experts_per_tok (default 1)
+///   tied       tie_word_embeddings (default true, as transformers' PretrainedConfig)
+///   gated MLP  gated_mlp if given; else model_type in the SwiGLU families (llama, mistral, mixtral,
+///              qwen2, gemma, ...) or hidden_act/activation_function silu/swiglu/geglu
+///   positions  learned_positions if given; else model_type gpt2/opt/gpt_neo/... or n_positions present
+///   biases     biases if given; else attention_bias; else model_type gpt2/opt/bloom/gpt_neox/...
+///   name       name | _name_or_path (default: the file's stem or "custom"); source (optional)
+/// Every other key is ignored (real configs carry dozens), but a key above with a wrong type or
+/// an impossible value (heads not dividing hidden, a negative size) is an input_error naming
+/// its path, e.g. `model.num_attention_heads: expected a divisor of hidden (4096), got 30`.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "../detail/intern.hpp"
+#include "../error.hpp"
+#include "../workload/transformer.hpp"
+#include "file.hpp"
+#include "json_reader.hpp"
+
+namespace commscale::io {
+
+namespace detail {
+
+/// The first of `keys` present (non-null) in the object, or nullptr.
+[[nodiscard]] inline const char* first_key(const json_reader& r, std::initializer_list<const char*> keys) {
+    for (const char* k : keys)
+        if (r.has(k)) return k;
+    return nullptr;
+}
+
+[[nodiscard]] inline bool one_of(std::string_view v, std::initializer_list<std::string_view> set) {
+    for (auto s : set)
+        if (v == s) return true;
+    return false;
+}
+
+/// Model types whose MLP is gated (SwiGLU / GeGLU) in Hugging Face transformers.
+[[nodiscard]] inline bool gated_model_type(std::string_view type) {
+    return one_of(type, {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "gemma", "gemma2", "phi3",
+                         "olmo", "olmo2", "deepseek", "deepseek_v2", "deepseek_v3", "internlm2", "yi", "granite",
+                         "cohere"});
+}
+
+}  // namespace detail
+
+/// @brief Reads a transformer from a Hugging Face config.json object (keys in the file comment).
+/// Errors name `path.<key>`. `fallback_name` is used when the JSON has no name.
+[[nodiscard]] inline transformer model_from_json(const nlohmann::json& j, const std::string& path = "model",
+                                                 std::string_view fallback_name = "custom") {
+    const json_reader r(j, path);
+    constexpr int big = 1 << 30;
+    auto int_key = [&](std::initializer_list<const char*> keys, int fallback, bool required) -> std::pair<int, const char*> {
+        const char* k = detail::first_key(r, keys);
+        if (!k) {
+            if (required) throw input_error(r.field(*keys.begin()), "nothing (missing)", "an integer >= 1");
+            return {fallback, nullptr};
+        }
+        return {r.int32(k, 1, big), k};
+    };
+    transformer m;
+    const auto [layers, layers_key] = int_key({"num_hidden_layers", "n_layer"}, 0, true);
+    const auto [hidden, hidden_key] = int_key({"hidden_size", "n_embd", "d_model"}, 0, true);
+    const auto [heads, heads_key] = int_key({"num_attention_heads", "n_head"}, 0, true);
+    m.layers = layers;
+    m.hidden = hidden;
+    m.heads = heads;
+    if (m.hidden % m.heads != 0)
+        throw input_error(r.field(heads_key), std::to_string(m.heads), "a divisor of hidden (" + std::to_string(m.hidden) + ")");
+    const auto [kv, kv_key] = int_key({"num_key_value_heads", "num_kv_heads"}, m.heads, false);
+    m.kv_heads = kv;
+    if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
+        throw input_error(r.field(kv_key), std::to_string(m.kv_heads), "a divisor of heads (" + std::to_string(m.heads) + ")");
+    m.ffn = int_key({"intermediate_size", "ffn_dim", "n_inner"}, 0, false).first;
+    if (m.ffn == 0) {
+        if (4LL * m.hidden > big) throw input_error(r.field(hidden_key), std::to_string(m.hidden), "a smaller hidden size");
+        m.ffn = 4 * m.hidden;  // GPT-2's n_inner = null means 4 x n_embd
+    }
+    m.vocab = int_key({"vocab_size"}, 0, true).first;
+    m.max_seq = int_key({"max_position_embeddings", "n_positions", "seq_length"}, 2048, false).first;
+    m.experts = int_key({"num_local_experts"}, 1, false).first;
+    const auto [k, k_key] = int_key({"num_experts_per_tok"}, 1, false);
+    m.experts_per_token = k;
+    if (m.experts_per_token > m.experts)
+        throw input_error(r.field(k_key), std::to_string(k), "an integer in [1, num_local_experts = " + std::to_string(m.experts) + "]");
+    m.tied_embeddings = r.boolean_or("tie_word_embeddings", true);
+
+    const std::string type = r.has("model_type") ? r.string("model_type") : std::string();
+    const char* act_key = detail::first_key(r, {"hidden_act", "activation_function"});
+    const std::string act = act_key ? r.string(act_key) : std::string();
+    if (r.has("gated_mlp")) m.gated_mlp = r.boolean("gated_mlp");
+    else m.gated_mlp = detail::gated_model_type(type) ||
+                       detail::one_of(act, {"silu", "swiglu", "geglu", "swish"});
+    if (r.has("learned_positions")) m.learned_positions = r.boolean("learned_positions");
+    else m.learned_positions = detail::one_of(type, {"gpt2", "opt", "gpt_neo", "gpt_bigcode", "megatron-gpt"}) ||
+                               (type.empty() && r.has("n_positions"));
+    if (r.has("biases")) m.biases = r.boolean("biases");
+    else if (r.has("attention_bias")) m.biases = r.boolean("attention_bias");
+    else m.biases = detail::one_of(type, {"gpt2", "opt", "bloom", "gpt_neox", "gpt_neo", "gpt_bigcode", "falcon", "megatron-gpt"}) ||
+                    (type.empty() && r.has("n_embd"));
+
+    std::string name(fallback_name);
+    if (r.has("name")) name = r.string("name");
+    else if (r.has("_name_or_path")) name = r.string("_name_or_path");
+    m.name = commscale::detail::intern(name);
+    m.source = commscale::detail::intern(r.string_or("source", "Hugging Face config.json"));
+    validate(m, path);
+    return m;
+}
+
+/// @brief Reads a model file (Hugging Face config.json); the name defaults to the file's stem.
+/// Errors name `field` (e.g. `--model`) for the file and `field.<key>` for its content.
+[[nodiscard]] inline transformer load_model_file(const std::string& file, const std::string& field = "model") {
+    const auto text = read_file(file, field);
+    const auto j = parse_json(text, file);
+    return model_from_json(j, field, std::filesystem::path(file).stem().string());
+}
+
+/// @brief The model as a Hugging Face-style config.json object, plus `name`, `source` and the
+/// explicit flags `gated_mlp`, `learned_positions`, `biases`; model_from_json reads it back to
+/// the same value.
+[[nodiscard]] inline nlohmann::json model_to_json(const transformer& m) {
+    nlohmann::json j;
+    j["name"] = std::string(m.name);
+    j["num_hidden_layers"] = m.layers;
+    j["hidden_size"] = m.hidden;
+    j["num_attention_heads"] = m.heads;
+    j["num_key_value_heads"] = m.kv_heads;
+    j["intermediate_size"] = m.ffn;
+    j["vocab_size"] = m.vocab;
+    j["max_position_embeddings"] = m.max_seq;
+    if (m.experts > 1) {
+        j["num_local_experts"] = m.experts;
+        j["num_experts_per_tok"] = m.experts_per_token;
+    }
+    j["tie_word_embeddings"] = m.tied_embeddings;
+    j["gated_mlp"] = m.gated_mlp;
+    j["learned_positions"] = m.learned_positions;
+    j["biases"] = m.biases;
+    j["source"] = std::string(m.source);
+    return j;
+}
+
+}  // namespace commscale::io

@@ -1,0 +1,248 @@
+#pragma once
+/// @file parallel/plan.hpp
+/// @brief A parallelization plan for training one transformer: tensor (TP), pipeline (PP), data
+/// (DP), context (CP) and expert (EP) parallel degrees, micro-batching, ZeRO/FSDP stage,
+/// activation recompute, pipeline schedule, sequence parallelism, precision and the overlap
+/// assumptions of the step model, with validation that names the offending field.
+///
+/// Rank layout (Megatron-LM convention, Narayanan et al. 2021, "Efficient Large-Scale Language
+/// Model Training on GPU Clusters Using Megatron-LM", Sec. 3): TP innermost (consecutive ranks,
+/// inside a node, on NVLink), then CP, then EP (carved out of DP), then PP, then the rest of DP
+/// outermost. `group_placement(...)` derives each dimension's group (ranks, ranks per node,
+/// stride) from that layout so its collectives are priced on the links they really use.
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "../error.hpp"
+#include "../collective/types.hpp"
+#include "../hardware/accelerator.hpp"
+#include "../hardware/topology.hpp"
+#include "../units.hpp"
+#include "../workload/transformer.hpp"
+#include "../workload/flops.hpp"
+
+namespace commscale {
+
+/// @brief Pipeline schedules.
+/// gpipe: all forwards then all backwards (Huang et al. 2019); one_f_one_b: PipeDream-Flush
+/// (Narayanan et al. 2021 Sec. 2.2.1), same bubble, fewer in-flight micro-batches; interleaved:
+/// 1F1B with V model chunks per device, bubble divided by V (Narayanan et al. 2021 Sec. 2.2.2).
+enum class pipeline_schedule { gpipe, one_f_one_b, interleaved };
+
+/// @brief CLI/JSON spelling: "gpipe", "1f1b", "interleaved".
+[[nodiscard]] constexpr std::string_view schedule_name(pipeline_schedule s) {
+    switch (s) {
+        case pipeline_schedule::gpipe: return "gpipe";
+        case pipeline_schedule::one_f_one_b: return "1f1b";
+        case pipeline_schedule::interleaved: return "interleaved";
+    }
+    return "1f1b";
+}
+
+/// @brief Parses "gpipe", "1f1b", "interleaved"; throws input_error naming `field` otherwise.
+[[nodiscard]] inline pipeline_schedule parse_schedule(std::string_view text, std::string_view field = "plan.schedule") {
+    if (text == "gpipe") return pipeline_schedule::gpipe;
+    if (text == "1f1b") return pipeline_schedule::one_f_one_b;
+    if (text == "interleaved") return pipeline_schedule::interleaved;
+    throw input_error(std::string(field), "'" + std::string(text) + "'", "one of gpipe, 1f1b, interleaved");
+}
+
+/// @brief How much of each dimension's communication the step model lets hide under compute.
+/// Each is an assumption about the training framework, stated so a user can change it.
+struct overlap_options {
+    /// DP gradient reduction overlapped with backward, bucket by bucket, as PyTorch DDP does
+    /// (Li et al. 2020, "PyTorch Distributed", Sec. 3.2.3) and Megatron-LM `--overlap-grad-reduce`.
+    /// With gradient accumulation the reduction runs during the last micro-batch's backward only,
+    /// so the hiding window is that backward; the last bucket is always exposed.
+    bool dp = true;
+    /// TP collectives overlapped with the matmuls (Transformer Engine userbuffers). Off by default:
+    /// Megatron-LM's classic TP all-reduces sit on the critical path (Shoeybi et al. 2019, Fig. 3).
+    bool tp = false;
+    /// PP send/recv of the steady state overlapped with compute (Megatron-LM `--overlap-p2p-comm`);
+    /// the transfers of pipeline fill and drain (2 (p - 1) of them) stay exposed either way.
+    bool pp = true;
+    /// ZeRO-3/FSDP parameter all-gathers prefetched under the previous layer's compute (FSDP
+    /// forward/backward prefetch, Zhao et al. 2023); the first layer's gather stays exposed.
+    bool zero = true;
+    /// CP ring exchange of K/V overlapped with attention of the current block (Liu et al. 2023,
+    /// "Ring Attention"); only what exceeds the attention compute is exposed.
+    bool cp = true;
+};
+
+/// @brief PyTorch DDP's default gradient bucket (`bucket_cap_mb = 25`, Li et al. 2020 Sec. 3.2.3).
+inline constexpr double default_bucket_bytes = 25e6;
+
+/// @brief A parallelization plan. Aggregate; write it with designated initializers.
+/// Invariant checked by `validate`: tp x pp x dp x cp == GPUs of the cluster.
+struct plan {
+    int tp = 1;                  ///< tensor-parallel degree (Shoeybi et al. 2019)
+    int pp = 1;                  ///< pipeline stages
+    int dp = 1;                  ///< data-parallel replicas (EP is carved out of DP)
+    int cp = 1;                  ///< context-parallel degree (sequence split for attention)
+    int ep = 1;                  ///< expert-parallel degree (MoE experts spread over EP ranks)
+    int micro_batch = 1;         ///< sequences per micro-batch (b)
+    int global_batch = 1;        ///< sequences per optimizer step (B = dp x b x m)
+    int seq = 2048;              ///< sequence length in tokens (s)
+    int zero = 0;                ///< ZeRO stage 0-3 (Rajbhandari et al. 2020); 3 = FSDP full sharding
+    recompute recompute_mode = recompute::none;  ///< activation recomputation (Korthikanti et al. 2022)
+    pipeline_schedule schedule = pipeline_schedule::one_f_one_b;
+    int virtual_stages = 1;      ///< model chunks per device (V) for the interleaved schedule
+    bool sequence_parallel = false;  ///< TP all-reduce -> reduce-scatter + all-gather (Korthikanti et al. 2022)
+    bool pp_scatter_gather = true;   ///< send 1/t of the activation per TP rank, all-gather after (Narayanan et al. 2021 Sec. 4.1)
+    dtype precision = dtype::bf16;   ///< compute and activation precision (selects the peak)
+    int gradient_bytes = 4;      ///< bytes per gradient element reduced across DP (fp32 main grads: PyTorch AMP, Megatron bf16)
+    data_size bucket = bytes(default_bucket_bytes);  ///< DP gradient bucket size
+    overlap_options overlap{};
+    std::optional<double> compute_efficiency{};  ///< overrides the accelerator's achievable fraction of peak
+
+    /// @brief GPUs the plan occupies: tp x pp x dp x cp.
+    [[nodiscard]] constexpr long long gpus() const {
+        return static_cast<long long>(tp) * pp * dp * cp;
+    }
+    /// @brief Micro-batches per step per pipeline: m = B / (dp x b).
+    [[nodiscard]] constexpr int micro_batches() const {
+        const long long d = static_cast<long long>(dp) * micro_batch;
+        return d > 0 ? static_cast<int>(global_batch / d) : 0;
+    }
+    /// @brief Virtual stages in effect (V for interleaved, 1 otherwise).
+    [[nodiscard]] constexpr int chunks() const {
+        return schedule == pipeline_schedule::interleaved ? virtual_stages : 1;
+    }
+};
+
+/// @brief Bytes per element of a data type (fp32/tf32 4, bf16/fp16 2, fp8 1).
+[[nodiscard]] constexpr double dtype_bytes(dtype d) {
+    switch (d) {
+        case dtype::fp32:
+        case dtype::tf32: return 4.0;
+        case dtype::bf16:
+        case dtype::fp16: return 2.0;
+        case dtype::fp8: return 1.0;
+    }
+    return 2.0;
+}
+
+/// @brief Throws input_error naming the plan field unless the plan is usable for this model on
+/// this cluster: every degree >= 1; tp x pp x dp x cp == GPUs; heads % tp == 0 and kv_heads
+/// divisible (or divisor, for replicated K/V) ; layers % (pp x V) == 0; B % (dp x b) == 0;
+/// experts % ep == 0 and dp % ep == 0; seq % cp == 0 (and % tp with sequence parallelism);
+/// ZeRO stage in 0-3; interleaved needs V >= 2 and pp >= 2 (Megatron-LM's rule).
+inline void validate(const plan& p, const transformer& m, const cluster& c) {
+    auto at_least_one = [](const char* name, long long v, long long hi) {
+        if (v < 1 || v > hi)
+            throw input_error(std::string("plan.") + name, std::to_string(v),
+                              "an integer in [1, " + std::to_string(hi) + "]");
+    };
+    at_least_one("tp", p.tp, 1 << 20);
+    at_least_one("pp", p.pp, 1 << 20);
+    at_least_one("dp", p.dp, 1 << 24);
+    at_least_one("cp", p.cp, 1 << 20);
+    at_least_one("ep", p.ep, 1 << 20);
+    at_least_one("micro_batch", p.micro_batch, 1 << 24);
+    at_least_one("global_batch", p.global_batch, 1 << 30);
+    at_least_one("seq", p.seq, 1 << 26);
+    at_least_one("virtual_stages", p.virtual_stages, 1 << 16);
+    if (p.zero < 0 || p.zero > 3)
+        throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
+    if (p.gradient_bytes != 1 && p.gradient_bytes != 2 && p.gradient_bytes != 4)
+        throw input_error("plan.gradient_bytes", std::to_string(p.gradient_bytes), "1, 2 or 4 bytes per gradient element");
+    if (!(p.bucket.value() >= 1.0) || !std::isfinite(p.bucket.value()))
+        throw input_error("plan.bucket", detail::number_text(p.bucket.value()) + " B", "a size >= 1 B");
+    if (p.compute_efficiency &&
+        (!(*p.compute_efficiency > 0.0) || *p.compute_efficiency > 1.0 || !std::isfinite(*p.compute_efficiency)))
+        throw input_error("plan.compute_efficiency", detail::number_text(*p.compute_efficiency),
+                          "a fraction of peak in (0, 1]");
+    const long long gpus = static_cast<long long>(c.nodes) * c.node.gpus;
+    if (p.gpus() != gpus)
+        throw input_error("plan.tp x pp x dp x cp",
+                          std::to_string(p.tp) + " x " + std::to_string(p.pp) + " x " + std::to_string(p.dp) +
+                              " x " + std::to_string(p.cp) + " = " + std::to_string(p.gpus()),
+                          "the cluster's GPU count (" + std::to_string(gpus) + ")");
+    if (m.heads % p.tp != 0)
+        throw input_error("plan.tp", std::to_string(p.tp),
+                          "a divisor of the attention heads (" + std::to_string(m.heads) + ")");
+    if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+        throw input_error("plan.tp", std::to_string(p.tp),
+                          "a divisor or multiple of the key/value heads (" + std::to_string(m.kv_heads) + ")");
+    if (p.schedule == pipeline_schedule::interleaved && (p.virtual_stages < 2 || p.pp < 2))
+        throw input_error("plan.virtual_stages", std::to_string(p.virtual_stages),
+                          "V >= 2 with pp >= 2 for the interleaved schedule (pp = " + std::to_string(p.pp) + ")");
+    if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
+        throw input_error("plan.virtual_stages", std::to_string(p.virtual_stages),
+                          "1 unless the schedule is interleaved");
+    const long long chunks = static_cast<long long>(p.pp) * p.chunks();
+    if (m.layers % chunks != 0)
+        throw input_error("plan.pp", std::to_string(p.pp) + (p.chunks() > 1 ? " x V " + std::to_string(p.chunks()) : ""),
+                          "a divisor of the layers (" + std::to_string(m.layers) + ")");
+    const long long per_step = static_cast<long long>(p.dp) * p.micro_batch;
+    if (p.global_batch % per_step != 0)
+        throw input_error("plan.global_batch", std::to_string(p.global_batch),
+                          "a multiple of dp x micro_batch (" + std::to_string(per_step) + ")");
+    if (m.experts % p.ep != 0)
+        throw input_error("plan.ep", std::to_string(p.ep), "a divisor of the experts (" + std::to_string(m.experts) + ")");
+    if (p.dp % p.ep != 0)
+        throw input_error("plan.ep", std::to_string(p.ep),
+                          "a divisor of dp (" + std::to_string(p.dp) + "): expert parallelism is carved out of data parallelism");
+    if (p.seq % p.cp != 0)
+        throw input_error("plan.seq", std::to_string(p.seq), "a multiple of cp (" + std::to_string(p.cp) + ")");
+    if (p.sequence_parallel && (p.seq / p.cp) % p.tp != 0)
+        throw input_error("plan.seq", std::to_string(p.seq),
+                          "a multiple of cp x tp (" + std::to_string(p.cp * p.tp) + ") with sequence parallelism");
+    if (!c.node.intra.per_direction.value() && c.node.gpus > 1)
+        throw input_error("cluster.intra.link", "0 GB/s", "a link with positive bandwidth");
+}
+
+/// @brief The parallel dimensions, in rank order from innermost.
+enum class parallel_dim { tp, cp, ep, pp, dp };
+
+/// @brief Members of one group of size `n` whose consecutive members are `stride` ranks apart
+/// that share a node of `g` GPUs: all n if the group fits in the node's span, else g / stride
+/// (at least 1).
+[[nodiscard]] constexpr int members_per_node(int n, long long stride, int g) {
+    if (stride >= g) return 1;
+    const long long fit = g / stride;  // members reachable inside one node at this stride
+    return static_cast<int>(fit >= n ? n : (fit < 1 ? 1 : fit));
+}
+
+/// @brief Where one group of a parallel dimension lives on the cluster, from the rank layout
+/// TP (innermost), CP, EP, PP, DP/EP (outermost):
+///   stride of a dimension = product of the sizes of the dimensions inside it;
+///   ranks per node       = members_per_node(size, stride, gpus per node).
+/// The DP group (gradient reduction of dense parameters) spans EP and the outer DP: its members
+/// per node multiply over both segments. For `pp` the group is the two neighbouring stages of a
+/// send/recv (ranks = 2). Assumes degrees that divide the node or are multiples of it (as
+/// deployments do); a stride is reported in ranks (>= the node size means one member per node).
+[[nodiscard]] constexpr placement group_placement(const plan& p, parallel_dim d, int gpus_per_node) {
+    const int g = gpus_per_node;
+    const long long s_tp = 1, s_cp = p.tp, s_ep = s_cp * p.cp, s_pp = s_ep * p.ep,
+                    s_dp = s_pp * p.pp;
+    auto make = [](int ranks, int per_node, long long stride) {
+        return placement{ranks, per_node < 1 ? 1 : per_node, static_cast<int>(stride > (1LL << 30) ? (1LL << 30) : stride)};
+    };
+    switch (d) {
+        case parallel_dim::tp: return make(p.tp, members_per_node(p.tp, s_tp, g), s_tp);
+        case parallel_dim::cp: return make(p.cp, members_per_node(p.cp, s_cp, g), s_cp);
+        case parallel_dim::ep: return make(p.ep, members_per_node(p.ep, s_ep, g), s_ep);
+        case parallel_dim::pp: {
+            const int n = p.pp >= 2 ? 2 : 1;
+            return make(n, members_per_node(n, s_pp, g), s_pp);
+        }
+        case parallel_dim::dp: {
+            const int outer = p.dp / (p.ep > 0 ? p.ep : 1);
+            // dense-parameter gradients reduce over dp x cp ranks (Megatron reduces over DP x CP)
+            const int inner_cp = members_per_node(p.cp, s_cp, g);
+            const int inner_ep = members_per_node(p.ep, s_ep, g);
+            const int inner_dp = members_per_node(outer, s_dp, g);
+            const int ranks = p.dp * p.cp;
+            const long long first_stride = p.cp > 1 ? s_cp : (p.ep > 1 ? s_ep : s_dp);
+            const long long per = static_cast<long long>(inner_cp) * inner_ep * inner_dp;
+            return make(ranks, static_cast<int>(per > ranks ? ranks : per), first_stride);
+        }
+    }
+    return placement{};
+}
+
+}  // namespace commscale

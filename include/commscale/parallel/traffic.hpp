@@ -1,0 +1,194 @@
+#pragma once
+/// @file parallel/traffic.hpp
+/// @brief The communication one training step generates, per parallel dimension: which
+/// collective, how many bytes per call (nccl-tests convention: the full buffer), how many calls
+/// per step on one GPU, and on which group placement. Pricing is done by the step predictor
+/// (predict/step.hpp) with the collective model; this header only counts. Allocation-free.
+///
+/// Per dimension (b micro-batch, s sequence, h hidden, e bytes per activation element, t = TP,
+/// c = CP, l_s = layers per pipeline stage, m micro-batches per step):
+/// * TP: per layer 2 all-reduces of b (s/c) h e in the forward (after attention and after the
+///   MLP) and 2 in the backward (Shoeybi et al. 2019, "Megatron-LM", Sec. 3, Fig. 4); full
+///   recompute repeats the forward's 2. With sequence parallelism each all-reduce becomes a
+///   reduce-scatter + an all-gather of the same buffer (Korthikanti et al. 2022, Sec. 4.2.2):
+///   same bytes on the wire, since ring all-reduce = reduce-scatter + all-gather.
+/// * CP: ring attention passes each rank's K and V block, 2 b (s/c) (kv/t) e bytes, c - 1 times
+///   per layer forward; backward passes K/V again plus their gradients (2x) (Liu et al. 2023,
+///   "Ring Attention with Blockwise Transformers"; Megatron-Core context parallelism).
+/// * EP: per MoE layer one all-to-all dispatching the tokens to their experts and one combining
+///   them, forward and backward (4 per layer; 6 with full recompute); k b (s/c) h e / t bytes
+///   per rank with top-k routing (Lepikhin et al. 2021, "GShard", Sec. 2.2; Fedus et al. 2022).
+/// * PP: per micro-batch per stage boundary one activation send forward and one gradient send
+///   backward, b (s/c) h e bytes, cut to 1/t per TP rank by the scatter-gather optimization
+///   (each TP rank sends its slice over its own rail, then an NVLink all-gather rebuilds it:
+///   Narayanan et al. 2021 Sec. 4.1; gpu-fabrics-for-genai "one-eighth smaller with eight
+///   tensor parallel GPUs"). With sequence parallelism the activation is already split 1/t.
+///   The interleaved schedule crosses V times as many boundaries.
+/// * DP: the local gradient shard (parameters / (t p), expert parameters also / ep) reduced
+///   across dp x c replicas once per step, in buckets: an all-reduce (ZeRO 0), a reduce-scatter
+///   of gradients + all-gather of updated parameters (ZeRO 1/2: same volume), or ZeRO-3/FSDP
+///   all-gathers of parameters in forward and backward + a reduce-scatter of gradients: 3 x
+///   instead of 2 x the shard, the ~1.5x of gpu-fabrics-for-genai (Rajbhandari et al. 2020,
+///   "ZeRO", Sec. 7.2.2: "1.5x communication volume").
+
+#include <cmath>
+
+#include "../collective/types.hpp"
+#include "../workload/flops.hpp"
+#include "../workload/transformer.hpp"
+#include "plan.hpp"
+
+namespace commscale {
+
+/// @brief One kind of collective call of a dimension: `count` calls per step on each GPU, each
+/// of `bytes` (nccl-tests convention), on the group `group`.
+struct comm_call {
+    collective_op op = collective_op::all_reduce;
+    data_size bytes{};
+    double count = 0;   ///< calls per step, per GPU
+    placement group{};
+
+    /// @brief True when the call does nothing (no calls, no bytes, or a group of one rank).
+    [[nodiscard]] constexpr bool empty() const { return count <= 0 || bytes.value() <= 0 || group.ranks < 2; }
+};
+
+/// @brief Everything one step sends, per dimension.
+struct step_traffic {
+    comm_call tp_main{};       ///< all-reduce (or reduce-scatter with sequence parallelism)
+    comm_call tp_gather{};     ///< all-gather with sequence parallelism (empty otherwise)
+    comm_call cp{};            ///< ring send/recv of K/V blocks
+    comm_call ep{};            ///< all-to-all of tokens
+    comm_call pp{};            ///< send/recv between neighbouring stages
+    comm_call pp_gather{};     ///< intra-node all-gather after a scatter-gather send
+    comm_call dp_main{};       ///< gradient all-reduce / reduce-scatter (one bucket per call)
+    comm_call dp_gather{};     ///< parameter all-gather (ZeRO 1-3), one bucket per call
+    double dp_bucket_count = 0;   ///< buckets per step (the last one may be partial)
+    data_size dp_last_bucket{};   ///< size of the last (possibly partial) gradient bucket
+    data_size dp_gradient_bytes{};  ///< the local gradient shard reduced per step (per GPU)
+    data_size zero3_gather_bytes{};  ///< ZeRO-3 parameter bytes gathered per step (fwd + bwd, every micro-batch), per GPU
+    double zero3_gathers = 0;       ///< ZeRO-3 all-gather calls per step (2 per layer per micro-batch)
+};
+
+/// @brief Parameters held by one GPU under the plan, before ZeRO sharding: layer parameters /
+/// (t p), experts' MLPs further / ep, embeddings / t (vocabulary-parallel, Shoeybi et al. 2019
+/// Sec. 3) counted on the first and last stages (we charge the larger: one table per stage end).
+[[nodiscard]] constexpr double parameters_per_gpu(const transformer& m, const plan& p) {
+    const auto lp = parameters_per_layer(m);
+    const double layers_per_stage = static_cast<double>(m.layers) / p.pp;
+    const double dense = lp.attention + lp.router + lp.norms + (m.experts > 1 ? 0.0 : lp.mlp);
+    const double expert = m.experts > 1 ? lp.mlp / p.ep : 0.0;
+    const double emb = static_cast<double>(m.vocab) * m.hidden * (m.tied_embeddings || p.pp > 1 ? 1.0 : 2.0);
+    return layers_per_stage * (dense + expert) / p.tp + emb / p.tp;
+}
+
+/// @brief The traffic of one step of `p` training `m` on nodes of `gpus_per_node` GPUs.
+/// Formulas in the file comment. Assumes a validated plan.
+[[nodiscard]] constexpr step_traffic plan_traffic(const transformer& m, const plan& p, int gpus_per_node) {
+    step_traffic t;
+    const double e = dtype_bytes(p.precision);
+    const double b = p.micro_batch;
+    const double s_local = static_cast<double>(p.seq) / p.cp;
+    const double h = m.hidden;
+    const double mb = p.micro_batches();
+    const double chunks = p.chunks();
+    const double layers_stage = static_cast<double>(m.layers) / p.pp;
+    const bool full = p.recompute_mode == recompute::full;
+    const double activation = b * s_local * h * e;  // one layer's output on one TP group
+
+    // Tensor parallelism
+    const double tp_per_layer = full ? 6.0 : 4.0;
+    t.tp_main.group = group_placement(p, parallel_dim::tp, gpus_per_node);
+    t.tp_main.bytes = bytes(activation);
+    t.tp_main.count = p.tp > 1 ? mb * layers_stage * tp_per_layer : 0.0;
+    if (p.sequence_parallel) {
+        t.tp_main.op = collective_op::reduce_scatter;
+        t.tp_gather = t.tp_main;
+        t.tp_gather.op = collective_op::all_gather;
+    } else {
+        t.tp_main.op = collective_op::all_reduce;
+    }
+
+    // Context parallelism: K and V blocks around the ring, c - 1 hops per layer and pass
+    // K/V heads are split across TP ranks; with fewer K/V heads than ranks each rank keeps one
+    const double kv_local = static_cast<double>(m.kv_dim()) * (m.kv_heads >= p.tp ? 1.0 / p.tp : 1.0 / (m.kv_heads > 0 ? m.kv_heads : 1));
+    t.cp.op = collective_op::send_recv;
+    t.cp.group = group_placement(p, parallel_dim::cp, gpus_per_node);
+    t.cp.bytes = bytes(2.0 * b * s_local * kv_local * e);
+    t.cp.count = p.cp > 1 ? mb * layers_stage * (p.cp - 1) * ((full ? 2.0 : 1.0) + 2.0) : 0.0;
+
+    // Expert parallelism: dispatch + combine, forward and backward
+    if (m.experts > 1 && p.ep > 1) {
+        const double k = m.experts_per_token;
+        t.ep.op = collective_op::all_to_all;
+        t.ep.group = group_placement(p, parallel_dim::ep, gpus_per_node);
+        t.ep.bytes = bytes(k * b * s_local * h * e / p.tp);
+        t.ep.count = mb * layers_stage * (full ? 6.0 : 4.0);
+    }
+
+    // Pipeline parallelism: activations forward, gradients backward, per boundary crossed
+    if (p.pp > 1) {
+        const bool split = p.sequence_parallel || p.pp_scatter_gather;
+        t.pp.op = collective_op::send_recv;
+        t.pp.group = group_placement(p, parallel_dim::pp, gpus_per_node);
+        t.pp.bytes = bytes(split ? activation / p.tp : activation);
+        t.pp.count = 2.0 * mb * chunks;
+        if (p.pp_scatter_gather && !p.sequence_parallel && p.tp > 1) {
+            t.pp_gather.op = collective_op::all_gather;
+            t.pp_gather.group = t.tp_main.group;
+            t.pp_gather.bytes = bytes(activation);
+            t.pp_gather.count = t.pp.count;
+        }
+    }
+
+    // Data parallelism (over dp x cp replicas), bucketed
+    const double params = parameters_per_gpu(m, p);
+    const placement dpg = group_placement(p, parallel_dim::dp, gpus_per_node);
+    const double grad = params * p.gradient_bytes;
+    t.dp_gradient_bytes = bytes(grad);
+    const double bucket = p.bucket.value();
+    const double full_buckets = std::floor(grad / bucket);
+    const double rest = grad - full_buckets * bucket;
+    t.dp_bucket_count = full_buckets + (rest > 0 ? 1.0 : 0.0);
+    t.dp_last_bucket = bytes(rest > 0 ? rest : (grad > 0 ? bucket : 0.0));
+    if (dpg.ranks > 1 && grad > 0) {
+        t.dp_main.group = dpg;
+        t.dp_main.bytes = bytes(grad < bucket ? grad : bucket);
+        t.dp_main.count = grad / t.dp_main.bytes.value();  // fractional: the last bucket is partial
+        if (p.zero == 0) {
+            t.dp_main.op = collective_op::all_reduce;
+        } else {
+            t.dp_main.op = collective_op::reduce_scatter;
+            // updated parameters (stage 1/2) are gathered once per step in the compute precision
+            t.dp_gather.op = collective_op::all_gather;
+            t.dp_gather.group = dpg;
+            t.dp_gather.bytes = bytes((grad < bucket ? grad : bucket) * e / p.gradient_bytes);
+            t.dp_gather.count = p.zero == 3 ? 0.0 : t.dp_main.count;
+            if (p.zero == 3) {
+                // FSDP: parameters gathered per layer in forward and again in backward, every micro-batch
+                t.zero3_gather_bytes = bytes(2.0 * params * e * mb);
+                t.zero3_gathers = 2.0 * layers_stage * mb;
+            }
+        }
+    }
+    return t;
+}
+
+/// @brief Bytes one GPU puts on the wire for one call of `c` (ring/pairwise closed forms):
+/// all-reduce 2 (n-1)/n S; reduce-scatter and all-gather (n-1)/n S; all-to-all (n-1)/n S;
+/// send/recv S. Used for traffic accounting (e.g. NVLink vs network bytes), not timing.
+[[nodiscard]] constexpr double wire_bytes_per_gpu(const comm_call& c) {
+    if (c.empty()) return 0.0;
+    const double n = c.group.ranks, s = c.bytes.value();
+    switch (c.op) {
+        case collective_op::all_reduce: return 2.0 * (n - 1.0) / n * s;
+        case collective_op::reduce_scatter:
+        case collective_op::all_gather:
+        case collective_op::all_to_all: return (n - 1.0) / n * s;
+        case collective_op::broadcast:
+        case collective_op::reduce:
+        case collective_op::send_recv: return s;
+    }
+    return s;
+}
+
+}  // namespace commscale

@@ -1,0 +1,89 @@
+#pragma once
+/// @file predict/capacity.hpp
+/// @brief Capacity planning: how many GPUs train a model in a given time, how long a given number
+/// of GPUs takes, and the GPU-hours either way. The model is the one of gpu-fabrics-for-genai
+/// (Tables 1-3) and will-it-scale-to-n-gpus: every GPU sustains utilization x peak FLOP/s, so
+///   GPUs needed  N = ceil(F / (peak x utilization x T))
+///   time         T = F / (N x peak x utilization)
+///   GPU-hours      = N x T / 3600 s
+/// where F is the training FLOPs (given, or ~6PD / 8PD, workload/flops.hpp). Communication,
+/// bubbles and failures are inside "utilization" here; the step predictor models them.
+
+#include <cmath>
+
+#include "../error.hpp"
+#include "../units.hpp"
+
+namespace commscale {
+
+/// @brief One week, 7 x 86400 s (the unit of gpu-fabrics-for-genai's "training time (in weeks)").
+inline constexpr duration one_week = seconds(7.0 * 86400.0);
+/// @brief One day, 86400 s.
+inline constexpr duration one_day = seconds(86400.0);
+
+/// @brief Sustained rate of one GPU: peak x utilization (FLOP/s).
+[[nodiscard]] constexpr flop_rate sustained_rate(flop_rate peak, double utilization) { return utilization * peak; }
+
+/// @brief GPUs needed to finish `total` FLOPs within `time`: ceil(F / (peak x utilization x T)).
+/// gpu-fabrics-for-genai Table 1: 430 ZFLOP, 624 TFLOPS, 0.3, one week -> 3,798. The quotient is
+/// shrunk by 1e-12 (relative) before rounding up so an exact result is not pushed to the next
+/// integer by a last-bit floating-point error.
+[[nodiscard]] inline double gpus_needed(flop_count total, flop_rate peak, double utilization, duration time) {
+    const double n = total / (sustained_rate(peak, utilization) * time);
+    return std::ceil(n * (1.0 - 1e-12));
+}
+
+/// @brief Time to train `total` FLOPs on `gpus` GPUs: F / (N x peak x utilization).
+[[nodiscard]] constexpr duration time_to_train(flop_count total, flop_rate peak, double utilization, double gpus) {
+    return total / (gpus * sustained_rate(peak, utilization));
+}
+
+/// @brief GPU-hours of the work itself: F / (peak x utilization) / 3600 s (independent of N).
+[[nodiscard]] constexpr double gpu_hours(flop_count total, flop_rate peak, double utilization) {
+    return in_seconds(total / sustained_rate(peak, utilization)) / 3600.0;
+}
+
+/// @brief Result of a capacity plan (CLI `capacity`: {total_flops, gpus_needed, time_s, gpu_hours}).
+struct capacity_plan {
+    flop_count total_flops{};
+    double gpus = 0;        ///< GPUs used (given, or needed for the deadline, rounded up)
+    duration time{};        ///< wall time on those GPUs (<= the deadline when one was given)
+    double gpu_hours = 0;   ///< gpus x time / 3600 s
+};
+
+namespace detail {
+inline void check_capacity_inputs(flop_count total, flop_rate peak, double utilization) {
+    require_positive("total_flops", in_flops(total));
+    require_positive("peak", in_tflops(peak));
+    if (!std::isfinite(utilization) || utilization <= 0 || utilization > 1)
+        throw input_error("utilization", commscale::detail::number_text(utilization), "a fraction in (0, 1]");
+}
+}  // namespace detail
+
+/// @brief Plan for a deadline: GPUs needed (rounded up), the time they take, GPU-hours.
+/// Throws input_error for a non-positive FLOP count, peak or time, or utilization outside (0, 1].
+[[nodiscard]] inline capacity_plan plan_for_time(flop_count total, flop_rate peak, double utilization, duration time) {
+    detail::check_capacity_inputs(total, peak, utilization);
+    require_positive("time", in_seconds(time));
+    capacity_plan p;
+    p.total_flops = total;
+    p.gpus = gpus_needed(total, peak, utilization, time);
+    p.time = time_to_train(total, peak, utilization, p.gpus);
+    p.gpu_hours = p.gpus * in_seconds(p.time) / 3600.0;
+    return p;
+}
+
+/// @brief Plan for a GPU count: the time `gpus` GPUs take, GPU-hours. Throws input_error as
+/// plan_for_time, and for gpus < 1.
+[[nodiscard]] inline capacity_plan plan_for_gpus(flop_count total, flop_rate peak, double utilization, double gpus) {
+    detail::check_capacity_inputs(total, peak, utilization);
+    if (!std::isfinite(gpus) || gpus < 1) throw input_error("gpus", commscale::detail::number_text(gpus), "a number >= 1");
+    capacity_plan p;
+    p.total_flops = total;
+    p.gpus = gpus;
+    p.time = time_to_train(total, peak, utilization, gpus);
+    p.gpu_hours = gpus * in_seconds(p.time) / 3600.0;
+    return p;
+}
+
+}  // namespace commscale

@@ -1,0 +1,171 @@
+#pragma once
+/// @file workload/flops.hpp
+/// @brief Training FLOPs of a transformer: the scaling-law approximations 6PD (8PD with full
+/// recompute) and the exact matmul count per layer (projections with grouped-query attention,
+/// attention scores and values, MLP with or without gating, MoE top-k, logits), with model FLOPs
+/// (what the model needs) and hardware FLOPs (what the GPU executes, recompute included) apart.
+///
+/// Conventions (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU
+/// Clusters", section 5.1 / appendix): a (m x k)(k x n) matmul costs 2mkn FLOPs; the backward pass
+/// costs twice the forward; only matmuls are counted (softmax, norms, activations are < 1%);
+/// attention scores are counted over the full s x s square (causal masking not subtracted).
+/// For a GPT layer (kv = h, ffn = 4h) this gives 72 B s l h^2 (1 + s/6h + V/(12 l h)) model FLOPs
+/// per iteration, and 96 B s l h^2 (1 + s/6h + V/(16 l h)) with full recompute.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "../error.hpp"
+#include "../hardware/accelerator.hpp"
+#include "../units.hpp"
+#include "transformer.hpp"
+
+namespace commscale {
+
+/// @brief Activation recomputation (Korthikanti et al. 2022, "Reducing Activation Recomputation
+/// in Large Transformer Models"): none; selective = only the attention core (QK^T, softmax,
+/// dropout, attention over V) is recomputed; full = every layer's forward is recomputed from its
+/// stored input.
+enum class recompute { none, selective, full };
+
+/// @brief "none", "selective" or "full".
+[[nodiscard]] constexpr std::string_view recompute_name(recompute r) {
+    switch (r) {
+        case recompute::none: return "none";
+        case recompute::selective: return "selective";
+        case recompute::full: return "full";
+    }
+    return "none";
+}
+
+/// @brief Parses "none" | "selective" | "full"; input_error naming `field` otherwise.
+[[nodiscard]] inline recompute recompute_from_name(std::string_view name, std::string_view field = "recompute") {
+    if (name == "none") return recompute::none;
+    if (name == "selective") return recompute::selective;
+    if (name == "full") return recompute::full;
+    throw input_error(std::string(field), "'" + std::string(name) + "'", "none, selective or full");
+}
+
+// ---------------------------------------------------------------- approximations (6PD / 8PD)
+
+/// @brief FLOPs per parameter per token of the PD approximation: 6 = 2 forward + 4 backward
+/// (Kaplan et al. 2020, "Scaling Laws for Neural Language Models", section 2.1); 8 with full
+/// recompute (one more forward; ml-engineering "2x forward and 2x backward", gpu-fabrics-for-genai
+/// "8 x 175e9 x 300e9 = 420 ZFLOP"). Selective recompute only repeats the attention core, which
+/// this approximation does not count: 6.
+[[nodiscard]] constexpr double flops_per_parameter_token(recompute r) {
+    return r == recompute::full ? 8.0 : 6.0;
+}
+
+/// @brief Training FLOPs ~ k x P x D (k = 6, or 8 with full recompute): P parameters (active
+/// parameters for MoE), D tokens. Kaplan et al. 2020, C = 6ND.
+[[nodiscard]] constexpr flop_count approx_training_flops(double params, double tokens, double flops_per_param_token = 6.0) {
+    return flops(flops_per_param_token * params * tokens);
+}
+
+/// @brief As above with k chosen by the recompute mode.
+[[nodiscard]] constexpr flop_count approx_training_flops(double params, double tokens, recompute r) {
+    return approx_training_flops(params, tokens, flops_per_parameter_token(r));
+}
+
+// ---------------------------------------------------------------- exact matmul count
+
+/// @brief Forward FLOPs of one transformer layer for `sequences` sequences of `seq` tokens, by
+/// component (2 FLOPs per multiply-add; d = head_dim, kv = kv_heads x d, f = ffn, E experts, k top-k).
+struct layer_flops {
+    flop_count qkv{};          ///< 2 B s h (h + 2 kv): Q, K, V projections (GQA shrinks K, V)
+    flop_count scores{};       ///< 2 B s^2 h: Q K^T over all heads
+    flop_count values{};       ///< 2 B s^2 h: attention-weighted sum of V
+    flop_count out_proj{};     ///< 2 B s h^2
+    flop_count mlp{};          ///< k x (2 or 3) x 2 B s h f (3 matrices when gated)
+    flop_count router{};       ///< 2 B s h E (MoE gate), 0 for dense
+    /// @brief The attention core (scores + values): what selective recompute repeats.
+    [[nodiscard]] constexpr flop_count attention_core() const { return scores + values; }
+    /// @brief All forward FLOPs of the layer.
+    [[nodiscard]] constexpr flop_count total() const { return qkv + scores + values + out_proj + mlp + router; }
+};
+
+/// @brief Forward FLOPs of one layer (see layer_flops). `seq` tokens per sequence, `sequences`
+/// sequences (B). Formula: Narayanan et al. 2021 appendix, generalized to GQA, gated MLP and MoE.
+[[nodiscard]] constexpr layer_flops layer_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
+    const double h = m.hidden, kv = m.kv_dim(), f = m.ffn;
+    const double tokens = seq * sequences;
+    const double k = m.experts > 1 ? m.experts_per_token : 1;
+    layer_flops r;
+    r.qkv = flops(2.0 * tokens * h * (h + 2.0 * kv));
+    r.scores = flops(2.0 * tokens * seq * h);
+    r.values = flops(2.0 * tokens * seq * h);
+    r.out_proj = flops(2.0 * tokens * h * h);
+    r.mlp = flops(k * (m.gated_mlp ? 3.0 : 2.0) * 2.0 * tokens * h * f);
+    r.router = flops(m.experts > 1 ? 2.0 * tokens * h * m.experts : 0.0);
+    return r;
+}
+
+/// @brief Forward FLOPs of the output projection (logits): 2 B s h V.
+[[nodiscard]] constexpr flop_count logits_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
+    return flops(2.0 * seq * sequences * m.hidden * static_cast<double>(m.vocab));
+}
+
+/// @brief Forward FLOPs of the whole model: layers x layer + logits.
+[[nodiscard]] constexpr flop_count forward_flops(const transformer& m, double seq, double sequences = 1.0) {
+    return static_cast<double>(m.layers) * layer_forward_flops(m, seq, sequences).total() +
+           logits_forward_flops(m, seq, sequences);
+}
+
+/// @brief Model FLOPs of one training iteration over B sequences of s tokens: 3 x forward
+/// (backward = 2 x forward). What MFU counts (Chowdhery et al. 2022, PaLM, appendix B).
+/// GPT shape: 72 B s l h^2 (1 + s/6h + V/(12 l h)) (Narayanan et al. 2021, eq. 3).
+[[nodiscard]] constexpr flop_count model_flops(const transformer& m, double seq, double sequences = 1.0) {
+    return 3.0 * forward_flops(m, seq, sequences);
+}
+
+/// @brief Hardware FLOPs of one training iteration: model FLOPs plus what recompute repeats.
+/// full: every layer's forward once more (logits are not recomputed), giving
+/// 96 B s l h^2 (1 + s/6h + V/(16 l h)) for GPT (Narayanan et al. 2021, eq. 3 with recompute);
+/// selective: the attention core once more, + l x 4 B s^2 h (Korthikanti et al. 2022, section 5).
+/// What HFU counts.
+[[nodiscard]] constexpr flop_count hardware_flops(const transformer& m, double seq, double sequences, recompute r) {
+    const auto layer = layer_forward_flops(m, seq, sequences);
+    const double l = m.layers;
+    flop_count extra = flops(0.0);
+    if (r == recompute::full) extra = l * layer.total();
+    else if (r == recompute::selective) extra = l * layer.attention_core();
+    return model_flops(m, seq, sequences) + extra;
+}
+
+/// @brief Model FLOPs per token of training at context `seq` (model_flops / (B s)); ~ 6 x active
+/// parameters plus the attention-score term 12 l s h (per token).
+[[nodiscard]] constexpr flop_count model_flops_per_token(const transformer& m, double seq) {
+    return model_flops(m, seq, 1.0) / seq;
+}
+
+/// @brief Narayanan et al. 2021 closed form for GPT-shaped models, FLOPs per iteration:
+/// 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) without recompute, 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
+/// with full recompute. Exact for kv = h, ffn = 4h, dense, no gating (used to cross-check).
+[[nodiscard]] constexpr flop_count narayanan_flops(const transformer& m, double seq, double sequences, bool full_recompute) {
+    const double B = sequences, s = seq, l = m.layers, h = m.hidden, V = m.vocab;
+    if (full_recompute) return flops(96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h)));
+    return flops(72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h)));
+}
+
+// ---------------------------------------------------------------- precision and peak
+
+/// @brief The accelerator's dense peak for `precision`; input_error naming `field` if the
+/// accelerator has no peak for it (e.g. fp8 on A100).
+[[nodiscard]] inline flop_rate peak_for(const accelerator& acc, dtype precision, std::string_view field = "dtype") {
+    if (auto p = acc.peak(precision)) return *p;
+    throw input_error(std::string(field), std::string(dtype_name(precision)),
+                      "a data type " + std::string(acc.name) + " supports");
+}
+
+/// @brief Parses "fp32" | "tf32" | "bf16" | "fp16" | "fp8"; input_error naming `field` otherwise.
+[[nodiscard]] inline dtype precision_from_name(std::string_view name, std::string_view field = "dtype") {
+    for (std::size_t i = 0; i < dtype_count; ++i) {
+        const auto d = static_cast<dtype>(i);
+        if (dtype_name(d) == name) return d;
+    }
+    throw input_error(std::string(field), "'" + std::string(name) + "'", "fp32, tf32, bf16, fp16 or fp8");
+}
+
+}  // namespace commscale

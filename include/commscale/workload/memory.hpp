@@ -1,0 +1,184 @@
+#pragma once
+/// @file workload/memory.hpp
+/// @brief Memory per GPU of a training plan: model state (weights, gradients, optimizer state)
+/// split by tensor x pipeline (x expert) parallelism and sharded by ZeRO 1/2/3 (FSDP) over data
+/// parallelism; activations per layer per micro-batch by Korthikanti et al. 2022 ("Reducing
+/// Activation Recomputation in Large Transformer Models", Table 2), with tensor and sequence
+/// parallelism and none/selective/full recompute; and the micro-batches a pipeline schedule keeps
+/// in flight. Allocation-free: the step predictor and the planner call these in their hot loops.
+
+#include <algorithm>
+
+#include "../units.hpp"
+#include "flops.hpp"
+#include "transformer.hpp"
+
+namespace commscale {
+
+// ---------------------------------------------------------------- model state
+
+/// @brief Bytes of training state per parameter, split by what each ZeRO stage shards.
+struct state_bytes {
+    double weights = 2;    ///< working copy of the parameters (bf16/fp16): sharded by ZeRO-3 / FSDP
+    double gradients = 2;  ///< gradients: sharded by ZeRO-2 and up
+    double optimizer = 12; ///< fp32 master weights + Adam m + v (4 + 4 + 4): sharded by ZeRO-1 and up
+    /// @brief Total bytes per parameter.
+    [[nodiscard]] constexpr double total() const { return weights + gradients + optimizer; }
+};
+
+/// @brief Mixed-precision Adam, 16 bytes/parameter: 2 (fp16 weights) + 2 (fp16 gradients) + 12
+/// (fp32 master weights, momentum, variance). Rajbhandari et al. 2020, "ZeRO", section 3.1
+/// (2Ψ + 2Ψ + KΨ, K = 12); gpu-fabrics-for-genai "~16 bytes/parameter (4P + 12P)". The default.
+inline constexpr state_bytes mixed_precision_adam{2, 2, 12};
+
+/// @brief Mixed-precision Adam with fp32 gradients, 18 bytes/parameter: 2 + 4 + 12. The
+/// ml-engineering book's "18 bytes per parameter" (6 weights fp32 + fp16, 4 gradients fp32,
+/// 8 Adam), regrouped so the fp32 master copy sits with the optimizer state that ZeRO-1 shards.
+inline constexpr state_bytes mixed_precision_adam_fp32_grads{2, 4, 12};
+
+/// @brief Unsharded model-state bytes: parameters x bytes per parameter (e.g. 2e9 x 18 = 36 GB).
+[[nodiscard]] constexpr data_size model_state_bytes(double params, state_bytes b = mixed_precision_adam) {
+    return bytes(params * b.total());
+}
+
+/// @brief Model state held by one GPU, by component.
+struct model_state {
+    data_size weights{};
+    data_size gradients{};
+    data_size optimizer{};
+    [[nodiscard]] constexpr data_size total() const { return weights + gradients + optimizer; }
+};
+
+/// @brief Model state per GPU: each component is params / (tp x pp) x its bytes, divided by dp
+/// when the ZeRO stage shards it (1: optimizer; 2: + gradients; 3 = FSDP full shard: + weights).
+/// Rajbhandari et al. 2020, Figure 1: Ψ = 7.5B, N_d = 64 -> 120 / 31.4 / 16.6 / 1.9 GB.
+/// `params` is the model's total; embeddings are assumed split with the rest (Megatron splits
+/// the vocabulary over TP; with PP they sit on the first/last stage, a small error for large l).
+[[nodiscard]] constexpr model_state model_state_per_gpu(double params, int tp, int pp, int dp, int zero_stage,
+                                                        state_bytes b = mixed_precision_adam) {
+    const double local = params / (static_cast<double>(std::max(tp, 1)) * std::max(pp, 1));
+    const double d = std::max(dp, 1);
+    model_state s;
+    s.weights = bytes(local * b.weights / (zero_stage >= 3 ? d : 1.0));
+    s.gradients = bytes(local * b.gradients / (zero_stage >= 2 ? d : 1.0));
+    s.optimizer = bytes(local * b.optimizer / (zero_stage >= 1 ? d : 1.0));
+    return s;
+}
+
+/// @brief Model state per GPU of a transformer, with expert parallelism: expert MLP parameters
+/// are further divided by `ep` (Lepikhin et al. 2020, GShard: experts sharded over the EP group).
+[[nodiscard]] constexpr model_state model_state_per_gpu(const transformer& m, int tp, int pp, int dp, int ep,
+                                                        int zero_stage, state_bytes b = mixed_precision_adam) {
+    const double total = total_parameters(m);
+    const double expert = m.experts > 1 ? m.layers * parameters_per_layer(m).mlp : 0.0;
+    const double effective = total - expert + expert / std::max(ep, 1);
+    return model_state_per_gpu(effective, tp, pp, dp, zero_stage, b);
+}
+
+// ---------------------------------------------------------------- activations
+
+/// @brief Bytes of activations one transformer layer stores for one micro-batch, by Korthikanti
+/// et al. 2022 section 4 (16-bit activations, 1-byte dropout masks), generalized to GQA
+/// (kv = kv_heads x d), any FFN width f, gated MLP and MoE top-k:
+///   replicated over TP (unless sequence parallel): norms 4sbh, attention input 2sbh, MLP input
+///     2sbh, two dropout masks 2sbh = 10 sbh
+///   split over TP: Q 2sbh, K V 4sb kv, projection input 2sbh, MLP 4sbf (gated: 6sbf: gate, up
+///     and the product; fused SwiGLU as in Megatron) x top-k, attention core 5 a s^2 b
+///   GPT (kv = h, f = 4h): sbh (10 + 24/t + 5as/(ht)), Table 2.
+/// Sequence parallelism divides the replicated part by t too: sbh/t (34 + 5as/h). Selective
+/// recompute drops the attention core: sbh (10 + 24/t), or 34 sbh / t with SP. Full recompute
+/// keeps only the layer input, 2 sbh (Table 2, last row).
+/// `seq` = s (tokens per sequence on this GPU, already divided by context parallelism),
+/// `micro_batch` = b, `tp` = t.
+[[nodiscard]] constexpr data_size activation_bytes_per_layer(const transformer& m, double seq, double micro_batch,
+                                                             int tp, bool sequence_parallel, recompute r) {
+    const double s = seq, b = micro_batch, h = m.hidden, a = m.heads, kv = m.kv_dim(), f = m.ffn;
+    const double t = std::max(tp, 1);
+    const double sbh = s * b * h;
+    if (r == recompute::full) return bytes(2.0 * sbh);
+    const double k = m.experts > 1 ? m.experts_per_token : 1;
+    const double replicated = 10.0 * sbh;
+    const double mlp = k * (m.gated_mlp ? 6.0 : 4.0) * s * b * f;
+    const double split = 2.0 * sbh + 4.0 * s * b * kv + 2.0 * sbh + mlp;
+    const double core = r == recompute::selective ? 0.0 : 5.0 * a * s * s * b;
+    return bytes((sequence_parallel ? replicated / t : replicated) + (split + core) / t);
+}
+
+/// @brief Extra activations outside the layers (Korthikanti et al. 2022, section 4.3): on the
+/// first stage the embedding dropout mask, s b h (/t with SP); on the last stage the output
+/// norm and the fp32 logits for the cross-entropy, 4 s b h (1 + V/h) / t. With one stage, both.
+[[nodiscard]] constexpr data_size activation_bytes_outside_layers(const transformer& m, double seq, double micro_batch,
+                                                                  int tp, bool sequence_parallel, bool first_stage,
+                                                                  bool last_stage) {
+    const double sbh = seq * micro_batch * m.hidden, t = std::max(tp, 1);
+    double v = 0;
+    if (first_stage) v += sequence_parallel ? sbh / t : sbh;
+    if (last_stage) v += 4.0 * sbh * (1.0 + static_cast<double>(m.vocab) / m.hidden) / t;
+    return bytes(v);
+}
+
+/// @brief Micro-batches whose activations the first pipeline stage holds at its peak, in units of
+/// one micro-batch through the whole stage (Korthikanti et al. 2022, section 4.2.3; Narayanan et
+/// al. 2021, section 2.2): GPipe m (all forwards before any backward); 1F1B min(p, m);
+/// interleaved 1F1B with v >= 2 chunks per device p (1 + (p-1)/(p v)) = p + (p-1)/v (capped at m).
+/// Without pipelining (p = 1) one micro-batch.
+[[nodiscard]] constexpr double in_flight_gpipe(int micro_batches) { return std::max(micro_batches, 1); }
+[[nodiscard]] constexpr double in_flight_1f1b(int pp, int micro_batches) {
+    return std::min(std::max(pp, 1), std::max(micro_batches, 1));
+}
+[[nodiscard]] constexpr double in_flight_interleaved(int pp, int micro_batches, int virtual_stages) {
+    if (virtual_stages <= 1) return in_flight_1f1b(pp, micro_batches);  // one chunk per device is 1F1B
+    const double p = std::max(pp, 1), v = virtual_stages;
+    return std::min(p + (p - 1.0) / v, static_cast<double>(std::max(micro_batches, 1)));
+}
+
+/// @brief A plan's inputs to the memory model (allocation-free aggregate).
+struct memory_plan {
+    double seq = 2048;          ///< tokens per sequence on one GPU (divide by CP beforehand)
+    double micro_batch = 1;     ///< sequences per micro-batch (b)
+    int tp = 1, pp = 1, dp = 1, ep = 1;
+    int zero_stage = 0;         ///< 0 (plain DP), 1, 2, 3 (= FSDP full shard)
+    bool sequence_parallel = false;
+    recompute recompute_mode = recompute::none;
+    double in_flight = 1;       ///< micro-batches in flight on the first stage (in_flight_* above)
+    state_bytes state = mixed_precision_adam;
+};
+
+/// @brief Memory of one GPU (the first pipeline stage, which holds the most activations).
+struct memory_breakdown {
+    model_state state{};
+    data_size activations{};  ///< layers per stage x in-flight micro-batches x per layer + embeddings/logits
+    [[nodiscard]] constexpr data_size total() const { return state.total() + activations; }
+};
+
+/// @brief Memory per GPU for a plan: model state (model_state_per_gpu) plus activations
+/// ceil(l / pp) layers x in_flight x activation_bytes_per_layer + activation_bytes_outside_layers
+/// (first stage; with pp = 1 the last stage's logits too, for one micro-batch).
+[[nodiscard]] constexpr memory_breakdown memory_per_gpu(const transformer& m, const memory_plan& p) {
+    memory_breakdown r;
+    r.state = model_state_per_gpu(m, p.tp, p.pp, p.dp, p.ep, p.zero_stage, p.state);
+    const int pp = std::max(p.pp, 1);
+    const double layers_per_stage = (m.layers + pp - 1) / pp;
+    const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode);
+    r.activations = layers_per_stage * std::max(p.in_flight, 1.0) * per_layer +
+                    activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, true, pp == 1);
+    return r;
+}
+
+/// @brief True if the plan's memory fits `capacity` (e.g. accelerator::memory).
+[[nodiscard]] constexpr bool fits_in_memory(const memory_breakdown& mb, data_size capacity) {
+    return mb.total() <= capacity;
+}
+
+/// @brief Accelerators needed just to hold the model state: ceil(params x bytes / capacity).
+/// gpu-fabrics-for-genai: GPT-3 175B at 16 B/param on 80 GB -> 35; 1.5T -> 300.
+[[nodiscard]] constexpr double devices_for_model_state(double params, data_size capacity,
+                                                       state_bytes b = mixed_precision_adam) {
+    // The relative slack keeps an exact quotient (2800 GB / 80 GB = 35) from rounding up on a
+    // last-bit floating-point error.
+    const double n = params * b.total() / in_bytes(capacity) * (1.0 - 1e-12);
+    const double c = static_cast<double>(static_cast<long long>(n));
+    return c < n ? c + 1.0 : c;
+}
+
+}  // namespace commscale

@@ -1,0 +1,124 @@
+// Tests of `commscale fit`, run through the built binary (COMMSCALE_CLI_PATH): exit codes (0 / 2),
+// the JSON keys of CLI.md, the published 8 x A100 all-reduce figures, --out readable back by
+// --cluster, and no partial file on error.
+#include "catch_shim.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct run_result {
+    int rc = -1;
+    std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+fs::path scratch() {
+    static const fs::path p = [] {
+        fs::path d = fs::temp_directory_path() / ("commscale_cli_fit_" + std::to_string(::getpid()));
+        fs::remove_all(d);
+        fs::create_directories(d);
+        return d;
+    }();
+    return p;
+}
+
+// Runs the CLI with `args` (shell words), optional stdin file; captures stdout, stderr, status.
+run_result run(const std::string& args, const std::string& stdin_file = "/dev/null") {
+    const fs::path out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
+    const std::string cmd = std::string("\"") + COMMSCALE_CLI_PATH + "\" " + args + " <\"" + stdin_file + "\" >\"" +
+                            out.string() + "\" 2>\"" + err.string() + "\"";
+    const int status = std::system(cmd.c_str());
+    run_result r;
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+const std::string a100_log = std::string(COMMSCALE_TEST_DATA_DIR) + "/nccl-tests/ml_engineering_a100_allreduce.log";
+
+int lines(const std::string& s) {
+    int n = 0;
+    for (char ch : s) n += ch == '\n';
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("fit on the 8 x A100 all-reduce log: exit 0, CLI.md keys, published peak") {
+    const auto r = run("fit \"" + a100_log + "\" --json");
+    REQUIRE(r.rc == 0);
+    const json j = json::parse(r.out);
+    for (const char* k : {"op", "ranks", "nodes", "rows", "latency_us", "bandwidth_GBps", "peak_busbw_GBps", "efficiency",
+                          "median_rel_error", "cv_median_rel_error", "r2"})
+        CHECK(j.contains(k));
+    CHECK(j["op"] == "all_reduce");
+    CHECK(j["ranks"] == 8);
+    CHECK(j["nodes"] == 1);
+    CHECK(j["rows"] == 20);
+    // Inferred topology: the A100 device lines select dgx-a100.
+    CHECK(j["cluster"] == "dgx-a100");
+    // Published peak busbw 234.89 GB/s at 16 GiB (ml-engineering-networking): within 2%.
+    CHECK(std::abs(j["peak_busbw_GBps"].get<double>() / 234.9 - 1.0) < 0.02);
+    // The 32 KiB row (43.83 us) is latency-bound: the latency floor is below it.
+    CHECK(j["latency_us"].get<double>() <= 43.83);
+    CHECK(j["cv_median_rel_error"].get<double>() <= 0.05);
+}
+
+TEST_CASE("fit reads stdin and agrees with the file") {
+    const auto f = run("fit \"" + a100_log + "\" --json");
+    const auto s = run("fit - --json", a100_log);
+    REQUIRE(s.rc == 0);
+    CHECK(json::parse(s.out)["peak_busbw_GBps"] == json::parse(f.out)["peak_busbw_GBps"]);
+}
+
+TEST_CASE("fit --out writes a cluster that --cluster reads and that reproduces the 1 GiB row") {
+    const fs::path file = scratch() / "calibrated.json", svg = scratch() / "fit.svg";
+    const auto r = run("fit \"" + a100_log + "\" --json --out \"" + file.string() + "\" --svg \"" + svg.string() + "\"");
+    REQUIRE(r.rc == 0);
+    REQUIRE(fs::exists(file));
+    CHECK(slurp(svg).find("<svg") != std::string::npos);
+    const auto c = run("collective --op all_reduce --bytes 1073741824 --cluster \"" + file.string() + "\" --json");
+    REQUIRE(c.rc == 0);
+    // The table's 1 GiB row: 8203.9 us (busbw 229.04 GB/s); the calibrated description within 5%.
+    const double t = json::parse(c.out)["time_us"].get<double>();
+    CHECK(std::abs(t / 8203.9 - 1.0) < 0.05);
+    // Uncalibrated default preset for comparison is a different description: the file carries a calibration.
+    CHECK(json::parse(slurp(file)).contains("calibration"));
+}
+
+TEST_CASE("fit: empty, garbage or missing input exits 2 with one stderr line and no output file") {
+    const std::string data = COMMSCALE_TEST_DATA_DIR;
+    const fs::path file = scratch() / "never.json";
+    for (const std::string& args : {"fit \"" + data + "/nccl-tests/empty.log\"", "fit \"" + data + "/nccl-tests/garbage.bin\"",
+                                   "fit \"" + data + "/nccl-tests/whitespace_only.log\"", std::string("fit -"),
+                                   std::string("fit /nonexistent/log.txt"), "fit \"" + a100_log + "\" --op all_gather"}) {
+        const auto r = run(args + " --out \"" + file.string() + "\"");
+        INFO(args << " -> " << r.err);
+        CHECK(r.rc == 2);
+        CHECK(lines(r.err) == 1);
+        CHECK(r.out.empty());
+        CHECK_FALSE(fs::exists(file));
+    }
+    const auto none = run("fit");
+    CHECK(none.rc == 2);
+}

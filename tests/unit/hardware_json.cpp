@@ -1,0 +1,208 @@
+// JSON for links and accelerators: the CLI.md keys, round trips, validation errors that name the
+// field path, and the agreement of data/links.json and data/accelerators.json with the headers.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <commscale/io/file.hpp>
+#include <commscale/io/hardware_json.hpp>
+
+#include "catch_shim.hpp"
+
+using namespace commscale;
+using namespace commscale::literals;
+using nlohmann::json;
+
+namespace {
+commscale::link read_link(const std::string& text) { return link_from_json(json::parse(text), "cluster.inter.link"); }
+accelerator read_acc(const std::string& text) { return accelerator_from_json(json::parse(text), "accelerator"); }
+json data_file(const std::string& name) {
+    return io::parse_json(io::read_file(std::string(COMMSCALE_DATA_DIR) + "/" + name), name);
+}
+bool same(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
+}  // namespace
+
+TEST_CASE("link JSON has the CLI.md keys: nvlink4 is 450 per direction, 900 duplex, latency null") {
+    const json j = nvlink<4>;
+    CHECK(j.at("name") == "nvlink4");
+    CHECK(j.at("kind") == "scale_up");
+    CHECK(j.at("per_direction_GBps").get<double>() == 450.0);
+    CHECK(j.at("duplex_GBps").get<double>() == 900.0);
+    CHECK(j.at("latency_us").is_null());
+    CHECK(j.at("lanes") == 2);
+    CHECK(j.at("links") == 18);
+    CHECK(j.at("source").get<std::string>().find("H100") != std::string::npos);
+    const json hdr = infiniband<ib_rate::hdr, 4>;
+    CHECK(hdr.at("latency_us").get<double>() == Approx(0.6));
+    CHECK(hdr.at("per_direction_GBps").get<double>() == Approx(25.0));  // 200 Gbps
+}
+
+TEST_CASE("accelerator JSON has the CLI.md keys, null where a dtype is unsupported") {
+    const json j = a100_80gb_sxm;
+    CHECK(j.at("name") == "a100-80gb-sxm");
+    CHECK(j.at("memory_GiB").get<double>() == 80.0);
+    CHECK(j.at("memory_bandwidth_GBps").get<double>() == Approx(2039.0));
+    CHECK(j.at("peak_tflops").at("bf16").get<double>() == Approx(312.0));
+    CHECK(j.at("peak_tflops").at("fp8").is_null());
+    CHECK(j.at("scale_up_link") == "nvlink3");
+    CHECK(j.contains("source"));
+}
+
+TEST_CASE("every catalog entry survives a JSON round trip") {
+    for (const commscale::link& l : all_links()) {
+        const commscale::link back = json(l).get<commscale::link>();
+        CHECK(back.name == l.name);
+        CHECK(back.kind == l.kind);
+        CHECK(back.family == l.family);
+        CHECK(back.rdma == l.rdma);
+        CHECK(back.per_direction == l.per_direction);
+        CHECK(back.per_lane == l.per_lane);
+        CHECK(back.lanes == l.lanes);
+        CHECK(back.links == l.links);
+        CHECK(back.encoding == l.encoding);
+        CHECK(back.latency == l.latency);
+        CHECK(back.source == l.source);
+    }
+    for (const accelerator& a : all_accelerators()) {
+        const accelerator back = json(a).get<accelerator>();
+        CHECK(back.name == a.name);
+        CHECK(back.memory == a.memory);
+        CHECK(back.memory_bandwidth == a.memory_bandwidth);
+        CHECK(back.dense_peak == a.dense_peak);
+        CHECK(back.scale_up_link == a.scale_up_link);
+        CHECK(back.compute_efficiency == a.compute_efficiency);
+    }
+}
+
+TEST_CASE("a link may be a catalog name, a catalog entry with overrides, or a full object") {
+    CHECK(link_from_json(json("ib-ndr-4x"), "inter.link").per_direction == 400_Gbps);
+    // Calibrated HDR: same port, measured latency and bandwidth.
+    const commscale::link cal = read_link(R"({"name": "ib-hdr-4x", "latency_us": 2.1, "per_direction": "190Gbps"})");
+    CHECK(cal.per_direction == 190_Gbps);
+    CHECK(in_us(*cal.latency) == Approx(2.1));
+    CHECK(cal.lanes == 4);
+    // A new link: a duplex figure enters only through a key that says so, and is halved.
+    const commscale::link mine = read_link(R"({"name": "my-fabric", "kind": "scale_out", "duplex_GBps": 100,
+                                               "latency": "3us", "source": "lab measurement"})");
+    CHECK(mine.name == "my-fabric");
+    CHECK(mine.per_direction == 50_GBps);
+    CHECK(mine.per_lane == 50_GBps);
+    CHECK(mine.rdma);
+    CHECK(mine.source == "lab measurement");
+    CHECK(in_us(*mine.latency) == Approx(3.0));
+    const commscale::link tcp = read_link(R"({"name": "lan", "kind": "scale_out", "family": "ethernet",
+                                              "per_direction_GBps": 1.25})");
+    CHECK_FALSE(tcp.rdma);
+    CHECK_FALSE(tcp.latency.has_value());
+}
+
+TEST_CASE("bad link JSON names the field path, the value and what is accepted") {
+    using Catch::Matchers::Contains;
+    CHECK_THROWS_WITH(link_from_json(json("nvlnk4"), "cluster.intra.link"),
+                      Contains("cluster.intra.link") && Contains("nvlink4"));
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": 50, "latncy_us": 1})"),
+                      Contains("cluster.inter.link.latncy_us") && Contains("latency_us"));
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out"})"),
+                      Contains("cluster.inter.link.per_direction_GBps") && Contains("missing"));
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "per_direction_GBps": 50})"), Contains("cluster.inter.link.kind"));
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "sideways", "per_direction_GBps": 50})"),
+                      Contains("cluster.inter.link.kind") && Contains("scale_out"));
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": -5})"),
+                      Contains("per_direction_GBps") && Contains("-5"));
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": 0})"),
+                      Contains("per_direction_GBps") && Contains("> 0"));
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": "nan"})"),
+                      Contains("per_direction_GBps") && Contains("nan"));
+    // A size where a rate is expected is an error, not a guess.
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction": "400GB"})"),
+                      Contains("cluster.inter.link.per_direction") && Contains("rate"));
+    // Per-direction and duplex that disagree (the duplex-as-unidirectional mistake) are rejected.
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": 126, "duplex_GBps": 126})"),
+                      Contains("duplex_GBps") && Contains("252"));
+    CHECK_THROWS_AS(read_link(R"({"name": "", "kind": "scale_out", "per_direction_GBps": 1})"), input_error);
+    CHECK_THROWS_AS(read_link(R"([1, 2])"), input_error);
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": 1, "lanes": 0})"),
+                      Contains("cluster.inter.link.lanes"));
+}
+
+TEST_CASE("accelerator JSON: names, overrides, new parts and errors") {
+    using Catch::Matchers::Contains;
+    CHECK(accelerator_from_json(json("h100-sxm"), "accelerator").peak(dtype::fp8) == 1979_TFLOPS);
+    const accelerator slow = read_acc(R"({"name": "h100-sxm", "compute_efficiency": 0.6})");
+    CHECK(slow.compute_efficiency == 0.6);
+    CHECK(slow.peak(dtype::bf16) == h100_sxm.peak(dtype::bf16));
+    const accelerator mine = read_acc(R"({"name": "my-gpu", "memory": "24GiB", "memory_bandwidth": "1TB/s",
+        "peak_tflops": {"bf16": 100, "fp8": null}, "scale_up_link": "pcie4-x16"})");
+    CHECK(mine.memory == 24_GiB);
+    CHECK(mine.memory_bandwidth == 1_TBps);
+    CHECK(mine.peak(dtype::bf16) == 100_TFLOPS);
+    CHECK_FALSE(mine.peak(dtype::fp8).has_value());
+    CHECK(mine.compute_efficiency == default_compute_efficiency);
+    CHECK_THROWS_WITH(accelerator_from_json(json("h100"), "cluster.accelerator"),
+                      Contains("cluster.accelerator") && Contains("h100-sxm"));
+    CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "peak_tflops": {"bf17": 1}})"),
+                      Contains("accelerator.peak_tflops.bf17") && Contains("bf16"));
+    CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "scale_up_link": "nvlink9"})"),
+                      Contains("accelerator.scale_up_link"));
+    CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "compute_efficiency": 1.5})"),
+                      Contains("accelerator.compute_efficiency"));
+    CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "memory": "3TB/s"})"), Contains("accelerator.memory"));
+    CHECK_THROWS_WITH(read_acc(R"({"name": "x", "memory_GiB": 8, "memory_bandwidth_GBps": 100,
+                                   "peak_tflops": {"bf16": null}, "scale_up_link": "pcie4-x16"})"),
+                      Contains("accelerator.peak_tflops"));
+    CHECK_THROWS_WITH(read_acc(R"({"name": "x", "memory_bandwidth_GBps": 100, "peak_tflops": {"bf16": 1},
+                                   "scale_up_link": "pcie4-x16"})"),
+                      Contains("accelerator.memory_GiB"));
+    CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "peak_tflops": {"bf16": -1}})"),
+                      Contains("accelerator.peak_tflops.bf16"));
+}
+
+TEST_CASE("data/links.json agrees with the header catalog entry by entry") {
+    const json doc = data_file("links.json");
+    const json& list = doc.at("links");
+    REQUIRE(list.size() == all_links().size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const json& e = list[i];
+        const commscale::link& l = all_links()[i];
+        INFO("entry " << i << " " << l.name);
+        CHECK(e.at("name").get<std::string>() == l.name);
+        CHECK(e.at("kind").get<std::string>() == link_kind_name(l.kind));
+        CHECK(e.at("family").get<std::string>() == link_family_name(l.family));
+        CHECK(e.at("rdma").get<bool>() == l.rdma);
+        CHECK(same(e.at("per_direction_GBps").get<double>(), in_GBps(l.per_direction)));
+        CHECK(same(e.at("duplex_GBps").get<double>(), 2.0 * in_GBps(l.per_direction)));
+        CHECK(same(e.at("per_lane_GBps").get<double>(), in_GBps(l.per_lane)));
+        CHECK(e.at("lanes").get<int>() == l.lanes);
+        CHECK(e.at("links").get<int>() == l.links);
+        CHECK(e.at("encoding").get<std::string>() == line_encoding_name(l.encoding));
+        CHECK(e.at("latency_us").is_null() == !l.latency.has_value());
+        if (l.latency) CHECK(same(e.at("latency_us").get<double>(), in_us(*l.latency)));
+        CHECK(e.at("source").get<std::string>() == l.source);
+    }
+    // And the file loads through the validating reader.
+    CHECK(links_from_json(doc, "links.json").size() == all_links().size());
+}
+
+TEST_CASE("data/accelerators.json agrees with the header catalog entry by entry") {
+    const json doc = data_file("accelerators.json");
+    const json& list = doc.at("accelerators");
+    REQUIRE(list.size() == all_accelerators().size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const json& e = list[i];
+        const accelerator& a = all_accelerators()[i];
+        INFO("entry " << i << " " << a.name);
+        CHECK(e.at("name").get<std::string>() == a.name);
+        CHECK(e.at("display_name").get<std::string>() == a.display_name);
+        CHECK(same(e.at("memory_GiB").get<double>(), in_bytes(a.memory) / gibi));
+        CHECK(same(e.at("memory_bandwidth_GBps").get<double>(), in_GBps(a.memory_bandwidth)));
+        for (std::size_t d = 0; d < dtype_count; ++d) {
+            const json& p = e.at("peak_tflops").at(std::string(dtype_name(static_cast<dtype>(d))));
+            REQUIRE(p.is_null() == !a.dense_peak[d].has_value());
+            if (!p.is_null()) CHECK(same(p.get<double>(), in_tflops(*a.dense_peak[d])));
+        }
+        CHECK(e.at("scale_up_link").get<std::string>() == a.scale_up_link);
+        CHECK(same(e.at("compute_efficiency").get<double>(), a.compute_efficiency));
+        CHECK(e.at("source").get<std::string>() == a.source);
+    }
+    CHECK(accelerators_from_json(doc, "accelerators.json").size() == all_accelerators().size());
+}

@@ -1,0 +1,80 @@
+// Tests for include/commscale/calibrate/measurements.hpp.
+#include "catch_shim.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <commscale/calibrate/measurements.hpp>
+
+using namespace commscale;
+
+TEST_CASE("the published busbw columns follow collective/model.hpp busbw_factor") {
+    // ml-engineering-networking, 8 x A100, 16 GiB all_reduce: algbw 134.22, busbw 234.89 GB/s.
+    CHECK_THAT(134.22 * busbw_factor(collective_op::all_reduce, 8), Catch::Matchers::WithinRel(234.89, 1e-4));
+    // oracle-quickstart/oci-hpc-oke README, 2 x 8 A100, 8 GiB all_reduce: algbw 126.90, busbw 237.94.
+    CHECK_THAT(126.90 * busbw_factor(collective_op::all_reduce, 16), Catch::Matchers::WithinRel(237.94, 1e-4));
+}
+
+TEST_CASE("op names: CLI spelling, nccl-tests binaries, NCCL API spelling") {
+    STATIC_REQUIRE(op_from_name("all_reduce") == collective_op::all_reduce);
+    STATIC_REQUIRE(op_from_name("./build/all_reduce_perf") == collective_op::all_reduce);
+    STATIC_REQUIRE(op_from_name("/opt/nccl-tests/build/alltoall_perf") == collective_op::all_to_all);
+    STATIC_REQUIRE(op_from_name("AllGather") == collective_op::all_gather);
+    STATIC_REQUIRE(op_from_name("reduce-scatter") == collective_op::reduce_scatter);
+    STATIC_REQUIRE(op_from_name("sendrecv_perf") == collective_op::send_recv);
+    STATIC_REQUIRE(op_from_name("send_recv") == collective_op::send_recv);
+    STATIC_REQUIRE(op_from_name("broadcast_perf") == collective_op::broadcast);
+    STATIC_REQUIRE(op_from_name("reduce_perf") == collective_op::reduce);
+    STATIC_REQUIRE(op_from_name("all_to_all") == collective_op::all_to_all);
+    // nccl-tests binaries commscale does not model, and junk.
+    STATIC_REQUIRE(!op_from_name("gather_perf"));
+    STATIC_REQUIRE(!op_from_name("hypercube_perf"));
+    STATIC_REQUIRE(!op_from_name("alltoallv_perf"));
+    STATIC_REQUIRE(!op_from_name(""));
+    STATIC_REQUIRE(!op_from_name("a_name_much_longer_than_thirty_two_characters_perf"));
+    for (auto op : {collective_op::all_reduce, collective_op::reduce_scatter, collective_op::all_gather, collective_op::broadcast,
+                    collective_op::reduce, collective_op::all_to_all, collective_op::send_recv}) {
+        CHECK(op_from_name(op_name(op)) == op);
+        CHECK(op_from_name(nccl_tests_binary(op)) == op);
+    }
+}
+
+TEST_CASE("row accessors convert the nccl-tests columns to quantities") {
+    // ml-engineering-networking 16 GiB row: 17179869184 B in 127997 us -> algbw 134.22 GB/s.
+    const measured_row r{.bytes = 17179869184.0, .count = 4294967296.0, .time_us = 127997, .algbw_GBps = 134.22, .busbw_GBps = 234.89};
+    CHECK(in_bytes(message_size(r)) == 17179869184.0);
+    CHECK_THAT(in_seconds(measured_time(r)), Catch::Matchers::WithinRel(0.127997, 1e-12));
+    const byte_rate algbw = message_size(r) / measured_time(r);
+    CHECK_THAT(in_GBps(algbw), Catch::Matchers::WithinRel(134.22, 5e-4));  // 2 printed decimals
+    CHECK_THAT(in_GBps(measured_busbw(r)), Catch::Matchers::WithinRel(234.89, 1e-12));
+    CHECK_THAT(in_GBps(measured_algbw(r)), Catch::Matchers::WithinRel(134.22, 1e-12));
+}
+
+TEST_CASE("usable rejects NaN, infinite, negative values and zero time") {
+    const measured_row good{.bytes = 8, .count = 2, .time_us = 36.47, .algbw_GBps = 0, .busbw_GBps = 0};
+    CHECK(usable(good));
+    auto bad = good;
+    bad.time_us = std::numeric_limits<double>::quiet_NaN();
+    CHECK_FALSE(usable(bad));
+    bad = good;
+    bad.time_us = 0;
+    CHECK_FALSE(usable(bad));
+    bad = good;
+    bad.busbw_GBps = -1;
+    CHECK_FALSE(usable(bad));
+    bad = good;
+    bad.inplace_time_us = std::numeric_limits<double>::infinity();
+    CHECK_FALSE(usable(bad));
+    bad = good;
+    bad.nccl_predicted_us = -3;
+    CHECK_FALSE(usable(bad));
+}
+
+TEST_CASE("sets compare by value") {
+    measurement_set a{.op = collective_op::all_gather, .tool = "nccl-tests", .ranks = 8, .nodes = 1};
+    a.rows.push_back({.bytes = 1024, .count = 32, .time_us = 10, .algbw_GBps = 0.1, .busbw_GBps = 0.09});
+    auto b = a;
+    CHECK(a == b);
+    b.rows[0].inplace_time_us = 10.5;
+    CHECK_FALSE(a == b);
+}

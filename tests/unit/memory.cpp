@@ -1,0 +1,105 @@
+// Memory per GPU: model state (16 / 18 bytes per parameter, ZeRO sharding) and activations
+// (Korthikanti et al. 2022, Table 2), against the published figures.
+#include "catch_shim.hpp"
+
+#include <commscale/workload/memory.hpp>
+#include <commscale/workload/models.hpp>
+
+using namespace commscale;
+using namespace commscale::literals;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("ml-engineering: mixed precision needs 18 bytes/param, 2B params -> 36 GB") {
+    STATIC_REQUIRE(mixed_precision_adam_fp32_grads.total() == 18.0);
+    CHECK_THAT(in_bytes(model_state_bytes(2e9, mixed_precision_adam_fp32_grads)), WithinRel(36e9, 1e-12));
+}
+
+TEST_CASE("gpu-fabrics-for-genai: 16 bytes/param, GPT-3 175B needs ~35 80-GB GPUs for state, 1.5T ~300") {
+    STATIC_REQUIRE(mixed_precision_adam.total() == 16.0);
+    CHECK(devices_for_model_state(175e9, 80_GB) == 35.0);
+    CHECK(devices_for_model_state(1.5e12, 80_GB) == 300.0);
+    // The preset's own count (174.6B) gives the same answer.
+    CHECK(devices_for_model_state(total_parameters(models::gpt3_175b), 80_GB) == 35.0);
+    CHECK(devices_for_model_state(175e9 + 1e9, 80_GB) == 36.0);
+}
+
+TEST_CASE("ZeRO (Rajbhandari et al. 2020) Figure 1: 7.5B params on 64 GPUs -> 120 / 31.4 / 16.6 / 1.9 GB") {
+    const double psi = 7.5e9;
+    const double expected[] = {120e9, 31.4e9, 16.6e9, 1.9e9};
+    for (int stage = 0; stage <= 3; ++stage) {
+        INFO("ZeRO stage " << stage);
+        // The paper rounds to one decimal (1.875 -> 1.9): tolerance 1.5%.
+        CHECK_THAT(in_bytes(model_state_per_gpu(psi, 1, 1, 64, stage).total()), WithinRel(expected[stage], 0.015));
+    }
+    // Tensor and pipeline parallelism divide the state before sharding.
+    CHECK_THAT(in_bytes(model_state_per_gpu(psi, 8, 4, 1, 0).total()), WithinRel(120e9 / 32, 1e-12));
+    // ZeRO-1 shards only the optimizer state.
+    const auto z1 = model_state_per_gpu(psi, 1, 1, 64, 1);
+    CHECK_THAT(in_bytes(z1.weights), WithinRel(15e9, 1e-12));
+    CHECK_THAT(in_bytes(z1.gradients), WithinRel(15e9, 1e-12));
+    CHECK_THAT(in_bytes(z1.optimizer), WithinRel(90e9 / 64, 1e-12));
+}
+
+TEST_CASE("Korthikanti et al. 2022 Table 2 for GPT-3 175B (s 2048, b 1, h 12288, a 96, t 8)") {
+    const auto& m = models::gpt3_175b;
+    const double s = 2048, b = 1, h = 12288, a = 96, t = 8, sbh = s * b * h;
+    // Section 4: for GPT-3, 5as/h = 80.
+    CHECK(5 * a * s / h == 80.0);
+    auto per_layer = [&](int tp, bool sp, recompute r) {
+        return in_bytes(activation_bytes_per_layer(m, s, b, tp, sp, r));
+    };
+    CHECK_THAT(per_layer(1, false, recompute::none), WithinRel(sbh * (34 + 80), 1e-12));
+    CHECK_THAT(per_layer(8, false, recompute::none), WithinRel(sbh * (10 + 24 / t + 80 / t), 1e-12));
+    CHECK_THAT(per_layer(8, true, recompute::none), WithinRel(sbh / t * (34 + 80), 1e-12));
+    CHECK_THAT(per_layer(8, false, recompute::selective), WithinRel(sbh * (10 + 24 / t), 1e-12));
+    CHECK_THAT(per_layer(8, true, recompute::selective), WithinRel(sbh * 34 / t, 1e-12));
+    CHECK_THAT(per_layer(8, true, recompute::full), WithinRel(2 * sbh, 1e-12));
+    // Section 4.2.2: selective recompute saves 70% of the activation memory for GPT-3 ...
+    CHECK_THAT(1 - per_layer(1, false, recompute::selective) / per_layer(1, false, recompute::none), WithinRel(0.70, 0.01));
+    // Abstract: sequence parallelism with selective recompute cuts activation memory ~5x
+    // against tensor parallelism alone (23 sbh / 4.25 sbh = 5.4x for GPT-3).
+    CHECK_THAT(per_layer(8, false, recompute::none) / per_layer(8, true, recompute::selective), WithinRel(5.0, 0.1));
+}
+
+TEST_CASE("Korthikanti et al. 2022: MT-NLG 530B (a 128, h 20480) 5as/h = 64, selective saves 65%") {
+    const auto& m = models::mt_nlg_530b;
+    const double none = in_bytes(activation_bytes_per_layer(m, 2048, 1, 1, false, recompute::none));
+    const double sel = in_bytes(activation_bytes_per_layer(m, 2048, 1, 1, false, recompute::selective));
+    CHECK_THAT(none, WithinRel(2048.0 * 20480 * (34 + 64), 1e-12));
+    CHECK_THAT(1 - sel / none, WithinRel(0.65, 0.01));
+    // Megatron 1T (a 160, h 25600): also 5as/h = 64; TP+SP+selective / TP = (34/8) / (10 + 3 + 8) ~ 1/5.
+    const auto& t1 = models::megatron_1t;
+    const double tp = in_bytes(activation_bytes_per_layer(t1, 2048, 1, 8, false, recompute::none));
+    const double best = in_bytes(activation_bytes_per_layer(t1, 2048, 1, 8, true, recompute::selective));
+    CHECK_THAT(tp / best, WithinRel(21.0 / 4.25, 1e-12));
+}
+
+TEST_CASE("pipeline in-flight micro-batches: 1F1B first stage holds p, GPipe m, interleaved p + (p-1)/v") {
+    STATIC_REQUIRE(in_flight_1f1b(8, 64) == 8.0);
+    STATIC_REQUIRE(in_flight_1f1b(8, 4) == 4.0);
+    STATIC_REQUIRE(in_flight_gpipe(64) == 64.0);
+    STATIC_REQUIRE(in_flight_interleaved(8, 64, 1) == 8.0);  // one chunk per device is plain 1F1B
+    // Korthikanti et al. 2022 section 4.2.3: interleaving multiplies the first stage's memory by
+    // (1 + (p-1)/(p v)); with v = 2, p = 8: 8 x (1 + 7/16) = 11.5 micro-batches.
+    STATIC_REQUIRE(in_flight_interleaved(8, 64, 2) == 11.5);
+    // With 1F1B the first stage holds p micro-batches of l/p layers: the whole model's activations
+    // for one micro-batch, sbhl/t (34 + 5as/h) with SP (Korthikanti et al. 2022, eq. 5), independent of p.
+    const auto& m = models::gpt3_175b;
+    memory_plan p{.seq = 2048, .micro_batch = 1, .tp = 8, .pp = 8, .dp = 1, .sequence_parallel = true,
+                  .in_flight = in_flight_1f1b(8, 64)};
+    const auto mb = memory_per_gpu(m, p);
+    const double sbh = 2048.0 * 12288;
+    const double layers = sbh * 96 / 8 * (34 + 80);
+    const double embedding_dropout = sbh / 8;
+    CHECK_THAT(in_bytes(mb.activations), WithinRel(layers + embedding_dropout, 1e-12));
+    CHECK(fits_in_memory(mb, 80_GB) == (in_bytes(mb.total()) <= 80e9));
+}
+
+TEST_CASE("expert parallelism shards the experts' parameters") {
+    const auto& m = models::mixtral_8x7b;
+    const auto one = model_state_per_gpu(m, 1, 1, 1, 1, 0);
+    const auto ep8 = model_state_per_gpu(m, 1, 1, 1, 8, 0);
+    CHECK_THAT(in_bytes(one.total()), WithinRel(16 * total_parameters(m), 1e-12));
+    const double experts = 32 * 8 * 3.0 * 4096 * 14336;
+    CHECK_THAT(in_bytes(ep8.total()), WithinRel(16 * (total_parameters(m) - experts * 7 / 8), 1e-12));
+}

@@ -1,0 +1,99 @@
+// Transformer shapes and parameter counts, checked against the sizes the model authors publish.
+#include "catch_shim.hpp"
+
+#include <commscale/workload/models.hpp>
+
+using namespace commscale;
+
+namespace {
+struct published_size {
+    std::string_view name;
+    double params;
+    const char* source;
+};
+// Sizes as the authors state them. Tolerance 2%: authors round (GPT-2 Large is "774M" in the
+// release, 762M in the paper) and some count slightly different embedding tables.
+constexpr published_size published[] = {
+    {"gpt2-large", 774e6, "OpenAI GPT-2 774M release (Radford et al. 2019 Table 2 lists 762M)"},
+    {"gpt3-175b", 175.0e9, "Brown et al. 2020 Table 2.1: 175.0B"},
+    {"llama2-7b", 6.74e9, "Touvron et al. 2023 / HF model card: 6.74B"},
+    {"llama2-13b", 13.02e9, "HF model card: 13.0B (13,015,864,320)"},
+    {"llama2-70b", 68.98e9, "HF model card: 68.98B (68,976,648,192)"},
+    {"llama3-8b", 8.03e9, "HF model card: 8.03B"},
+    {"llama3-70b", 70.6e9, "HF model card: 70.6B"},
+    {"llama3-405b", 405e9, "Dubey et al. 2024 Table 3: 405B"},
+    {"opt-175b", 175e9, "Zhang et al. 2022 Table 1: 175B"},
+    {"bloom-176b", 176.2e9, "Le Scao et al. 2022: 176,247M parameters"},
+    {"mt-nlg-530b", 530e9, "Smith et al. 2022: 530B"},
+    {"megatron-1t", 1008e9, "Narayanan et al. 2021 Table 1: 1008B"},
+    {"mixtral-8x7b", 46.7e9, "Jiang et al. 2024: 46.7B total"},
+};
+}  // namespace
+
+TEST_CASE("every preset's parameter count matches its published size within 2%") {
+    REQUIRE(all_models().size() == std::size(published));
+    for (const auto& p : published) {
+        INFO(p.name << " (" << p.source << ")");
+        const auto m = model_by_name(p.name);
+        CHECK_THAT(total_parameters(m), Catch::Matchers::WithinRel(p.params, 0.02));
+    }
+}
+
+TEST_CASE("LLaMA-2 70B with grouped-query attention counts 68.98B exactly as Hugging Face") {
+    // HF meta-llama/Llama-2-70b-hf reports 68,976,648,192 parameters.
+    CHECK(total_parameters(models::llama2_70b) == Approx(68'976'648'192.0).epsilon(1e-9));
+    // LLaMA-2 7B: 6,738,415,616 (HF).
+    CHECK(total_parameters(models::llama2_7b) == Approx(6'738'415'616.0).epsilon(1e-9));
+}
+
+TEST_CASE("Mixtral 8x7B: 46.7B total, 12.9B active per token") {
+    // Jiang et al. 2024, section 2: 47B total, 13B active; model card: 46.7B / 12.9B.
+    CHECK_THAT(total_parameters(models::mixtral_8x7b), Catch::Matchers::WithinRel(46.7e9, 0.005));
+    CHECK_THAT(active_parameters(models::mixtral_8x7b), Catch::Matchers::WithinRel(12.9e9, 0.01));
+    // Dense models: active == total.
+    CHECK(active_parameters(models::gpt3_175b) == total_parameters(models::gpt3_175b));
+}
+
+TEST_CASE("GPT-style layer is 12 h^2 + 13 h (Narayanan et al. 2021, eq. 2)") {
+    constexpr auto p = parameters_per_layer(models::gpt3_175b);
+    constexpr double h = 12288;
+    STATIC_REQUIRE(p.total() == 12 * h * h + 13 * h);
+    STATIC_REQUIRE(p.router == 0);
+}
+
+TEST_CASE("presets are valid shapes; lookup suggests close names") {
+    for (const auto& m : all_models()) {
+        INFO(m.name);
+        CHECK_NOTHROW(validate(m));
+        CHECK(!m.source.empty());
+    }
+    STATIC_REQUIRE(find_model("llama2-70b").has_value());
+    STATIC_REQUIRE(!find_model("llama2-71b").has_value());
+    try {
+        (void)model_by_name("lama2-70b", "--model");
+        FAIL("no error");
+    } catch (const input_error& e) {
+        CHECK(e.field() == "--model");
+        CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains("llama2-70b"));
+    }
+}
+
+TEST_CASE("impossible shapes are input errors naming the field") {
+    auto m = models::llama2_7b;
+    m.heads = 30;  // 4096 % 30 != 0
+    CHECK_THROWS_AS(validate(m), input_error);
+    m = models::llama2_7b;
+    m.kv_heads = 3;
+    try {
+        validate(m, "cfg");
+        FAIL("no error");
+    } catch (const input_error& e) {
+        CHECK(e.field() == "cfg.kv_heads");
+    }
+    m = models::llama2_7b;
+    m.layers = -1;
+    CHECK_THROWS_AS(validate(m), input_error);
+    m = models::mixtral_8x7b;
+    m.experts_per_token = 9;
+    CHECK_THROWS_AS(validate(m), input_error);
+}
