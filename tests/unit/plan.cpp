@@ -231,3 +231,30 @@ TEST_CASE("DP buckets and the gradient shard") {
                                              static_cast<double>(m.vocab) * m.hidden * (m.tied_embeddings ? 1.0 : 2.0))
                                           .epsilon(0.01));
 }
+
+TEST_CASE("EP all-to-all and CP ring traffic per step") {
+    // EP (GShard, Lepikhin et al. 2021 Sec. 2.2): dispatch + combine per MoE layer, forward and
+    // backward = 4 all-to-alls of the routed tokens k b s h x 2 bytes / t per rank.
+    const transformer mixtral = model_by_name("mixtral-8x7b");  // 32 layers, h 4096, top-2 of 8
+    const plan p{.tp = 2, .pp = 1, .dp = 32, .ep = 8, .micro_batch = 1, .global_batch = 64, .seq = 4096};
+    const auto t = plan_traffic(mixtral, p, 8);
+    const double m = 64.0 / 32.0;
+    CHECK(t.ep.op == collective_op::all_to_all);
+    CHECK(t.ep.count == Approx(m * 32 * 4));
+    CHECK(t.ep.bytes.value() == Approx(2.0 * 4096 * 4096 * 2.0 / 2.0));
+    CHECK(t.ep.group.ranks == 8);
+    CHECK(t.ep.group.stride == 2);         // EP after TP (2) in the rank order
+    CHECK(t.ep.group.ranks_per_node == 4);  // 8 members at stride 2 span two nodes
+    // CP (ring attention): K and V blocks of 2 b (s/c) kv / t, c - 1 hops per layer, 1 forward
+    // + 2 backward passes; Llama-2 7B (kv = h = 4096), c = 2, t = 4, s = 8192.
+    const transformer llama = model_by_name("llama2-7b");
+    const plan q{.tp = 4, .dp = 1, .cp = 2, .micro_batch = 1, .global_batch = 4, .seq = 8192};
+    const auto u = plan_traffic(llama, q, 8);
+    CHECK(u.cp.op == collective_op::send_recv);
+    CHECK(u.cp.bytes.value() == Approx(2.0 * 4096 * 4096 / 4.0 * 2.0));
+    CHECK(u.cp.count == Approx(4.0 * 32 * 1 * 3));
+    // GQA: Llama-2 70B has 8 K/V heads; t = 8 leaves one per rank
+    const transformer l70 = model_by_name("llama2-70b");
+    const plan r{.tp = 8, .dp = 1, .cp = 2, .micro_batch = 1, .global_batch = 1, .seq = 8192};
+    CHECK(plan_traffic(l70, r, 8).cp.bytes.value() == Approx(2.0 * 4096 * 128 * 2.0));
+}

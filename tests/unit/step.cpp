@@ -116,6 +116,15 @@ TEST_CASE("ml-engineering DDP verdict: one node vs four nodes at 200 and 400 Gbp
     CHECK(in_seconds(slow_step.compute) == Approx(0.42).epsilon(0.2));  // exact FLOPs: +attention, logits
     CHECK(slow_step.bottleneck == step_bottleneck::dp_comm);
     CHECK(fast_step.bottleneck == step_bottleneck::compute);
+    // the same verdicts with the library's collective model in ideal mode (datasheet rates,
+    // closed forms: what the document's arithmetic is), its algorithm chosen automatically
+    step_options ideal;
+    ideal.mode = efficiency_mode::ideal;
+    const auto slow_lib = predict_step(gpt_2b, slow.c, a100, p, ideal);
+    const auto fast_lib = predict_step(gpt_2b, fast.c, a100, p, ideal);
+    CHECK(in_seconds(slow_lib.dp.total) == Approx(in_seconds(slow_step.dp.total)).epsilon(0.02));
+    CHECK(slow_lib.bottleneck == step_bottleneck::dp_comm);
+    CHECK(fast_lib.bottleneck == step_bottleneck::compute);
     // and on one node NVLink keeps it compute-bound by a wide margin
     plan q = p;
     q.dp = 8;

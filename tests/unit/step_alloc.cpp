@@ -1,5 +1,8 @@
 // The step predictor's hot path does not allocate (DESIGN.md: "No allocation in the hot path"):
 // every operator new in this program is counted, and a batch of predictions must add none.
+// Under AddressSanitizer (which owns operator new/delete and reports a replaced pair as an
+// alloc-dealloc mismatch) the counter is not installed and the check is skipped; the ordinary
+// build runs it.
 #include "catch_shim.hpp"
 
 #include <atomic>
@@ -11,10 +14,22 @@
 #include <commscale/predict/step.hpp>
 #include <commscale/workload/models.hpp>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define COMMSCALE_COUNT_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COMMSCALE_COUNT_ALLOCATIONS 0
+#endif
+#endif
+#ifndef COMMSCALE_COUNT_ALLOCATIONS
+#define COMMSCALE_COUNT_ALLOCATIONS 1
+#endif
+
 namespace {
 std::atomic<long> allocations{0};
 }
 
+#if COMMSCALE_COUNT_ALLOCATIONS
 void* operator new(std::size_t n) {
     allocations.fetch_add(1, std::memory_order_relaxed);
     if (void* p = std::malloc(n ? n : 1)) return p;
@@ -25,6 +40,7 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#endif
 
 TEST_CASE("predict_step allocates nothing") {
     using namespace commscale;
@@ -50,5 +66,10 @@ TEST_CASE("predict_step allocates nothing") {
     }
     const long during = allocations.load() - before;
     CHECK(sink > 0);
+#if COMMSCALE_COUNT_ALLOCATIONS
     CHECK(during == 0);
+#else
+    (void)during;
+    WARN("allocation counting skipped under AddressSanitizer");
+#endif
 }

@@ -1,0 +1,458 @@
+#pragma once
+/// @file search/planner.hpp
+/// @brief The planner: enumerates every valid parallelization plan of a transformer on a
+/// cluster for a global batch (TP x PP x DP x CP x EP x micro-batch x ZeRO stage x recompute x
+/// pipeline schedule with virtual stages x sequence parallelism), predicts each with the step
+/// predictor (predict/step.hpp), and returns the K fastest plans that fit in memory with full
+/// breakdowns and the Pareto front of step time against memory headroom.
+///
+/// The space (a plan is in it iff `validate(plan, model, cluster)` accepts it and):
+/// * TP inside the scale-up domain: tp divides `scale_up_domain` (the node's GPUs unless the
+///   request says otherwise, e.g. a whole NVL72 rack): TP's per-layer collectives need the
+///   scale-up link (Shoeybi et al. 2019 Sec. 3; Narayanan et al. 2021 Sec. 3.3 "tensor model
+///   parallelism ... within a multi-GPU server").
+/// * pipeline schedules only with pp >= 2 (one stage is gradient accumulation: 1F1B spelling);
+///   interleaved with every V >= 2 such that layers % (pp x V) == 0 (Narayanan et al. 2021
+///   Sec. 2.2.2), up to `max_virtual_stages` when that is set.
+/// * sequence parallelism only with tp >= 2 (with one TP rank it is the same plan);
+///   ZeRO stages 1-3 only with a data-parallel group (dp x cp >= 2; else they equal stage 0).
+/// * experts parallel only for MoE models (ep divides experts and dp); cp divides the sequence.
+/// * memory: the predictor's `fits_in_memory`. Plans that do not fit are evaluated, counted in
+///   `evaluated`, never returned.
+///
+/// Pruning (exact, the ranking equals brute force; tests/unit/planner.cpp checks it): for a fixed
+/// everything-but-micro-batch, memory per GPU is non-decreasing in the micro-batch b (weights
+/// do not depend on b; per-layer activations are linear in b; in-flight micro-batches x b is
+/// min(p b, B/dp) for 1F1B, B/dp for GPipe, min((p + (p-1)/V) b, B/dp) interleaved:
+/// workload/memory.hpp), so micro-batches are tried in increasing order and the first that does
+/// not fit ends that subtree.
+///
+/// Ranking: a strict total order, so results are deterministic and independent of threads and
+/// shards: step time ascending, then (equal times) the plan key ascending: tp, pp, dp, cp, ep,
+/// micro_batch, zero, recompute (none < selective < full), schedule (gpipe < 1f1b <
+/// interleaved), virtual_stages, sequence_parallel (off < on).
+///
+/// Pareto front: the feasible plans no other feasible plan dominates, where b dominates a if
+/// b's step time and memory per GPU are both <= a's and one is <. Sorted by the ranking order.
+///
+/// Speed: the outer choices (all but the micro-batch) are listed once; threads take them in
+/// chunks, each with its own top-K, Pareto front and price cache; the results merge by the total
+/// order. Inside a thread no allocation, no strings, no logging: plans are aggregates, the
+/// top-K and front are pre-reserved, and collectives are priced through `price_cache`, an exact
+/// memo of the collective model (its result depends only on the cluster, the options, the group
+/// placement, the operation and the size, all fixed or part of the key).
+///
+/// Sharding: outer choice number i (in enumeration order) belongs to shard i mod N, so N jobs
+/// with `shard = 0..N-1` cover the space exactly once; `merge_results` of their results equals
+/// the unsharded search (top-K, front, counts).
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../collective/model.hpp"
+#include "../error.hpp"
+#include "../hardware/accelerator.hpp"
+#include "../hardware/topology.hpp"
+#include "../parallel/plan.hpp"
+#include "../predict/step.hpp"
+#include "../workload/transformer.hpp"
+
+namespace commscale {
+
+/// @brief What to search: the workload, the space's limits, and how to run the search.
+struct search_request {
+    int global_batch = 0;         ///< sequences per optimizer step (B)
+    int seq = 2048;               ///< tokens per sequence
+    int top_k = 10;               ///< plans to return
+    int threads = 1;              ///< worker threads (>= 1)
+    int shard = 0;                ///< this job's shard, in [0, shards)
+    int shards = 1;               ///< total shards the space is split into
+    int scale_up_domain = 0;      ///< GPUs TP may span (0: the node's GPUs)
+    int max_micro_batch = 0;      ///< largest micro-batch tried (0: up to B / dp)
+    int max_virtual_stages = 0;   ///< largest V of the interleaved schedule (0: any)
+    int max_cp = 0;               ///< largest context-parallel degree (0: any divisor of seq)
+    bool try_sequence_parallel = true;  ///< also try sequence parallelism (tp >= 2)
+    bool pareto = true;           ///< compute the Pareto front
+    /// Fields that are not searched (precision, gradient bytes, bucket, overlap assumptions,
+    /// compute efficiency, pipeline scatter-gather) are taken from this plan.
+    plan base{};
+    step_options options{};      ///< predictor options (collective model mode and algorithm)
+};
+
+/// @brief One evaluated plan and its predicted breakdown.
+struct planned {
+    plan p{};
+    step_breakdown r{};
+};
+
+/// @brief The outcome of a search (or of merged shards).
+struct search_result {
+    long long candidates = 0;  ///< outer choices (all but the micro-batch) of this shard
+    long long evaluated = 0;   ///< plans predicted (full evaluations)
+    long long feasible = 0;    ///< evaluated plans that fit in memory
+    long long rejected = 0;    ///< plans the predictor refused (input_error); 0 in a consistent library
+    double search_s = 0;       ///< wall time of the search (merged: the sum over shards)
+    std::vector<planned> top;     ///< the best top_k feasible plans, best first
+    std::vector<planned> pareto;  ///< the step-time / memory Pareto front, in ranking order
+};
+
+/// @brief The plan key of the ranking's tie-break (file comment), as integers in order.
+[[nodiscard]] constexpr std::array<int, 11> plan_key(const plan& p) {
+    return {p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, p.zero, static_cast<int>(p.recompute_mode),
+            static_cast<int>(p.schedule), p.chunks(), p.sequence_parallel ? 1 : 0};
+}
+
+/// @brief The ranking's strict total order: step time, then plan key (file comment).
+[[nodiscard]] inline bool ranks_before(const planned& a, const planned& b) {
+    const double sa = a.r.step.value(), sb = b.r.step.value();
+    if (sa != sb) return sa < sb;
+    return plan_key(a.p) < plan_key(b.p);
+}
+
+/// @brief True if `b` dominates `a`: step time and memory per GPU both <= and one <.
+[[nodiscard]] inline bool dominates(const planned& b, const planned& a) {
+    const double sb = b.r.step.value(), sa = a.r.step.value();
+    const double mb = b.r.memory.total().value(), ma = a.r.memory.total().value();
+    return sb <= sa && mb <= ma && (sb < sa || mb < ma);
+}
+
+/// @brief Exact memo of a collective pricer for one search: (placement, op, bytes) -> time, in a
+/// fixed open-addressing table allocated up front (no allocation while pricing). When the table
+/// is full a price is computed without caching, so results never depend on the cache.
+template <class Pricer>
+class price_cache {
+public:
+    /// @brief A cache of 2^log2_slots entries in front of `inner`.
+    explicit price_cache(Pricer inner, int log2_slots = 14)
+        : inner_(inner), slots_(std::size_t{1} << log2_slots), mask_((std::size_t{1} << log2_slots) - 1) {}
+
+    /// @brief `inner(g, op, s)`, from the table when it was priced before.
+    [[nodiscard]] duration operator()(const placement& g, collective_op op, data_size s) {
+        std::uint64_t bits = 0;
+        const double v = s.value();
+        std::memcpy(&bits, &v, sizeof bits);
+        std::uint64_t h = bits * 0x9E3779B97F4A7C15ull;
+        h ^= (static_cast<std::uint64_t>(static_cast<unsigned>(g.ranks)) << 32) ^
+             (static_cast<std::uint64_t>(static_cast<unsigned>(g.ranks_per_node)) << 16) ^
+             static_cast<std::uint64_t>(static_cast<unsigned>(g.stride)) ^
+             (static_cast<std::uint64_t>(op) << 56);
+        h ^= h >> 29;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 32;
+        for (std::size_t probe = 0; probe < 8; ++probe) {
+            entry& e = slots_[(h + probe) & mask_];
+            if (!e.used) {
+                e = entry{v, g.ranks, g.ranks_per_node, g.stride, op, inner_(g, op, s).value(), true};
+                ++misses;
+                return seconds(e.time);
+            }
+            if (e.bytes == v && e.ranks == g.ranks && e.per_node == g.ranks_per_node && e.stride == g.stride && e.op == op) {
+                ++hits;
+                return seconds(e.time);
+            }
+        }
+        ++misses;
+        return inner_(g, op, s);
+    }
+
+    long long hits = 0;    ///< prices served from the table
+    long long misses = 0;  ///< prices computed
+
+private:
+    struct entry {
+        double bytes = 0;
+        int ranks = 0, per_node = 0, stride = 0;
+        collective_op op{};
+        double time = 0;
+        bool used = false;
+    };
+    Pricer inner_;
+    std::vector<entry> slots_;
+    std::size_t mask_;
+};
+
+namespace search_detail {
+
+/// Divisors of n in increasing order (setup only).
+[[nodiscard]] inline std::vector<int> divisors(long long n) {
+    std::vector<int> d;
+    for (long long i = 1; i * i <= n; ++i) {
+        if (n % i) continue;
+        d.push_back(static_cast<int>(i));
+        if (i * i != n) d.push_back(static_cast<int>(n / i));
+    }
+    std::sort(d.begin(), d.end());
+    return d;
+}
+
+/// One outer choice: everything but the micro-batch.
+struct shape {
+    int tp, pp, dp, cp, ep, zero, v;
+    recompute rc;
+    pipeline_schedule sched;
+    bool sp;
+};
+
+/// Per-thread accumulator: top-K and Pareto front, reserved up front (own cache line: no false
+/// sharing of the counters between threads).
+struct alignas(64) accumulator {
+    std::vector<planned> top;
+    std::vector<planned> front;
+    std::size_t k = 10;
+    bool pareto = true;
+    long long evaluated = 0, feasible = 0, rejected = 0;
+
+    void init(std::size_t top_k, bool with_pareto) {
+        k = top_k;
+        pareto = with_pareto;
+        top.reserve(k + 1);
+        if (pareto) front.reserve(1024);
+    }
+    void offer(const planned& x) {
+        if (top.size() < k || ranks_before(x, top.back())) {
+            auto it = std::upper_bound(top.begin(), top.end(), x, ranks_before);
+            top.insert(it, x);
+            if (top.size() > k) top.pop_back();
+        }
+        if (pareto) offer_front(x);
+    }
+    void offer_front(const planned& x) {
+        for (const auto& f : front)
+            if (dominates(f, x)) return;
+        std::erase_if(front, [&](const planned& f) { return dominates(x, f); });
+        front.push_back(x);  // reserved; grows only past 1024 non-dominated plans
+    }
+};
+
+}  // namespace search_detail
+
+/// @brief Merges results of disjoint parts of one space (threads or shards): counts add up,
+/// search_s adds up, the top `top_k` by the ranking order and the Pareto front of the union.
+/// Equals the search of the whole space.
+[[nodiscard]] inline search_result merge_results(std::span<const search_result> parts, int top_k) {
+    search_result out;
+    std::vector<planned> all, front;
+    for (const auto& r : parts) {
+        out.candidates += r.candidates;
+        out.evaluated += r.evaluated;
+        out.feasible += r.feasible;
+        out.rejected += r.rejected;
+        out.search_s += r.search_s;
+        all.insert(all.end(), r.top.begin(), r.top.end());
+        front.insert(front.end(), r.pareto.begin(), r.pareto.end());
+    }
+    std::sort(all.begin(), all.end(), ranks_before);
+    if (all.size() > static_cast<std::size_t>(top_k)) all.resize(static_cast<std::size_t>(top_k));
+    out.top = std::move(all);
+    for (const auto& x : front) {
+        bool dominated = false;
+        for (const auto& y : front)
+            if (dominates(y, x)) {
+                dominated = true;
+                break;
+            }
+        if (!dominated) out.pareto.push_back(x);
+    }
+    std::sort(out.pareto.begin(), out.pareto.end(), ranks_before);
+    return out;
+}
+
+/// @brief Throws input_error naming the request field unless the request is usable.
+inline void validate(const search_request& r) {
+    require_int_range("search.global_batch", r.global_batch, 1, 1 << 30);
+    require_int_range("search.seq", r.seq, 1, 1 << 26);
+    require_int_range("search.top_k", r.top_k, 1, 1 << 20);
+    require_int_range("search.threads", r.threads, 1, 4096);
+    require_int_range("search.shards", r.shards, 1, 1 << 20);
+    if (r.shard < 0 || r.shard >= r.shards)
+        throw input_error("search.shard", std::to_string(r.shard),
+                          "an index in [0, " + std::to_string(r.shards - 1) + "] (shards = " + std::to_string(r.shards) + ")");
+    require_int_range("search.scale_up_domain", r.scale_up_domain, 0, 1 << 20);
+    require_int_range("search.max_micro_batch", r.max_micro_batch, 0, 1 << 30);
+    require_int_range("search.max_virtual_stages", r.max_virtual_stages, 0, 1 << 16);
+    require_int_range("search.max_cp", r.max_cp, 0, 1 << 26);
+}
+
+/// @brief The outer choices of the space (everything but the micro-batch), in enumeration
+/// order: tp, cp, pp, ep ascending; schedule gpipe, 1f1b, interleaved V ascending; sequence
+/// parallel off, on; ZeRO 0-3; recompute none, selective, full. Only shapes with dp dividing the
+/// global batch. Rules in the file comment.
+[[nodiscard]] inline std::vector<search_detail::shape> plan_shapes(const transformer& m, const cluster& c,
+                                                                   const search_request& r) {
+    using search_detail::divisors;
+    std::vector<search_detail::shape> out;
+    const long long gpus = static_cast<long long>(c.nodes) * c.node.gpus;
+    const int domain = r.scale_up_domain > 0 ? r.scale_up_domain : c.node.gpus;
+    const auto all = divisors(gpus);
+    for (int tp : all) {
+        if (domain % tp != 0 || m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)) continue;
+        for (int cp : divisors(gpus / tp)) {
+            if (r.seq % cp != 0 || (r.max_cp > 0 && cp > r.max_cp)) continue;
+            for (int pp : divisors(gpus / tp / cp)) {
+                if (m.layers % pp != 0) continue;
+                const int dp = static_cast<int>(gpus / tp / cp / pp);
+                if (r.global_batch % dp != 0) continue;
+                for (int ep : divisors(dp)) {
+                    if (m.experts % ep != 0 || (ep > 1 && m.experts <= 1)) continue;
+                    struct sched_v { pipeline_schedule s; int v; };
+                    std::vector<sched_v> scheds;
+                    if (pp == 1) {
+                        scheds.push_back({pipeline_schedule::one_f_one_b, 1});
+                    } else {
+                        scheds.push_back({pipeline_schedule::gpipe, 1});
+                        scheds.push_back({pipeline_schedule::one_f_one_b, 1});
+                        for (int v = 2; static_cast<long long>(pp) * v <= m.layers; ++v) {
+                            if (r.max_virtual_stages > 0 && v > r.max_virtual_stages) break;
+                            if (m.layers % (pp * v) == 0) scheds.push_back({pipeline_schedule::interleaved, v});
+                        }
+                    }
+                    for (const auto& sv : scheds) {
+                        for (int sp = 0; sp < 2; ++sp) {
+                            if (sp && (tp < 2 || !r.try_sequence_parallel || (r.seq / cp) % tp != 0)) continue;
+                            for (int zero = 0; zero <= 3; ++zero) {
+                                if (zero > 0 && static_cast<long long>(dp) * cp < 2) continue;
+                                for (recompute rc : {recompute::none, recompute::selective, recompute::full})
+                                    out.push_back({tp, pp, dp, cp, ep, zero, sv.v, rc, sv.s, sp == 1});
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return out;
+}
+
+/// @brief Searches the space of `r` for model `m` on cluster `c` with GPUs `acc`, pricing
+/// collectives with `price(const placement&, collective_op, data_size) -> duration` (memoized
+/// per thread by price_cache; copy-constructible). Returns the top-K plans that fit, the Pareto
+/// front and the counts (file comment). Throws input_error for a bad request, model or cluster.
+template <class Pricer>
+[[nodiscard]] search_result search_plans_with(const transformer& m, const cluster& c, const accelerator& acc,
+                                              const search_request& r, const Pricer& price) {
+    validate(m, "model");
+    validate(c, "cluster");
+    validate(r);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto shapes_all = plan_shapes(m, c, r);
+    std::vector<search_detail::shape> shapes;
+    shapes.reserve(shapes_all.size() / static_cast<std::size_t>(r.shards) + 1);
+    for (std::size_t i = 0; i < shapes_all.size(); ++i)
+        if (static_cast<int>(i % static_cast<std::size_t>(r.shards)) == r.shard) shapes.push_back(shapes_all[i]);
+
+    // one thread per 64 shapes at most: starting a thread costs more than a small space
+    const int threads = std::max(1, std::min<int>(r.threads, static_cast<int>((shapes.size() + 63) / 64)));
+    std::vector<search_detail::accumulator> acc_of(static_cast<std::size_t>(threads));
+    for (auto& a : acc_of) a.init(static_cast<std::size_t>(r.top_k), r.pareto);
+    std::atomic<std::size_t> next{0};
+    constexpr std::size_t chunk = 8;
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+
+    auto work = [&](std::size_t t) {
+        try {
+            auto& out = acc_of[t];
+            price_cache<Pricer> cache(price);
+            planned cur;
+            cur.p = r.base;
+            cur.p.global_batch = r.global_batch;
+            cur.p.seq = r.seq;
+            for (;;) {
+                const std::size_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+                if (begin >= shapes.size()) break;
+                const std::size_t end = std::min(shapes.size(), begin + chunk);
+                for (std::size_t i = begin; i < end; ++i) {
+                    const auto& s = shapes[i];
+                    plan& p = cur.p;
+                    p.tp = s.tp;
+                    p.pp = s.pp;
+                    p.dp = s.dp;
+                    p.cp = s.cp;
+                    p.ep = s.ep;
+                    p.zero = s.zero;
+                    p.recompute_mode = s.rc;
+                    p.schedule = s.sched;
+                    p.virtual_stages = s.v;
+                    p.sequence_parallel = s.sp;
+                    const int per_replica = r.global_batch / s.dp;
+                    for (int b = 1; b <= per_replica; ++b) {
+                        if (per_replica % b != 0) continue;
+                        if (r.max_micro_batch > 0 && b > r.max_micro_batch) break;
+                        p.micro_batch = b;
+                        try {
+                            cur.r = predict_step_with(m, c, acc, p, cache, r.options);
+                        } catch (const input_error&) {
+                            ++out.rejected;
+                            continue;
+                        }
+                        ++out.evaluated;
+                        if (!cur.r.fits_in_memory) break;  // memory is non-decreasing in b
+                        ++out.feasible;
+                        out.offer(cur);
+                    }
+                }
+            }
+        } catch (...) {
+            const std::lock_guard<std::mutex> lock(failure_mutex);
+            if (!failure) failure = std::current_exception();
+        }
+    };
+    if (threads == 1) {
+        work(0);
+    } else {
+        std::vector<std::thread> pool;
+        pool.reserve(static_cast<std::size_t>(threads));
+        for (int t = 0; t < threads; ++t) pool.emplace_back(work, static_cast<std::size_t>(t));
+        for (auto& th : pool) th.join();
+    }
+    if (failure) std::rethrow_exception(failure);
+
+    std::vector<search_result> parts(acc_of.size());
+    for (std::size_t t = 0; t < acc_of.size(); ++t) {
+        parts[t].evaluated = acc_of[t].evaluated;
+        parts[t].feasible = acc_of[t].feasible;
+        parts[t].rejected = acc_of[t].rejected;
+        parts[t].top = std::move(acc_of[t].top);
+        parts[t].pareto = std::move(acc_of[t].front);
+    }
+    search_result out = merge_results(parts, r.top_k);
+    out.candidates = static_cast<long long>(shapes.size());
+    out.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+/// @brief search_plans_with, collectives priced by the collective model
+/// (`collective_pricer`, predict/step.hpp) in `r.options.mode` with `r.options.algo`.
+[[nodiscard]] inline search_result search_plans(const transformer& m, const cluster& c, const accelerator& acc,
+                                                const search_request& r) {
+    return search_plans_with(m, c, acc, r, collective_pricer{&c, collective_options{r.options.algo, r.options.mode}});
+}
+
+/// @brief Why a search returned no plan, in words ("" when it returned one): no shape (no
+/// factorization tp x pp x dp x cp = GPUs with the divisibility rules and dp dividing the global
+/// batch), or nothing fits in memory.
+[[nodiscard]] inline std::string empty_reason(const transformer& m, const cluster& c, const search_request& r,
+                                              const search_result& res) {
+    if (!res.top.empty()) return "";
+    const long long gpus = static_cast<long long>(c.nodes) * c.node.gpus;
+    if (res.candidates == 0)
+        return "no valid plan shape: no tp x pp x dp x cp = " + std::to_string(gpus) + " with tp dividing the " +
+               std::to_string(m.heads) + " heads and the scale-up domain, pp dividing the " + std::to_string(m.layers) +
+               " layers, cp dividing seq " + std::to_string(r.seq) + " and dp dividing the global batch " +
+               std::to_string(r.global_batch);
+    if (res.feasible == 0) return "no plan fits in memory (" + std::to_string(res.evaluated) + " evaluated)";
+    return "";
+}
+
+}  // namespace commscale
