@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -121,4 +123,32 @@ TEST_CASE("fit: empty, garbage or missing input exits 2 with one stderr line and
     }
     const auto none = run("fit");
     CHECK(none.rc == 2);
+}
+
+TEST_CASE("fit: one row, one size, bad values or an unknown --op exit 2 with one stderr line") {
+    const std::string head =
+        "# Collective test starting: all_reduce_perf\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+    auto row = [](const std::string& size, const std::string& time) {
+        return "  " + size + "  256  float  sum  -1  " + time + "  0.05  0.08  0  " + time + "  0.05  0.08  0\n";
+    };
+    std::string same;
+    for (int i = 0; i < 12; ++i) same += row("1024", "22.0");
+    std::string nan_rows;
+    for (int i = 0; i < 12; ++i) nan_rows += row(std::to_string(1024 << i), i % 2 ? "nan" : "-3.0");
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"one_row.log", head + row("1024", "22.0")}, {"same_size.log", head + same}, {"nan_rows.log", head + nan_rows}};
+    for (const auto& [name, text] : cases) {
+        const fs::path p = scratch() / name;
+        std::ofstream(p) << text;
+        const auto r = run("fit \"" + p.string() + "\" --json");
+        INFO(name << " -> " << r.err);
+        CHECK(r.rc == 2);
+        CHECK(lines(r.err) == 1);
+        CHECK(r.out.find("nan") == std::string::npos);
+    }
+    const auto bad_op = run("fit \"" + a100_log + "\" --op allreduce_sum");
+    INFO(bad_op.err);
+    CHECK(bad_op.rc == 2);
+    CHECK(bad_op.err.find("--op") != std::string::npos);
 }

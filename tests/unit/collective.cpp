@@ -138,16 +138,31 @@ TEST_CASE("Baskerville 1x4 / 2x2 / 4x1 all-reduce of GPT-2 Large gradients (1.32
     // Ballpark, realistic mode. 1x4 within 30% (ring 0.009, tree 0.013 s).
     CHECK(rt(p14, algorithm::ring) == Approx(0.009).epsilon(0.3));
     CHECK(rt(p14, algorithm::tree) == Approx(0.013).epsilon(0.3));
-    // 4x1 ring within 40% of 0.158 s: the HDR port at 80% would give 0.11 s; the measured run
-    // reached 54% of the line rate.
+    // What the datasheets explain and what they do not. Bytes per NIC and direction: a ring
+    // enters and leaves each node once per channel, so 4x1 and 2x2 rings both move 1.5 S through
+    // each node's one HDR port; the 2x2 tree moves S. Measured throughput per NIC byte:
+    //   4x1 ring 1.5 x 1.417e9 B / 0.158 s = 13.4 GB/s (54% of the 25 GB/s port),
+    //   2x2 ring 1.5 x 1.417e9 B / 0.584 s =  3.6 GB/s, 2x2 tree 1.417e9 B / 0.309 s = 4.6 GB/s.
+    // No published link explains the 2x2 figures: the GPUs' and the NIC's PCIe Gen4 x16 (31.5
+    // GB/s) and the HDR port (25 GB/s) are the same in both layouts. The preset has no GPUDirect
+    // RDMA path (NIC on a CPU root port), so the model divides the NIC between the two GPUs that
+    // stage through host memory (2x for the ring, none for the tree, which leaves each node from
+    // one GPU) and keeps the NIC at its 0.92 network efficiency. Left unexplained: host staging
+    // itself (4x1 reaches 54%, not 92%: 0.096 vs 0.158 s) and a further ~2-3x in the 2x2 runs
+    // (likely the far socket's GPU reaching the NIC across the CPU interconnect, or fewer NCCL
+    // channels per NIC); neither has a published constant, so the model does not invent one.
+    // 4x1 ring within 40% of 0.158 s.
     CHECK(rt(p41, algorithm::ring) == Approx(0.158).epsilon(0.4));
-    // 2x2 is the outlier the model does not fully explain: measured 0.584 (ring) and 0.309 (tree)
-    // are 2.7x and 4.2x the NIC-bound figures (0.22 and 0.073 s); likely host-staged transfers
-    // for the GPU away from the NIC. Only a factor-5 band is claimed.
+    // 2x2: only a factor-5 band (the model is 3.1x and 4.8x faster than measured).
     CHECK(rt(p22, algorithm::ring) > 0.584 / 5.0);
     CHECK(rt(p22, algorithm::ring) < 0.584);
     CHECK(rt(p22, algorithm::tree) > 0.309 / 5.0);
     CHECK(rt(p22, algorithm::tree) < 0.309);
+    // With GPUDirect RDMA the same hardware would not penalise sharing in the ring: 2x2 = 4x1.
+    cluster gdr = c;
+    gdr.node.gpudirect_rdma = true;
+    const double ring22_gdr = in_seconds(predict_collective(gdr, p22, collective_op::all_reduce, s, real(algorithm::ring)).time);
+    CHECK(ring22_gdr < rt(p22, algorithm::ring) * 0.6);
     // The limiting resource in words.
     const auto r22 = predict_collective(c, p22, collective_op::all_reduce, s, real(algorithm::ring));
     CHECK(r22.bottleneck == bottleneck_kind::nic);
@@ -291,9 +306,12 @@ TEST_CASE("multi-node DGX: NIC per GPU, spine oversubscription beyond one leaf")
     // Full nodes: the ring leaves each node through its 8 NICs (400 GB/s) vs NVLink 450.
     const auto full = predict_collective(c, {64, 8, 1}, collective_op::all_reduce, s, ideal(algorithm::ring));
     CHECK(in_seconds(full.time) == Approx(2.0 * 63.0 / 64.0 * 1e9 / 400e9).epsilon(1e-12));
-    // Realistic 2-node ring: ~80% of 400 GB/s at 1 GiB+ is the NIC figure NCCL reaches.
+    // Realistic 2-node ring: the NICs reach 46-48 GB/s each (NVIDIA/nccl-tests #290), 0.92 of
+    // 400 GB/s per node; NVLink's 0.8 x 450 = 360 GB/s is the tighter of the two, so busbw sits
+    // within 10% of 0.8 x 400 = 320 and below 0.92 x 400.
     const auto two = predict_collective(dgx_h100(2), {16, 8, 1}, collective_op::all_reduce, 4.0_GiB, real(algorithm::ring));
     CHECK(in_GBps(two.busbw) == Approx(0.8 * 400.0).epsilon(0.1));
+    CHECK(in_GBps(two.busbw) < default_network_efficiency * 400.0);
 }
 
 TEST_CASE("one rank and empty buffers cost zero; bad input is an input_error") {
@@ -346,5 +364,6 @@ TEST_CASE("2 nodes x 8 A100 at 1.6 Tbps per node: nccl-tests busbw ~236 GB/s for
     CHECK(in_GBps(r4.busbw) == Approx(235.63).epsilon(0.15));
     CHECK(in_GBps(r8.busbw) == Approx(237.94).epsilon(0.15));
     const auto ring = predict_collective(c, g, collective_op::all_reduce, 8.0_GiB, real(algorithm::ring));
-    CHECK(in_GBps(ring.busbw) < 0.8 * 200.0 * 1.001);  // a ring cannot beat the node's NICs
+    // a ring cannot beat the node's NICs at the network efficiency (0.92 of 200 GB/s)
+    CHECK(in_GBps(ring.busbw) < default_network_efficiency * 200.0 * 1.001);
 }

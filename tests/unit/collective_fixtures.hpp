@@ -49,14 +49,15 @@ inline cluster dgx_h100(int nodes = 1) {
 }
 
 // Baskerville (impact-of-gpu-networking-part2, appendix A): 4 x A100 on an HGX 4-GPU board
-// (NVLink 3 point-to-point: 4 links between each pair, 12 per GPU), one HDR 200 Gbps NIC per node.
+// (NVLink 3 point-to-point: 4 links between each pair, 12 per GPU), one HDR 200 Gbps NIC per node
+// on a CPU root port, so NIC traffic is host-staged (as the preset: no GPUDirect RDMA path).
 inline cluster baskerville(int nodes = 4) {
     cluster c;
     c.name = "baskerville";
     c.nodes = nodes;
     c.node = node_spec{.gpus = 4, .accelerator = "a100-40gb-sxm", .intra = nvlink3(), .fabric = intra_fabric::mesh,
                        .in_switch_reduction = false, .pcie_p2p = true, .inter = ib_hdr(), .nics = 1,
-                       .gpudirect_rdma = true};
+                       .gpudirect_rdma = false};
     return c;
 }
 

@@ -123,3 +123,19 @@ TEST_CASE("median and relative-error summary") {
     CHECK(s.median == Approx(0.05));  // errors 0.10, 0.05, 0.00
     CHECK(s.max == Approx(0.10));
 }
+
+TEST_CASE("a parameter the data do not determine reports an infinite uncertainty, not 0") {
+    // r_i = x0 - y_i: x0 is the mean of y (σ² = var / n), x1 affects nothing.
+    const std::array<double, 4> y{1.0, 2.0, 3.0, 4.0};
+    auto res = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
+        for (Eigen::Index i = 0; i < 4; ++i) r(i) = x(0) - y[static_cast<std::size_t>(i)];
+    };
+    Eigen::VectorXd x0(2);
+    x0 << 0.0, 5.0;
+    const auto f = fit_levenberg_marquardt(res, x0, 4);
+    CHECK(f.parameters(0) == Approx(2.5).epsilon(1e-8));
+    CHECK_FALSE(f.identifiable);
+    CHECK(std::isinf(f.std_errors(1)));
+    // RSS = 5, σ² = RSS / (m - n) = 5 / 2, Var(x0) = σ² / 4 (JᵀJ = 4 for x0).
+    CHECK(f.std_errors(0) == Approx(std::sqrt(2.5 / 4.0)).epsilon(1e-6));
+}

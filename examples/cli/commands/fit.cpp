@@ -45,7 +45,7 @@ std::string read_input(const std::string& path) {
         ss << std::cin.rdbuf();
         return ss.str();
     }
-    return io::read_file(path);
+    return io::read_file(path, "log");
 }
 
 std::string lower(std::string s) {
@@ -181,8 +181,8 @@ cli::registrar reg{cli::command{
             std::sort(v.begin(), v.end(), [](const fit_point& x, const fit_point& y) { return x.bytes < y.bytes; });
             return v;
         }();
-        if (auto file = a.get("svg")) io::write_file_atomic(*file, svg_plot(f, sorted));
-        if (auto file = a.get("out")) io::write_file_atomic(*file, io::cluster_to_json(f.calibrated).dump(2) + "\n");
+        if (auto file = a.get("svg")) io::write_file_atomic(*file, svg_plot(f, sorted), "--svg");
+        if (auto file = a.get("out")) io::write_file_atomic(*file, io::cluster_to_json(f.calibrated).dump(2) + "\n", "--out");
         const std::string_view cls = f.fitted_class == link_class::nvlink ? "nvlink" : f.fitted_class == link_class::pci ? "pci" : "net";
         nlohmann::json j{{"op", std::string(op_name(m.op))},
                          {"ranks", ranks},

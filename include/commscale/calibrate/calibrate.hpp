@@ -345,6 +345,8 @@ inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, dou
 struct calibration_options {
     collective_options model{};
     lm_options solver{};
+    /// Also fit each half of the rows and predict the other (`cv_median_rel_error`); two more fits.
+    bool cross_validate = true;
 };
 
 /// @brief A collective's sweep fitted through the collective model itself: `calibrated` is the
@@ -369,7 +371,7 @@ struct collective_calibration {
     double r2 = 0.0;                         ///< relative R² (as saturating_fit)
     double median_rel_error = 0.0;           ///< median |t_fit - t| / t over the rows
     double max_rel_error = 0.0;
-    std::optional<double> cv_median_rel_error;  ///< fit on every other size, predict the rest; nullopt if a half has < 9 rows
+    std::optional<double> cv_median_rel_error;  ///< fit on every other size, predict the rest; nullopt if a half has < 9 rows or options.cross_validate is false
     int rows = 0;
     bool converged = false;
 };
@@ -498,8 +500,8 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
     out.latency = tiny.latency;
     out.peak_busbw = huge.busbw;
     out.peak_busbw_sigma = out.peak_busbw * (out.efficiency_sigma / out.fitted.efficiency);
-    const byte_rate link_peak = g.nodes() > 1 ? c.node.inter.per_direction / static_cast<double>(c.node.gpus_per_nic())
-                                              : c.node.intra.per_direction;
+    const byte_rate link_peak = cls == link_class::net ? c.node.inter.per_direction / static_cast<double>(c.node.gpus_per_nic())
+                                                       : c.node.intra.per_direction;
     out.bandwidth = out.fitted.efficiency * link_peak;
     std::vector<double> meas, pred;
     double sw = 0.0, swy = 0.0, tss = 0.0;
@@ -545,6 +547,7 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
     const auto v = detail::checked_points(points, "rows");
     (void)predict_collective(c, g, op, bytes(v.back().bytes), opt.model);  // validates the placement
     auto out = detail::calibrate_sorted(c, g, op, v, opt);
+    if (!opt.cross_validate) return out;
     out.cv_median_rel_error = detail::cross_validate(
         v, collective_calibration_parameters,
         [&](const std::vector<fit_point>& t) { return detail::calibrate_sorted(c, g, op, t, opt); },

@@ -41,7 +41,7 @@ struct linear_fit {
 struct nonlinear_fit {
     Eigen::VectorXd parameters;      ///< the minimiser
     Eigen::MatrixXd covariance;      ///< σ² (JᵀJ)⁺ at the minimiser (pseudo-inverse if rank-deficient)
-    Eigen::VectorXd std_errors;      ///< sqrt of the covariance diagonal
+    Eigen::VectorXd std_errors;      ///< sqrt of the covariance diagonal; +inf for a parameter the data do not determine
     double cost = 0.0;               ///< Σ rᵢ² at the minimiser (the residual sum of squares)
     double residual_variance = 0.0;  ///< σ² = cost / (m - n), or 0 when m == n
     int iterations = 0;
@@ -111,7 +111,10 @@ namespace detail {
 /// scaled form D⁻¹MD⁻¹ (D = sqrt(diag M)) so that parameters of very different magnitude do not
 /// look rank-deficient; scaled eigenvalues below `rel_tol` x the largest count as zero and clear
 /// `full_rank`. A zero diagonal entry (a parameter that affects nothing) also clears it.
-inline Eigen::MatrixXd psd_pseudo_inverse(const Eigen::MatrixXd& m, bool& full_rank, double rel_tol = 1e-12) {
+/// `undetermined`, when given, is set per parameter: true when its axis has a component of more
+/// than 1e-6 (squared) in the dropped (null) space, i.e. the data do not fix that parameter.
+inline Eigen::MatrixXd psd_pseudo_inverse(const Eigen::MatrixXd& m, bool& full_rank, double rel_tol = 1e-12,
+                                          std::vector<bool>* undetermined = nullptr) {
     const Eigen::Index n = m.rows();
     Eigen::VectorXd d(n);
     full_rank = n > 0;
@@ -125,10 +128,20 @@ inline Eigen::MatrixXd psd_pseudo_inverse(const Eigen::MatrixXd& m, bool& full_r
     const double top = ev.size() ? std::max(ev.maxCoeff(), 0.0) : 0.0;
     Eigen::VectorXd inv = Eigen::VectorXd::Zero(ev.size());
     if (!(top > 0.0)) full_rank = false;
+    if (undetermined) undetermined->assign(static_cast<std::size_t>(n), false);
     for (Eigen::Index i = 0; i < ev.size(); ++i) {
-        if (ev(i) > rel_tol * top) inv(i) = 1.0 / ev(i);
-        else full_rank = false;
+        if (ev(i) > rel_tol * top) {
+            inv(i) = 1.0 / ev(i);
+            continue;
+        }
+        full_rank = false;
+        if (undetermined)
+            for (Eigen::Index j = 0; j < n; ++j)
+                if (es.eigenvectors()(j, i) * es.eigenvectors()(j, i) > 1e-6) (*undetermined)[static_cast<std::size_t>(j)] = true;
     }
+    if (undetermined)
+        for (Eigen::Index j = 0; j < n; ++j)
+            if (!(m(j, j) > 0.0)) (*undetermined)[static_cast<std::size_t>(j)] = true;
     return d.asDiagonal() * (es.eigenvectors() * inv.asDiagonal() * es.eigenvectors().transpose()) * d.asDiagonal();
 }
 
@@ -292,9 +305,14 @@ template <class Residuals>
     out.cost = cost;
     out.residual_variance = m > n ? cost / static_cast<double>(m - n) : 0.0;
     bool full = true;
-    out.covariance = out.residual_variance * detail::psd_pseudo_inverse(jac.transpose() * jac, full);
+    std::vector<bool> undetermined;
+    out.covariance = out.residual_variance * detail::psd_pseudo_inverse(jac.transpose() * jac, full, 1e-12, &undetermined);
     out.identifiable = full;
     out.std_errors = detail::sqrt_diagonal(out.covariance);
+    // A parameter the data do not fix has no finite uncertainty (the pseudo-inverse would report 0).
+    for (Eigen::Index j = 0; j < n; ++j)
+        if (undetermined[static_cast<std::size_t>(j)] && out.residual_variance > 0.0)
+            out.std_errors(j) = std::numeric_limits<double>::infinity();
     return out;
 }
 

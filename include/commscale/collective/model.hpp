@@ -6,9 +6,9 @@
 ///
 /// Every algorithm is a closed-form alpha-beta cost evaluated on the path each of its steps uses:
 /// the GPU's scale-up port (whole complement on a switch; only the links to the group's peers on a
-/// mesh), the NIC (its per-direction bandwidth split among the group's GPUs that drive it), and the
-/// spine (NIC bandwidth divided by the oversubscription once the group spans more nodes than one
-/// leaf holds). An algorithm is a sequence of at most three phases; inside a phase the intra-node
+/// mesh), the NIC (its per-direction bandwidth, split among the group's GPUs that drive it at
+/// once), and the spine (NIC bandwidth divided by the oversubscription once the group spans more
+/// nodes than one leaf holds). An algorithm is a sequence of at most three phases; inside a phase the intra-node
 /// and inter-node parts are pipelined (time = max), phases run one after another (times add).
 ///
 /// `efficiency_mode::ideal`: latency = steps x published link latency (0 where unpublished),
@@ -20,15 +20,20 @@
 /// `bytes` follows nccl-tests: the whole buffer (for all_gather / reduce_scatter the total across
 /// ranks; for all_to_all the buffer each rank sends, 1/n of it to each peer).
 ///
-/// Not modelled (stated so that nobody relies on it): PCIe locality between GPUs and NICs (a
-/// GPU far from its NIC staging through host memory; `node_spec::gpudirect_rdma` is not used),
-/// cross-rail traffic (`cluster::rail_optimized`: NCCL's PXN keeps inter-node traffic on rails,
-/// so rails change nothing here), congestion between concurrent collectives, and compute of the
+/// GPUDirect RDMA (`node_spec::gpudirect_rdma`): with it, a ring's inter-node traffic spreads
+/// over the node's NICs whatever the GPUs per NIC; without it (host-staged, e.g. a NIC on a CPU
+/// root port away from the GPUs) the GPUs sharing a NIC divide it.
+///
+/// Not modelled (stated so that nobody relies on it): the throughput lost to host staging itself
+/// (no published constant; Baskerville's 4 x 1 ring reaches 54% of its HDR port), cross-rail
+/// traffic (`cluster::rail_optimized`: NCCL's PXN keeps inter-node traffic on rails, so rails
+/// change nothing here), congestion between concurrent collectives, and compute of the
 /// reduction itself.
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -137,6 +142,8 @@ inline constexpr std::array<std::string_view, algorithm_count> algorithm_names{
 namespace detail {
 
 /// The physical path a group of ranks uses: bandwidths per direction, sharing, latency classes.
+/// Bandwidths are kept as their inverses (seconds per byte at the datasheet peak) so that the
+/// per-algorithm costs are products, not divisions: the prediction divides only here.
 struct group_path {
     int n = 1;               ///< ranks
     int nodes = 1;           ///< nodes spanned
@@ -144,10 +151,13 @@ struct group_path {
     int sharing = 1;         ///< group GPUs attached to one NIC
     int nics_used = 1;       ///< NICs of one node the group's GPUs attach to
     int nics_per_gpu = 1;    ///< NICs each GPU owns when a node has more NICs than GPUs
+    bool host_staged = false;  ///< no GPUDirect RDMA: NIC traffic goes through host bounce buffers
     double spine = 1.0;      ///< oversubscription applied to NIC bandwidth (1 inside one leaf)
-    double intra_group = 0;  ///< B/s: one GPU to the rest of the group (all usable scale-up links)
-    double intra_peer = 0;   ///< B/s: one GPU to one peer
-    double nic = 0;          ///< B/s: one NIC after the spine factor
+    double inv_n = 1, inv_nodes = 1, inv_r = 1;  ///< 1/n, 1/N, 1/r
+    double s_intra_group = 0;  ///< s/B: one GPU to the rest of the group (all usable scale-up links)
+    double s_intra_peer = 0;   ///< s/B: one GPU to one peer
+    double s_node_net = 0;     ///< s/B: the node's NICs used by the group (after the spine factor)
+    double s_own_net = 0;      ///< s/B: one GPU's NIC(s), unshared
     link_class ci = link_class::nvlink, cn = link_class::net;
     double alpha_intra = 0, alpha_net = 0;  ///< s: published link latencies (ideal mode)
 };
@@ -159,64 +169,91 @@ struct group_path {
     return std::min(r, (per_nic + stride - 1) / stride);
 }
 
-[[nodiscard]] inline group_path make_path(const cluster& c, const placement& g) {
+/// 1/x for a positive bandwidth, +inf for zero (a part that never carries bytes keeps w = 0).
+[[nodiscard]] inline double per_byte(double bandwidth) {
+    return bandwidth > 0.0 ? 1.0 / bandwidth : std::numeric_limits<double>::infinity();
+}
+
+/// The path of a validated placement spanning `nodes` nodes (g.nodes()).
+[[nodiscard]] inline group_path make_path(const cluster& c, const placement& g, int nodes) {
     group_path p;
     p.n = g.ranks;
-    p.nodes = g.nodes();
+    p.nodes = nodes;
     p.r = std::min(g.ranks_per_node, g.ranks);
+    // 1/n, 1/N, 1/r from one division (exact enough: a few ulps).
+    const double nd_ = p.n, Nd_ = p.nodes, rd_ = p.r;
+    const double inv_all = 1.0 / (nd_ * Nd_ * rd_);
+    p.inv_n = Nd_ * rd_ * inv_all;
+    p.inv_nodes = nd_ * rd_ * inv_all;
+    p.inv_r = nd_ * Nd_ * inv_all;
     const node_spec& nd = c.node;
     const double complement = nd.intra.per_direction.value();
     switch (nd.fabric) {
         case intra_fabric::switched:
             // NVSwitch: every GPU reaches every peer at its full complement.
-            p.intra_group = p.intra_peer = complement;
+            p.s_intra_group = p.s_intra_peer = per_byte(complement);
             p.ci = class_of(nd.intra);
             break;
         case intra_fabric::mesh: {
             // Point-to-point: 1/(G-1) of the complement per peer; multi-channel algorithms use the
             // links to all r-1 peers of the group at once.
             const double peers = nd.gpus > 1 ? static_cast<double>(nd.gpus - 1) : 1.0;
-            p.intra_peer = complement / peers;
-            p.intra_group = p.r > 1 ? complement * static_cast<double>(p.r - 1) / peers : complement;
+            p.s_intra_peer = peers * per_byte(complement);
+            p.s_intra_group = peers * per_byte(p.r > 1 ? complement * static_cast<double>(p.r - 1) : complement);
             p.ci = class_of(nd.intra);
             break;
         }
         case intra_fabric::pcie:
             // Each GPU's PCIe link (through PCIe switches; staged through host memory without
             // peer-to-peer, which keeps each byte once per direction on each GPU's link).
-            p.intra_group = p.intra_peer = complement;
+            p.s_intra_group = p.s_intra_peer = per_byte(complement);
             p.ci = link_class::pci;
             break;
     }
     p.cn = class_of(nd.inter);
-    const int per_nic = nd.gpus_per_nic();
-    p.sharing = group_sharing(p.r, std::max(1, g.stride), per_nic);
+    p.host_staged = !nd.gpudirect_rdma;
+    // Integer divisions only where they can change the result (one NIC per GPU, consecutive
+    // ranks: no division at all).
+    const int per_nic = nd.nics >= nd.gpus ? 1 : nd.gpus_per_nic();
+    p.sharing = per_nic == 1 ? 1 : group_sharing(p.r, std::max(1, g.stride), per_nic);
     p.nics_per_gpu = nd.nics > nd.gpus ? nd.nics / nd.gpus : 1;
-    p.nics_used = std::max(1, std::min(std::max(1, nd.nics), (p.r + p.sharing - 1) / p.sharing * p.nics_per_gpu));
+    const int gpus_on_nics = p.sharing == 1 ? p.r : (p.r + p.sharing - 1) / p.sharing;
+    p.nics_used = std::max(1, std::min(std::max(1, nd.nics), gpus_on_nics * p.nics_per_gpu));
     p.spine = p.nodes > c.nodes_per_leaf ? c.oversubscription : 1.0;
-    p.nic = nd.inter.per_direction.value() / p.spine;
+    // One division each, independent of each other (the latency chain of a prediction is short).
+    const double nic = nd.inter.per_direction.value();  // one NIC, before the spine
+    p.s_node_net = per_byte(nic * static_cast<double>(p.nics_used)) * p.spine;
+    p.s_own_net = per_byte(nic * static_cast<double>(p.nics_per_gpu)) * p.spine;
     p.alpha_intra = nd.intra.latency ? nd.intra.latency->value() : 0.0;
     p.alpha_net = nd.inter.latency ? nd.inter.latency->value() : 0.0;
     return p;
 }
 
 /// One phase of an algorithm: intra-node and inter-node parts pipelined, in bytes per direction on
-/// the busiest port of each kind and the bandwidth that port gives.
+/// the busiest port of each kind and the time per byte that port takes (the inverse bandwidth).
+/// Trivial (no member initializers): a plan's unused phases are never touched, and `plan::add`
+/// value-initializes the one it hands out (all zero; `net_kind` and `net_sharing` are set with
+/// the net part).
 struct phase {
-    double w_intra = 0, b_intra = 1;  ///< bytes, B/s
-    double w_net = 0, b_net = 1;      ///< bytes, B/s
-    int steps_intra = 0, steps_net = 0;
-    bool intra_switch = false;        ///< intra part reduced in the switch (NVLS)
-    bool net_switch = false;          ///< net part reduced in the network (SHARP)
-    bottleneck_kind net_kind = bottleneck_kind::nic;
-    int net_sharing = 1;
+    double w_intra, c_intra;  ///< bytes, s/B at the datasheet peak
+    double w_net, c_net;      ///< bytes, s/B at the datasheet peak
+    int steps_intra, steps_net;
+    bool intra_switch;        ///< intra part reduced in the switch (NVLS)
+    bool net_switch;          ///< net part reduced in the network (SHARP)
+    bottleneck_kind net_kind;
+    int net_sharing;
 };
 
-/// An algorithm on a path: up to three phases run one after another.
+/// An algorithm on a path: up to three phases run one after another. Only the first `count`
+/// phases are meaningful (the others are left uninitialized on purpose: no zeroing per candidate).
 struct plan {
-    std::array<phase, 3> ph{};
+    std::array<phase, 3> ph;
     int count = 0;
-    phase& add() { return ph[static_cast<std::size_t>(count++)]; }
+    phase& add() {
+        phase& p = ph[static_cast<std::size_t>(count++)];
+        p = phase{};
+        return p;
+    }
 };
 
 [[nodiscard]] constexpr int ceil_log2(int n) {
@@ -231,8 +268,8 @@ struct plan {
     return k;
 }
 
-/// Whether `a` is defined for `op` on this cluster and group (automatic excluded).
-[[nodiscard]] constexpr bool applies(const cluster& c, const placement& g, collective_op op, algorithm a) {
+/// Whether `a` is defined for `op` on a group with `r` ranks per node over `nodes` nodes.
+[[nodiscard]] constexpr bool applies_to(const cluster& c, int r, int nodes, collective_op op, algorithm a) {
     using o = collective_op;
     const bool reduce_like = op == o::all_reduce || op == o::reduce || op == o::broadcast;
     switch (a) {
@@ -248,12 +285,17 @@ struct plan {
             return op == o::all_reduce || op == o::reduce_scatter || op == o::all_gather;
         case algorithm::hierarchical: return op == o::all_reduce;
         case algorithm::nvls: {
-            const bool in_switch = c.node.in_switch_reduction && std::min(g.ranks_per_node, g.ranks) > 1;
-            if (op == o::all_reduce) return in_switch || (g.nodes() > 1 && c.in_network_reduction);
-            return (op == o::reduce_scatter || op == o::all_gather) && in_switch && g.nodes() == 1;
+            const bool in_switch = c.node.in_switch_reduction && r > 1;
+            if (op == o::all_reduce) return in_switch || (nodes > 1 && c.in_network_reduction);
+            return (op == o::reduce_scatter || op == o::all_gather) && in_switch && nodes == 1;
         }
     }
     return false;
+}
+
+/// Whether `a` is defined for `op` on this cluster and group (automatic excluded).
+[[nodiscard]] constexpr bool applies(const cluster& c, const placement& g, collective_op op, algorithm a) {
+    return applies_to(c, std::min(g.ranks_per_node, g.ranks), g.nodes(), op, a);
 }
 
 /// The phases of algorithm `a` for `op` on path `p`, for a buffer of `s` bytes (nccl-tests size).
@@ -281,29 +323,36 @@ struct plan {
 ///   (r+1)/r S for all_reduce (S out for the reduce, S/r back; S/r out, S back for the multicast);
 ///   S for reduce_scatter / all_gather. Multi-node: SHARP all-reduce moves S per node, otherwise a
 ///   ring of 2(N-1)/N S among nodes.
-[[nodiscard]] inline plan make_plan(const cluster& c, const group_path& p, collective_op op, algorithm a,
-                                    double s) {
+/// build_plan for an algorithm known at compile time (the automatic choice instantiates one per
+/// candidate, so each is inlined with only its own formulas).
+template <algorithm a>
+inline void build_plan_for(const cluster& c, const group_path& p, collective_op op, double s, plan& pl) {
     using o = collective_op;
-    plan pl;
+    pl.count = 0;
     const int n = p.n, N = p.nodes, r = p.r;
-    const double nd = n, Nd = N, rd = r;
+    const double nd = n, rd = r;
     const bool multi = N > 1;
-    const double node_net = static_cast<double>(p.nics_used) * p.nic;  // a node's NICs used by the group
-    const double own_net = p.nic * static_cast<double>(p.nics_per_gpu);  // one GPU's NIC(s), unshared
-    const double gpu_net = own_net / static_cast<double>(p.sharing);     // one GPU's share of its NIC
+    const double sharing = static_cast<double>(p.sharing);
+    const double node_net = p.s_node_net;          // a node's NICs used by the group
+    const double own_net = p.s_own_net;            // one GPU's NIC(s), unshared
+    const double gpu_net = own_net * sharing;      // one GPU's share of its NIC
+    const double intra_group = p.s_intra_group, intra_peer = p.s_intra_peer;
+    const double frac_n = (nd - 1.0) * p.inv_n;    // (n-1)/n
+    const double frac_N = (static_cast<double>(N) - 1.0) * p.inv_nodes;  // (N-1)/N
+    const double frac_r = (rd - 1.0) * p.inv_r;    // (r-1)/r
     const bottleneck_kind nk = p.spine > 1.0 ? bottleneck_kind::spine : bottleneck_kind::nic;
-    auto set_net = [&](phase& ph, double w, double b, int steps, int sharing) {
+    auto set_net = [&](phase& ph, double w, double c_net, int steps, int share) {
         if (!multi) return;
         ph.w_net = w;
-        ph.b_net = b;
+        ph.c_net = c_net;
         ph.steps_net = steps;
         ph.net_kind = nk;
-        ph.net_sharing = sharing;
+        ph.net_sharing = share;
     };
-    auto set_intra = [&](phase& ph, double w, double b, int steps) {
+    auto set_intra = [&](phase& ph, double w, double c_intra, int steps) {
         if (r < 2) return;
         ph.w_intra = w;
-        ph.b_intra = b;
+        ph.c_intra = c_intra;
         ph.steps_intra = steps;
     };
     switch (a) {
@@ -313,17 +362,22 @@ struct plan {
             double w = 0;
             int steps = 0, net_steps = 0;
             switch (op) {
-                case o::all_reduce: w = 2.0 * (nd - 1.0) / nd * s; steps = 2 * (n - 1); net_steps = 2 * (N - 1); break;
+                case o::all_reduce: w = 2.0 * frac_n * s; steps = 2 * (n - 1); net_steps = 2 * (N - 1); break;
                 case o::reduce_scatter:
-                case o::all_gather: w = (nd - 1.0) / nd * s; steps = n - 1; net_steps = N - 1; break;
+                case o::all_gather: w = frac_n * s; steps = n - 1; net_steps = N - 1; break;
                 case o::broadcast:
                 case o::reduce: w = s; steps = n - 1; net_steps = N - 1; break;
-                case o::all_to_all: w = s * (nd - 1.0) / 2.0; steps = n - 1; net_steps = N - 1; break;
+                case o::all_to_all: w = s * (nd - 1.0) * 0.5; steps = n - 1; net_steps = N - 1; break;
                 case o::send_recv: w = s; steps = 1; net_steps = multi ? 1 : 0; break;
             }
             // NCCL's split of ring steps: the inter-node ones, the rest inside nodes.
-            set_intra(ph, w, p.intra_group, steps - (multi ? net_steps : 0));
-            set_net(ph, w, node_net / static_cast<double>(p.sharing), net_steps, p.sharing);
+            set_intra(ph, w, intra_group, steps - (multi ? net_steps : 0));
+            // Each channel's ring enters and leaves a node once: the node's NICs carry w per
+            // direction whatever the GPUs per NIC (p4d: 8 GPUs on 4 EFA NICs reach ~85% of the
+            // node's 400 Gb/s, ml-engineering-networking). Without GPUDirect RDMA the GPUs that
+            // share a NIC feed it one at a time through host bounce buffers: the NIC is divided
+            // among them (Baskerville: 2 x 2 ring 3.7x slower than 4 x 1, impact-of-gpu-networking-part2).
+            set_net(ph, w, p.host_staged ? node_net * sharing : node_net, net_steps, p.sharing);
             break;
         }
         case algorithm::tree:
@@ -334,11 +388,11 @@ struct plan {
             if (op == o::all_reduce) {
                 const double chain = r >= 3 ? 2.0 : 1.0;
                 const double up = N <= 1 ? 0.0 : N == 2 ? 1.0 : (dbl ? 2.0 : (N == 3 ? 2.0 : 3.0));
-                set_intra(ph, chain * s, p.intra_group, 2 * (r - 1));
+                set_intra(ph, chain * s, intra_group, 2 * (r - 1));
                 set_net(ph, up * s, node_net, 2 * lg, 1);
             } else {  // broadcast, reduce: one direction of the above
                 const double up = N <= 1 ? 0.0 : N == 2 ? 1.0 : (dbl ? 1.0 : 2.0);
-                set_intra(ph, s, p.intra_group, r - 1);
+                set_intra(ph, s, intra_group, r - 1);
                 set_net(ph, up * s, node_net, lg, 1);
             }
             break;
@@ -347,10 +401,10 @@ struct plan {
             phase& ph = pl.add();
             // One message per worker and direction (push, and pull for all_reduce).
             const int dirs = op == o::all_reduce ? 2 : 1;
-            set_intra(ph, (rd - 1.0) * s, p.intra_group, dirs * (r - 1));
+            set_intra(ph, (rd - 1.0) * s, intra_group, dirs * (r - 1));
             if (multi) {
                 // Server NIC fan-in (n - r remote workers) vs a worker node pushing r buffers.
-                const double t_server = (nd - rd) * s / own_net, t_workers = rd * s / node_net;
+                const double t_server = (nd - rd) * s * own_net, t_workers = rd * s * node_net;
                 if (t_server >= t_workers) {
                     set_net(ph, (nd - rd) * s, own_net, dirs * (n - r), 1);
                     ph.net_kind = bottleneck_kind::server_nic;
@@ -364,8 +418,8 @@ struct plan {
             const int phases = op == o::all_reduce ? 2 : 1;
             for (int i = 0; i < phases; ++i) {
                 phase& ph = pl.add();
-                set_intra(ph, (rd - 1.0) / nd * s, p.intra_group, r - 1);
-                set_net(ph, rd * (nd - rd) / nd * s, node_net, n - r, p.sharing);
+                set_intra(ph, (rd - 1.0) * p.inv_n * s, intra_group, r - 1);
+                set_net(ph, rd * (nd - rd) * p.inv_n * s, node_net, n - r, p.sharing);
             }
             break;
         }
@@ -373,22 +427,22 @@ struct plan {
             phase& ph = pl.add();
             switch (op) {
                 case o::all_reduce:
-                    set_intra(ph, (rd - 1.0) * s, p.intra_group, r - 1);
+                    set_intra(ph, (rd - 1.0) * s, intra_group, r - 1);
                     set_net(ph, rd * (nd - rd) * s, node_net, n - r, p.sharing);
                     break;
                 case o::reduce_scatter:
                 case o::all_gather:
                 case o::all_to_all:
-                    set_intra(ph, (rd - 1.0) / nd * s, p.intra_group, r - 1);
-                    set_net(ph, rd * (nd - rd) / nd * s, node_net, n - r, p.sharing);
+                    set_intra(ph, (rd - 1.0) * p.inv_n * s, intra_group, r - 1);
+                    set_net(ph, rd * (nd - rd) * p.inv_n * s, node_net, n - r, p.sharing);
                     break;
                 case o::broadcast:
                 case o::reduce:
-                    set_intra(ph, (rd - 1.0) * s, p.intra_group, r - 1);
+                    set_intra(ph, (rd - 1.0) * s, intra_group, r - 1);
                     set_net(ph, (nd - rd) * s, own_net, n - r, 1);
                     break;
                 case o::send_recv:
-                    set_intra(ph, s, p.intra_peer, 1);
+                    set_intra(ph, s, intra_peer, 1);
                     set_net(ph, s, own_net, 1, 1);
                     break;
             }
@@ -398,30 +452,33 @@ struct plan {
             const int reps = op == o::all_reduce ? 2 : 1;  // reduce-scatter then all-gather
             const int lgp = floor_log2(n);
             const int pw = 1 << lgp;
-            double wi = 0, wn = 0;
+            // Exchange k moves S / 2^(k+1); those with 2^k < r (peers inside the node) stay on
+            // the scale-up links, the rest cross NICs.
+            double wi = 0, wn = 0, w = 0.5 * s;
             int si = 0, sn = 0;
-            for (int k = 0; k < lgp; ++k) {
-                const double w = s / static_cast<double>(2 << k);
+            for (int k = 0; k < lgp; ++k, w *= 0.5) {
                 if ((1 << k) < r) { wi += w; ++si; } else { wn += w; ++sn; }
             }
             phase& a1 = pl.add();
-            set_intra(a1, reps * wi, p.intra_peer, reps * si);
+            set_intra(a1, reps * wi, intra_peer, reps * si);
             if (sn > 0) {
                 phase& a2 = pl.add();
                 set_net(a2, reps * wn, gpu_net, reps * sn, p.sharing);
             }
             if (pw != n) {  // fold the extra ranks in (and out again for all_reduce)
                 phase& a3 = pl.add();
-                if (r >= 2) set_intra(a3, reps * s, p.intra_peer, reps);
+                if (r >= 2) set_intra(a3, reps * s, intra_peer, reps);
                 else set_net(a3, reps * s, own_net, reps, 1);
             }
             break;
         }
         case algorithm::hierarchical: {
             phase& a1 = pl.add();
-            set_intra(a1, 2.0 * (rd - 1.0) / rd * s, p.intra_group, 2 * (r - 1));
+            set_intra(a1, 2.0 * frac_r * s, intra_group, 2 * (r - 1));
             phase& a2 = pl.add();
-            set_net(a2, 2.0 * (Nd - 1.0) / Nd * s / rd, node_net / rd, 2 * (N - 1), p.sharing);
+            // Each GPU's 1/r of the buffer crosses its 1/r share of the node's NICs: the r
+            // factors cancel; the bytes are 2(N-1)/N S / r per GPU.
+            set_net(a2, 2.0 * frac_N * s * p.inv_r, node_net * rd, 2 * (N - 1), p.sharing);
             break;
         }
         case algorithm::nvls: {
@@ -429,78 +486,121 @@ struct plan {
             const bool in_switch = c.node.in_switch_reduction && r > 1;
             if (op == o::all_reduce) {
                 if (in_switch) {
-                    set_intra(ph, (rd + 1.0) / rd * s, p.intra_group, 2);
+                    set_intra(ph, (rd + 1.0) * p.inv_r * s, intra_group, 2);
                     ph.intra_switch = true;
                 } else {
-                    set_intra(ph, 2.0 * (rd - 1.0) / rd * s, p.intra_group, 2 * (r - 1));
+                    set_intra(ph, 2.0 * frac_r * s, intra_group, 2 * (r - 1));
                 }
                 if (c.in_network_reduction) {
                     set_net(ph, s, node_net, 2, 1);
                     ph.net_switch = true;
                 } else {
-                    set_net(ph, 2.0 * (Nd - 1.0) / Nd * s, node_net, 2 * (N - 1), 1);
+                    set_net(ph, 2.0 * frac_N * s, node_net, 2 * (N - 1), 1);
                 }
             } else {
-                set_intra(ph, s, p.intra_group, 1);
+                set_intra(ph, s, intra_group, 1);
                 ph.intra_switch = true;
             }
             break;
         }
     }
-    return pl;
 }
 
-/// Saturation of a link class at `m` bytes per rank: 1 / (1 + (half_size / m)^exponent).
-[[nodiscard]] inline double saturation(const link_class_params& k, double m) {
+/// The phases of algorithm `a` (`automatic`: ring) into `pl`; formulas in the comment above.
+inline void build_plan(const cluster& c, const group_path& p, collective_op op, algorithm a, double s, plan& pl) {
+    switch (a) {
+        case algorithm::automatic:
+        case algorithm::ring: build_plan_for<algorithm::ring>(c, p, op, s, pl); return;
+        case algorithm::tree: build_plan_for<algorithm::tree>(c, p, op, s, pl); return;
+        case algorithm::double_binary_tree: build_plan_for<algorithm::double_binary_tree>(c, p, op, s, pl); return;
+        case algorithm::parameter_server: build_plan_for<algorithm::parameter_server>(c, p, op, s, pl); return;
+        case algorithm::direct: build_plan_for<algorithm::direct>(c, p, op, s, pl); return;
+        case algorithm::halving_doubling: build_plan_for<algorithm::halving_doubling>(c, p, op, s, pl); return;
+        case algorithm::hierarchical: build_plan_for<algorithm::hierarchical>(c, p, op, s, pl); return;
+        case algorithm::nvls: build_plan_for<algorithm::nvls>(c, p, op, s, pl); return;
+        case algorithm::parameter_server_sharded:
+            build_plan_for<algorithm::parameter_server_sharded>(c, p, op, s, pl);
+            return;
+    }
+}
+
+
+/// 1 / saturation(s / n) = 1 + (half_size x n / s)^exponent: the factor by which a link class's
+/// time per byte exceeds its large-message one when each of n ranks holds s / n bytes.
+[[nodiscard]] inline double saturation_excess(const link_class_params& k, double s, double n) {
     const double h = k.half_size.value();
     if (!(h > 0.0)) return 1.0;
-    if (!(m > 0.0)) return 0.0;
-    const double x = h / m;
-    double y;
-    if (k.exponent == 0.5) y = std::sqrt(x);
-    else if (k.exponent == 1.0) y = x;
-    else y = std::pow(x, k.exponent);
-    return 1.0 / (1.0 + y);
+    if (!(s > 0.0)) return std::numeric_limits<double>::infinity();
+    const double x = h * n / s;
+    return 1.0 + (k.exponent == 0.5 ? std::sqrt(x) : k.exponent == 1.0 ? x : std::pow(x, k.exponent));
 }
 
-/// Per-prediction constants of the cost layer (everything that does not depend on the algorithm).
-/// Ideal mode: one "protocol" with the published link latencies and datasheet peaks.
+/// Per-prediction constants of the cost layer (everything that does not depend on the algorithm),
+/// as multipliers so that a candidate costs no division. Ideal mode: one "protocol" with the
+/// published link latencies and datasheet peaks.
+/// The arrays are filled by make_context for the first `protocols` entries (inv_cap only when
+/// `capped`); they have no initializers so that a prediction does not zero them first.
 struct rate_context {
     int protocols = 1;
-    std::array<double, protocol_count> base{}, step_intra{}, step_net{}, fraction{1.0, 1.0, 1.0}, cap{};
-    double k_intra = 1.0, k_net = 1.0;  ///< bandwidth multipliers: efficiency x saturation
-    double nvls = 1.0, sharp = 1.0;     ///< in-switch / in-network reduction efficiencies
+    std::array<double, protocol_count> base, step_intra, step_net;
+    std::array<double, protocol_count> inv_fraction;  ///< 1 / protocol payload fraction
+    std::array<double, protocol_count> inv_cap;       ///< s/B of the channel cap (0: none)
+    double ik_intra = 1.0, ik_net = 1.0;  ///< 1 / (efficiency x saturation) per part
+    double nvls = 1.0, sharp = 1.0;       ///< in-switch, in-network reduction efficiency
+    double ik_intra_switch = 1.0, ik_net_switch = 1.0;  ///< ik_* / nvls, ik_* / sharp
+    double min_inv_fraction = 1.0;        ///< smallest inv_fraction (lower bound of any protocol)
+    double min_base = 0, min_step_intra = 0, min_step_net = 0;  ///< smallest latencies over protocols
     bool capped = false;
 };
 
 [[nodiscard]] inline rate_context make_context(const cluster& c, const group_path& p, double s, efficiency_mode mode) {
     rate_context x;
     if (mode == efficiency_mode::ideal) {
-        x.step_intra[0] = p.alpha_intra;
-        x.step_net[0] = p.alpha_net;
+        x.base[0] = 0.0;
+        x.inv_fraction[0] = 1.0;
+        x.inv_cap[0] = 0.0;
+        x.step_intra[0] = x.min_step_intra = p.alpha_intra;
+        x.step_net[0] = x.min_step_net = p.alpha_net;
         return x;
     }
     const comm_params& cp = c.comm;
     const link_class_params& ki = cp.of(p.ci);
     const link_class_params& kn = cp.of(p.cn);
     x.protocols = static_cast<int>(protocol_count);
-    // Saturation depends on each rank's share of the buffer, not on the protocol or algorithm.
-    const double share = s / static_cast<double>(p.n);
-    x.k_intra = ki.efficiency * saturation(ki, share);
-    x.k_net = kn.efficiency * saturation(kn, share);
+    // Saturation depends on each rank's share of the buffer s / n, not on the protocol or
+    // algorithm. The divisions below do not depend on each other.
+    const double nd = static_cast<double>(p.n);
+    const double gi = saturation_excess(ki, s, nd);
+    // The two classes often carry the same curve (the defaults do): compute it once then.
+    const bool same_curve = kn.half_size == ki.half_size && kn.exponent == ki.exponent;
+    const double gn = same_curve ? gi : saturation_excess(kn, s, nd);
     x.nvls = cp.nvls_efficiency;
     x.sharp = cp.sharp_efficiency;
+    // Reciprocals first (they do not wait for the saturation's square root), then products.
+    const double inv_ei = 1.0 / ki.efficiency;
+    const double inv_en = kn.efficiency == ki.efficiency ? inv_ei : 1.0 / kn.efficiency;
+    const double inv_eiv = c.node.in_switch_reduction ? 1.0 / (ki.efficiency * cp.nvls_efficiency) : inv_ei;
+    const double inv_ens = c.in_network_reduction ? 1.0 / (kn.efficiency * cp.sharp_efficiency) : inv_en;
+    x.ik_intra = gi * inv_ei;
+    x.ik_net = gn * inv_en;
+    x.ik_intra_switch = gi * inv_eiv;
+    x.ik_net_switch = gn * inv_ens;
     for (std::size_t q = 0; q < protocol_count; ++q) {
         x.base[q] = cp.base_latency[q].value();
         // A protocol step is never faster than the port's published latency.
         x.step_intra[q] = std::max(ki.step_latency[q].value(), p.alpha_intra);
         x.step_net[q] = std::max(kn.step_latency[q].value(), p.alpha_net);
-        x.fraction[q] = cp.protocol_bandwidth[q];
+        x.inv_fraction[q] = 1.0 / cp.protocol_bandwidth[q];
+        x.inv_cap[q] = 0.0;
         if (cp.channels > 0 && cp.channel_bandwidth[q].value() > 0) {
-            x.cap[q] = static_cast<double>(cp.channels) * cp.channel_bandwidth[q].value();
+            x.inv_cap[q] = 1.0 / (static_cast<double>(cp.channels) * cp.channel_bandwidth[q].value());
             x.capped = true;
         }
     }
+    x.min_inv_fraction = std::min({x.inv_fraction[0], x.inv_fraction[1], x.inv_fraction[2]});
+    x.min_base = std::min({x.base[0], x.base[1], x.base[2]});
+    x.min_step_intra = std::min({x.step_intra[0], x.step_intra[1], x.step_intra[2]});
+    x.min_step_net = std::min({x.step_net[0], x.step_net[1], x.step_net[2]});
     return x;
 }
 
@@ -511,36 +611,51 @@ struct evaluation {
     [[nodiscard]] double time() const { return latency + transfer; }
 };
 
-/// Effective bandwidths of one phase's parts (B/s), protocol fraction excluded.
-[[nodiscard]] inline double intra_rate(const rate_context& x, const phase& ph) {
-    return ph.b_intra * x.k_intra * (ph.intra_switch ? x.nvls : 1.0);
+/// Seconds per byte of one phase's parts at the effective bandwidth, protocol fraction excluded:
+/// 1 / (peak x efficiency x saturation [x in-switch efficiency]).
+[[nodiscard]] inline double intra_cost(const rate_context& x, const phase& ph) {
+    return ph.c_intra * (ph.intra_switch ? x.ik_intra_switch : x.ik_intra);
 }
-[[nodiscard]] inline double net_rate(const rate_context& x, const phase& ph) {
-    return ph.b_net * x.k_net * (ph.net_switch ? x.sharp : 1.0);
+[[nodiscard]] inline double net_cost(const rate_context& x, const phase& ph) {
+    return ph.c_net * (ph.net_switch ? x.ik_net_switch : x.ik_net);
 }
 
-[[nodiscard]] inline evaluation evaluate(const rate_context& x, const plan& pl) {
-    double steps_i = 0, steps_n = 0, t0 = 0;
+/// The protocol-independent part of a plan: its transfer time at full protocol payload, and its
+/// steps on each link class.
+struct plan_shape {
+    double t0 = 0;
+    double steps_intra = 0, steps_net = 0;
+};
+
+[[nodiscard]] inline plan_shape shape_of(const rate_context& x, const plan& pl) {
+    plan_shape sh;
     for (int i = 0; i < pl.count; ++i) {
         const phase& ph = pl.ph[static_cast<std::size_t>(i)];
-        steps_i += ph.steps_intra;
-        steps_n += ph.steps_net;
-        const double ti = ph.w_intra > 0 ? ph.w_intra / intra_rate(x, ph) : 0.0;
-        const double tn = ph.w_net > 0 ? ph.w_net / net_rate(x, ph) : 0.0;
-        t0 += std::max(ti, tn);
+        sh.steps_intra += ph.steps_intra;
+        sh.steps_net += ph.steps_net;
+        // An unused part has w = 0 and c = 0 (plan::add); a used one a finite c: no branch.
+        const double ti = ph.w_intra * intra_cost(x, ph);
+        const double tn = ph.w_net * net_cost(x, ph);
+        sh.t0 += std::max(ti, tn);
     }
+    return sh;
+}
+
+/// Per protocol: base + steps x step latency per class + transfer / payload fraction (with the
+/// per-channel cap where one is set); keeps the fastest protocol.
+[[nodiscard]] inline evaluation evaluate(const rate_context& x, const plan& pl, const plan_shape& sh) {
     evaluation best;
     double best_time = -1;
     for (std::size_t q = 0; q < static_cast<std::size_t>(x.protocols); ++q) {
-        const double lat = x.base[q] + steps_i * x.step_intra[q] + steps_n * x.step_net[q];
-        double tr = t0 / x.fraction[q];
-        if (x.capped && x.cap[q] > 0) {  // per-channel cap: re-evaluate the parts with it
+        const double lat = x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q];
+        double tr = sh.t0 * x.inv_fraction[q];
+        if (x.capped && x.inv_cap[q] > 0) {  // per-channel cap: re-evaluate the parts with it
             tr = 0;
             for (int i = 0; i < pl.count; ++i) {
                 const phase& ph = pl.ph[static_cast<std::size_t>(i)];
-                const double bi = std::min(intra_rate(x, ph) * x.fraction[q], x.cap[q]);
-                const double bn = std::min(net_rate(x, ph) * x.fraction[q], x.cap[q]);
-                tr += std::max(ph.w_intra > 0 ? ph.w_intra / bi : 0.0, ph.w_net > 0 ? ph.w_net / bn : 0.0);
+                const double ci = std::max(intra_cost(x, ph) * x.inv_fraction[q], x.inv_cap[q]);
+                const double cn = std::max(net_cost(x, ph) * x.inv_fraction[q], x.inv_cap[q]);
+                tr += std::max(ph.w_intra > 0 ? ph.w_intra * ci : 0.0, ph.w_net > 0 ? ph.w_net * cn : 0.0);
             }
         }
         if (best_time < 0 || lat + tr < best_time) {
@@ -551,6 +666,23 @@ struct evaluation {
         }
     }
     return best;
+}
+
+/// evaluate(x, pl, sh).time() without the split, branch-free when no channel cap is set.
+[[nodiscard]] inline double plan_time(const rate_context& x, const plan& pl, const plan_shape& sh) {
+    if (x.capped) return evaluate(x, pl, sh).time();
+    double t = std::numeric_limits<double>::infinity();
+    for (std::size_t q = 0; q < static_cast<std::size_t>(x.protocols); ++q) {
+        // The same expression, in the same order, as evaluate (so the times agree to the bit).
+        const double tq = x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q] +
+                          sh.t0 * x.inv_fraction[q];
+        t = tq < t ? tq : t;
+    }
+    return t;
+}
+
+[[nodiscard]] inline evaluation evaluate(const rate_context& x, const plan& pl) {
+    return evaluate(x, pl, shape_of(x, pl));
 }
 
 /// What limited a plan: the part with the largest share of the transfer time, or the latency.
@@ -564,8 +696,8 @@ struct verdict {
     double worst = 0;
     for (int i = 0; i < pl.count; ++i) {
         const phase& ph = pl.ph[static_cast<std::size_t>(i)];
-        const double ti = ph.w_intra > 0 ? ph.w_intra / intra_rate(x, ph) : 0.0;
-        const double tn = ph.w_net > 0 ? ph.w_net / net_rate(x, ph) : 0.0;
+        const double ti = ph.w_intra > 0 ? ph.w_intra * intra_cost(x, ph) : 0.0;
+        const double tn = ph.w_net > 0 ? ph.w_net * net_cost(x, ph) : 0.0;
         if (ti > worst) {
             worst = ti;
             v.kind = ph.intra_switch ? bottleneck_kind::switch_reduction : bottleneck_kind::intra_link;
@@ -581,12 +713,69 @@ struct verdict {
     return v;
 }
 
+/// A lower bound of the latency of the one-message-per-peer algorithms (direct and the parameter
+/// servers: the step counts of build_plan, at the smallest per-step latencies over protocols);
+/// 0 for the others. Never above `evaluate(...).time()` for the same algorithm.
+[[nodiscard]] inline double step_bound(const rate_context& x, const group_path& p, collective_op op, algorithm a) {
+    const int r = p.r, n = p.n;
+    int si = 0, sn = 0;
+    switch (a) {
+        case algorithm::direct:
+            if (op == collective_op::send_recv) return 0.0;
+            si = r - 1;
+            sn = n - r;
+            break;
+        case algorithm::parameter_server: {
+            const int dirs = op == collective_op::all_reduce ? 2 : 1;
+            si = dirs * (r - 1);
+            sn = dirs * (n - r);
+            break;
+        }
+        case algorithm::parameter_server_sharded: {
+            const int phases = op == collective_op::all_reduce ? 2 : 1;
+            si = phases * (r - 1);
+            sn = phases * (n - r);
+            break;
+        }
+        default: return 0.0;
+    }
+    if (r < 2) si = 0;
+    if (p.nodes < 2) sn = 0;
+    return x.min_base + static_cast<double>(si) * x.min_step_intra + static_cast<double>(sn) * x.min_step_net;
+}
+
+/// A lower bound of the transfer time shared by direct and the parameter servers (every op but
+/// send_recv): each moves at least (r-1)/n S through a GPU's scale-up port and, across nodes,
+/// r(n-r)/n S through the node's NICs (direct: (r-1) S and r(n-r) S or (n-r) S at one NIC; the
+/// server: (n-r) S at its NIC or r S per worker node; the sharded server r(n-r)/n S per phase),
+/// at the smallest protocol penalty. Scaled by (1 - 1e-9) so that rounding can never lift it
+/// above the time evaluate() gives.
+[[nodiscard]] inline double peer_transfer_bound(const rate_context& x, const group_path& p, double s) {
+    const double rd = p.r, nd = p.n;
+    const double ti = p.r > 1 ? (rd - 1.0) * p.inv_n * s * p.s_intra_group * x.ik_intra : 0.0;
+    const double tn = p.nodes > 1 ? rd * (nd - rd) * p.inv_n * s * p.s_node_net * x.ik_net : 0.0;
+    return std::max(ti, tn) * x.min_inv_fraction * (1.0 - 1e-9);
+}
+
+/// busbw_factor(op, n) with 1/n known (no division).
+[[nodiscard]] constexpr double busbw_factor_of(collective_op op, int n, double inv_n) {
+    const double m = (static_cast<double>(n) - 1.0) * inv_n;
+    switch (op) {
+        case collective_op::all_reduce: return 2.0 * m;
+        case collective_op::reduce_scatter:
+        case collective_op::all_gather:
+        case collective_op::all_to_all: return m;
+        default: return 1.0;
+    }
+}
+
 [[noreturn]] inline void bad_placement(const char* field, long long v, const std::string& expected) {
     throw input_error(std::string("placement.") + field, std::to_string(v), expected);
 }
 
 /// Validation without allocation on the success path.
-inline void check_inputs(const cluster& c, const placement& g, data_size bytes) {
+/// Returns the number of nodes the placement spans.
+[[nodiscard]] inline int check_inputs(const cluster& c, const placement& g, data_size bytes) {
     if (g.ranks < 1 || g.ranks > 100'000'000) bad_placement("ranks", g.ranks, "an integer in [1, 100000000]");
     if (g.ranks_per_node < 1 || g.ranks_per_node > c.node.gpus)
         bad_placement("ranks_per_node", g.ranks_per_node,
@@ -595,7 +784,8 @@ inline void check_inputs(const cluster& c, const placement& g, data_size bytes) 
         bad_placement("stride", g.stride,
                       "an integer >= 1 with stride x (ranks_per_node - 1) < " + std::to_string(c.node.gpus) +
                           " (GPUs per node)");
-    if (g.nodes() > c.nodes)
+    const int nodes = g.nodes();
+    if (nodes > c.nodes)
         bad_placement("ranks", g.ranks,
                       "at most " + std::to_string(static_cast<long long>(c.nodes) * g.ranks_per_node) +
                           " ranks (" + std::to_string(c.nodes) + " nodes x " + std::to_string(g.ranks_per_node) +
@@ -608,7 +798,7 @@ inline void check_inputs(const cluster& c, const placement& g, data_size bytes) 
         throw input_error("cluster.intra.link", detail::number_text(bi / giga) + " GB/s",
                           "a scale-up link with positive bandwidth");
     const double bn = c.node.inter.per_direction.value();
-    if (g.nodes() > 1) {
+    if (nodes > 1) {
         if (!std::isfinite(bn) || !(bn > 0))
             throw input_error("cluster.inter.link", detail::number_text(bn / giga) + " GB/s",
                               "a scale-out link with positive bandwidth");
@@ -619,6 +809,7 @@ inline void check_inputs(const cluster& c, const placement& g, data_size bytes) 
             throw input_error("cluster.inter.oversubscription", detail::number_text(c.oversubscription),
                               "a ratio >= 1 (1 = non-blocking, 7 = 7:1)");
     }
+    return nodes;
 }
 
 }  // namespace detail
@@ -634,13 +825,16 @@ inline void check_inputs(const cluster& c, const placement& g, data_size bytes) 
 }
 
 /// @brief Predicted time of one collective `op` on `bytes` (nccl-tests size) over the ranks `g`
-/// of cluster `c`. Closed forms per algorithm in detail::make_plan; ideal or realistic costs per
-/// `opt.mode` (see file comment). `automatic` evaluates every applicable algorithm and keeps the
-/// fastest. One rank or zero bytes cost zero. Allocation-free; throws input_error for an invalid
-/// placement, size, or an algorithm that does not apply (naming why).
+/// of cluster `c`. Closed forms per algorithm in detail::build_plan; ideal or realistic costs per
+/// `opt.mode` (see file comment). `automatic` keeps the fastest applicable algorithm (ties: the
+/// first in `algorithm` order); it skips, without building their plans, the one-message-per-peer
+/// algorithms whose exact lower bound (step latencies plus the bytes every one of them moves)
+/// already exceeds the best time, and works out the latency/transfer split and the bottleneck
+/// for the winner only. One rank or zero bytes cost zero. Allocation-free; throws input_error
+/// for an invalid placement, size, or an algorithm that does not apply (naming why).
 [[nodiscard]] inline collective_result predict_collective(const cluster& c, const placement& g, collective_op op,
                                                           data_size bytes, const collective_options& opt = {}) {
-    detail::check_inputs(c, g, bytes);
+    const int nodes = detail::check_inputs(c, g, bytes);
     if (opt.algo != algorithm::automatic && !detail::applies(c, g, op, opt.algo)) {
         const bool nvls = opt.algo == algorithm::nvls;
         throw input_error("algo", std::string(algorithm_name(opt.algo)),
@@ -650,68 +844,87 @@ inline void check_inputs(const cluster& c, const placement& g, data_size bytes) 
                                : "an algorithm defined for " + std::string(op_name(op)) +
                                      " (see algorithm_applies)");
     }
-    collective_result res{.op = op, .algo = opt.algo, .ranks = g.ranks, .nodes = g.nodes(), .bytes = bytes,
-                          .time = seconds(0), .latency = seconds(0), .transfer = seconds(0),
-                          .algbw = bytes_per_second(0), .busbw = bytes_per_second(0),
-                          .bottleneck = bottleneck_kind::none, .bottleneck_link = {}, .sharing = 1};
-    if (res.algo == algorithm::automatic)
-        res.algo = op == collective_op::send_recv ? algorithm::direct : algorithm::ring;
     const double s = bytes.value();
-    if (g.ranks <= 1 || s <= 0) return res;
+    if (g.ranks <= 1 || s <= 0) {
+        const algorithm a = opt.algo != algorithm::automatic ? opt.algo
+                            : op == collective_op::send_recv ? algorithm::direct
+                                                             : algorithm::ring;
+        return collective_result{.op = op, .algo = a, .ranks = g.ranks, .nodes = nodes, .bytes = bytes,
+                                 .time = seconds(0), .latency = seconds(0), .transfer = seconds(0),
+                                 .algbw = bytes_per_second(0), .busbw = bytes_per_second(0),
+                                 .bottleneck = bottleneck_kind::none, .bottleneck_link = {}, .sharing = 1,
+                                 .proto = protocol::simple};
+    }
 
-    const detail::group_path p = detail::make_path(c, g);
+    const detail::group_path p = detail::make_path(c, g, nodes);
     const detail::rate_context x = detail::make_context(c, p, s, opt.mode);
     detail::plan best_plan;
-    detail::evaluation best;
+    algorithm chosen = opt.algo;
     if (opt.algo == algorithm::automatic) {
-        double best_time = -1;
-        for (int i = 1; i < algorithm_count; ++i) {
-            const auto a = static_cast<algorithm>(i);
-            if (!detail::applies(c, g, op, a)) continue;
+        // Every candidate's time without its latency/transfer split (branch-free), the fastest
+        // kept; its plan is rebuilt once at the end for the split and the bottleneck.
+        double best_time = std::numeric_limits<double>::infinity();
+        double peer_bound = -1;  // computed when first needed
+        auto consider = [&]<algorithm a>() {
             // Dominated candidates (same steps, never fewer bytes): the single tree by the double
-            // tree; for one-to-all / all-to-one the parameter server by direct; for reduce_scatter /
-            // all_gather the sharded server is the direct exchange itself.
-            if (a == algorithm::tree) continue;
-            if (a == algorithm::parameter_server && op != collective_op::all_reduce) continue;
-            if (a == algorithm::parameter_server_sharded && op != collective_op::all_reduce) continue;
-            const detail::plan pl = detail::make_plan(c, p, op, a, s);
-            const detail::evaluation e = detail::evaluate(x, pl);
-            if (best_time < 0 || e.time() < best_time) {
-                best = e;
-                best_plan = pl;
-                best_time = e.time();
-                res.algo = a;
+            // tree (not a candidate); for one-to-all / all-to-one the parameter server by direct;
+            // for reduce_scatter / all_gather the sharded server is the direct exchange itself.
+            if constexpr (a == algorithm::parameter_server || a == algorithm::parameter_server_sharded)
+                if (op != collective_op::all_reduce) return;
+            if (!detail::applies_to(c, p.r, p.nodes, op, a)) return;
+            // Pruning before the plan: the one-message-per-peer algorithms pay O(n) step
+            // latencies and O(n) bytes per node; once their bound exceeds the best time they
+            // cannot win.
+            if constexpr (a == algorithm::direct || a == algorithm::parameter_server ||
+                          a == algorithm::parameter_server_sharded) {
+                if (op != collective_op::send_recv) {
+                    if (peer_bound < 0) peer_bound = detail::peer_transfer_bound(x, p, s);
+                    if (detail::step_bound(x, p, op, a) + peer_bound > best_time) return;
+                }
             }
-        }
-    } else {
-        best_plan = detail::make_plan(c, p, op, opt.algo, s);
-        best = detail::evaluate(x, best_plan);
+            detail::build_plan_for<a>(c, p, op, s, best_plan);
+            const double t = detail::plan_time(x, best_plan, detail::shape_of(x, best_plan));
+            // Ties keep the algorithm listed first in `algorithm` (as a scan in that order would).
+            const bool better = t < best_time || (t == best_time && a < chosen);
+            chosen = better ? a : chosen;
+            best_time = better ? t : best_time;
+        };
+        // Most often fastest first, so that the bounds prune the rest.
+        consider.template operator()<algorithm::ring>();
+        consider.template operator()<algorithm::nvls>();
+        consider.template operator()<algorithm::double_binary_tree>();
+        consider.template operator()<algorithm::hierarchical>();
+        consider.template operator()<algorithm::halving_doubling>();
+        consider.template operator()<algorithm::direct>();
+        consider.template operator()<algorithm::parameter_server>();
+        consider.template operator()<algorithm::parameter_server_sharded>();
     }
+    detail::build_plan(c, p, op, chosen, s, best_plan);
+    const detail::evaluation best = detail::evaluate(x, best_plan);
     if (!std::isfinite(best.time()) || best.latency < 0 || best.transfer < 0)
         throw input_error("cluster.calibration", detail::number_text(best.time()) + " s predicted",
                           "finite, non-negative comm_params (latencies >= 0, efficiencies and fractions > 0)");
     const detail::verdict v = detail::classify(x, best_plan, best);
-    res.latency = seconds(best.latency);
-    res.transfer = seconds(best.transfer);
-    res.time = seconds(best.time());
-    res.algbw = algbw(bytes, res.time);
-    res.busbw = busbw(op, g.ranks, bytes, res.time);
-    res.bottleneck = v.kind;
-    res.sharing = v.sharing;
-    res.proto = best.proto;
+    std::string_view limiting;
     switch (v.kind) {
-        case bottleneck_kind::intra_link: res.bottleneck_link = c.node.intra.name; break;
+        case bottleneck_kind::intra_link: limiting = c.node.intra.name; break;
         case bottleneck_kind::nic:
         case bottleneck_kind::spine:
-        case bottleneck_kind::server_nic: res.bottleneck_link = c.node.inter.name; break;
+        case bottleneck_kind::server_nic: limiting = c.node.inter.name; break;
         case bottleneck_kind::switch_reduction:
-            res.bottleneck_link = p.nodes > 1 && c.in_network_reduction && !c.node.in_switch_reduction
-                                      ? c.node.inter.name
-                                      : c.node.intra.name;
+            limiting = p.nodes > 1 && c.in_network_reduction && !c.node.in_switch_reduction ? c.node.inter.name
+                                                                                            : c.node.intra.name;
             break;
         default: break;
     }
-    return res;
+    // Built once, every field set (no zeroing of the result first).
+    const duration t = seconds(best.time());
+    const byte_rate alg = algbw(bytes, t);
+    return collective_result{.op = op, .algo = chosen, .ranks = g.ranks, .nodes = p.nodes, .bytes = bytes,
+                             .time = t, .latency = seconds(best.latency), .transfer = seconds(best.transfer),
+                             .algbw = alg, .busbw = detail::busbw_factor_of(op, p.n, p.inv_n) * alg,
+                             .bottleneck = v.kind, .bottleneck_link = limiting, .sharing = v.sharing,
+                             .proto = best.proto};
 }
 
 /// @brief The limiting resource in words, e.g. "inter-node NIC ib-hdr-4x shared by 2 GPUs",

@@ -35,13 +35,16 @@ namespace commscale::io {
     }
 }
 
-/// @brief Parses text as JSON; syntax errors become input_error naming `source` and the byte offset.
+/// @brief Parses text as JSON; syntax errors (and numbers that overflow a double) become
+/// input_error naming `source` and, for syntax errors, the byte offset.
 [[nodiscard]] inline nlohmann::json parse_json(const std::string& text, const std::string& source) {
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         throw input_error(source, "invalid JSON at byte " + std::to_string(e.byte) + " (" + std::string(e.what()) + ")",
                           "a JSON document");
+    } catch (const nlohmann::json::exception& e) {  // out_of_range 406: a number too large for a double (1e400)
+        throw input_error(source, "invalid JSON (" + std::string(e.what()) + ")", "a JSON document with numbers a double can hold");
     }
 }
 
@@ -135,6 +138,11 @@ public:
         if (v.is_number()) {
             const double x = v.get<double>();
             if (!std::isfinite(x) || x < 0) throw input_error(field(key), v.dump(), std::string(kind_name(kind)) + ", finite and not negative");
+            // The same magnitude limit as the text form ("1e300B/s"), so a number cannot bypass it.
+            if (x > detail::absurd_limit(kind))
+                throw input_error(field(key), v.dump(),
+                                  std::string(kind_name(kind)) + " no larger than " + detail::number_text(detail::absurd_limit(kind)) +
+                                      " base units");
             return x;
         }
         throw input_error(field(key), json_type_name(v), std::string(kind_name(kind)));
