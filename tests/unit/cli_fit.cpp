@@ -152,3 +152,14 @@ TEST_CASE("fit: one row, one size, bad values or an unknown --op exit 2 with one
     CHECK(bad_op.rc == 2);
     CHECK(bad_op.err.find("--op") != std::string::npos);
 }
+
+TEST_CASE("fit: an unwritable --out fails before --svg is written, leaving no file behind") {
+    const fs::path svg = scratch() / "not-written.svg";
+    fs::remove(svg);
+    const auto r = run("fit \"" + a100_log + "\" --svg \"" + svg.string() + "\" --out /nonexistent-dir/calibrated.json");
+    INFO(r.err);
+    CHECK(r.rc == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find("--out") != std::string::npos);
+    CHECK_FALSE(fs::exists(svg));
+}

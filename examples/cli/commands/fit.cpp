@@ -181,6 +181,9 @@ cli::registrar reg{cli::command{
             std::sort(v.begin(), v.end(), [](const fit_point& x, const fit_point& y) { return x.bytes < y.bytes; });
             return v;
         }();
+        // Check every output path before writing any, so an error never leaves one file behind.
+        if (auto file = a.get("svg")) io::require_writable(*file, "--svg");
+        if (auto file = a.get("out")) io::require_writable(*file, "--out");
         if (auto file = a.get("svg")) io::write_file_atomic(*file, svg_plot(f, sorted), "--svg");
         if (auto file = a.get("out")) io::write_file_atomic(*file, io::cluster_to_json(f.calibrated).dump(2) + "\n", "--out");
         const std::string_view cls = f.fitted_class == link_class::nvlink ? "nvlink" : f.fitted_class == link_class::pci ? "pci" : "net";

@@ -34,16 +34,30 @@ namespace commscale::io {
     return ss.str();
 }
 
+/// @brief Throws input_error naming `field` unless `path` could be written by write_file_atomic
+/// (not empty, not a directory, in an existing writable directory). Commands that write several
+/// files check them all first, so a failure on the second never leaves the first behind.
+inline void require_writable(const std::string& path, std::string_view field = "--out") {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (path.empty()) throw input_error(std::string(field), "an empty path", "a file path");
+    const fs::path target(path);
+    if (fs::is_directory(target, ec)) throw input_error(std::string(field), "'" + path + "' (a directory)", "a file path");
+    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    if (!fs::is_directory(dir, ec)) throw input_error(std::string(field), "'" + path + "'", "a path in an existing directory");
+    const auto perms = fs::status(dir, ec).permissions();
+    if (!ec && (perms & (fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write)) == fs::perms::none)
+        throw input_error(std::string(field), "'" + path + "' (directory not writable)", "a writable location");
+}
+
 /// @brief Writes `content` to `path` atomically: a temporary file beside it, flushed, then renamed.
 /// On any failure the temporary is removed and the existing file, if any, is untouched.
 inline void write_file_atomic(const std::string& path, std::string_view content, std::string_view field = "--out") {
     namespace fs = std::filesystem;
+    require_writable(path, field);
     const fs::path target(path);
     std::error_code ec;
-    if (path.empty()) throw input_error(std::string(field), "an empty path", "a file path");
-    if (fs::is_directory(target, ec)) throw input_error(std::string(field), "'" + path + "' (a directory)", "a file path");
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    if (!fs::is_directory(dir, ec)) throw input_error(std::string(field), "'" + path + "'", "a path in an existing directory");
     std::random_device rd;
     const fs::path tmp = dir / (".commscale-" + target.filename().string() + "." + std::to_string(rd()) + ".tmp");
     {
