@@ -1,40 +1,14 @@
 // The `capacity`, `models` and `model` commands, run as a user would (CLI.md contract: keys,
 // exit codes, one-line errors naming the option).
-#include "catch_shim.hpp"
+#include "cli_runner.hpp"
 
-#include <array>
-#include <set>
 #include <cstdio>
+#include <set>
 #include <string>
-#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
-namespace {
-struct result {
-    int rc;
-    std::string out;  // stdout and stderr together
-};
-
-result run(const std::string& args) {
-    const std::string cmd = std::string(COMMSCALE_CLI_PATH) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string out;
-    std::array<char, 4096> buf{};
-    std::size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-nlohmann::json run_json(const std::string& args) {
-    const auto r = run(args + " --json");
-    INFO(args << "\n" << r.out);
-    REQUIRE(r.rc == 0);
-    return nlohmann::json::parse(r.out);
-}
-}  // namespace
+using namespace cli_test;
 
 TEST_CASE("capacity: gpu-fabrics-for-genai Table 1 OPT row, 430 ZFLOP / (624 TFLOPS x 0.3 x 1 week) -> 3,798") {
     const auto j = run_json("capacity --flops 430ZFLOP --peak-tflops 624 --utilization 0.3 --weeks 1");
@@ -86,14 +60,7 @@ TEST_CASE("capacity: bad input exits 2 with one line naming the option") {
         {"capacity --flops 1e23 --peak-tflops 312 --utilization 0.4 --gpus 0", "--gpus"},
         {"capacity --flops 1e23 --utilization 0.4 --weeks 1", "--peak-tflops"},
     };
-    for (const auto& c : cases) {
-        INFO(c.args);
-        const auto r = run(c.args);
-        INFO(r.out);
-        CHECK(r.rc == 2);
-        CHECK_THAT(r.out, Catch::Matchers::Contains(c.option));
-        CHECK(r.out.find('\n') == r.out.size() - 1);  // one line
-    }
+    for (const auto& c : cases) require_invalid(c.args, c.option);
 }
 
 TEST_CASE("capacity --model uses the preset's active parameters") {
@@ -113,7 +80,5 @@ TEST_CASE("models lists every CLI.md preset; model shows one, from a name or a c
     CHECK(m.at("parameters").get<double>() == Approx(68.98e9).epsilon(0.001));  // HF model card
     const auto f = run_json(std::string("model ") + COMMSCALE_DATA_DIR + "/models/mixtral-8x7b.json");
     CHECK(f.at("active_parameters").get<double>() == Approx(12.9e9).epsilon(0.01));
-    const auto r = run("model lama2-70b");
-    CHECK(r.rc == 2);
-    CHECK_THAT(r.out, Catch::Matchers::Contains("llama2-70b"));
+    require_invalid("model lama2-70b", "llama2-70b");
 }

@@ -1,7 +1,7 @@
 // Tests of the CLI commands `clusters`, `cluster`, `collective` and `sweep` and of the topology
 // flags, run through the built binary (COMMSCALE_CLI_PATH): exit codes (0 / 2), the JSON keys of
 // CLI.md, published figures reproduced end to end, and files written whole or not at all.
-#include "catch_shim.hpp"
+#include "cli_runner.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,75 +19,9 @@
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace cli_test;
 
 namespace {
-
-struct run_result {
-    int rc = -1;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-/// A fresh scratch directory for this test process, removed when the process exits.
-fs::path scratch() {
-    struct scratch_dir {
-        fs::path path;
-        scratch_dir() : path(fs::temp_directory_path() / ("commscale_cli_collective_" + std::to_string(::getpid()))) {
-            fs::remove_all(path);
-            fs::create_directories(path);
-        }
-        ~scratch_dir() {
-            std::error_code ec;
-            fs::remove_all(path, ec);
-        }
-    };
-    static const scratch_dir dir;
-    return dir.path;
-}
-
-/// Runs `commscale ARGS`, capturing stdout, stderr and the exit code.
-run_result run(const std::string& args) {
-    static int n = 0;
-    const fs::path out = scratch() / ("out" + std::to_string(n) + ".txt");
-    const fs::path err = scratch() / ("err" + std::to_string(n++) + ".txt");
-    const std::string cmd = std::string(COMMSCALE_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int st = std::system(cmd.c_str());
-    run_result r;
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
-
-/// Runs a command that must succeed with --json and returns the document.
-json run_json(const std::string& args) {
-    const run_result r = run(args + " --json");
-    INFO("commscale " << args << "\nstderr: " << r.err);
-    REQUIRE(r.rc == 0);
-    return json::parse(r.out);
-}
-
-/// Runs a command that must fail as invalid input (exit 2, one line on stderr naming `field`).
-void require_invalid(const std::string& args, const std::string& field) {
-    const run_result r = run(args);
-    INFO("commscale " << args << "\nstdout: " << r.out << "\nstderr: " << r.err);
-    CHECK(r.rc == 2);
-    CHECK(r.out.empty());
-    CHECK_THAT(r.err, Catch::Matchers::Contains(field));
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-}
-
-std::set<std::string> keys(const json& j) {
-    std::set<std::string> k;
-    for (auto it = j.begin(); it != j.end(); ++it) k.insert(it.key());
-    return k;
-}
 
 /// Minimal XML well-formedness check: every element opened is closed in order, attributes quoted,
 /// one root element.

@@ -1,15 +1,11 @@
 // Tests of `commscale fit`, run through the built binary (COMMSCALE_CLI_PATH): exit codes (0 / 2),
 // the JSON keys of CLI.md, the published 8 x A100 all-reduce figures, --out readable back by
 // --cluster, and no partial file on error.
-#include "catch_shim.hpp"
+#include "cli_runner.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,51 +14,11 @@
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace cli_test;
 
 namespace {
 
-struct run_result {
-    int rc = -1;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-fs::path scratch() {
-    static const fs::path p = [] {
-        fs::path d = fs::temp_directory_path() / ("commscale_cli_fit_" + std::to_string(::getpid()));
-        fs::remove_all(d);
-        fs::create_directories(d);
-        return d;
-    }();
-    return p;
-}
-
-// Runs the CLI with `args` (shell words), optional stdin file; captures stdout, stderr, status.
-run_result run(const std::string& args, const std::string& stdin_file = "/dev/null") {
-    const fs::path out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
-    const std::string cmd = std::string("\"") + COMMSCALE_CLI_PATH + "\" " + args + " <\"" + stdin_file + "\" >\"" +
-                            out.string() + "\" 2>\"" + err.string() + "\"";
-    const int status = std::system(cmd.c_str());
-    run_result r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
-
 const std::string a100_log = std::string(COMMSCALE_TEST_DATA_DIR) + "/nccl-tests/ml_engineering_a100_allreduce.log";
-
-int lines(const std::string& s) {
-    int n = 0;
-    for (char ch : s) n += ch == '\n';
-    return n;
-}
 
 }  // namespace
 
@@ -117,7 +73,7 @@ TEST_CASE("fit: empty, garbage or missing input exits 2 with one stderr line and
         const auto r = run(args + " --out \"" + file.string() + "\"");
         INFO(args << " -> " << r.err);
         CHECK(r.rc == 2);
-        CHECK(lines(r.err) == 1);
+        CHECK(count_lines(r.err) == 1);
         CHECK(r.out.empty());
         CHECK_FALSE(fs::exists(file));
     }
@@ -144,7 +100,7 @@ TEST_CASE("fit: one row, one size, bad values or an unknown --op exit 2 with one
         const auto r = run("fit \"" + p.string() + "\" --json");
         INFO(name << " -> " << r.err);
         CHECK(r.rc == 2);
-        CHECK(lines(r.err) == 1);
+        CHECK(count_lines(r.err) == 1);
         CHECK(r.out.find("nan") == std::string::npos);
     }
     const auto bad_op = run("fit \"" + a100_log + "\" --op allreduce_sum");
@@ -159,7 +115,7 @@ TEST_CASE("fit: an unwritable --out fails before --svg is written, leaving no fi
     const auto r = run("fit \"" + a100_log + "\" --svg \"" + svg.string() + "\" --out /nonexistent-dir/calibrated.json");
     INFO(r.err);
     CHECK(r.rc == 2);
-    CHECK(lines(r.err) == 1);
+    CHECK(count_lines(r.err) == 1);
     CHECK(r.err.find("--out") != std::string::npos);
     CHECK_FALSE(fs::exists(svg));
 }

@@ -1,45 +1,17 @@
 // The `step` and `scale` commands, run as a user would (CLI.md "Training step": keys, exit
 // codes, one-line errors naming the option, atomic SVG output).
-#include "catch_shim.hpp"
+#include "cli_runner.hpp"
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
-namespace {
-struct result {
-    int rc;
-    std::string out;  // stdout and stderr together
-};
-
-result run(const std::string& args) {
-    const std::string cmd = std::string(COMMSCALE_CLI_PATH) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    std::string out;
-    std::array<char, 4096> buf{};
-    std::size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-nlohmann::json run_json(const std::string& args) {
-    const auto r = run(args + " --json");
-    INFO(args << "\n" << r.out);
-    REQUIRE(r.rc == 0);
-    return nlohmann::json::parse(r.out);
-}
-}  // namespace
+using namespace cli_test;
 
 TEST_CASE("step: the demo runs with no arguments and prints a verdict") {
     const auto r = run("step");
-    INFO(r.out);
+    INFO(r.out << r.err);
     CHECK(r.rc == 0);
     CHECK_THAT(r.out, Catch::Matchers::Contains("gpt3-175b"));
     CHECK_THAT(r.out, Catch::Matchers::Contains("verdict:"));
@@ -74,42 +46,25 @@ TEST_CASE("step: a plan that does not fit says memory") {
 }
 
 TEST_CASE("step: invalid input exits 2 with one line naming the option") {
-    auto r = run("step --model llama2-7b --cluster dgx-a100 --tp 3");
-    CHECK(r.rc == 2);
-    CHECK_THAT(r.out, Catch::Matchers::Contains("--tp"));
-    r = run("step --model llama2-7b --cluster dgx-a100 --recompute some");
-    CHECK(r.rc == 2);
-    CHECK_THAT(r.out, Catch::Matchers::Contains("--recompute"));
-    r = run("step --model llama2-7b --cluster dgx-a100 --schedule zigzag");
-    CHECK(r.rc == 2);
-    CHECK_THAT(r.out, Catch::Matchers::Contains("--schedule"));
-    r = run("step --model llama2-7b --cluster dgx-a100 --global-batch 12 --micro-batch 1");
-    CHECK(r.rc == 2);
-    CHECK_THAT(r.out, Catch::Matchers::Contains("global_batch"));
-    r = run("step --model llama2-7b --cluster dgx-a100 --compute-efficiency 1.5");
-    CHECK(r.rc == 2);
-    CHECK_THAT(r.out, Catch::Matchers::Contains("--compute-efficiency"));
-    r = run("step --model llama2-7b --cluster dgx-a100 --bucket 10Gbps");
-    CHECK(r.rc == 2);
-    CHECK_THAT(r.out, Catch::Matchers::Contains("--bucket"));
-    r = run("step --model llama2-7b --cluster dgx-a100 --dtype fp8");  // A100 has no fp8 peak
-    CHECK(r.rc == 2);
+    const std::string base = "step --model llama2-7b --cluster dgx-a100 ";
+    require_invalid(base + "--tp 3", "--tp");
+    require_invalid(base + "--recompute some", "--recompute");
+    require_invalid(base + "--schedule zigzag", "--schedule");
+    require_invalid(base + "--global-batch 12 --micro-batch 1", "global_batch");
+    require_invalid(base + "--compute-efficiency 1.5", "--compute-efficiency");
+    require_invalid(base + "--bucket 10Gbps", "--bucket");
+    require_invalid(base + "--dtype fp8", "fp8");  // A100 has no fp8 peak
 }
 
 TEST_CASE("step --svg and scale --svg write standalone SVG files") {
-    const auto dir = std::filesystem::temp_directory_path();
-    const auto step_svg = (dir / "commscale_cli_step.svg").string();
-    const auto scale_svg = (dir / "commscale_cli_scale.svg").string();
-    std::filesystem::remove(step_svg);
-    std::filesystem::remove(scale_svg);
+    const auto step_svg = (scratch() / "step.svg").string();
+    const auto scale_svg = (scratch() / "scale.svg").string();
     CHECK(run("step --svg " + step_svg).rc == 0);
     CHECK(run("scale --model gpt2-large --cluster dgx-a100 --micro-batch 4 --nodes 1,2,4 --svg " + scale_svg).rc == 0);
     for (const auto& f : {step_svg, scale_svg}) {
-        std::ifstream in(f);
-        const std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string s = slurp(f);
         CHECK(s.rfind("<svg", 0) == 0);
         CHECK_THAT(s, Catch::Matchers::Contains("</svg>"));
-        std::filesystem::remove(f);
     }
 }
 
@@ -126,7 +81,5 @@ TEST_CASE("scale: rows per node count with efficiency, first row 1") {
     }
     const auto s = run_json("scale --model gpt2-large --cluster dgx-a100 --micro-batch 4 --global-batch 64 --nodes 1,2 --strong");
     CHECK(s["rows"][1]["global_batch"] == 64);
-    const auto bad = run("scale --model gpt2-large --cluster dgx-a100 --nodes 1,,2");
-    CHECK(bad.rc == 2);
-    CHECK_THAT(bad.out, Catch::Matchers::Contains("--nodes"));
+    require_invalid("scale --model gpt2-large --cluster dgx-a100 --nodes 1,,2", "--nodes");
 }

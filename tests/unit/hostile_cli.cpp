@@ -3,132 +3,63 @@
 // stdout (CLI.md: "2 invalid input (one line on stderr naming the option or JSON field, the value
 // given, and what is accepted)"); and a failing command that writes files (--out / --svg) must
 // neither create a file nor touch an existing one.
-#include "catch_shim.hpp"
+#include "cli_runner.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-namespace fs = std::filesystem;
+using namespace cli_test;
 
 namespace {
 
-struct run_result {
-    int rc = -1;
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-fs::path scratch() {
-    static const fs::path p = [] {
-        fs::path d = fs::temp_directory_path() / ("commscale_hostile_cli_" + std::to_string(::getpid()));
-        fs::remove_all(d);
-        fs::create_directories(d);
-        return d;
-    }();
-    return p;
-}
-
-fs::path write(const std::string& name, const std::string& content) {
-    const fs::path p = scratch() / name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-}
-
-// Runs the CLI with `args` (shell words, already quoted where needed).
-run_result run(const std::string& args) {
-    REQUIRE(fs::exists(COMMSCALE_CLI_PATH));
-    const fs::path out = scratch() / "stdout.txt", err = scratch() / "stderr.txt";
-    const std::string cmd = std::string("\"") + COMMSCALE_CLI_PATH + "\" " + args + " </dev/null >\"" + out.string() +
-                            "\" 2>\"" + err.string() + "\"";
-    const int status = std::system(cmd.c_str());
-    run_result r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
-
-std::size_t count_lines(const std::string& s) {
-    std::size_t n = 0;
-    for (char c : s) n += c == '\n';
-    return n;
-}
-
-// The contract for invalid input: exit 2, no stdout, one stderr line containing `field`.
-void expect_invalid(const std::string& args, const std::string& field) {
-    INFO("commscale " << args);
-    const run_result r = run(args);
-    INFO("stderr: " << r.err);
-    CHECK(r.rc == 2);
-    CHECK(r.out.empty());
-    CHECK(count_lines(r.err) == 1);
-    CHECK(r.err.rfind("commscale: ", 0) == 0);
-    CHECK(r.err.find(field) != std::string::npos);
-    CHECK(r.err.find("internal error") == std::string::npos);
-}
-
 const std::string nccl_dir = std::string(COMMSCALE_TEST_DATA_DIR) + "/nccl-tests/";
-
-std::string q(const fs::path& p) { return "\"" + p.string() + "\""; }
 
 }  // namespace
 
 TEST_CASE("hostile CLI: bad command names and options get exit 2 with a suggestion") {
-    expect_invalid("colective --op all_reduce --bytes 1GB", "did you mean collective");
-    expect_invalid("collective --op all_reduce --bytes 1GB --bogus 1", "--bogus");
-    expect_invalid("collective --op all_redcue --bytes 1GB", "did you mean all_reduce");
-    expect_invalid("link nvlnk4", "did you mean nvlink4");
-    expect_invalid("accelerator h100-sx", "h100-sxm");
-    expect_invalid("cluster dgx-h10", "dgx-h100");
-    expect_invalid("model llama3-8", "llama3-8b");
-    expect_invalid("convert 400Gbps GB/z", "unit");
+    require_invalid("colective --op all_reduce --bytes 1GB", "did you mean collective");
+    require_invalid("collective --op all_reduce --bytes 1GB --bogus 1", "--bogus");
+    require_invalid("collective --op all_redcue --bytes 1GB", "did you mean all_reduce");
+    require_invalid("link nvlnk4", "did you mean nvlink4");
+    require_invalid("accelerator h100-sx", "h100-sxm");
+    require_invalid("cluster dgx-h10", "dgx-h100");
+    require_invalid("model llama3-8", "llama3-8b");
+    require_invalid("convert 400Gbps GB/z", "unit");
 }
 
 TEST_CASE("hostile CLI: negative, zero, NaN, infinite and absurd numbers") {
-    expect_invalid("collective --op all_reduce --bytes -1GB", "--bytes");
-    expect_invalid("collective --op all_reduce --bytes nan", "--bytes");
-    expect_invalid("collective --op all_reduce --bytes inf", "--bytes");
-    expect_invalid("collective --op all_reduce --bytes 1e30", "--bytes");        // 1e30 bytes: absurd
-    expect_invalid("collective --op all_reduce --bytes 1e400", "--bytes");       // overflows a double
-    expect_invalid("collective --op all_reduce --bytes 400Gbps", "--bytes");     // a rate, not a size
-    expect_invalid("collective --op all_reduce --bytes 1GB --nodes 0", "--nodes");
-    expect_invalid("collective --op all_reduce --bytes 1GB --nodes -4", "--nodes");
-    expect_invalid("collective --op all_reduce --bytes 1GB --nodes 9223372036854775808", "--nodes");  // 2^63
-    expect_invalid("collective --op all_reduce --bytes 1GB --nodes 99999999999999999999999", "--nodes");
-    expect_invalid("collective --op all_reduce --bytes 1GB --gpus-per-node 9223372036854775807", "--gpus-per-node");
-    expect_invalid("collective --op all_reduce --bytes 1GB --nodes 1.5", "--nodes");
-    expect_invalid("sweep --op all_reduce --min 1MB --max 1GB --factor 1", "--factor");
-    expect_invalid("sweep --op all_reduce --min 1GB --max 1MB", "--m");
-    expect_invalid("cluster dgx-h100 --nodes 0", "--nodes");
-    expect_invalid("convert -5GB MB", "value");
-    expect_invalid("convert 1e999GB MB", "value");
-    expect_invalid("capacity --flops -1 --peak-tflops 312 --utilization 0.5 --days 10", "--flops");
-    expect_invalid("capacity --flops 1e24 --peak-tflops 312 --utilization 1.5 --days 10", "--utilization");
-    expect_invalid("capacity --flops 1e24 --peak-tflops 312 --utilization nan --days 10", "--utilization");
-    expect_invalid("capacity --flops 1e24 --peak-tflops 0 --utilization 0.5 --days 10", "--peak-tflops");
+    require_invalid("collective --op all_reduce --bytes -1GB", "--bytes");
+    require_invalid("collective --op all_reduce --bytes nan", "--bytes");
+    require_invalid("collective --op all_reduce --bytes inf", "--bytes");
+    require_invalid("collective --op all_reduce --bytes 1e30", "--bytes");        // 1e30 bytes: absurd
+    require_invalid("collective --op all_reduce --bytes 1e400", "--bytes");       // overflows a double
+    require_invalid("collective --op all_reduce --bytes 400Gbps", "--bytes");     // a rate, not a size
+    require_invalid("collective --op all_reduce --bytes 1GB --nodes 0", "--nodes");
+    require_invalid("collective --op all_reduce --bytes 1GB --nodes -4", "--nodes");
+    require_invalid("collective --op all_reduce --bytes 1GB --nodes 9223372036854775808", "--nodes");  // 2^63
+    require_invalid("collective --op all_reduce --bytes 1GB --nodes 99999999999999999999999", "--nodes");
+    require_invalid("collective --op all_reduce --bytes 1GB --gpus-per-node 9223372036854775807", "--gpus-per-node");
+    require_invalid("collective --op all_reduce --bytes 1GB --nodes 1.5", "--nodes");
+    require_invalid("sweep --op all_reduce --min 1MB --max 1GB --factor 1", "--factor");
+    require_invalid("sweep --op all_reduce --min 1GB --max 1MB", "--m");
+    require_invalid("cluster dgx-h100 --nodes 0", "--nodes");
+    require_invalid("convert -5GB MB", "value");
+    require_invalid("convert 1e999GB MB", "value");
+    require_invalid("capacity --flops -1 --peak-tflops 312 --utilization 0.5 --days 10", "--flops");
+    require_invalid("capacity --flops 1e24 --peak-tflops 312 --utilization 1.5 --days 10", "--utilization");
+    require_invalid("capacity --flops 1e24 --peak-tflops 312 --utilization nan --days 10", "--utilization");
+    require_invalid("capacity --flops 1e24 --peak-tflops 0 --utilization 0.5 --days 10", "--peak-tflops");
 }
 
 TEST_CASE("hostile CLI: plans that do not divide the model or the cluster") {
     // llama3-8b: 32 heads, 32 layers. 8 GPUs per node.
-    expect_invalid("step --model llama3-8b --cluster dgx-h100 --nodes 3 --tp 3 --pp 1 --dp 8 --micro-batch 1 --global-batch 8", "tp");
-    expect_invalid("step --model llama3-8b --cluster dgx-h100 --nodes 5 --tp 8 --pp 5 --dp 1 --micro-batch 1 --global-batch 8", "pp");
-    expect_invalid("step --model llama3-8b --cluster dgx-h100 --tp 8 --pp 1 --dp 1 --micro-batch 3 --global-batch 8",
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --nodes 3 --tp 3 --pp 1 --dp 8 --micro-batch 1 --global-batch 8", "tp");
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --nodes 5 --tp 8 --pp 5 --dp 1 --micro-batch 1 --global-batch 8", "pp");
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --tp 8 --pp 1 --dp 1 --micro-batch 3 --global-batch 8",
                    "batch");
-    expect_invalid("step --model llama3-8b --cluster dgx-h100 --tp 0 --pp 1 --dp 1 --micro-batch 1 --global-batch 8", "--tp");
-    expect_invalid("step --model llama3-8b --cluster dgx-h100 --tp 8 --pp 1 --dp 1 --micro-batch 1 --global-batch 8 --zero 7",
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --tp 0 --pp 1 --dp 1 --micro-batch 1 --global-batch 8", "--tp");
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --tp 8 --pp 1 --dp 1 --micro-batch 1 --global-batch 8 --zero 7",
                    "--zero");
 }
 
@@ -155,21 +86,21 @@ TEST_CASE("hostile CLI: files that are missing, empty, binary, truncated, direct
     const fs::path overflow = write("overflow.json", R"({"nodes": 1e400, "gpus_per_node": 8, "intra": {"link": "nvlink4"}})");
     const std::string coll = "collective --op all_reduce --bytes 1GB --cluster ";
 
-    expect_invalid(coll + q(scratch() / "does-not-exist.json"), "--cluster");
-    expect_invalid(coll + q(scratch()), "--cluster");  // a directory where a file is expected
-    expect_invalid(coll + q(empty), "empty.json");
-    expect_invalid(coll + q(garbage), "garbage.json");
-    expect_invalid(coll + q(truncated), "truncated.json");
-    expect_invalid(coll + q(wrong_type), "cluster");
-    expect_invalid(coll + q(unknown_key), "cluster.inter.nics_per_nod");
-    expect_invalid(coll + q(unknown_key), "did you mean nics_per_node");
-    expect_invalid(coll + q(bad_link), "cluster.inter.link");
-    expect_invalid(coll + q(nan_link), "cluster.inter.link.per_direction_GBps");
-    expect_invalid(coll + q(huge_nodes), "cluster.nodes");
-    expect_invalid(coll + q(neg_gpus), "cluster.gpus_per_node");
-    expect_invalid(coll + q(no_intra), "cluster.intra");
-    expect_invalid(coll + q(overflow), "overflow.json");  // a number a double cannot hold (fuzz_json)
-    expect_invalid(coll + q(bad_calib), "cluster.calibration.net.efficiency");
+    require_invalid(coll + q(scratch() / "does-not-exist.json"), "--cluster");
+    require_invalid(coll + q(scratch()), "--cluster");  // a directory where a file is expected
+    require_invalid(coll + q(empty), "empty.json");
+    require_invalid(coll + q(garbage), "garbage.json");
+    require_invalid(coll + q(truncated), "truncated.json");
+    require_invalid(coll + q(wrong_type), "cluster");
+    require_invalid(coll + q(unknown_key), "cluster.inter.nics_per_nod");
+    require_invalid(coll + q(unknown_key), "did you mean nics_per_node");
+    require_invalid(coll + q(bad_link), "cluster.inter.link");
+    require_invalid(coll + q(nan_link), "cluster.inter.link.per_direction_GBps");
+    require_invalid(coll + q(huge_nodes), "cluster.nodes");
+    require_invalid(coll + q(neg_gpus), "cluster.gpus_per_node");
+    require_invalid(coll + q(no_intra), "cluster.intra");
+    require_invalid(coll + q(overflow), "overflow.json");  // a number a double cannot hold (fuzz_json)
+    require_invalid(coll + q(bad_calib), "cluster.calibration.net.efficiency");
 
     const fs::path model_heads = write("heads.json", R"({"num_hidden_layers": 2, "hidden_size": 4096,
         "num_attention_heads": 30, "vocab_size": 32000})");
@@ -178,20 +109,20 @@ TEST_CASE("hostile CLI: files that are missing, empty, binary, truncated, direct
         "num_attention_heads": 32, "vocab_size": 32000})");
     const fs::path model_huge = write("hugemodel.json", R"({"num_hidden_layers": 2, "hidden_size": 4096,
         "num_attention_heads": 32, "vocab_size": 1e30})");
-    expect_invalid("model " + q(model_heads), "num_attention_heads");
-    expect_invalid("model " + q(model_missing), "num_hidden_layers");
-    expect_invalid("model " + q(model_float), "num_hidden_layers");
-    expect_invalid("model " + q(model_huge), "vocab_size");
-    expect_invalid("model " + q(empty), "empty.json");
-    expect_invalid("model " + q(scratch()), "model");
+    require_invalid("model " + q(model_heads), "num_attention_heads");
+    require_invalid("model " + q(model_missing), "num_hidden_layers");
+    require_invalid("model " + q(model_float), "num_hidden_layers");
+    require_invalid("model " + q(model_huge), "vocab_size");
+    require_invalid("model " + q(empty), "empty.json");
+    require_invalid("model " + q(scratch()), "model");
 
-    expect_invalid("fit " + q(nccl_dir + "empty.log"), "empty.log");
-    expect_invalid("fit " + q(nccl_dir + "whitespace_only.log"), "whitespace_only.log");
-    expect_invalid("fit " + q(nccl_dir + "garbage.bin"), "garbage.bin");
-    expect_invalid("fit " + q(nccl_dir + "truncated_row.log"), "truncated_row.log");
-    expect_invalid("fit " + q(scratch()), "log");
-    expect_invalid("fit " + q(scratch() / "nope.log"), "nope.log");
-    expect_invalid("fit " + q(garbage), "garbage.json");
+    require_invalid("fit " + q(nccl_dir + "empty.log"), "empty.log");
+    require_invalid("fit " + q(nccl_dir + "whitespace_only.log"), "whitespace_only.log");
+    require_invalid("fit " + q(nccl_dir + "garbage.bin"), "garbage.bin");
+    require_invalid("fit " + q(nccl_dir + "truncated_row.log"), "truncated_row.log");
+    require_invalid("fit " + q(scratch()), "log");
+    require_invalid("fit " + q(scratch() / "nope.log"), "nope.log");
+    require_invalid("fit " + q(garbage), "garbage.json");
 }
 
 TEST_CASE("hostile CLI: a failing command never creates, truncates or clobbers an output file") {
@@ -201,24 +132,24 @@ TEST_CASE("hostile CLI: a failing command never creates, truncates or clobbers a
     const fs::path svg = write("existing.svg", old_content);
 
     // Invalid input after the output options: the files must stay as they were.
-    expect_invalid("fit " + q(nccl_dir + "garbage.bin") + " --out " + q(out) + " --svg " + q(svg), "garbage.bin");
+    require_invalid("fit " + q(nccl_dir + "garbage.bin") + " --out " + q(out) + " --svg " + q(svg), "garbage.bin");
     CHECK(slurp(out) == old_content);
     CHECK(slurp(svg) == old_content);
-    expect_invalid("sweep --op all_reduce --min 1MB --max 1e30 --svg " + q(svg), "--max");
+    require_invalid("sweep --op all_reduce --min 1MB --max 1e30 --svg " + q(svg), "--max");
     CHECK(slurp(svg) == old_content);
-    expect_invalid("step --tp 3 --pp 1 --dp 1 --micro-batch 1 --global-batch 8 --model llama3-8b --svg " + q(svg), "tp");
+    require_invalid("step --tp 3 --pp 1 --dp 1 --micro-batch 1 --global-batch 8 --model llama3-8b --svg " + q(svg), "tp");
     CHECK(slurp(svg) == old_content);
 
     // New paths: nothing is created on error.
     const fs::path fresh = scratch() / "fresh.json";
-    expect_invalid("fit " + q(nccl_dir + "empty.log") + " --out " + q(fresh), "empty.log");
+    require_invalid("fit " + q(nccl_dir + "empty.log") + " --out " + q(fresh), "empty.log");
     CHECK_FALSE(fs::exists(fresh));
 
     // Unwritable destinations: exit 2 naming the option, and no stray temporary file.
-    expect_invalid("fit " + q(log) + " --out " + q(scratch() / "no-such-dir" / "x.json"), "--out");
-    expect_invalid("fit " + q(log) + " --out " + q(scratch()), "--out");
-    expect_invalid("fit " + q(log) + " --svg " + q(scratch() / "no-such-dir" / "x.svg"), "--svg");
-    expect_invalid("sweep --op all_reduce --min 1MB --max 1GB --svg " + q(scratch()), "--svg");
+    require_invalid("fit " + q(log) + " --out " + q(scratch() / "no-such-dir" / "x.json"), "--out");
+    require_invalid("fit " + q(log) + " --out " + q(scratch()), "--out");
+    require_invalid("fit " + q(log) + " --svg " + q(scratch() / "no-such-dir" / "x.svg"), "--svg");
+    require_invalid("sweep --op all_reduce --min 1MB --max 1GB --svg " + q(scratch()), "--svg");
     for (const auto& e : fs::directory_iterator(scratch()))
         CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
 
