@@ -105,7 +105,7 @@ TEST_CASE("compute efficiency defaults follow the MAMF measurements") {
     CHECK(in_seconds(65.536_TFLOP / half) == Approx(0.42).margin(0.005));
 }
 
-TEST_CASE("catalog: CLI.md names, unique, sources, scale-up links resolve, efficiencies in (0, 1]") {
+TEST_CASE("catalog: CLI.md names, unique, sources, scale-up links resolve, efficiencies in (0, 1)") {
     for (const char* n : {"v100-sxm2", "a100-40gb-sxm", "a100-80gb-sxm", "a100-80gb-pcie", "a800-80gb-sxm",
                           "h100-sxm", "h100-pcie", "h800-sxm", "h200-sxm", "gh200", "b200", "mi250x", "mi300x",
                           "mi325x", "gaudi2", "l40s"})

@@ -91,7 +91,7 @@ TEST_CASE("will-it-scale: LLaMA-7B's 180k A100-hours ~ 30 machines x 8 GPUs x on
     CHECK_THAT(in_seconds(p.time) / 86400.0, WithinRel(365.25 / 12.0, 0.03));
 }
 
-TEST_CASE("time to train and GPUs needed are inverse; bad input is an input error") {
+TEST_CASE("time to train and GPUs needed are inverse, bad input is an input error") {
     const flop_count f = 420_ZFLOP;
     const duration t = time_to_train(f, 312_TFLOPS, 0.4, 1024);
     CHECK(gpus_needed(f, 312_TFLOPS, 0.4, t) == 1024);

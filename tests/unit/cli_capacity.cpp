@@ -30,7 +30,7 @@ TEST_CASE("capacity: GPT-4 estimate on H100 FP8-class 3,000 TFLOPS at 50% over 4
     CHECK(j.at("gpus_needed").get<long long>() == 8598);
 }
 
-TEST_CASE("capacity --gpus: time on a given cluster; --accelerator picks the dense peak by --dtype") {
+TEST_CASE("capacity --gpus: time on a given cluster, --accelerator picks the dense peak by --dtype") {
     // will-it-scale: 240 A100 (312 TFLOPS bf16 dense, A100 datasheet) running 180k GPU-hours of work.
     const double f = 180000.0 * 3600 * 312e12 * 0.5;
     char flops[64];
@@ -69,7 +69,7 @@ TEST_CASE("capacity --model uses the preset's active parameters") {
     CHECK(j.at("total_flops").get<double>() == Approx(6 * 12.9e9 * 1e12).epsilon(0.01));
 }
 
-TEST_CASE("models lists every CLI.md preset; model shows one, from a name or a config.json") {
+TEST_CASE("models lists every CLI.md preset, model shows one, from a name or a config.json") {
     const auto j = run_json("models");
     std::set<std::string> names;
     for (const auto& m : j.at("models")) names.insert(m.at("name").get<std::string>());

@@ -42,7 +42,7 @@ TEST_CASE("an unknown link name exits 2 with one line suggesting the closest nam
     require_invalid("links --kind sideways", "--kind");  // bad filter
 }
 
-TEST_CASE("commscale links --json lists the whole catalog; --kind filters it") {
+TEST_CASE("commscale links --json lists the whole catalog, --kind filters it") {
     const run_result r = run("links --json");
     REQUIRE(r.rc == 0);
     const auto j = nlohmann::json::parse(r.out);
@@ -77,4 +77,17 @@ TEST_CASE("commscale accelerator h100-sxm --json and accelerators --json") {
     CHECK_THAT(table.out, Catch::Matchers::Contains("mi300x") && Catch::Matchers::Contains("1307.4"));
     CHECK(run("accelerator gaudi2").rc == 0);
     CHECK(run("link tcpxo --help").rc == 0);
+}
+
+TEST_CASE("commscale convert 400Gbps GB/s prints 50 (CLI.md), 1GiB GB prints 1.073741824") {
+    // 400 Gbit/s / 8 bit/B = 50 GB/s; 2^30 B = 1.073741824e9 B.
+    const run_result r = run("convert 400Gbps GB/s");
+    REQUIRE(r.rc == 0);
+    CHECK(std::stod(r.out) == Approx(50.0).epsilon(1e-12));
+    const run_result g = run("convert 1GiB GB");
+    REQUIRE(g.rc == 0);
+    CHECK(std::stod(g.out) == Approx(1.073741824).epsilon(1e-12));
+    const auto j = run_json("convert 400Gbps GB/s");
+    CHECK(j.at("result").get<double>() == Approx(50.0).epsilon(1e-12));
+    CHECK(j.at("unit") == "GB/s");
 }

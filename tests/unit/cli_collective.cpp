@@ -54,7 +54,7 @@ bool well_formed_xml(const std::string& s, std::string& why) {
 
 }  // namespace
 
-TEST_CASE("clusters and cluster list the presets; --nodes overrides; unknown names exit 2") {
+TEST_CASE("clusters and cluster list the presets, --nodes overrides, unknown names exit 2") {
     const json list = run_json("clusters");
     REQUIRE(list["clusters"].size() == 10);
     std::set<std::string> names;
@@ -77,7 +77,7 @@ TEST_CASE("clusters and cluster list the presets; --nodes overrides; unknown nam
     require_invalid("cluster", "cluster");
 }
 
-TEST_CASE("collective: JSON keys of CLI.md; ideal ring all-reduce of 8 GB on 8 x NVLink3 = 8 GB x 1.75 / 300 GB/s") {
+TEST_CASE("collective: JSON keys of CLI.md, ideal ring all-reduce of 8 GB on 8 x NVLink3 = 8 GB x 1.75 / 300 GB/s") {
     const json j = run_json("collective --op all_reduce --bytes 8GB --cluster dgx-a100 --algo ring --efficiency ideal");
     CHECK(keys(j) == std::set<std::string>{"op", "algorithm", "ranks", "nodes", "bytes", "time_us", "algbw_GBps",
                                            "busbw_GBps", "latency_us", "transfer_us", "bottleneck"});
@@ -233,7 +233,7 @@ TEST_CASE("sweep: invalid ranges exit 2") {
     require_invalid("sweep --op all_reduce --max 1MiB", "--min");
 }
 
-TEST_CASE("sweep --svg writes a well-formed standalone SVG; a failing command leaves no file") {
+TEST_CASE("sweep --svg writes a well-formed standalone SVG, a failing command leaves no file") {
     const fs::path svg = scratch() / "busbw.svg";
     const run_result r = run("sweep --op all_reduce --min 1KiB --max 4GiB --cluster dgx-h100 --svg " + svg.string());
     INFO(r.err);

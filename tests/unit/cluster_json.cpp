@@ -57,7 +57,7 @@ TEST_CASE("the CLI.md example reads with the documented defaults") {
     CHECK(io::same_comm_params(c.comm, comm_params{}));
 }
 
-TEST_CASE("nics_per_node defaults to one NIC per GPU; no inter section means a single node") {
+TEST_CASE("nics_per_node defaults to one NIC per GPU, no inter section means a single node") {
     json j = example();
     j["inter"].erase("nics_per_node");
     CHECK(io::cluster_from_json(j).node.nics == 8);

@@ -314,7 +314,7 @@ TEST_CASE("multi-node DGX: NIC per GPU, spine oversubscription beyond one leaf")
     CHECK(in_GBps(two.busbw) < default_network_efficiency * 400.0);
 }
 
-TEST_CASE("one rank and empty buffers cost zero; bad input is an input_error") {
+TEST_CASE("one rank and empty buffers cost zero, bad input is an input_error") {
     const cluster c = dgx_a100(2);
     for (int i = 0; i < 7; ++i) {
         const auto r = predict_collective(c, {1, 1, 1}, static_cast<collective_op>(i), 1.0_GB);

@@ -64,7 +64,7 @@ TEST_CASE("the document's cross-comparison table lists PCIe duplex figures as un
     CHECK(nvlink<4>.per_direction / pcie<5, 16>.per_direction == Approx(7.0).epsilon(0.03));
 }
 
-TEST_CASE("NVLink: 25 GB/s per link per direction; 6/12/18 links -> 150/300/450 (300/600/900 duplex)") {
+TEST_CASE("NVLink: 25 GB/s per link per direction, 6/12/18 links -> 150/300/450 (300/600/900 duplex)") {
     STATIC_REQUIRE(nvlink_bundle<2, 1>.per_direction == 25_GBps);
     STATIC_REQUIRE(nvlink_bundle<3, 1>.per_direction == 25_GBps);
     STATIC_REQUIRE(nvlink_bundle<4, 1>.per_direction == 25_GBps);
@@ -115,7 +115,7 @@ TEST_CASE("xGMI: MI250X 7 x 50 = 350 (700 duplex), MI300X 7 x 64 = 448 (896)") {
     STATIC_REQUIRE(xgmi_mi300x.duplex().both_directions == 896_GBps);
 }
 
-TEST_CASE("Gaudi2: 21 x 100 GbE = 2.1 Tbps = 262.5 GB/s; 24 x 100 GbE per node = 2.4 Tbps") {
+TEST_CASE("Gaudi2: 21 x 100 GbE = 2.1 Tbps = 262.5 GB/s, 24 x 100 GbE per node = 2.4 Tbps") {
     STATIC_REQUIRE(gaudi2_scaleup.links == 21);
     CHECK(gbps(gaudi2_scaleup.per_direction) == Approx(2100.0).epsilon(1e-12));
     CHECK(gBps(gaudi2_scaleup.per_direction) == Approx(262.5).epsilon(1e-12));
@@ -153,7 +153,7 @@ TEST_CASE("InfiniBand: per-lane 25/50/100/200/400 Gbps, 1x/4x/8x/12x ports, EDR/
         }
 }
 
-TEST_CASE("EFA: one 100 Gbps interface; p4d 4 -> 400 Gbps, p5 32 -> 3200 Gbps") {
+TEST_CASE("EFA: one 100 Gbps interface, p4d 4 -> 400 Gbps, p5 32 -> 3200 Gbps") {
     CHECK(gbps(efa_v1.per_direction) == Approx(100.0));
     CHECK(gbps(4.0 * efa_v1.per_direction) == Approx(400.0));
     CHECK(gbps(32.0 * efa_v2.per_direction) == Approx(3200.0));
@@ -163,7 +163,7 @@ TEST_CASE("EFA: one 100 Gbps interface; p4d 4 -> 400 Gbps, p5 32 -> 3200 Gbps") 
     CHECK(340.0 / gbps(4.0 * efa_v1.per_direction) == Approx(default_link_efficiency).margin(0.06));
 }
 
-TEST_CASE("Slingshot 4 x 200 = 800 Gbps; TCPX 4 x 200 = 800 Gbps; TCPXO 8 x 200; OPA 100/200") {
+TEST_CASE("Slingshot 4 x 200 = 800 Gbps, TCPX 4 x 200 = 800 Gbps, TCPXO 8 x 200, OPA 100/200") {
     CHECK(gbps(4.0 * slingshot_200.per_direction) == Approx(800.0));
     CHECK(gbps(4.0 * tcpx.per_direction) == Approx(800.0));
     CHECK(gbps(8.0 * tcpxo.per_direction) == Approx(1600.0));
@@ -178,7 +178,7 @@ TEST_CASE("Slingshot 4 x 200 = 800 Gbps; TCPX 4 x 200 = 800 Gbps; TCPXO 8 x 200;
     CHECK(gbps(eth_100.per_direction) == Approx(100.0));
 }
 
-TEST_CASE("DGX H100: 8 x 400 Gbps NICs; the document's 8 x 200 Gbps '1.6 Gbps' is 1.6 Tbps") {
+TEST_CASE("DGX H100: 8 x 400 Gbps NICs, the document's 8 x 200 Gbps '1.6 Gbps' is 1.6 Tbps") {
     CHECK(gbps(8.0 * infiniband<ib_rate::ndr, 4>.per_direction) == Approx(3200.0));
     // ml-engineering-networking writes "8x 200Gbps ... 1.6 Gbps"; 8 x 200 Gbps = 1600 Gbps = 1.6 Tbps.
     const byte_rate eight_hdr = 8.0 * infiniband<ib_rate::hdr, 4>.per_direction;
@@ -211,7 +211,7 @@ TEST_CASE("H100: 18 NVLink4 x 200 Gbps = 3.6 Tbps per direction, 9x a 400 Gbps N
     CHECK(nvlink<4>.per_direction / infiniband<ib_rate::ndr, 4>.per_direction == Approx(9.0));
 }
 
-TEST_CASE("A100 NVLink 300 per direction vs A800 200; NVLink must be >= 1.75x the network") {
+TEST_CASE("A100 NVLink 300 per direction vs A800 200, NVLink must be >= 1.75x the network") {
     // distributed-training-lecture: A100 600 GB/s duplex vs A800 400.
     CHECK(link_by_name("nvlink3-nv8").duplex().both_directions == 400_GBps);
     CHECK(link_by_name("nvlink3-nv8").per_direction == 200_GBps);

@@ -83,7 +83,7 @@ TEST_CASE("ml-engineering 8 x A100 all_reduce table: all 20 rows as published") 
     CHECK(m.warnings.empty());
 }
 
-TEST_CASE("real log, 2.13 era: [0x0f] bus ids, trimmed device list, footer") {
+TEST_CASE("real log, 2.13 era: 0x0f bus ids, trimmed device list, footer") {
     const auto sets = parse_fixture("oci_a100_allreduce_2.13era.log");
     REQUIRE(sets.size() == 1);
     const auto& m = sets[0];
@@ -108,7 +108,7 @@ TEST_CASE("real log, 2.13 era: [0x0f] bus ids, trimmed device list, footer") {
     CHECK(*m.avg_busbw_GBps == Approx(66.4834));
 }
 
-TEST_CASE("real log, nccl-tests 2.20: version line, test name, [000f:01:00] bus ids") {
+TEST_CASE("real log, nccl-tests 2.20: version line, test name, 000f:01:00 bus ids") {
     const auto sets = parse_fixture("nccl_2_20_gb10_allreduce.log");
     REQUIRE(sets.size() == 1);
     const auto& m = sets[0];
@@ -168,7 +168,7 @@ TEST_CASE("OpenMPI --tag-output prefixes, stderr NCCL INFO lines, 16 ranks on 2 
     CHECK(m.warnings.empty());
 }
 
-TEST_CASE("Slurm srun -l prefixes; the op from the command line") {
+TEST_CASE("Slurm srun -l prefixes, the op from the command line") {
     const auto sets = parse_fixture("slurm_labelled.log");
     REQUIRE(sets.size() == 1);
     CHECK(sets[0].op == collective_op::reduce_scatter);
@@ -293,7 +293,7 @@ TEST_CASE("two collectives in one log give two sets") {
     CHECK(any_warning(again[0], "requested broadcast"));
 }
 
-TEST_CASE("rccl-tests: version line, RCCL block, devices without Group, [0000:05:00.0]") {
+TEST_CASE("rccl-tests: version line, RCCL block, devices without Group, 0000:05:00.0") {
     const auto sets = parse_fixture("rccl_mi300x.log");
     REQUIRE(sets.size() == 1);
     const auto& m = sets[0];
@@ -338,7 +338,7 @@ TEST_CASE("nccl-tests with the out-of-place block printed blank") {
     CHECK(sets[0].rows[0].inplace_busbw_GBps == Approx(52.43));
 }
 
-TEST_CASE("a partial table is accepted; the skipped lines are named") {
+TEST_CASE("a partial table is accepted, the skipped lines are named") {
     const auto sets = parse_fixture("partial_table.log");
     REQUIRE(sets.size() == 1);
     CHECK(sets[0].rows.size() == 5);
@@ -582,7 +582,7 @@ TEST_CASE("old per-collective leading columns (no redop for broadcast, no redop/
     CHECK(sets[0].rows[0].busbw_GBps == Approx(39.32));
 }
 
-TEST_CASE("read_measurements names the file; a missing file is an input_error") {
+TEST_CASE("read_measurements names the file, a missing file is an input_error") {
     const auto path = std::string(COMMSCALE_TEST_DATA_DIR) + "/nccl-tests/two_collectives.log";
     const auto sets = read_measurements(path);
     REQUIRE(sets.size() == 2);

@@ -34,7 +34,7 @@ TEST_CASE("with a free network, weak scaling is perfect and strong scaling divid
     CHECK(in_seconds(strong[3].step.step) == Approx(in_seconds(strong[0].step.step) / 8.0).epsilon(1e-9));
 }
 
-TEST_CASE("DDP across nodes on a thin network loses efficiency; a thick one keeps it") {
+TEST_CASE("DDP across nodes on a thin network loses efficiency, a thick one keeps it") {
     // will-it-scale-to-n-gpus: with low inter-node bandwidth "multi-node training can end up
     // being slower than a single node". Plain DDP of a 1.3B-class model (gpt2-large 774M here).
     const transformer m = model_by_name("gpt2-large");

@@ -52,7 +52,7 @@ TEST_CASE("parse reads sizes, rates, times with their units") {
     REQUIRE(in_flops(parse_work("420ZFLOP")) == Approx(4.2e23));
 }
 
-TEST_CASE("convert: 400Gbps is 50 GB/s; 1 GiB is 1.073741824 GB") {
+TEST_CASE("convert: 400Gbps is 50 GB/s, 1 GiB is 1.073741824 GB") {
     REQUIRE(convert("400Gbps", "GB/s") == Approx(50.0));
     REQUIRE(convert("1GiB", "GB") == Approx(1.073741824));
     REQUIRE(convert("450GB/s", "Gbps") == Approx(3600.0));  // 18 NVLink4 links x 200 Gbps = 3.6 Tbps (gpu-fabrics-for-genai)

@@ -61,7 +61,7 @@ TEST_CASE("GPT-style layer is 12 h^2 + 13 h (Narayanan et al. 2021, eq. 2)") {
     STATIC_REQUIRE(p.router == 0);
 }
 
-TEST_CASE("presets are valid shapes; lookup suggests close names") {
+TEST_CASE("presets are valid shapes, lookup suggests close names") {
     for (const auto& m : all_models()) {
         INFO(m.name);
         CHECK_NOTHROW(validate(m));

@@ -65,7 +65,7 @@ TEST_CASE("Megatron 1T: exact model FLOPs per token are within 3% above 6P (Kapl
     CHECK(ratio < 1.03);
 }
 
-TEST_CASE("recompute factors: full recompute costs ~4/3 of model FLOPs; selective only the attention core") {
+TEST_CASE("recompute factors: full recompute costs ~4/3 of model FLOPs, selective only the attention core") {
     const auto& m = models::gpt3_175b;
     const double model = in_flops(model_flops(m, 2048, 1));
     const double full = in_flops(hardware_flops(m, 2048, 1, recompute::full));
@@ -93,7 +93,7 @@ TEST_CASE("grouped-query attention, gated MLP and MoE change the count as their 
     CHECK(mix > 6.0 * 12.9e9);
 }
 
-TEST_CASE("precision picks the accelerator's peak; an unsupported one is an input error") {
+TEST_CASE("precision picks the accelerator's peak, an unsupported one is an input error") {
     accelerator a100{};
     a100.name = "a100-test";
     // NVIDIA A100 datasheet: 312 TFLOPS bf16 dense, 156 tf32, 19.5 fp32; no fp8.
