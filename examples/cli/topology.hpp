@@ -150,7 +150,11 @@ struct collective_request {
     using namespace commscale;
     collective_request r;
     r.op = parse_op(a.require("op", "an operation: all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"), "--op");
-    if (auto v = a.get("algo")) r.options.algo = parse_algorithm(*v, "--algo");
+    if (auto v = a.get("algo")) {
+        // "fastest": the automatic choice among every algorithm of the library, not only NCCL's
+        if (*v == "fastest") r.options.candidates = algorithm_set::any;
+        else r.options.algo = parse_algorithm(*v, "--algo");
+    }
     if (auto v = a.get("efficiency")) {
         if (*v == "ideal") r.options.mode = efficiency_mode::ideal;
         else if (*v == "default" || *v == "realistic") r.options.mode = efficiency_mode::realistic;

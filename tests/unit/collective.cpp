@@ -233,8 +233,14 @@ TEST_CASE("4 nodes at 200 Gbps, 16 GB of all-reduce traffic: 0.64 s per the docu
     // reduce-scatter and all-gather (2 x 7/8 x 8 GB / 300 GB/s = 0.0467 s).
     const auto hier = predict_collective(one_nic, g, collective_op::all_reduce, 8.0_GB, ideal(algorithm::hierarchical));
     CHECK(in_seconds(hier.time) == Approx(0.48 + 0.0466667).epsilon(1e-5));
-    const auto best = predict_collective(one_nic, g, collective_op::all_reduce, 8.0_GB, ideal());
+    // The fastest of all algorithms is at least as fast; NCCL's own choice (ring or tree) is not.
+    collective_options fastest = ideal();
+    fastest.candidates = algorithm_set::any;
+    const auto best = predict_collective(one_nic, g, collective_op::all_reduce, 8.0_GB, fastest);
     CHECK(in_seconds(best.time) <= in_seconds(hier.time));
+    const auto nccl = predict_collective(one_nic, g, collective_op::all_reduce, 8.0_GB, ideal());
+    CHECK((nccl.algo == algorithm::ring || nccl.algo == algorithm::double_binary_tree));
+    CHECK(in_seconds(nccl.time) > in_seconds(hier.time));
     // A DGX A100 has one 200 Gbps NIC per GPU: the ring crosses each node through 8 NICs.
     const auto dgx = predict_collective(dgx_a100(4), g, collective_op::all_reduce, 8.0_GB, ideal(algorithm::ring));
     CHECK(in_seconds(dgx.time) == Approx(2.0 * 31.0 / 32.0 * 8e9 / 200e9).epsilon(1e-3));

@@ -81,8 +81,12 @@ TEST_CASE("properties over random inputs: monotone, bounded, automatic is the mi
                      << fabric_name(k.c.node.fabric) << " ranks " << k.g.ranks << " rpn " << k.g.ranks_per_node
                      << " stride " << k.g.stride << " op " << op_name(k.op) << " bytes " << in_bytes(k.s));
         for (const auto mode : {efficiency_mode::ideal, efficiency_mode::realistic}) {
-            const auto best = predict_collective(k.c, k.g, k.op, k.s, {algorithm::automatic, mode});
+            // automatic among every algorithm (`any`) and among NCCL's (the default)
+            const auto best = predict_collective(k.c, k.g, k.op, k.s, {algorithm::automatic, mode, algorithm_set::any});
+            const auto nccl = predict_collective(k.c, k.g, k.op, k.s, {algorithm::automatic, mode, algorithm_set::nccl});
             REQUIRE(finite_nonnegative(best));
+            REQUIRE(finite_nonnegative(nccl));
+            REQUIRE(in_seconds(best.time) <= in_seconds(nccl.time));
             REQUIRE(in_seconds(best.time) == Approx(in_seconds(best.latency) + in_seconds(best.transfer)));
             if (k.g.ranks == 1) REQUIRE(in_seconds(best.time) == 0.0);
             for (int a = 1; a < algorithm_count; ++a) {
@@ -90,8 +94,9 @@ TEST_CASE("properties over random inputs: monotone, bounded, automatic is the mi
                 if (!algorithm_applies(k.c, k.g, k.op, algo)) continue;
                 const auto r = predict_collective(k.c, k.g, k.op, k.s, {algo, mode});
                 REQUIRE(finite_nonnegative(r));
-                // automatic never slower than any named algorithm
+                // automatic never slower than any named algorithm of its candidate set
                 REQUIRE(in_seconds(best.time) <= in_seconds(r.time));
+                if (detail::nccl_implements(k.op, algo)) REQUIRE(in_seconds(nccl.time) <= in_seconds(r.time));
                 // time grows with bytes ...
                 const auto bigger = predict_collective(k.c, k.g, k.op, 2.0 * k.s, {algo, mode});
                 REQUIRE(in_seconds(bigger.time) >= in_seconds(r.time));

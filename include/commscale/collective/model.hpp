@@ -26,8 +26,8 @@
 ///
 /// Not modelled (stated so that nobody relies on it): the throughput lost to host staging itself
 /// (no published constant; Baskerville's 4 x 1 ring reaches 54% of its HDR port), cross-rail
-/// traffic (`cluster::rail_optimized`: NCCL's PXN keeps inter-node traffic on rails, so rails
-/// change nothing here), congestion between concurrent collectives, and compute of the
+/// traffic (NCCL's PXN keeps inter-node traffic on rails; `cluster::rail_optimized` changes only
+/// how many nodes one leaf serves, see cluster::nodes_under_one_leaf), congestion between concurrent collectives, and compute of the
 /// reduction itself.
 
 #include <algorithm>
@@ -49,6 +49,7 @@ namespace commscale {
 struct collective_options {
     algorithm algo = algorithm::automatic;
     efficiency_mode mode = efficiency_mode::realistic;
+    algorithm_set candidates = algorithm_set::nccl;  ///< what `automatic` chooses among
 };
 
 /// @brief One predicted collective. `time = latency + transfer`.
@@ -219,7 +220,7 @@ struct group_path {
     p.nics_per_gpu = nd.nics > nd.gpus ? nd.nics / nd.gpus : 1;
     const int gpus_on_nics = p.sharing == 1 ? p.r : (p.r + p.sharing - 1) / p.sharing;
     p.nics_used = std::max(1, std::min(std::max(1, nd.nics), gpus_on_nics * p.nics_per_gpu));
-    p.spine = p.nodes > c.nodes_per_leaf ? c.oversubscription : 1.0;
+    p.spine = p.nodes > c.nodes_under_one_leaf() ? c.oversubscription : 1.0;
     // One division each, independent of each other (the latency chain of a prediction is short).
     const double nic = nd.inter.per_direction.value();  // one NIC, before the spine
     p.s_node_net = per_byte(nic * static_cast<double>(p.nics_used)) * p.spine;
@@ -289,6 +290,22 @@ struct plan {
             if (op == o::all_reduce) return in_switch || (nodes > 1 && c.in_network_reduction);
             return (op == o::reduce_scatter || op == o::all_gather) && in_switch && nodes == 1;
         }
+    }
+    return false;
+}
+
+/// Whether NCCL implements `a` for `op` (see algorithm_set).
+[[nodiscard]] constexpr bool nccl_implements(collective_op op, algorithm a) {
+    using o = collective_op;
+    switch (op) {
+        case o::all_reduce:
+            return a == algorithm::ring || a == algorithm::double_binary_tree || a == algorithm::nvls;
+        case o::reduce_scatter:
+        case o::all_gather: return a == algorithm::ring || a == algorithm::nvls;
+        case o::broadcast:
+        case o::reduce: return a == algorithm::ring;
+        case o::all_to_all:
+        case o::send_recv: return a == algorithm::direct;
     }
     return false;
 }
@@ -826,7 +843,8 @@ struct verdict {
 
 /// @brief Predicted time of one collective `op` on `bytes` (nccl-tests size) over the ranks `g`
 /// of cluster `c`. Closed forms per algorithm in detail::build_plan; ideal or realistic costs per
-/// `opt.mode` (see file comment). `automatic` keeps the fastest applicable algorithm (ties: the
+/// `opt.mode` (see file comment). `automatic` keeps the fastest applicable algorithm among
+/// `opt.candidates` (default: those NCCL implements for `op`; see algorithm_set) (ties: the
 /// first in `algorithm` order); it skips, without building their plans, the one-message-per-peer
 /// algorithms whose exact lower bound (step latencies plus the bytes every one of them moves)
 /// already exceeds the best time, and works out the latency/transfer split and the bottleneck
@@ -871,6 +889,7 @@ struct verdict {
             // for reduce_scatter / all_gather the sharded server is the direct exchange itself.
             if constexpr (a == algorithm::parameter_server || a == algorithm::parameter_server_sharded)
                 if (op != collective_op::all_reduce) return;
+            if (opt.candidates == algorithm_set::nccl && !detail::nccl_implements(op, a)) return;
             if (!detail::applies_to(c, p.r, p.nodes, op, a)) return;
             // Pruning before the plan: the one-message-per-peer algorithms pay O(n) step
             // latencies and O(n) bytes per node; once their bound exceeds the best time they

@@ -31,6 +31,15 @@ enum class algorithm {
 /// @brief Number of `algorithm` values (automatic included), for iterating over them.
 inline constexpr int algorithm_count = 10;
 
+/// @brief The candidates of the automatic choice. `nccl` (the default): what NCCL (2.18-2.27)
+/// implements for each operation, so `automatic` answers "what would NCCL take": all_reduce ring,
+/// tree (NCCL's is the double binary tree of Sanders et al. 2009, NCCL 2.4) and NVLS/CollNet
+/// (in-switch or in-network reduction, `nvls` here); reduce_scatter / all_gather ring and NVLS;
+/// broadcast / reduce ring; all_to_all and send_recv the direct exchange (NCCL's grouped
+/// send/recv). `any`: every algorithm of this library that applies (halving-doubling, the
+/// parameter servers, hierarchical and direct included), for "what is the fastest possible".
+enum class algorithm_set { nccl, any };
+
 /// @brief `ideal`: pure closed forms on datasheet peaks; `realistic`: protocol/size-dependent derating.
 enum class efficiency_mode { ideal, realistic };
 

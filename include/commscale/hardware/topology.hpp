@@ -54,14 +54,37 @@ struct cluster {
     int nodes = 1;
     node_spec node{};
     double oversubscription = 1.0;   ///< leaf-to-spine oversubscription (7.0 means 7:1), >= 1
-    int nodes_per_leaf = 32;         ///< nodes (per rail) under one leaf switch, beyond which traffic crosses the spine
-    bool rail_optimized = true;      ///< GPU i of every node on rail (leaf) i
+    /// Leaf downlinks in nodes: a rail-optimized leaf takes NIC i of `nodes_per_leaf` nodes; a
+    /// top-of-rack leaf (not rail-optimized) with the same ports takes every NIC of
+    /// nodes_per_leaf / NICs-per-node nodes. A group spanning more nodes than one leaf serves
+    /// crosses the spine (and its oversubscription).
+    int nodes_per_leaf = 32;
+    bool rail_optimized = true;      ///< NIC i of every node on rail (leaf) i (vs all NICs of a node on one ToR leaf)
     bool in_network_reduction = false;  ///< SHARP-capable switches (InfiniBand)
     std::string_view source;
     comm_params comm{};              ///< realistic-mode collective parameters (calibration replaces them)
 
     [[nodiscard]] constexpr int total_gpus() const { return nodes * node.gpus; }
+
+    /// Nodes one leaf switch serves: `nodes_per_leaf` when rail-optimized, else
+    /// nodes_per_leaf / NICs per node (at least 1).
+    [[nodiscard]] constexpr int nodes_under_one_leaf() const {
+        if (rail_optimized || node.nics <= 1) return nodes_per_leaf;
+        return nodes_per_leaf / node.nics > 1 ? nodes_per_leaf / node.nics : 1;
+    }
 };
+
+/// @brief The largest cluster a rail-only network (no spine) can connect: rail k is one switch
+/// holding NIC k of every node, so a switch of `switch_ports` ports takes `switch_ports` nodes of
+/// `rails` GPUs (one NIC per GPU). gpu-fabrics-for-genai (after Wang et al. 2023, "How to Build
+/// Low-cost Networks for Large Language Models"): 128-port 400G switches x 8 rails = 1,024 GPUs;
+/// beyond that a spine is needed. Throws input_error for counts < 1.
+[[nodiscard]] constexpr long long rail_only_max_gpus(int switch_ports, int rails) {
+    if (switch_ports < 1)
+        throw input_error("switch_ports", std::to_string(switch_ports), "an integer >= 1");
+    if (rails < 1) throw input_error("rails", std::to_string(rails), "an integer >= 1");
+    return static_cast<long long>(switch_ports) * rails;
+}
 
 /// @brief Throws input_error (field path under `where`) if the cluster is not usable.
 inline void validate(const cluster& c, std::string_view where = "cluster") {

@@ -86,7 +86,7 @@ template <class Pricer>
                                                           const step_options& o = {}) {
     const accelerator acc = accelerator_by_name(c.node.accelerator, "cluster.accelerator");
     auto make = [&o](const cluster& cn) {
-        return [cn, opt = collective_options{o.algo, o.mode}](const placement& g, collective_op op, data_size s) {
+        return [cn, opt = collective_options{o.algo, o.mode, o.candidates}](const placement& g, collective_op op, data_size s) {
             return predict_collective(cn, g, op, s, opt).time;
         };
     };

@@ -78,6 +78,7 @@ inline constexpr double default_kernel_efficiency = 0.70;
 struct step_options {
     efficiency_mode mode = efficiency_mode::realistic;  ///< collective model mode
     algorithm algo = algorithm::automatic;              ///< collective algorithm (auto = fastest)
+    algorithm_set candidates = algorithm_set::nccl;     ///< what `automatic` chooses among
     double kernel_efficiency = default_kernel_efficiency;
 };
 
@@ -295,7 +296,7 @@ struct collective_pricer {
 /// by the collective model in `o.mode` with `o.algo`. See predict_step_with.
 [[nodiscard]] inline step_breakdown predict_step(const transformer& m, const cluster& c, const accelerator& acc,
                                                  const plan& p, const step_options& o = {}) {
-    return predict_step_with(m, c, acc, p, collective_pricer{&c, collective_options{o.algo, o.mode}}, o);
+    return predict_step_with(m, c, acc, p, collective_pricer{&c, collective_options{o.algo, o.mode, o.candidates}}, o);
 }
 
 /// @brief As above, with the accelerator named by the cluster's nodes (`c.node.accelerator`,

@@ -436,7 +436,7 @@ template <class Pricer>
 /// (`collective_pricer`, predict/step.hpp) in `r.options.mode` with `r.options.algo`.
 [[nodiscard]] inline search_result search_plans(const transformer& m, const cluster& c, const accelerator& acc,
                                                 const search_request& r) {
-    return search_plans_with(m, c, acc, r, collective_pricer{&c, collective_options{r.options.algo, r.options.mode}});
+    return search_plans_with(m, c, acc, r, collective_pricer{&c, collective_options{r.options.algo, r.options.mode, r.options.candidates}});
 }
 
 /// @brief Why a search returned no plan, in words ("" when it returned one): no shape (no
