@@ -188,6 +188,10 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     };
     if (std::isfinite(need)) j["required_inter_node_Gbps"] = need;
     else j["required_inter_node_Gbps"] = nullptr;
+    // will-it-scale-to-n-gpus's rule: the DP bytes within the whole compute time of the step
+    const double need_step = in_Gbps(r.required_inter_node_step);
+    if (std::isfinite(need_step)) j["required_inter_node_step_Gbps"] = need_step;
+    else j["required_inter_node_step_Gbps"] = nullptr;
     return j;
 }
 

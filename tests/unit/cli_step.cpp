@@ -37,12 +37,25 @@ TEST_CASE("step --json carries every CLI.md key with sane values") {
     // tokens/s = global batch x seq / step
     CHECK(j["tokens_per_s"].get<double>() == Approx(512.0 * 2048.0 / j["step_s"].get<double>()));
     CHECK(j["fits_in_memory"].get<bool>());
+    // the DP bytes within the whole compute (will-it-scale's rule) need no more than within the
+    // last micro-batch's backward, and both are derived from the same bytes
+    const double backward = j["required_inter_node_Gbps"].get<double>();
+    const double whole = j["required_inter_node_step_Gbps"].get<double>();
+    CHECK(whole > 0.0);
+    CHECK(whole <= backward);
+    CHECK(whole * 1e9 / 8.0 * j["compute_s"].get<double>() ==
+          Approx(j["dp_inter_node_bytes_per_node"].get<double>()).epsilon(1e-9));
 }
 
 TEST_CASE("step: a plan that does not fit says memory") {
     const auto j = run_json("step --model llama2-70b --cluster dgx-a100 --tp 8 --global-batch 8");
     CHECK(j["bottleneck"] == "memory");
     CHECK_FALSE(j["fits_in_memory"].get<bool>());
+    // the text output says so before any time
+    const run_result r = run("step --model llama2-70b --cluster dgx-a100 --tp 8 --global-batch 8");
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("DOES NOT FIT") < r.out.find("MFU"));
+    CHECK_THAT(r.out, Catch::Matchers::Contains("with enough memory"));
 }
 
 TEST_CASE("step: invalid input exits 2 with one line naming the option") {

@@ -251,9 +251,13 @@ TEST_CASE("4 nodes at 200 Gbps, 16 GB of all-reduce traffic: 0.64 s per the docu
 TEST_CASE("parameter server for ResNet-50 on 256 workers: the server NIC is the bottleneck") {
     // distributed-training-lecture: 97.5 MB of gradients, 3 iterations/s per V100, 256 workers:
     // a single server must absorb 256 x 3 x 97.5 MB/s = 74.9 GB/s through a 400 Gbps (50 GB/s) NIC.
+    // 24.4M fp32 parameters x 4 B = 97.6 MB (the lecture rounds to 97.5 MB, used below).
+    CHECK(in_bytes(24.4e6 * (4.0_B)) == Approx(97.5e6).epsilon(2e-3));
     const data_size grads = 97.5_MB;
     const byte_rate need = 256.0 * 3.0 * grads / 1.0_s;
     CHECK(in_GBps(need) == Approx(74.88).epsilon(1e-4));
+    // 69.7 GiB/s. The lecture's "73.1 GiB/s" is 74,880 MB/s / 1024, a mix of decimal and binary
+    // prefixes: 74.88e9 B/s / 2^30 = 69.74 GiB/s is the right figure.
     CHECK(in_GBps(need) / 1.073741824 == Approx(69.74).epsilon(1e-3));  // GiB/s
     CHECK(need > 400.0_Gbps);
 

@@ -11,6 +11,8 @@
 #include <commscale/predict/step.hpp>
 #include <commscale/workload/flops.hpp>
 #include <commscale/workload/transformer.hpp>
+#include <commscale/hardware/clusters.hpp>
+#include <commscale/workload/models.hpp>
 
 #include "collective_fixtures.hpp"
 
@@ -160,4 +162,33 @@ TEST_CASE("will-it-scale: the library's DP byte count for the 10B example, and t
         const double need_gbps = in_Gbps(required_bandwidth(per_node, window));
         CHECK(need_gbps == Approx(1562.5 * (nd - 1.0) * params / 10e9).epsilon(1e-6));
     }
+}
+
+TEST_CASE("impact-of-gpu-networking: GPT-2 Large DDP epochs on 1x4 / 2x2 / 4x1 Baskerville GPUs") {
+    // Measured epoch-2 times 135.42 / 895.85 / 251.68 s (same data, so epoch time is proportional
+    // to step time). The batch is not published: 4 sequences of 1024 tokens per GPU, 4 steps of
+    // accumulation. What the model reproduces: one node is fastest, and 4 x 1 costs about twice
+    // as much (measured 1.86x; model 1.42x: the 4x1 all-reduce is host-staged on one HDR NIC).
+    // What it does not: 2 x 2 as the slowest (6.6x). The all-reduce there is 3-5x faster in the
+    // model than measured, for the reasons in collective.cpp's Baskerville test, so the model
+    // ranks 2 x 2 between the other two.
+    const transformer gpt2l = model_by_name("gpt2-large");
+    auto step_on = [&](int nodes, int gpus_per_node) {
+        cluster c = cluster_by_name("baskerville");
+        c.nodes = nodes;
+        c.node.gpus = gpus_per_node;
+        plan p;
+        p.dp = 4;
+        p.micro_batch = 4;
+        p.global_batch = 64;
+        p.seq = 1024;
+        return in_seconds(predict_step(gpt2l, c, p).step);
+    };
+    const double t14 = step_on(1, 4), t22 = step_on(2, 2), t41 = step_on(4, 1);
+    INFO("1x4 " << t14 << " s, 2x2 " << t22 << " s, 4x1 " << t41 << " s");
+    CHECK(t14 < t22);
+    CHECK(t14 < t41);
+    const double measured_41 = 251.68 / 135.42;  // 1.86
+    CHECK(t41 / t14 == Approx(measured_41).epsilon(0.6));
+    CHECK(t41 / t14 > 1.3);
 }

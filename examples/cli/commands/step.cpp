@@ -86,7 +86,10 @@ cli::registrar reg{cli::command{
     "bottleneck (compute|tp_comm|pp_comm|dp_comm|bubble|memory; CP/EP count as tp_comm, bottleneck_detail\n"
     "names them) mfu hfu tflops_per_gpu tokens_per_s\n"
     "memory_per_gpu_GiB fits_in_memory required_inter_node_Gbps (per node, at line rate, to hide the\n"
-    "DP reduction under the last micro-batch's backward), and more.",
+    "DP reduction under the last micro-batch's backward), required_inter_node_step_Gbps (the same bytes\n"
+    "within the step's whole compute time: will-it-scale-to-n-gpus's rule), and more. A plan that does\n"
+    "not fit in memory is reported so (fits_in_memory false, bottleneck memory); its times are what it\n"
+    "would take with enough memory.",
     cli::step_options_spec(false),
     [](const cli::args& a, std::ostream& out) {
         const cluster c = cli::step_cluster(a, false);
@@ -110,6 +113,10 @@ cli::registrar reg{cli::command{
             return 0;
         }
         out << title << "\n";
+        if (!r.fits_in_memory)
+            out << "DOES NOT FIT: " << cli::num(in_bytes(r.memory.total()) / gibi, 1) << " GiB per GPU needed, "
+                << cli::num(in_bytes(r.memory_capacity) / gibi, 1)
+                << " GiB available; the times below are what the plan would take with enough memory\n";
         out << "plan: tp " << p.tp << ", pp " << p.pp << ", dp " << p.dp << ", cp " << p.cp << ", ep " << p.ep
             << ", micro-batch " << p.micro_batch << ", global batch " << p.global_batch << " x " << p.seq
             << " tokens, " << r.micro_batches << " micro-batches, ZeRO " << p.zero << ", recompute "

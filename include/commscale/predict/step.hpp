@@ -109,6 +109,9 @@ struct step_breakdown {
     bool fits_in_memory = true;
     step_bottleneck bottleneck = step_bottleneck::compute;
     byte_rate required_inter_node{};  ///< per node, all NICs together, to hide the DP communication
+                                      ///< under the backward pass of the last micro-batch
+    byte_rate required_inter_node_step{};  ///< the same bytes within the step's whole compute time:
+                                           ///< will-it-scale-to-n-gpus's rule "comm <= compute"
     data_size dp_inter_node_bytes{};  ///< DP bytes one node sends across the network per step
     double efficiency = 0;       ///< compute efficiency used
     int micro_batches = 0;
@@ -261,6 +264,7 @@ template <class Pricer>
     // required inter-node bandwidth to hide the DP reduction under its window
     r.dp_inter_node_bytes = dp_inter_node_bytes_per_node(t, c.node.gpus);
     r.required_inter_node = required_bandwidth(r.dp_inter_node_bytes, r.dp_window);
+    r.required_inter_node_step = required_bandwidth(r.dp_inter_node_bytes, r.compute);
 
     // verdict
     if (!r.fits_in_memory) {
