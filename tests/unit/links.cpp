@@ -176,6 +176,10 @@ TEST_CASE("Slingshot 4 x 200 = 800 Gbps, TCPX 4 x 200 = 800 Gbps, TCPXO 8 x 200,
     CHECK(roce_400.rdma);
     CHECK(gbps(roce_800.per_direction) == Approx(800.0));
     CHECK(gbps(eth_100.per_direction) == Approx(100.0));
+    // IEEE 802.3df 800GBASE: 8 lanes x 100 Gbit/s; plain Ethernet, no RDMA
+    CHECK(gbps(eth_800.per_direction) == Approx(800.0));
+    CHECK(eth_800.lanes == 8);
+    CHECK_FALSE(eth_800.rdma);
 }
 
 TEST_CASE("DGX H100: 8 x 400 Gbps NICs, the document's 8 x 200 Gbps '1.6 Gbps' is 1.6 Tbps") {
@@ -223,7 +227,7 @@ TEST_CASE("runtime names of CLI.md resolve to the compile-time values") {
     CHECK(link_by_name("pcie4-x16").per_direction == pcie<4, 16>.per_direction);
     CHECK(link_by_name("ib-ndr-4x").per_direction == infiniband<ib_rate::ndr, 4>.per_direction);
     for (const char* n : {"xgmi-mi250x", "xgmi-mi300x", "gaudi2-scaleup", "gaudi2-scaleout", "efa-v1", "efa-v2",
-                          "roce-100", "roce-200", "roce-400", "roce-800", "eth-100", "eth-200", "eth-400",
+                          "roce-100", "roce-200", "roce-400", "roce-800", "eth-100", "eth-200", "eth-400", "eth-800",
                           "slingshot-200", "opa-100", "opa-200", "tcpx", "tcpxo", "nvlink3-nv12"})
         CHECK(find_link(n).has_value());
     for (int g = 4; g <= 7; ++g)

@@ -367,13 +367,15 @@ inline constexpr link roce_400 = detail::nic("roce-400", link_family::roce, true
 inline constexpr link roce_800 = detail::nic("roce-800", link_family::roce, true, 800.0, 8,
     "IEEE 802.3df 800GBASE (8 x 100G lanes), RoCE v2 (IBTA Annex A17), e.g. ConnectX-8");
 
-/// @brief Plain Ethernet with TCP sockets (no RDMA) at 100/200/400 Gbit/s per port (IEEE 802.3).
+/// @brief Plain Ethernet with TCP sockets (no RDMA) at 100/200/400/800 Gbit/s per port (IEEE 802.3).
 inline constexpr link eth_100 = detail::nic("eth-100", link_family::ethernet, false, 100.0, 4,
     "IEEE 802.3 100GBASE Ethernet, TCP sockets (no RDMA)");
 inline constexpr link eth_200 = detail::nic("eth-200", link_family::ethernet, false, 200.0, 4,
     "IEEE 802.3cd 200GBASE Ethernet, TCP sockets (no RDMA)");
 inline constexpr link eth_400 = detail::nic("eth-400", link_family::ethernet, false, 400.0, 4,
     "IEEE 802.3ck 400GBASE Ethernet, TCP sockets (no RDMA)");
+inline constexpr link eth_800 = detail::nic("eth-800", link_family::ethernet, false, 800.0, 8,
+    "IEEE 802.3df 800GBASE Ethernet (8 x 100G lanes), TCP sockets (no RDMA)");
 
 /// @brief HPE Slingshot 11 NIC (Cassini): 200 Gbit/s per port; Frontier/LUMI nodes have 4 = 800.
 inline constexpr link slingshot_200 = detail::nic("slingshot-200", link_family::slingshot, true, 200.0, 4,
@@ -437,7 +439,7 @@ inline constexpr auto link_catalog = detail::concat(
     detail::ib_all<ib_rate::xdr>, detail::ib_all<ib_rate::gdr>,
     std::array<link, 2>{efa_v1, efa_v2},
     std::array<link, 4>{roce_100, roce_200, roce_400, roce_800},
-    std::array<link, 3>{eth_100, eth_200, eth_400},
+    std::array<link, 4>{eth_100, eth_200, eth_400, eth_800},
     std::array<link, 4>{slingshot_200, opa_100, opa_200, tcpx},
     std::array<link, 1>{tcpxo});
 
