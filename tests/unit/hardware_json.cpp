@@ -110,7 +110,14 @@ TEST_CASE("bad link JSON names the field path, the value and what is accepted") 
     CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": -5})"),
                       Contains("per_direction_GBps") && Contains("-5"));
     CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": 0})"),
-                      Contains("per_direction_GBps") && Contains("> 0"));
+                      Contains("per_direction_GBps") && Contains("at least 0.001 GB/s"));
+    // absurdly slow (a unit slip): 1e-308 GB/s would make every collective time overflow
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": 1e-308})"),
+                      Contains("per_direction_GBps") && Contains("1e-308") && Contains("at least 0.001 GB/s"));
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction": "1bps"})"),
+                      Contains("per_direction") && Contains("at least 0.001 GB/s"));
+    CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": 25, "latency": "2s"})"),
+                      Contains("latency") && Contains("at most 1 s"));
     CHECK_THROWS_WITH(read_link(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": "nan"})"),
                       Contains("per_direction_GBps") && Contains("nan"));
     // A size where a rate is expected is an error, not a guess.

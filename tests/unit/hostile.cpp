@@ -16,6 +16,7 @@
 
 #include <commscale/calibrate/nccl_tests.hpp>
 #include <commscale/io/cluster_json.hpp>
+#include <commscale/predict/capacity.hpp>
 #include <commscale/io/file.hpp>
 #include <commscale/io/hardware_json.hpp>
 #include <commscale/io/model_json.hpp>
@@ -274,4 +275,22 @@ TEST_CASE("measurement logs: empty, whitespace, binary, truncated and garbled in
         INFO("text of " << text.size() << " bytes");
         expect_error([&] { (void)parse_measurements(text, "pasted.log"); }, "pasted.log");
     }
+}
+
+TEST_CASE("capacity planning refuses inputs whose answers would not be finite numbers") {
+    using namespace commscale;
+    const flop_count f = flops(1e23);
+    CHECK_THROWS_AS(plan_for_time(f, 312_TFLOPS, 0.5, seconds(1e300)), input_error);
+    CHECK_THROWS_AS(plan_for_time(f, 312_TFLOPS, 0.5, seconds(1e-30)), input_error);
+    CHECK_THROWS_AS(plan_for_time(f, flops_per_second(1e-300), 0.5, one_week), input_error);
+    CHECK_THROWS_AS(plan_for_time(f, flops_per_second(1e30), 0.5, one_week), input_error);
+    CHECK_THROWS_AS(plan_for_time(f, 312_TFLOPS, 1e-300, one_week), input_error);
+    CHECK_THROWS_AS(plan_for_time(flops(1e40), 312_TFLOPS, 0.5, one_week), input_error);
+    CHECK_THROWS_AS(plan_for_gpus(f, 312_TFLOPS, 0.5, 1e300), input_error);
+    REQUIRE_THROWS_WITH(plan_for_time(f, 312_TFLOPS, 0.5, seconds(1e300)), Catch::Matchers::Contains("time") &&
+                                                                              Catch::Matchers::Contains("1,000 years"));
+    // the extremes that are accepted give finite answers
+    const capacity_plan p = plan_for_gpus(flops(1e30), flops_per_second(1e9), 1e-4, 1);
+    CHECK(std::isfinite(in_seconds(p.time)));
+    CHECK(std::isfinite(p.gpu_hours));
 }

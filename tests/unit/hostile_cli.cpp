@@ -6,6 +6,7 @@
 #include "cli_runner.hpp"
 
 #include <filesystem>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,33 @@ TEST_CASE("hostile CLI: negative, zero, NaN, infinite and absurd numbers") {
     require_invalid("capacity --flops 1e24 --peak-tflops 312 --utilization 1.5 --days 10", "--utilization");
     require_invalid("capacity --flops 1e24 --peak-tflops 312 --utilization nan --days 10", "--utilization");
     require_invalid("capacity --flops 1e24 --peak-tflops 0 --utilization 0.5 --days 10", "--peak-tflops");
+    // absurd but positive: every answer must stay a finite number
+    const std::string cap = "capacity --flops 1e23 --peak-tflops 312 --utilization 0.5 ";
+    require_invalid(cap + "--weeks 1e300", "--weeks");
+    require_invalid(cap + "--days 1e300", "--days");
+    require_invalid(cap + "--days 1e-30", "--days");
+    require_invalid("capacity --flops 1e23 --peak-tflops 1e-300 --utilization 0.5 --days 10", "--peak-tflops");
+    require_invalid("capacity --flops 1e23 --peak-tflops 1e30 --utilization 0.5 --days 10", "--peak-tflops");
+    require_invalid("capacity --flops 1e23 --peak-tflops 312 --utilization 1e-300 --days 10", "--utilization");
+    require_invalid("capacity --model gpt3-175b --tokens 1e30 --peak-tflops 312 --utilization 0.5 --days 10", "--tokens");
+    require_invalid("capacity --params 1e300 --tokens 1e300 --peak-tflops 312 --utilization 0.5 --days 10", "--params");
+    require_invalid("capacity --flops 1e23 --peak-tflops 312 --utilization 0.5 --gpus 0", "--gpus");
+}
+
+TEST_CASE("hostile CLI: capacity at the edges of its ranges still answers finite numbers") {
+    // 1e30 FLOPs on one GPU of 1 GFLOP/s at 0.01%: 1e25 s, finite; and the other extreme
+    for (const char* args : {"capacity --flops 1e30 --peak-tflops 0.001 --utilization 0.0001 --gpus 1",
+                             "capacity --flops 1 --peak-tflops 1e6 --utilization 1 --days 0.000694444445",
+                             "capacity --flops 1e30 --peak-tflops 1e6 --utilization 1 --weeks 52000"}) {
+        INFO(args);
+        const auto j = run_json(args);
+        for (const char* k : {"total_flops", "gpus_needed", "time_s", "gpu_hours"}) {
+            INFO(k);
+            REQUIRE(j.at(k).is_number());
+            CHECK(std::isfinite(j.at(k).get<double>()));
+            CHECK(j.at(k).get<double>() >= 0.0);
+        }
+    }
 }
 
 TEST_CASE("hostile CLI: plans that do not divide the model or the cluster") {
@@ -123,6 +151,13 @@ TEST_CASE("hostile CLI: files that are missing, empty, binary, truncated, direct
     require_invalid("fit " + q(scratch()), "log");
     require_invalid("fit " + q(scratch() / "nope.log"), "nope.log");
     require_invalid("fit " + q(garbage), "garbage.json");
+}
+
+TEST_CASE("hostile CLI: endless inputs (/dev/zero) stop at 256 MiB with a clear error") {
+    require_invalid("model /dev/zero", "256 MiB");
+    require_invalid("cluster /dev/zero", "256 MiB");
+    require_invalid("fit /dev/zero", "256 MiB");
+    require_invalid("plan-merge /tmp", "FILE");  // a directory, named as the argument
 }
 
 TEST_CASE("hostile CLI: a failing command never creates, truncates or clobbers an output file") {

@@ -49,14 +49,22 @@ flop_count total_flops(const cli::args& a) {
         k = parse_number(*v, "--flops-per-param-token");
         if (k != 6 && k != 8) throw input_error("--flops-per-param-token", "'" + *v + "'", "6 (no recompute) or 8 (full recompute)");
     }
-    return approx_training_flops(params, tokens, k);
+    const flop_count f = approx_training_flops(params, tokens, k);
+    if (!(in_flops(f) <= capacity_max_flops))
+        throw input_error(a.has("params") ? "--params x --tokens" : "--tokens",
+                          commscale::detail::number_text(params) + " x " + commscale::detail::number_text(tokens) + " x " +
+                              commscale::detail::number_text(k) + " FLOPs",
+                          "a training run of at most 1e30 FLOPs");
+    return f;
 }
 
 flop_rate peak(const cli::args& a) {
     const auto which = exactly_one(a, {"peak-tflops", "accelerator"}, "--peak-tflops T or --accelerator NAME");
     if (which == "peak-tflops") {
         if (a.has("dtype")) throw input_error("--dtype", "'" + *a.get("dtype") + "' with --peak-tflops", "--dtype only with --accelerator");
-        const double t = require_positive("--peak-tflops", parse_number(*a.get("peak-tflops"), "--peak-tflops"));
+        const double t = parse_number(*a.get("peak-tflops"), "--peak-tflops");
+        if (!(t * tera >= capacity_min_peak) || t * tera > capacity_max_peak)
+            throw input_error("--peak-tflops", "'" + *a.get("peak-tflops") + "'", "a per-GPU peak from 0.001 to 1e6 TFLOPS");
         return flops_per_second(t * tera);
     }
     const auto acc = accelerator_by_name(*a.get("accelerator"), "--accelerator");
@@ -68,15 +76,19 @@ int run(const cli::args& a, std::ostream& out) {
     const flop_count f = total_flops(a);
     const flop_rate p = peak(a);
     const double u = parse_number(a.require("utilization", "a fraction in (0, 1], e.g. 0.4"), "--utilization");
-    if (!(u > 0 && u <= 1)) throw input_error("--utilization", *a.get("utilization"), "a fraction in (0, 1]");
+    if (!(u >= capacity_min_utilization && u <= 1))
+        throw input_error("--utilization", "'" + *a.get("utilization") + "'", "a fraction in [0.0001, 1]");
     const auto mode = exactly_one(a, {"weeks", "days", "gpus"}, "one of --weeks W, --days N, --gpus N");
     capacity_plan plan;
     if (mode == "gpus") {
         const double g = static_cast<double>(a.integer("gpus", 0, 1, 1'000'000'000));
         plan = plan_for_gpus(f, p, u, g);
     } else {
-        const double n = require_positive("--" + mode, parse_number(*a.get(mode), "--" + mode));
-        plan = plan_for_time(f, p, u, n * (mode == "weeks" ? one_week : one_day));
+        const double n = parse_number(*a.get(mode), "--" + mode);
+        const duration deadline = n * (mode == "weeks" ? one_week : one_day);
+        if (!(in_seconds(deadline) >= capacity_min_time) || in_seconds(deadline) > capacity_max_time)
+            throw input_error("--" + mode, "'" + *a.get(mode) + "'", "a training time from one minute to 1,000 years");
+        plan = plan_for_time(f, p, u, deadline);
     }
     if (a.flag("json")) {
         cli::print_json(out, {{"total_flops", in_flops(plan.total_flops)},

@@ -40,11 +40,7 @@ std::vector<cli::option_spec> options() {
 }
 
 std::string read_input(const std::string& path) {
-    if (path == "-") {
-        std::ostringstream ss;
-        ss << std::cin.rdbuf();
-        return ss.str();
-    }
+    if (path == "-") return io::read_stream(std::cin, "standard input", "log");
     return io::read_file(path, "log");
 }
 

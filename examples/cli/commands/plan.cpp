@@ -271,7 +271,8 @@ cli::registrar reg_merge{cli::command{
     [](const cli::args& a, std::ostream& out) {
         std::vector<nlohmann::json> docs;
         for (const auto& path : a.positional) {
-            const std::string text = path == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : io::read_file(path);
+            const std::string text = path == "-" ? io::read_stream(std::cin, "standard input", "FILE")
+                                                 : io::read_file(path, "FILE");
             docs.push_back(io::parse_json(text, path));
             if (!docs.back().is_object()) throw input_error(path, io::json_type_name(docs.back()), "a `plan --json` object");
         }

@@ -102,12 +102,17 @@ inline void validate(const cluster& c, std::string_view where = "cluster") {
                           "a ratio in [1, 1000] (1 = non-blocking, 7 = 7:1)");
     if (c.nodes_per_leaf < 1)
         throw input_error(w + ".inter.nodes_per_leaf", std::to_string(c.nodes_per_leaf), "an integer >= 1");
-    if (!(c.node.intra.per_direction.value() > 0) || !std::isfinite(c.node.intra.per_direction.value()))
-        throw input_error(w + ".intra.link", detail::number_text(in_GBps(c.node.intra.per_direction)) + " GB/s",
-                          "a link with positive bandwidth");
-    if (c.nodes > 1 && (!(c.node.inter.per_direction.value() > 0) || !std::isfinite(c.node.inter.per_direction.value())))
-        throw input_error(w + ".inter.link", detail::number_text(in_GBps(c.node.inter.per_direction)) + " GB/s",
-                          "a link with positive bandwidth");
+    // (field names built only when throwing: validate runs on every prediction, allocation-free)
+    auto check_link = [&](const link& l, const char* suffix) {
+        const double b = l.per_direction.value();
+        if (!(b >= min_link_bandwidth) || !std::isfinite(b) || b > 1e16)
+            throw input_error(w + suffix, detail::number_text(in_GBps(l.per_direction)) + " GB/s",
+                              "a link of 0.001 GB/s (1 MB/s) to 1e7 GB/s per direction");
+        if (l.latency && (!(l.latency->value() >= 0) || l.latency->value() > 1.0))
+            throw input_error(w + suffix, detail::number_text(in_us(*l.latency)) + " us latency", "a latency in [0, 1 s]");
+    };
+    check_link(c.node.intra, ".intra.link");
+    if (c.nodes > 1) check_link(c.node.inter, ".inter.link");
 }
 
 }  // namespace commscale

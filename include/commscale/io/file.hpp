@@ -6,9 +6,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <istream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -18,20 +20,47 @@
 
 namespace commscale::io {
 
-/// @brief Reads a whole file. Throws input_error naming `field` for a missing file, a directory,
-/// or an unreadable one.
+/// @brief Largest input read_file and read_stream accept: 256 MiB. Every input commscale reads
+/// (cluster, model and plan JSON, nccl-tests logs, probe output) is kilobytes to a few megabytes;
+/// the cap turns an endless or absurd input (/dev/zero, a wrong path to a disk image) into an
+/// error instead of exhausting memory.
+inline constexpr std::size_t max_input_bytes = std::size_t{256} << 20;
+
+/// @brief Reads all of `in` (named `name` in errors), at most max_input_bytes. Throws
+/// input_error naming `field` for a read error or an input over the cap.
+[[nodiscard]] inline std::string read_stream(std::istream& in, const std::string& name, std::string_view field = "file") {
+    std::string text;
+    char buf[1 << 16];
+    while (in) {
+        in.read(buf, sizeof buf);
+        const auto got = static_cast<std::size_t>(in.gcount());
+        if (text.size() + got > max_input_bytes)
+            throw input_error(std::string(field), "'" + name + "' (more than 256 MiB)",
+                              "an input of at most 256 MiB (commscale's inputs are kilobytes to megabytes)");
+        text.append(buf, got);
+    }
+    if (in.bad()) throw input_error(std::string(field), "'" + name + "' (read error)", "a readable file");
+    return text;
+}
+
+/// @brief Reads a whole file (regular files, and pipes such as <(...) or /dev/stdin), at most
+/// max_input_bytes. Throws input_error naming `field` for a missing file, a directory, an
+/// unreadable one, or one over the cap.
 [[nodiscard]] inline std::string read_file(const std::string& path, std::string_view field = "file") {
     namespace fs = std::filesystem;
     std::error_code ec;
     const auto st = fs::status(path, ec);
     if (ec || !fs::exists(st)) throw input_error(std::string(field), "'" + path + "'", "an existing file");
     if (fs::is_directory(st)) throw input_error(std::string(field), "'" + path + "' (a directory)", "a regular file");
+    if (fs::is_regular_file(st)) {
+        const auto size = fs::file_size(path, ec);
+        if (!ec && size > max_input_bytes)
+            throw input_error(std::string(field), "'" + path + "' (" + std::to_string(size) + " bytes)",
+                              "a file of at most 256 MiB (commscale's inputs are kilobytes to megabytes)");
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) throw input_error(std::string(field), "'" + path + "' (" + std::strerror(errno) + ")", "a readable file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw input_error(std::string(field), "'" + path + "' (read error)", "a readable file");
-    return ss.str();
+    return read_stream(in, path, field);
 }
 
 /// @brief Throws input_error naming `field` unless `path` could be written by write_file_atomic

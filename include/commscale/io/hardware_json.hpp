@@ -120,9 +120,11 @@ inline void require_consistent(const std::string& field, double given, double im
     else if (!base)
         throw input_error(r.field("per_direction_GBps"), "nothing (missing)",
                           "the per-direction bandwidth in GB/s (or per_direction with a unit, or duplex_GBps)");
-    if (!(l.per_direction.value() > 0))
-        throw input_error(r.field(per_dir ? per_dir_key : dup_key), detail::number_text(in_GBps(l.per_direction)),
-                          "a bandwidth > 0");
+    // Below 1 MB/s (8 Mbit/s) per direction a figure is a unit slip (Gbps written as GB/s x 1e-9),
+    // not an interconnect, and collective times would overflow.
+    if (!(l.per_direction.value() >= min_link_bandwidth))
+        throw input_error(r.field(per_dir ? per_dir_key : dup_key), detail::number_text(in_GBps(l.per_direction)) + " GB/s",
+                          "a bandwidth of at least 0.001 GB/s (1 MB/s) per direction");
 
     if (r.has("lanes")) l.lanes = r.int32("lanes", 1, 1024);
     if (r.has("links")) l.links = r.int32("links", 1, 1024);
@@ -135,8 +137,12 @@ inline void require_consistent(const std::string& field, double given, double im
 
     const bool has_us = r.has("latency_us"), has_t = r.has("latency");
     if (has_us && has_t) throw input_error(r.field("latency"), "a second latency", "one of latency_us, latency");
-    if (has_us) l.latency = seconds(r.number("latency_us", 0, 1e9) * 1e-6);
-    else if (has_t) l.latency = r.time("latency");
+    if (has_us) l.latency = seconds(r.number("latency_us", 0, 1e6) * 1e-6);  // up to 1 s
+    else if (has_t) {
+        l.latency = r.time("latency");
+        if (in_seconds(*l.latency) > 1.0)
+            throw input_error(r.field("latency"), detail::number_text(in_us(*l.latency)) + " us", "a latency of at most 1 s");
+    }
     else if (j.contains("latency_us") || j.contains("latency")) l.latency = std::nullopt;  // explicit null
     if (r.has("source")) l.source = detail::intern(r.string("source"));
     else if (!base) l.source = "user-supplied";

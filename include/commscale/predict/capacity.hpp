@@ -51,20 +51,38 @@ struct capacity_plan {
     double gpu_hours = 0;   ///< gpus x time / 3600 s
 };
 
+/// @brief Accepted ranges of capacity planning, so that every answer is a finite number:
+/// total work up to 1e30 FLOPs (about 3e4 times GPT-4's estimated 3.1e25 in gpu-fabrics-for-genai);
+/// a per-GPU peak from 1 GFLOP/s to 1 EFLOP/s (a B200 is 2.25e15 dense bf16, NVIDIA datasheet);
+/// utilization from 1e-4 to 1; a deadline from one minute to 1,000 years.
+inline constexpr double capacity_max_flops = 1e30;
+inline constexpr double capacity_min_peak = 1e9, capacity_max_peak = 1e18;  ///< FLOP/s per GPU
+inline constexpr double capacity_min_utilization = 1e-4;
+inline constexpr double capacity_min_time = 60.0, capacity_max_time = 1000.0 * 365.25 * 86400.0;  ///< seconds
+
 namespace detail {
 inline void check_capacity_inputs(flop_count total, flop_rate peak, double utilization) {
-    require_positive("total_flops", in_flops(total));
-    require_positive("peak", in_tflops(peak));
-    if (!std::isfinite(utilization) || utilization <= 0 || utilization > 1)
-        throw input_error("utilization", commscale::detail::number_text(utilization), "a fraction in (0, 1]");
+    const double f = in_flops(total), r = peak.value();
+    if (!(f > 0) || f > capacity_max_flops)
+        throw input_error("total_flops", commscale::detail::number_text(f), "a FLOP count in (0, 1e30]");
+    if (!(r >= capacity_min_peak) || r > capacity_max_peak)
+        throw input_error("peak", commscale::detail::number_text(r) + " FLOP/s",
+                          "a per-GPU peak from 1 GFLOP/s to 1 EFLOP/s (1e-3 to 1e6 TFLOPS)");
+    if (!(utilization >= capacity_min_utilization) || utilization > 1)
+        throw input_error("utilization", commscale::detail::number_text(utilization), "a fraction in [0.0001, 1]");
+}
+inline void check_capacity_time(duration time) {
+    const double t = in_seconds(time);
+    if (!(t >= capacity_min_time) || t > capacity_max_time)
+        throw input_error("time", commscale::detail::number_text(t) + " s", "from one minute to 1,000 years");
 }
 }  // namespace detail
 
 /// @brief Plan for a deadline: GPUs needed (rounded up), the time they take, GPU-hours.
-/// Throws input_error for a non-positive FLOP count, peak or time, or utilization outside (0, 1].
+/// Throws input_error for inputs outside the capacity_* ranges above (non-positive, NaN, absurd).
 [[nodiscard]] inline capacity_plan plan_for_time(flop_count total, flop_rate peak, double utilization, duration time) {
     detail::check_capacity_inputs(total, peak, utilization);
-    require_positive("time", in_seconds(time));
+    detail::check_capacity_time(time);
     capacity_plan p;
     p.total_flops = total;
     p.gpus = gpus_needed(total, peak, utilization, time);
@@ -77,7 +95,8 @@ inline void check_capacity_inputs(flop_count total, flop_rate peak, double utili
 /// plan_for_time, and for gpus < 1.
 [[nodiscard]] inline capacity_plan plan_for_gpus(flop_count total, flop_rate peak, double utilization, double gpus) {
     detail::check_capacity_inputs(total, peak, utilization);
-    if (!std::isfinite(gpus) || gpus < 1) throw input_error("gpus", commscale::detail::number_text(gpus), "a number >= 1");
+    if (!std::isfinite(gpus) || gpus < 1 || gpus > 1e12)
+        throw input_error("gpus", commscale::detail::number_text(gpus), "a number in [1, 1e12]");
     capacity_plan p;
     p.total_flops = total;
     p.gpus = gpus;
