@@ -3,6 +3,7 @@
 #include "cli_runner.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -74,6 +75,24 @@ TEST_CASE("plan --shard i/N then plan-merge equals the unsharded search") {
     const auto other = (dir / "other.json").string();
     REQUIRE(run("plan --model llama2-7b --gpus 16 --global-batch 64 --top 40 --shard 2/3 --out " + other).rc == 0);
     require_invalid("plan-merge " + f0 + " " + f1 + " " + other, "global_batch");
+
+    // tampered shard files: each error names the file and the JSON field
+    const auto tampered = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+        auto j = nlohmann::json::parse(slurp(f0));
+        edit(j);
+        return write(name, j.dump()).string();
+    };
+    const auto f2 = (dir / "shard-2.json").string();
+    auto merge_with = [&](const std::string& bad) { return "plan-merge " + bad + " " + f1 + " " + f2; };
+    REQUIRE(!nlohmann::json::parse(slurp(f0))["plans"].empty());
+    std::string t = tampered("unknown.json", [](nlohmann::json& j) { j["plans"][0]["sepp"] = 1; });
+    require_invalid(merge_with(t), t + ".plans[0].sepp");
+    t = tampered("tp3.json", [](nlohmann::json& j) { j["plans"][0]["tp"] = 3; });
+    require_invalid(merge_with(t), t + ".plans[0].tp");
+    t = tampered("huge_step.json", [](nlohmann::json& j) { j["plans"][0]["step_s"] = 1e300; });
+    require_invalid(merge_with(t), t + ".plans[0].step_s");
+    t = tampered("bad_shard.json", [](nlohmann::json& j) { j["shard"] = "7/3"; });
+    require_invalid(merge_with(t), t + ".shard");
 }
 
 TEST_CASE("plan: invalid input exits 2 naming the option") {

@@ -20,6 +20,7 @@
 #include <commscale/io/file.hpp>
 #include <commscale/io/hardware_json.hpp>
 #include <commscale/io/model_json.hpp>
+#include <commscale/workload/models.hpp>
 #include <commscale/units/parse.hpp>
 
 using namespace commscale;
@@ -293,4 +294,39 @@ TEST_CASE("capacity planning refuses inputs whose answers would not be finite nu
     const capacity_plan p = plan_for_gpus(flops(1e30), flops_per_second(1e9), 1e-4, 1);
     CHECK(std::isfinite(in_seconds(p.time)));
     CHECK(std::isfinite(p.gpu_hours));
+}
+
+TEST_CASE("measurement logs: absurd values are named with their line, a partial table keeps the rest") {
+    // nccl-tests columns: size count type redop root | time algbw busbw #wrong | (in-place) ...
+    const std::string header =
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+    auto row = [](const std::string& size, const std::string& time) {
+        return "  " + size + "  2  float  sum  -1  " + time + "  1.0  1.0  0  " + time + "  1.0  1.0  0\n";
+    };
+    // every row's time 1e300 us: an error naming line 3 and the value, not "truncated"
+    const std::string all_bad = header + row("8", "1e300") + row("16", "1e300") + row("32", "1e300");
+    expect_error([&] { (void)parse_measurements(all_bad, "huge.log"); }, "huge.log:3", "time 1e+300");
+    // a size of 1e30 bytes
+    expect_error([&] { (void)parse_measurements(header + row("1e30", "12.0"), "size.log"); }, "size.log:3", "size 1e+30");
+    // one absurd row among good ones: skipped with a warning that names its line
+    const std::string partial = header + row("8", "12.0") + row("16", "1e300") + row("32", "12.5");
+    const auto sets = parse_measurements(partial, "partial.log", collective_op::all_reduce);
+    REQUIRE(sets.size() == 1);
+    CHECK(sets[0].rows.size() == 2);
+    bool named = false;
+    for (const auto& w : sets[0].warnings) named = named || (w.find(":4") != std::string::npos && w.find("1e+300") != std::string::npos);
+    CHECK(named);
+}
+
+TEST_CASE("model JSON: shapes far beyond any published model are input errors naming the field") {
+    using namespace commscale;
+    // 1.3e18 parameters: hidden 2^20 x 100,000 layers
+    expect_error([] { (void)io::model_from_json(nlohmann::json::parse(R"({"num_hidden_layers": 100000, "hidden_size": 1048576,
+        "num_attention_heads": 1024, "vocab_size": 50257})"), "model"); }, "model", "at most 1e15 parameters");
+    expect_error([] { (void)io::model_from_json(nlohmann::json::parse(R"({"num_hidden_layers": 1000000, "hidden_size": 64,
+        "num_attention_heads": 1, "vocab_size": 50257})"), "model"); }, "model.layers", "100000");
+    // the largest presets stay well inside
+    CHECK_NOTHROW(validate(model_by_name("llama3-405b")));
+    CHECK_NOTHROW(validate(model_by_name("megatron-1t")));
 }

@@ -160,6 +160,15 @@ TEST_CASE("hostile CLI: endless inputs (/dev/zero) stop at 256 MiB with a clear 
     require_invalid("plan-merge /tmp", "FILE");  // a directory, named as the argument
 }
 
+TEST_CASE("hostile CLI: lists with repeats and domains that do not tile a node") {
+    require_invalid("scale --model llama3-8b --cluster dgx-h100 --tp 8 --nodes 8,8", "--nodes");
+    require_invalid("plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 64 --scale-up-domain 7",
+                    "--scale-up-domain");
+    // a whole rack of nodes (a multiple) and part of a node (a divisor) are accepted
+    CHECK(run("plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 64 --scale-up-domain 16 --top 1").rc == 0);
+    CHECK(run("plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 64 --scale-up-domain 4 --top 1").rc == 0);
+}
+
 TEST_CASE("hostile CLI: a failing command never creates, truncates or clobbers an output file") {
     const std::string log = nccl_dir + "ml_engineering_a100_allreduce.log";
     const std::string old_content = "precious content\n";

@@ -210,7 +210,9 @@ cli::registrar reg{cli::command{
             << "latency          " << cli::num(in_us(f.latency), 2) << " us\n"
             << "bandwidth        " << cli::num(in_GBps(f.bandwidth), 1) << " GB/s per direction (efficiency "
             << cli::num(f.fitted.efficiency, 3) << " of the " << cls << " link)\n"
-            << "peak busbw       " << cli::num(in_GBps(f.peak_busbw), 1) << " +- " << cli::num(in_GBps(f.peak_busbw_sigma), 1)
+            << "peak busbw       " << cli::num(in_GBps(f.peak_busbw), 1)
+            << (std::isfinite(in_GBps(f.peak_busbw_sigma)) ? " +- " + cli::num(in_GBps(f.peak_busbw_sigma), 1)
+                                                            : std::string(" (uncertainty not bounded by these rows)"))
             << " GB/s\n"
             << "error            median " << cli::num(100 * f.median_rel_error, 1) << "%, max "
             << cli::num(100 * f.max_rel_error, 1) << "%, cross-validated median "

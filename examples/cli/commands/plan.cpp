@@ -30,18 +30,18 @@ namespace {
 using namespace commscale;
 
 /// "i/N" with 0 <= i < N.
-std::pair<int, int> parse_shard(const std::string& v) {
+std::pair<int, int> parse_shard(const std::string& v, const std::string& field = "--shard") {
     const auto slash = v.find('/');
     const char* expected = "i/N with 0 <= i < N, e.g. 3/16 (shards are numbered from 0, like Slurm array and "
                            "Kubernetes indexed-job indices)";
-    if (slash == std::string::npos || slash == 0 || slash + 1 >= v.size()) throw input_error("--shard", "'" + v + "'", expected);
+    if (slash == std::string::npos || slash == 0 || slash + 1 >= v.size()) throw input_error(field, "'" + v + "'", expected);
     auto digits = [](const std::string& s) {
         return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     };
     const std::string i = v.substr(0, slash), n = v.substr(slash + 1);
-    if (!digits(i) || !digits(n) || i.size() > 9 || n.size() > 9) throw input_error("--shard", "'" + v + "'", expected);
+    if (!digits(i) || !digits(n) || i.size() > 9 || n.size() > 9) throw input_error(field, "'" + v + "'", expected);
     const int ii = std::stoi(i), nn = std::stoi(n);
-    if (nn < 1 || ii >= nn) throw input_error("--shard", "'" + v + "'", expected);
+    if (nn < 1 || ii >= nn) throw input_error(field, "'" + v + "'", expected);
     return {ii, nn};
 }
 
@@ -79,17 +79,31 @@ struct json_key {
     std::array<int, 11> key{};
 };
 
-json_key key_of(const nlohmann::json& j, const std::string& where) {
+/// Reads and checks one plan object of a `plan --json` file (`where` = "FILE.plans[i]"): the keys
+/// planned_json writes and no others, a step time in (0, 1e9] s, memory in [0, 1e18] B, and
+/// tp x pp x dp x cp equal to the search's `gpus`.
+json_key key_of(const nlohmann::json& j, const std::string& where, long long gpus) {
+    if (!j.is_object()) throw input_error(where, io::json_type_name(j), "a plan object of `plan --json`");
     const io::json_reader r(j, where);
     json_key k;
-    k.step = r.number("step_s", 0.0);
-    k.memory = r.number("memory_per_gpu_bytes", 0.0);
+    k.step = r.number("step_s", 1e-12, 1e9);
+    k.memory = r.number("memory_per_gpu_bytes", 0.0, 1e18);
     const int big = 1 << 30;
     k.key = {r.int32("tp", 1, big), r.int32("pp", 1, big), r.int32("dp", 1, big), r.int32("cp", 1, big),
              r.int32("ep", 1, big), r.int32("micro_batch", 1, big), r.int32("zero", 0, 3),
              static_cast<int>(recompute_from_name(r.string("recompute"), r.field("recompute"))),
              static_cast<int>(parse_schedule(r.string("schedule"), r.field("schedule"))),
              r.int32("virtual_stages", 1, big), r.boolean("sequence_parallel") ? 1 : 0};
+    const long long used = static_cast<long long>(k.key[0]) * k.key[1] * k.key[2] * k.key[3];
+    if (used != gpus)
+        throw input_error(where + ".tp", std::to_string(k.key[0]) + " (tp x pp x dp x cp = " + std::to_string(used) + ")",
+                          "a plan whose tp x pp x dp x cp is the search's " + std::to_string(gpus) + " GPUs");
+    (void)r.number("mfu", 0.0, 1.0);
+    (void)r.number("memory_per_gpu_GiB", 0.0, 1e9);
+    (void)r.number("memory_headroom_GiB", -1e9, 1e9);
+    (void)r.string("bottleneck");
+    (void)r.int32("micro_batches", 1, big);
+    r.finish({"breakdown"});
     return k;
 }
 
@@ -211,6 +225,10 @@ cli::registrar reg_plan{cli::command{
         r.threads = static_cast<int>(a.integer("threads", hw, 1, 4096));
         if (auto v = a.get("shard")) std::tie(r.shard, r.shards) = parse_shard(*v);
         r.scale_up_domain = static_cast<int>(a.integer("scale-up-domain", 0, 1, 1 << 20));
+        if (r.scale_up_domain > 0 && r.scale_up_domain % c.node.gpus != 0 && c.node.gpus % r.scale_up_domain != 0)
+            throw input_error("--scale-up-domain", std::to_string(r.scale_up_domain),
+                              "a divisor or a multiple of the " + std::to_string(c.node.gpus) +
+                                  " GPUs per node (a part of a node, or whole nodes such as an NVL72 rack)");
         r.max_micro_batch = static_cast<int>(a.integer("max-micro-batch", 0, 1, 1 << 30));
         r.max_virtual_stages = static_cast<int>(a.integer("max-virtual-stages", 0, 1, 1 << 16));
         r.max_cp = static_cast<int>(a.integer("max-cp", 0, 1, 1 << 26));
@@ -281,6 +299,7 @@ cli::registrar reg_merge{cli::command{
         int shards = 0;
         std::set<int> seen;
         nlohmann::json all_plans = nlohmann::json::array(), all_front = nlohmann::json::array();
+        std::vector<json_key> plan_keys, front_keys;  // checked as read, with the file in the field
         long long candidates = 0, evaluated = 0, feasible = 0, rejected = 0;
         double search_s = 0, search_max = 0;
         for (std::size_t i = 0; i < docs.size(); ++i) {
@@ -292,7 +311,7 @@ cli::registrar reg_merge{cli::command{
                 if (d[k] != first[k])
                     throw input_error(path + "." + k, d[k].dump(), first[k].dump() + " as in " + first_path + " (shards of one search)");
             }
-            const auto [index, count] = parse_shard(r.string("shard"));
+            const auto [index, count] = parse_shard(r.string("shard"), path + ".shard");
             if (i == 0) shards = count;
             if (count != shards)
                 throw input_error(path + ".shard", r.string("shard"), "i/" + std::to_string(shards) + " as in " + first_path);
@@ -305,10 +324,16 @@ cli::registrar reg_merge{cli::command{
             const double s = r.number("search_s", 0.0);
             search_s += s;
             search_max = std::max(search_max, s);
+            const long long doc_gpus = r.integer("gpus", 1, 1LL << 40);
             for (const char* list : {"plans", "pareto"}) {
                 const auto& arr = r.raw(list);
                 if (!arr.is_array()) throw input_error(path + "." + list, io::json_type_name(arr), "an array of plans");
-                for (const auto& p : arr) (std::string(list) == "plans" ? all_plans : all_front).push_back(p);
+                const bool is_plans = std::string(list) == "plans";
+                for (std::size_t n = 0; n < arr.size(); ++n) {
+                    const json_key k = key_of(arr[n], path + "." + list + "[" + std::to_string(n) + "]", doc_gpus);
+                    (is_plans ? all_plans : all_front).push_back(arr[n]);
+                    (is_plans ? plan_keys : front_keys).push_back(k);
+                }
             }
         }
         if (static_cast<int>(seen.size()) != shards) {
@@ -319,19 +344,19 @@ cli::registrar reg_merge{cli::command{
                               "every shard; missing " + missing);
         }
         // rank: step_s, then the plan key (search/planner.hpp)
-        auto sorted = [](const nlohmann::json& arr, const std::string& what) {
+        auto sorted = [](const std::vector<json_key>& read) {
             std::vector<std::pair<json_key, std::size_t>> keys;
-            for (std::size_t i = 0; i < arr.size(); ++i) keys.emplace_back(key_of(arr[i], what + "[" + std::to_string(i) + "]"), i);
+            for (std::size_t i = 0; i < read.size(); ++i) keys.emplace_back(read[i], i);
             std::sort(keys.begin(), keys.end(), [](const auto& x, const auto& y) { return key_before(x.first, y.first); });
             return keys;
         };
         const int top = first["top"].get<int>();
         nlohmann::json plans = nlohmann::json::array();
-        for (const auto& [k, i] : sorted(all_plans, "plans")) {
+        for (const auto& [k, i] : sorted(plan_keys)) {
             if (static_cast<int>(plans.size()) >= top) break;
             plans.push_back(all_plans[i]);
         }
-        const auto fk = sorted(all_front, "pareto");
+        const auto fk = sorted(front_keys);
         nlohmann::json pareto = nlohmann::json::array();
         for (const auto& [k, i] : fk) {
             bool dominated = false;

@@ -25,6 +25,9 @@ std::vector<int> parse_nodes(const std::string& text) {
     while (std::getline(ss, item, ',')) {
         if (item.empty()) throw input_error("--nodes", "'" + text + "'", "comma-separated node counts, e.g. 1,2,4,8");
         out.push_back(static_cast<int>(cli::args::parse_int("--nodes", item, 1, 1'000'000)));
+        for (std::size_t i = 0; i + 1 < out.size(); ++i)
+            if (out[i] == out.back())
+                throw input_error("--nodes", "'" + text + "' (" + item + " twice)", "distinct node counts, e.g. 1,2,4,8");
         if (out.size() > 256) throw input_error("--nodes", "more than 256 counts", "at most 256 node counts");
     }
     if (out.empty()) throw input_error("--nodes", "'" + text + "'", "comma-separated node counts, e.g. 1,2,4,8");

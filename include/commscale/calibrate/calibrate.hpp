@@ -517,6 +517,14 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
     const auto s = summarize_errors(meas, pred);
     out.median_rel_error = s.median;
     out.max_rel_error = s.max;
+    // Never hand back a NaN or infinite figure: a fit whose own values are not finite is an
+    // error naming the rows (an uncertainty the rows cannot bound is printed as such by the CLI).
+    for (const double value : {in_us(out.latency), in_GBps(out.peak_busbw), in_GBps(out.bandwidth),
+                               out.fitted.efficiency, out.median_rel_error, out.max_rel_error, out.r2})
+        if (!std::isfinite(value))
+            throw input_error("rows", std::to_string(v.size()) + " rows from " + detail::number_text(v.front().bytes) +
+                                          " to " + detail::number_text(v.back().bytes) + " bytes (the fit is not finite)",
+                              "measurements of one collective on the described topology, times in microseconds");
     return out;
 }
 

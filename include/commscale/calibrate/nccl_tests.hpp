@@ -335,6 +335,8 @@ struct report {
     std::vector<std::size_t> garbled, bad_values;
     std::size_t first_bad_line = 0;
     std::string first_bad_text, first_bad_expected;
+    std::size_t first_bad_value_line = 0;  ///< first row skipped for its values
+    std::string first_bad_value;
     std::vector<std::string> notes;  ///< warnings collected while reading
     std::vector<double> averages;
 };
@@ -467,13 +469,17 @@ struct report {
     }
     e.inplace_only = only_in_place;
 
-    auto check = [&](std::string_view what, double v) {
+    // Plausible magnitudes: a buffer up to 1 PiB, a time up to 1e9 us (17 minutes for one
+    // collective), bandwidths up to 1e7 GB/s. Beyond them a row is corrupt, not a measurement.
+    auto check = [&](std::string_view what, double v, double limit) {
         if (!bad.empty()) return;
         if (!std::isfinite(v) || v < 0) bad = std::string(what) + " " + detail::number_text(v);
+        else if (v > limit) bad = std::string(what) + " " + detail::number_text(v) + " (over " + detail::number_text(limit) + ")";
     };
-    check("size", e.row.bytes), check("count", e.row.count);
+    constexpr double pib = 1125899906842624.0;
+    check("size", e.row.bytes, pib), check("count", e.row.count, pib);
     for (std::size_t i = 0; i < blocks.size(); ++i) {
-        check("time", blocks[i].time), check("algbw", blocks[i].algbw), check("busbw", blocks[i].busbw);
+        check("time", blocks[i].time, 1e9), check("algbw", blocks[i].algbw, 1e7), check("busbw", blocks[i].busbw, 1e7);
         if (bad.empty() && blocks[i].time == 0) bad = "time 0";
     }
     return e;
@@ -775,6 +781,10 @@ private:
         }
         if (!bad.empty()) {
             r->bad_values.push_back(n);
+            if (r->first_bad_value_line == 0) {
+                r->first_bad_value_line = n;
+                r->first_bad_value = bad;
+            }
             r->notes.push_back(where(n) + "skipped a row with " + bad + " (NaN, infinite or negative values cannot be fitted)");
             return;
         }
@@ -791,10 +801,12 @@ private:
         std::size_t reports_with_rows = 0;
         const report* first_empty_table = nullptr;
         const report* first_garbled = nullptr;
+        const report* first_all_bad = nullptr;  ///< a table whose every row had unusable values
         std::string unsupported;
         for (const auto& r : reports_) {
             if (r.rows.empty()) {
                 if (r.first_bad_line && !first_garbled) first_garbled = &r;
+                if (r.first_bad_value_line && !first_all_bad) first_all_bad = &r;
                 if (r.layout && !first_empty_table) first_empty_table = &r;
                 continue;
             }
@@ -832,6 +844,11 @@ private:
                                   std::to_string(first_garbled->layout_line) + " ('" + layout_text(l) +
                                   "'); the line is truncated or garbled");
         }
+        if (first_all_bad)
+            throw parse_error(source_, first_all_bad->first_bad_value_line, first_all_bad->first_bad_value,
+                              "result rows with finite, non-negative values of plausible size (size <= 1 PiB, "
+                              "0 < time <= 1e9 us, bandwidths <= 1e7 GB/s); every row of the table at line " +
+                                  std::to_string(first_all_bad->layout_line) + " has such a value");
         if (first_empty_table)
             throw parse_error(source_, last_line_, "the end of the input",
                               "result rows after the column header at line " +

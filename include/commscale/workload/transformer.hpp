@@ -107,8 +107,12 @@ struct layer_parameters {
     return m.layers * parameters_per_layer(m).total();
 }
 
+/// @brief Largest model validate accepts: 1e15 parameters (about 500x the largest published).
+inline constexpr double max_model_parameters = 1e15;
+
 /// @brief Throws input_error (field path `<field>.<member>`) unless the shape is possible:
-/// every size >= 1, heads divide hidden, kv_heads divide heads, 1 <= experts_per_token <= experts.
+/// every size >= 1, heads divide hidden, kv_heads divide heads, 1 <= experts_per_token <= experts,
+/// sizes within generous bounds and at most max_model_parameters in all.
 inline void validate(const transformer& m, std::string_view field = "model") {
     const std::string f(field);
     auto positive = [&](const char* name, int v) {
@@ -132,6 +136,24 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     if (m.experts_per_token > m.experts)
         throw input_error(f + ".experts_per_token", std::to_string(m.experts_per_token),
                           "an integer in [1, experts = " + std::to_string(m.experts) + "]");
+    // Generous bounds, far beyond any published model (the largest dense ones have ~1e12
+    // parameters, 128 layers of hidden 2e4-5e4): beyond them a config is a typo, and FLOP and
+    // memory figures would leave the ranges the predictor keeps finite.
+    auto at_most = [&](const char* name, int v, int limit) {
+        if (v > limit)
+            throw input_error(f + "." + name, std::to_string(v), "an integer in [1, " + std::to_string(limit) + "]");
+    };
+    at_most("layers", m.layers, 100'000);
+    at_most("hidden", m.hidden, 1 << 20);
+    at_most("ffn", m.ffn, 1 << 23);
+    at_most("vocab", m.vocab, 1 << 24);
+    at_most("experts", m.experts, 1 << 16);
+    const double params = total_parameters(m);
+    if (!(params <= max_model_parameters))
+        throw input_error(f, commscale::detail::number_text(params) + " parameters (layers " + std::to_string(m.layers) +
+                                 ", hidden " + std::to_string(m.hidden) + ", ffn " + std::to_string(m.ffn) + ", experts " +
+                                 std::to_string(m.experts) + ")",
+                          "a model of at most 1e15 parameters");
 }
 
 }  // namespace commscale
