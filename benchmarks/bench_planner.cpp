@@ -4,8 +4,10 @@
 // on 5,128 A100 (641 DGX A100 nodes) with global batches up to 2,520, target < 100 ms.
 // Usage: bench_planner [max_threads]   (run from a Release build)
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include <commscale/hardware/accelerators.hpp>

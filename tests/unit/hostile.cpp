@@ -5,6 +5,7 @@
 // Inputs found by the fuzz targets (tests/fuzz) are kept here as regression tests.
 #include "catch_shim.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -12,9 +13,12 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <sstream>
 #include <string>
+#include <thread>
 
 #include <commscale/calibrate/nccl_tests.hpp>
+#include <commscale/collective/model.hpp>
 #include <commscale/io/cluster_json.hpp>
 #include <commscale/predict/capacity.hpp>
 #include <commscale/io/file.hpp>
@@ -325,8 +329,128 @@ TEST_CASE("model JSON: shapes far beyond any published model are input errors na
     expect_error([] { (void)io::model_from_json(nlohmann::json::parse(R"({"num_hidden_layers": 100000, "hidden_size": 1048576,
         "num_attention_heads": 1024, "vocab_size": 50257})"), "model"); }, "model", "at most 1e15 parameters");
     expect_error([] { (void)io::model_from_json(nlohmann::json::parse(R"({"num_hidden_layers": 1000000, "hidden_size": 64,
-        "num_attention_heads": 1, "vocab_size": 50257})"), "model"); }, "model.layers", "100000");
+        "num_attention_heads": 1, "vocab_size": 50257})"), "model"); }, "model.num_hidden_layers", "100000");
     // the largest presets stay well inside
     CHECK_NOTHROW(validate(model_by_name("llama3-405b")));
     CHECK_NOTHROW(validate(model_by_name("megatron-1t")));
+}
+
+TEST_CASE("capacity planning: a deadline that would need more than 1e12 GPUs, less than 1 FLOP of work") {
+    using namespace commscale;
+    // 1e30 FLOPs at 1 GFLOP/s x 1e-4 in one minute: 1.7e23 GPUs, beyond a 64-bit count in JSON
+    expect_error([] { (void)plan_for_time(flops(1e30), flops_per_second(1e9), 1e-4, seconds(60)); }, "total_flops",
+                 "at most 1e12 GPUs");
+    expect_error([] { (void)plan_for_time(flops(0.5), 312_TFLOPS, 0.5, one_week); }, "total_flops", "[1, 1e30]");
+    expect_error([] { (void)plan_for_gpus(flops(1e23), 312_TFLOPS, 0.5, 2e12); }, "gpus", "1e12");
+    // just inside: 1e12 GPUs are a valid answer
+    const capacity_plan p = plan_for_time(flops(1e30), flops_per_second(1e18), 1.0, seconds(1e6));
+    CHECK(p.gpus <= capacity_max_gpus);
+    CHECK(std::isfinite(p.gpu_hours));
+}
+
+TEST_CASE("quantities: -0 is zero, subnormal and absurdly small magnitudes are errors, hardware rates >= 1 MB/s") {
+    const parsed_quantity z = parse_quantity("-0GB", quantity_kind::size, "value");
+    CHECK(z.value == 0.0);
+    CHECK_FALSE(std::signbit(z.value));
+    CHECK_FALSE(std::signbit(convert("-0", "B")));
+    CHECK(convert("0 GB", "MB") == 0.0);
+    expect_error([] { (void)convert("1e-320s", "us"); }, "value", "no smaller than");  // a subnormal double
+    expect_error([] { (void)convert("1e-31B", "B"); }, "value", "no smaller than");
+    expect_error([] { (void)parse_number("1e-310", "--utilization"); }, "--utilization");
+    // convert takes any rate; a rate of hardware is at least 1 MB/s
+    CHECK(convert("1bps", "B/s") == Approx(0.125));
+    expect_error([] { (void)parse_rate("1bps", "link.per_lane"); }, "link.per_lane", "at least 1 MB/s");
+    expect_error([] { (void)parse_rate("7Mbps", "--rate"); }, "--rate", "at least 1 MB/s");
+    CHECK(in_GBps(parse_rate("8Mbps")) == Approx(0.001));
+    // JSON numbers under quantity keys: the same lower limits as text
+    expect_cluster_error(R"({"calibration": {"net": {"half_size": 1e-320}}})", "cluster.calibration.net.half_size");
+    expect_error([] { (void)link_from_json(json::parse(R"({"name": "x", "kind": "scale_out", "per_direction_GBps": 50,
+        "per_lane": "1Mbps"})"), "link"); }, "link.per_lane", "at least 1 MB/s");
+}
+
+TEST_CASE("hardware JSON: absurdly small rates, peaks and memories are named with the accepted range") {
+    // channel caps: 0 = uncapped, else a hardware rate (1e-300 GB/s made every time ~1e297 s)
+    expect_cluster_error(R"({"calibration": {"channels": 1, "channel_bandwidth_GBps": [1e-300, 0, 0]}})",
+                         "cluster.calibration.channel_bandwidth_GBps[0]", "at least 1 MB/s");
+    expect_cluster_error(R"({"calibration": {"channels": 1, "channel_bandwidth_GBps": [1, 1, 0.0005]}})",
+                         "cluster.calibration.channel_bandwidth_GBps[2]", "0 means uncapped");
+    CHECK_NOTHROW(io::cluster_from_json(cluster_with(R"({"calibration": {"channels": 2, "channel_bandwidth_GBps": [0, 0.001, 20]}})")));
+    // saturation exponents beyond 8 overflow (half_size x ranks / size)^exponent
+    expect_cluster_error(R"({"calibration": {"net": {"exponent": 100}}})", "cluster.calibration.net.exponent", "[0.001, 8]");
+    auto acc_of = [](const std::string& text) { return accelerator_from_json(json::parse(text), "accelerator"); };
+    const std::string base = R"("name": "x", "scale_up_link": "nvlink4")";
+    expect_error([&] { (void)acc_of("{" + base + R"(, "memory_GiB": 80, "memory_bandwidth_GBps": 1e-300, "peak_tflops": {"bf16": 989}})"); },
+                 "accelerator.memory_bandwidth_GBps", "at least 1 MB/s");
+    expect_error([&] { (void)acc_of("{" + base + R"(, "memory_GiB": 80, "memory_bandwidth": "1bps", "peak_tflops": {"bf16": 989}})"); },
+                 "accelerator.memory_bandwidth", "at least 1 MB/s");
+    expect_error([&] { (void)acc_of("{" + base + R"(, "memory_GiB": 80, "memory_bandwidth_GBps": 3350, "peak_tflops": {"bf16": 1e-300}})"); },
+                 "accelerator.peak_tflops.bf16", "[0.001, 1e9]");
+    expect_error([&] { (void)acc_of("{" + base + R"(, "memory_GiB": 1e-300, "memory_bandwidth_GBps": 3350, "peak_tflops": {"bf16": 989}})"); },
+                 "accelerator.memory_GiB", "at least 1 MB");
+}
+
+TEST_CASE("cluster JSON: the most extreme calibration accepted still predicts finite times") {
+    // half sizes up to 1e18 B with exponent 8 on 1 B over 16 ranks: (1e19)^8 = 1e152, finite
+    const cluster c = io::cluster_from_json(cluster_with(R"({"accelerator": "h100-sxm", "calibration": {
+        "net": {"half_size": 1e18, "exponent": 8, "efficiency": 1e-6, "step_latency_us": [1e6, 1e6, 1e6]},
+        "nvlink": {"half_size": 1e18, "exponent": 8, "efficiency": 1e-6},
+        "protocol_bandwidth": [1e-6, 1e-6, 1e-6], "base_latency_us": [1e6, 1e6, 1e6],
+        "channels": 1, "channel_bandwidth_GBps": [0.001, 0.001, 0.001]}})"));
+    const placement all{.ranks = 16, .ranks_per_node = 8, .stride = 1};
+    for (const double b : {1.0, 1e6, 1e18}) {
+        for (collective_op op : {collective_op::all_reduce, collective_op::all_gather, collective_op::all_to_all}) {
+            const auto r = predict_collective(c, all, op, bytes(b));
+            INFO(b << " bytes, op " << static_cast<int>(op));
+            CHECK(std::isfinite(in_seconds(r.time)));
+            CHECK(std::isfinite(in_GBps(r.busbw)));
+        }
+    }
+}
+
+TEST_CASE("model JSON: oversized fields are named by their config.json key") {
+    expect_model_error(R"({"vocab_size": 33554432})", "model.vocab_size", "16777216");
+    expect_model_error(R"({"intermediate_size": 16777216})", "model.intermediate_size", "8388608");
+    expect_model_error(R"({"num_local_experts": 131072, "num_experts_per_tok": 2})", "model.num_local_experts", "65536");
+    expect_model_error(R"({"hidden_size": 2097152})", "model.hidden_size", "1048576");
+    // GPT-2 spelling: the error names the key the file used
+    expect_error([] { (void)io::model_from_json(json::parse(R"({"n_layer": 200000, "n_embd": 64, "n_head": 1, "vocab_size": 50257})"),
+                                                "model"); }, "model.n_layer", "100000");
+    // the total names the keys it comes from
+    expect_error([] { (void)io::model_from_json(json::parse(R"({"num_hidden_layers": 100000, "hidden_size": 1048576,
+        "num_attention_heads": 1024, "vocab_size": 50257})"), "model"); }, "model", "num_hidden_layers 100000, hidden_size 1048576");
+}
+
+TEST_CASE("measurement logs: times too short for their size, and which result block holds the value") {
+    const std::string header =
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+    auto row = [](const std::string& size, const std::string& t, const std::string& t_in_place) {
+        return "  " + size + "  2  float  sum  -1  " + t + "  1.0  1.0  0  " + t_in_place + "  1.0  1.0  0\n";
+    };
+    // 1e-300 us for 8 bytes is 8e306 B/s: every row such, the first is named with its line
+    std::string tiny = header;
+    for (const char* s : {"8", "16", "32"}) tiny += row(s, "1e-300", "1e-300");
+    expect_error([&] { (void)parse_measurements(tiny, "tiny.log"); }, "tiny.log:3", "time 1e-300 us for 8 bytes");
+    // 1 GB in 1 ns: 1e18 B/s, over 1e7 GB/s
+    expect_error([&] { (void)parse_measurements(header + row("1e9", "0.001", "12.0"), "fast.log"); }, "fast.log:3", "over 1e7 GB/s");
+    // the in-place column is named when it holds the bad value
+    expect_error([&] { (void)parse_measurements(header + row("8", "12.0", "1e300"), "inplace.log"); }, "inplace.log:3",
+                 "in-place column");
+    expect_error([&] { (void)parse_measurements(header + row("8", "nan", "12.0"), "oop.log"); }, "oop.log:3",
+                 "time nan (out-of-place column)");
+}
+
+TEST_CASE("files: devices are refused at once, pipes are read up to the cap") {
+    expect_error([] { (void)io::read_file("/dev/zero", "--model"); }, "--model", "character device");
+    expect_error([] { (void)io::read_file("/dev/null", "--cluster"); }, "--cluster", "a regular file or a pipe");
+    // a FIFO (what <(...) and a piped /dev/stdin are) still works
+    const fs::path fifo = scratch() / "pipe.json";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::thread writer([&] { std::ofstream(fifo) << R"({"nodes": 1})"; });
+    const std::string text = io::read_file(fifo.string(), "--cluster");
+    writer.join();
+    CHECK(text == R"({"nodes": 1})");
+    // standard input is bounded like a file: read_stream stops at max_input_bytes
+    std::istringstream big(std::string(1024, 'x'));
+    CHECK(io::read_stream(big, "stdin", "log").size() == 1024);
 }

@@ -5,10 +5,14 @@
 // neither create a file nor touch an existing one.
 #include "cli_runner.hpp"
 
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 using namespace cli_test;
 
@@ -202,4 +206,137 @@ TEST_CASE("hostile CLI: a failing command never creates, truncates or clobbers a
     CHECK(ok.rc == 0);
     CHECK(slurp(out).find("\"calibration\"") != std::string::npos);
     CHECK(slurp(svg).find("</svg>") != std::string::npos);
+}
+
+namespace {
+
+/// Fails on any null or non-finite number in a command's JSON output (nlohmann writes NaN and
+/// infinity as null), naming the path; `nullable` keys may be null by contract.
+void require_all_finite(const nlohmann::json& j, const std::string& where, const std::set<std::string>& nullable = {}) {
+    if (j.is_object()) {
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            if (it.value().is_null() && nullable.count(it.key())) continue;
+            require_all_finite(it.value(), where + "." + it.key(), nullable);
+        }
+    } else if (j.is_array()) {
+        for (std::size_t i = 0; i < j.size(); ++i) require_all_finite(j[i], where + "[" + std::to_string(i) + "]", nullable);
+    } else {
+        INFO(where << " = " << j.dump());
+        CHECK_FALSE(j.is_null());
+        if (j.is_number()) CHECK(std::isfinite(j.get<double>()));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("hostile CLI: capacity names the options a derived total comes from, and prints no zero for a small figure") {
+    require_invalid("capacity --flops 1e30 --peak-tflops 0.001 --utilization 0.0001 --days 0.000694444445",
+                    "--flops / (--peak-tflops x --utilization x --days)");
+    require_invalid("capacity --model gpt3-175b --tokens 1e17 --accelerator h100-sxm --utilization 0.0001 --weeks 0.001",
+                    "--model x --tokens / (--accelerator x --utilization x --weeks)");
+    require_invalid("capacity --flops 0.5 --peak-tflops 312 --utilization 0.5 --days 1", "--flops");
+    require_invalid("capacity --params 1e-300 --tokens 1e9 --peak-tflops 312 --utilization 0.5 --days 1", "--params");
+    require_invalid("capacity --params 1e16 --tokens 1e9 --peak-tflops 312 --utilization 0.5 --days 1", "--params");
+    require_invalid("capacity --params 7e9 --tokens 1e-300 --peak-tflops 312 --utilization 0.5 --days 1", "--tokens");
+    require_invalid("capacity --params 7e9 --tokens 1e19 --peak-tflops 312 --utilization 0.5 --days 1", "--tokens");
+    // the extremes accepted: the peak and utilization are printed as given, not rounded to 0
+    const auto r = run("capacity --flops 1e30 --peak-tflops 0.001 --utilization 0.0001 --gpus 1");
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("0.001 TFLOPS peak x 0.0001") != std::string::npos);
+    CHECK(r.out.find("1.157e+20 days") != std::string::npos);
+    const auto j = run_json("capacity --flops 1e30 --peak-tflops 1e6 --utilization 1 --days 1");
+    CHECK(j.at("gpus_needed").get<long long>() > 0);
+    require_all_finite(j, "capacity");
+}
+
+TEST_CASE("hostile CLI: convert prints 0 for -0 and refuses subnormal values") {
+    for (const char* args : {"convert -0 B", "convert -0GB MB", "convert -0.0e5us s"}) {
+        INFO(args);
+        const auto r = run(args);
+        CHECK(r.rc == 0);
+        CHECK(r.out == "0\n");
+    }
+    require_invalid("convert 1e-320s us", "value");
+}
+
+TEST_CASE("hostile CLI: absurdly slow channels and the most extreme calibration accepted") {
+    const std::string base = R"({"nodes": 2, "gpus_per_node": 8, "accelerator": "h100-sxm", "intra": {"link": "nvlink4"},
+        "inter": {"link": "ib-ndr-4x"}, "calibration": )";
+    const fs::path slow = write("slow_channels.json", base + R"({"channels": 1, "channel_bandwidth_GBps": [1e-300, 1e-300, 1e-300]}})");
+    require_invalid("collective --op all_reduce --bytes 1GB --cluster " + q(slow), "calibration.channel_bandwidth_GBps[0]");
+    require_invalid("cluster " + q(slow), "slow_channels.json");
+    const fs::path steep = write("steep.json", base + R"({"net": {"half_size": 1e18, "exponent": 100}}})");
+    require_invalid("cluster " + q(steep), "calibration.net.exponent");
+    // at the limits of every range: slow, steep, tiny efficiencies, long latencies; still finite
+    const fs::path extreme = write("extreme.json", base + R"({"channels": 1, "channel_bandwidth_GBps": [0.001, 0.001, 0.001],
+        "protocol_bandwidth": [1e-6, 1e-6, 1e-6], "base_latency_us": [1e6, 1e6, 1e6],
+        "net": {"half_size": 1e18, "exponent": 8, "efficiency": 1e-6, "step_latency_us": [1e6, 1e6, 1e6]},
+        "nvlink": {"half_size": 1e18, "exponent": 8, "efficiency": 1e-6}, "nvls_efficiency": 1e-6, "sharp_efficiency": 1e-6}})");
+    const std::string c = " --cluster " + q(extreme);
+    for (const std::string& args : {"collective --op all_reduce --bytes 1B" + c, "collective --op all_to_all --bytes 1e18B" + c,
+                                    "sweep --op all_reduce --min 1B --max 1e18B" + c,
+                                    "step --model llama3-8b --tp 8 --pp 1 --dp 2 --micro-batch 1 --global-batch 8" + c,
+                                    "scale --model llama3-8b --tp 8 --nodes 1,2" + c}) {
+        INFO(args);
+        require_all_finite(run_json(args), "output");
+    }
+}
+
+TEST_CASE("hostile CLI: fit refuses rows that would give an unreadable calibration or too short times") {
+    const std::string head =
+        "# Collective test starting: all_reduce_perf\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+    std::string flat = head, tiny = head;
+    for (int s = 8; s <= 16384; s *= 2) {
+        const std::string size = std::to_string(s);
+        flat += "  " + size + "  2  float  sum  -1  1e8  1.0  1.0  0  1e8  1.0  1.0  0\n";
+        tiny += "  " + size + "  2  float  sum  -1  1e-300  1.0  1.0  0  1e-300  1.0  1.0  0\n";
+    }
+    const fs::path flat_log = write("flat.log", flat), tiny_log = write("tiny.log", tiny);
+    const fs::path out = scratch() / "flat_calibrated.json";
+    // 100 s for 8 B to 16 KiB: the fit's step latency leaves what --cluster reads back
+    require_invalid("fit " + q(flat_log) + " --out " + q(out), "rows");
+    CHECK_FALSE(fs::exists(out));
+    require_invalid("fit " + q(tiny_log), "tiny.log:4");
+    require_invalid("fit " + q(tiny_log), "time 1e-300 us for 8 bytes");
+}
+
+TEST_CASE("hostile CLI: devices are refused at once, naming the argument") {
+    require_invalid("cluster /dev/urandom", "character device");
+    require_invalid("model /dev/null", "a regular file or a pipe");
+    require_invalid("collective --op all_reduce --bytes 1GB --cluster /dev/zero", "--cluster");
+    // standard input stays available where a command reads it
+    const auto r = run("fit -", nccl_dir + "ml_engineering_a100_allreduce.log");
+    CHECK(r.rc == 0);
+}
+
+TEST_CASE("hostile CLI: plan-merge checks the search fields of every file") {
+    const fs::path dir = scratch();
+    const std::string f0 = (dir / "m0.json").string(), f1 = (dir / "m1.json").string();
+    REQUIRE(run("plan --model llama2-7b --gpus 16 --global-batch 64 --top 3 --shard 0/2 --out " + q(f0)).rc == 0);
+    REQUIRE(run("plan --model llama2-7b --gpus 16 --global-batch 64 --top 3 --shard 1/2 --out " + q(f1)).rc == 0);
+    REQUIRE(run("plan-merge " + q(f0) + " " + q(f1)).rc == 0);
+    const auto tampered = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+        auto j = nlohmann::json::parse(slurp(f0));
+        edit(j);
+        return write(name, j.dump()).string();
+    };
+    std::string t = tampered("top_key.json", [](nlohmann::json& j) { j["sepp"] = 2; });
+    require_invalid("plan-merge " + q(t) + " " + q(f1), t + ".sepp");
+    require_invalid("plan-merge " + q(t) + " " + q(f1), "did you mean");
+    t = tampered("search_s.json", [](nlohmann::json& j) { j["search_s"] = 1e300; });
+    require_invalid("plan-merge " + q(t) + " " + q(f1), t + ".search_s");
+    t = tampered("top_type.json", [](nlohmann::json& j) { j["top"] = "ten"; });
+    require_invalid("plan-merge " + q(t) + " " + q(f1), t + ".top");
+    t = tampered("model_type.json", [](nlohmann::json& j) { j["model"] = 7; });
+    require_invalid("plan-merge " + q(t) + " " + q(f1), t + ".model");
+    t = tampered("space_key.json", [](nlohmann::json& j) { j["space"]["efficency"] = "ideal"; });
+    require_invalid("plan-merge " + q(t) + " " + q(f1), t + ".space.efficency");
+    t = tampered("breakdown_key.json", [](nlohmann::json& j) { j["plans"][0]["breakdown"]["compute_ss"] = 1; });
+    require_invalid("plan-merge " + q(t) + " " + q(f1), t + ".plans[0].breakdown.compute_ss");
+    t = tampered("breakdown_time.json", [](nlohmann::json& j) { j["plans"][0]["breakdown"]["compute_s"] = 1e300; });
+    require_invalid("plan-merge " + q(t) + " " + q(f1), t + ".plans[0].breakdown.compute_s");
+    t = tampered("nodes.json", [](nlohmann::json& j) { j["nodes"] = 0; });
+    require_invalid("plan-merge " + q(t) + " " + q(f1), t + ".nodes");
 }

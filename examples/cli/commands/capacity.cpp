@@ -1,10 +1,13 @@
 // `commscale capacity`: GPUs needed to train in a given time, or the time a given number of GPUs
 // takes, and the GPU-hours (CLI.md "Training step"; gpu-fabrics-for-genai Tables 1-3).
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include <commscale/hardware/accelerators.hpp>
 #include <commscale/predict/capacity.hpp>
 #include <commscale/workload/flops.hpp>
+#include <commscale/workload/transformer.hpp>
 
 #include "../cli.hpp"
 #include "../model.hpp"
@@ -12,6 +15,21 @@
 namespace {
 
 using namespace commscale;
+
+/// Accepted token counts: 1 to 1e18, about 1e5 times the ~1.5e13 tokens of the largest published
+/// pretraining runs (Llama 3: 15T); parameters: 1 to max_model_parameters (1e15, as a model file).
+constexpr double max_tokens = 1e18;
+
+/// A number with 4 significant digits ("0.001", "312", "1.157e+20"): never rounded to 0.
+std::string sig(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return buf;
+}
+
+/// cli::num(v, digits) for 1 <= v < 1e12, sig(v) outside, so that 0.001 TFLOPS is not printed
+/// as 0 and 1e20 days not as 21 digits.
+std::string readable(double v, int digits) { return v >= 1 && v < 1e12 ? cli::num(v, digits) : sig(v); }
 
 /// Exactly one of `names` must be present; returns it.
 std::string exactly_one(const cli::args& a, std::initializer_list<const char*> names, const std::string& expected) {
@@ -32,18 +50,25 @@ flop_count total_flops(const cli::args& a) {
             if (a.has(other))
                 throw input_error("--" + std::string(other), "'" + a.get(other).value_or("") + "' together with --flops",
                                   "either --flops, or --params/--model with --tokens");
-        return parse_work(*a.get("flops"), "--flops");
+        const flop_count f = parse_work(*a.get("flops"), "--flops");
+        if (!(in_flops(f) >= capacity_min_flops))
+            throw input_error("--flops", "'" + *a.get("flops") + "'", "a FLOP count from 1 to 1e30 (1e-30 to 1e9 ZFLOP)");
+        return f;
     }
     double params = 0;
     if (a.has("params")) {
         if (a.has("model")) throw input_error("--model", "'" + *a.get("model") + "' together with --params", "one of them");
-        params = require_positive("--params", parse_number(*a.get("params"), "--params"));
+        params = parse_number(*a.get("params"), "--params");
+        if (!(params >= 1 && params <= max_model_parameters))
+            throw input_error("--params", "'" + *a.get("params") + "'", "a parameter count from 1 to 1e15");
     } else if (a.has("model")) {
         params = active_parameters(cli::resolve_model(a));  // FLOPs follow the active parameters (MoE)
     } else {
         throw input_error("--flops", "nothing (missing)", "--flops Z, or --params P (or --model NAME) with --tokens D");
     }
-    const double tokens = require_positive("--tokens", parse_number(a.require("tokens", "a token count, e.g. 300e9"), "--tokens"));
+    const double tokens = parse_number(a.require("tokens", "a token count, e.g. 300e9"), "--tokens");
+    if (!(tokens >= 1 && tokens <= max_tokens))
+        throw input_error("--tokens", "'" + *a.get("tokens") + "'", "a token count from 1 to 1e18");
     double k = 6;
     if (auto v = a.get("flops-per-param-token")) {
         k = parse_number(*v, "--flops-per-param-token");
@@ -51,10 +76,15 @@ flop_count total_flops(const cli::args& a) {
     }
     const flop_count f = approx_training_flops(params, tokens, k);
     if (!(in_flops(f) <= capacity_max_flops))
-        throw input_error(a.has("params") ? "--params x --tokens" : "--tokens",
+        throw input_error(a.has("params") ? "--params x --tokens" : "--model x --tokens",
                           commscale::detail::number_text(params) + " x " + commscale::detail::number_text(tokens) + " x " +
                               commscale::detail::number_text(k) + " FLOPs",
                           "a training run of at most 1e30 FLOPs");
+    if (!(in_flops(f) >= capacity_min_flops))
+        throw input_error(a.has("params") ? "--params x --tokens" : "--model x --tokens",
+                          commscale::detail::number_text(params) + " x " + commscale::detail::number_text(tokens) + " x " +
+                              commscale::detail::number_text(k) + " FLOPs",
+                          "a training run of at least 1 FLOP");
     return f;
 }
 
@@ -88,6 +118,16 @@ int run(const cli::args& a, std::ostream& out) {
         const duration deadline = n * (mode == "weeks" ? one_week : one_day);
         if (!(in_seconds(deadline) >= capacity_min_time) || in_seconds(deadline) > capacity_max_time)
             throw input_error("--" + mode, "'" + *a.get(mode) + "'", "a training time from one minute to 1,000 years");
+        const double needed = gpus_needed(f, p, u, deadline);
+        if (!(needed <= capacity_max_gpus)) {
+            // the options the GPU count comes from: work / (peak x utilization x deadline)
+            const std::string work = a.has("flops") ? "--flops" : a.has("params") ? "--params x --tokens" : "--model x --tokens";
+            const std::string rate = a.has("peak-tflops") ? "--peak-tflops" : "--accelerator";
+            throw input_error(work + " / (" + rate + " x --utilization x --" + mode + ")",
+                              sig(needed) + " GPUs needed (" + sig(in_flops(f)) + " FLOPs / (" + sig(in_tflops(p)) +
+                                  " TFLOPS x " + sig(u) + " x " + sig(in_seconds(deadline)) + " s))",
+                              "a plan of at most 1e12 GPUs (more time, a faster GPU or less work)");
+        }
         plan = plan_for_time(f, p, u, deadline);
     }
     if (a.flag("json")) {
@@ -101,13 +141,13 @@ int run(const cli::args& a, std::ostream& out) {
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.4g", in_flops(plan.total_flops));
-    out << "total FLOPs   " << buf << " (" << cli::num(in_flops(plan.total_flops) / zetta, 3) << " ZFLOP)\n"
-        << "per GPU       " << cli::num(in_tflops(p), 1) << " TFLOPS peak x " << cli::num(u, 3) << " = "
-        << cli::num(in_tflops(sustained_rate(p, u)), 1) << " TFLOPS sustained\n"
+    out << "total FLOPs   " << buf << " (" << readable(in_flops(plan.total_flops) / zetta, 3) << " ZFLOP)\n"
+        << "per GPU       " << readable(in_tflops(p), 1) << " TFLOPS peak x " << readable(u, 3) << " = "
+        << readable(in_tflops(sustained_rate(p, u)), 1) << " TFLOPS sustained\n"
         << "GPUs          " << cli::num(plan.gpus, 0) << (mode == "gpus" ? "\n" : " (needed)\n")
-        << "time          " << cli::num(in_seconds(plan.time) / 86400.0, 2) << " days ("
-        << cli::num(in_seconds(plan.time) / in_seconds(one_week), 2) << " weeks)\n"
-        << "GPU-hours     " << cli::num(plan.gpu_hours, 0) << "\n";
+        << "time          " << readable(in_seconds(plan.time) / 86400.0, 2) << " days ("
+        << readable(in_seconds(plan.time) / in_seconds(one_week), 2) << " weeks)\n"
+        << "GPU-hours     " << readable(plan.gpu_hours, 0) << "\n";
     return 0;
 }
 
@@ -123,7 +163,9 @@ cli::registrar reg{cli::command{
     "  --tokens D      training tokens; FLOPs = k x P x D with k = 6, or 8 with full recompute\n"
     "  --peak-tflops T per-GPU peak in TFLOPS, or --accelerator NAME with --dtype fp32|tf32|bf16|fp16|fp8\n"
     "                  (default bf16; the catalog's dense peak)\n"
-    "  --utilization U sustained fraction of the peak, in (0, 1]\n"
+    "  --utilization U sustained fraction of the peak, in [0.0001, 1]\n"
+    "Accepted: work 1 to 1e30 FLOPs (params 1 to 1e15, tokens 1 to 1e18), peak 0.001 to 1e6 TFLOPS,\n"
+    "a deadline from one minute to 1,000 years, at most 1e12 GPUs given or needed.\n"
     "GPUs needed = ceil(F / (peak x U x T)); time = F / (N x peak x U); GPU-hours = N x time.\n"
     "JSON: {total_flops, gpus_needed, time_s, gpu_hours, peak_tflops, utilization}",
     {{"flops", true, "total training FLOPs (420ZFLOP or 4.2e23)"},

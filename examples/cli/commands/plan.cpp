@@ -79,6 +79,41 @@ struct json_key {
     std::array<int, 11> key{};
 };
 
+/// Checks a plan's `breakdown` (`where` = "FILE.plans[i].breakdown"): the keys cli::step_json
+/// writes and no others, each of the type written there; times (`*_s`) in [0, 1e9] s, memory in
+/// [0, 1e9] GiB and every other number finite, within +-1e18; null only for the
+/// required_inter_node_* rates (written null when they do not apply).
+void check_breakdown(const nlohmann::json& b, const std::string& where) {
+    static const nlohmann::json shape = cli::step_json(step_breakdown{});
+    const io::json_reader r(b, where);
+    for (const auto& [key, t] : shape.items()) {
+        if (!b.contains(key)) continue;
+        const bool may_be_null = key.rfind("required_inter_node", 0) == 0;
+        if (may_be_null && b.at(key).is_null()) {
+            r.ignore({key.c_str()});
+            continue;
+        }
+        const bool is_time = key.size() > 2 && key.compare(key.size() - 2, 2, "_s") == 0;
+        if (t.is_object()) {
+            const io::json_reader inner = r.object(key);
+            for (const auto& [k2, t2] : t.items()) {
+                (void)t2;
+                if (b.at(key).contains(k2)) (void)inner.number(k2, 0.0, 1e9);
+            }
+            inner.finish();
+        } else if (t.is_string()) {
+            (void)r.string(key);
+        } else if (t.is_boolean()) {
+            (void)r.boolean(key);
+        } else if (is_time) {
+            (void)r.number(key, 0.0, 1e9);
+        } else {
+            (void)r.number(key, -1e18, 1e18);
+        }
+    }
+    r.finish();
+}
+
 /// Reads and checks one plan object of a `plan --json` file (`where` = "FILE.plans[i]"): the keys
 /// planned_json writes and no others, a step time in (0, 1e9] s, memory in [0, 1e18] B, and
 /// tp x pp x dp x cp equal to the search's `gpus`.
@@ -103,8 +138,38 @@ json_key key_of(const nlohmann::json& j, const std::string& where, long long gpu
     (void)r.number("memory_headroom_GiB", -1e9, 1e9);
     (void)r.string("bottleneck");
     (void)r.int32("micro_batches", 1, big);
-    r.finish({"breakdown"});
+    if (r.has("breakdown")) check_breakdown(r.raw("breakdown"), r.field("breakdown"));
+    r.finish();
     return k;
+}
+
+/// Checks the search fields of one `plan --json` document (`r` over the file's object, errors
+/// naming FILE.field): the types and ranges `plan` writes (gpus up to 2^30, top up to 2^20, ...),
+/// the `space` object's keys, and the optional keys of a shard (threads, note) or of a merged
+/// result (merged_shards, search_s_max). The caller reads the rest and calls r.finish().
+void check_search(const io::json_reader& r) {
+    (void)r.string("model"), (void)r.string("cluster"), (void)r.string("accelerator");
+    const long long nodes = r.integer("nodes", 1, 1'000'000), gpus = r.integer("gpus", 1, 1LL << 30);
+    if (gpus % nodes != 0)
+        throw input_error(r.field("gpus"), std::to_string(gpus), "a multiple of nodes (" + std::to_string(nodes) + ")");
+    (void)r.integer("global_batch", 1, 1 << 30), (void)r.integer("seq", 1, 1 << 26), (void)r.integer("top", 1, 1 << 20);
+    if (r.has("threads")) (void)r.integer("threads", 1, 4096);
+    if (r.has("note")) (void)r.string("note");
+    if (r.has("merged_shards")) (void)r.integer("merged_shards", 1, 1 << 30);
+    if (r.has("search_s_max")) (void)r.number("search_s_max", 0.0, 1e9);
+    const io::json_reader space = r.object("space");
+    (void)space.integer("scale_up_domain", 1, 1 << 20);
+    (void)space.integer("max_micro_batch", 0, 1 << 30), (void)space.integer("max_virtual_stages", 0, 1 << 16);
+    (void)space.integer("max_cp", 0, 1 << 26), (void)space.boolean("sequence_parallel");
+    (void)precision_from_name(space.string("dtype"), space.field("dtype"));
+    if (space.has("compute_efficiency")) (void)space.number("compute_efficiency", 1e-6, 1.0);
+    else space.ignore({"compute_efficiency"});  // null: the default
+    const std::string eff = space.string("efficiency");
+    if (eff != "ideal" && eff != "default") {
+        constexpr std::array<std::string_view, 2> modes{"ideal", "default"};
+        throw unknown_name(space.field("efficiency"), eff, modes);
+    }
+    space.finish();
 }
 
 bool key_before(const json_key& a, const json_key& b) {
@@ -306,7 +371,8 @@ cli::registrar reg_merge{cli::command{
             const auto& d = docs[i];
             const std::string& path = a.positional[i];
             const io::json_reader r(d, path);
-            for (const char* k : {"model", "cluster", "accelerator", "gpus", "global_batch", "seq", "top", "space"}) {
+            check_search(r);
+            for (const char* k : {"model", "cluster", "accelerator", "nodes", "gpus", "global_batch", "seq", "top", "space"}) {
                 if (!d.contains(k)) throw input_error(path + "." + k, "nothing (missing)", "a `plan --json` output");
                 if (d[k] != first[k])
                     throw input_error(path + "." + k, d[k].dump(), first[k].dump() + " as in " + first_path + " (shards of one search)");
@@ -321,10 +387,10 @@ cli::registrar reg_merge{cli::command{
             evaluated += r.integer("evaluated", 0, 1LL << 60);
             feasible += r.integer("feasible", 0, 1LL << 60);
             rejected += r.integer_or("rejected", 0, 0, 1LL << 60);
-            const double s = r.number("search_s", 0.0);
+            const double s = r.number("search_s", 0.0, 1e9);
             search_s += s;
             search_max = std::max(search_max, s);
-            const long long doc_gpus = r.integer("gpus", 1, 1LL << 40);
+            const long long doc_gpus = r.integer("gpus", 1, 1LL << 30);
             for (const char* list : {"plans", "pareto"}) {
                 const auto& arr = r.raw(list);
                 if (!arr.is_array()) throw input_error(path + "." + list, io::json_type_name(arr), "an array of plans");
@@ -335,6 +401,7 @@ cli::registrar reg_merge{cli::command{
                     (is_plans ? plan_keys : front_keys).push_back(k);
                 }
             }
+            r.finish();
         }
         if (static_cast<int>(seen.size()) != shards) {
             std::string missing;

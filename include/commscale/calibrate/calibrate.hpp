@@ -525,6 +525,23 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
             throw input_error("rows", std::to_string(v.size()) + " rows from " + detail::number_text(v.front().bytes) +
                                           " to " + detail::number_text(v.back().bytes) + " bytes (the fit is not finite)",
                               "measurements of one collective on the described topology, times in microseconds");
+    // ... and never a calibration that the cluster JSON (io/cluster_json.hpp) would refuse to read
+    // back: step latencies in [0, 1 s], efficiency and LL/LL128 fractions in [1e-6, 1], half size
+    // in [0, 1e18 B], exponent in [1e-3, 8]. Rows that drive the fit there (every time equal,
+    // times of minutes for bytes) do not describe a link.
+    auto outside = [&](const char* what, double value, double lo, double hi) {
+        if (!(value >= lo && value <= hi))
+            throw input_error("rows", std::to_string(v.size()) + " rows from " + detail::number_text(v.front().bytes) +
+                                          " to " + detail::number_text(v.back().bytes) + " bytes (the fit gives " + what +
+                                          " " + detail::number_text(value) + ")",
+                              "measurements whose fit is a usable calibration: " + std::string(what) + " in [" +
+                                  detail::number_text(lo) + ", " + detail::number_text(hi) + "]");
+    };
+    for (const duration& d : out.fitted.step_latency) outside("a step latency (s)", in_seconds(d), 0.0, 1.0);
+    outside("the efficiency", out.fitted.efficiency, 1e-6, 1.0);
+    outside("the half size (B)", in_bytes(out.fitted.half_size), 0.0, 1e18);
+    outside("the exponent", out.fitted.exponent, 1e-3, 8.0);
+    for (const double f : out.calibrated.comm.protocol_bandwidth) outside("a protocol bandwidth fraction", f, 1e-6, 1.0);
     return out;
 }
 

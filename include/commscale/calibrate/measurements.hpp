@@ -117,15 +117,15 @@ struct measurement_set {
 }
 
 /// @brief True when every value of the row is finite, not negative and of plausible size (a
-/// buffer up to 1 PiB, 0 < time <= 1e9 us, bandwidths up to 1e7 GB/s), i.e. the row can be used
-/// for fitting.
+/// buffer up to 1 PiB, 0 < time <= 1e9 us, bandwidths and size / time up to 1e7 GB/s), i.e. the
+/// row can be used for fitting.
 [[nodiscard]] inline bool usable(const measured_row& r) {
     auto ok = [](double v, double limit) { return std::isfinite(v) && v >= 0 && v <= limit; };
     auto ok_opt = [&](const std::optional<double>& v, double limit) { return !v || ok(*v, limit); };
     constexpr double pib = 1125899906842624.0;
     return ok(r.bytes, pib) && ok(r.count, pib) && ok(r.time_us, 1e9) && r.time_us > 0 && ok(r.algbw_GBps, 1e7) &&
            ok(r.busbw_GBps, 1e7) && ok_opt(r.inplace_time_us, 1e9) && ok_opt(r.inplace_algbw_GBps, 1e7) &&
-           ok_opt(r.inplace_busbw_GBps, 1e7) && ok_opt(r.nccl_predicted_us, 1e9);
+           ok_opt(r.inplace_busbw_GBps, 1e7) && ok_opt(r.nccl_predicted_us, 1e9) && r.bytes / (r.time_us * 1e-6) <= 1e16;
 }
 
 }  // namespace commscale

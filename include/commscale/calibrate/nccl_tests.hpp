@@ -470,17 +470,29 @@ struct report {
     e.inplace_only = only_in_place;
 
     // Plausible magnitudes: a buffer up to 1 PiB, a time up to 1e9 us (17 minutes for one
-    // collective), bandwidths up to 1e7 GB/s. Beyond them a row is corrupt, not a measurement.
-    auto check = [&](std::string_view what, double v, double limit) {
+    // collective), bandwidths up to 1e7 GB/s, and no time so short that size / time exceeds
+    // 1e7 GB/s (1e-300 us). Beyond them a row is corrupt, not a measurement. `bad` names the
+    // column (and for two result blocks which one) and the value.
+    std::string block;  // " (out-of-place column)" etc. where a row has two result blocks
+    auto check = [&](std::string_view what, double v, double limit, std::string_view unit) {
         if (!bad.empty()) return;
-        if (!std::isfinite(v) || v < 0) bad = std::string(what) + " " + detail::number_text(v);
-        else if (v > limit) bad = std::string(what) + " " + detail::number_text(v) + " (over " + detail::number_text(limit) + ")";
+        const std::string shown = std::string(what) + " " + detail::number_text(v);
+        if (!std::isfinite(v) || v < 0) bad = shown + block;
+        else if (v > limit)
+            bad = shown + (block.empty() ? " (" : " (" + block.substr(2, block.size() - 3) + ", ") + "over " +
+                  detail::number_text(limit) + std::string(unit) + ")";
     };
     constexpr double pib = 1125899906842624.0;
-    check("size", e.row.bytes, pib), check("count", e.row.count, pib);
+    check("size", e.row.bytes, pib, " B"), check("count", e.row.count, pib, "");
     for (std::size_t i = 0; i < blocks.size(); ++i) {
-        check("time", blocks[i].time, 1e9), check("algbw", blocks[i].algbw, 1e7), check("busbw", blocks[i].busbw, 1e7);
-        if (bad.empty() && blocks[i].time == 0) bad = "time 0";
+        if (blocks.size() == 2 || only_in_place)
+            block = only_in_place || i == 1 ? " (in-place column)" : " (out-of-place column)";
+        check("time", blocks[i].time, 1e9, " us"), check("algbw", blocks[i].algbw, 1e7, " GB/s"),
+            check("busbw", blocks[i].busbw, 1e7, " GB/s");
+        if (bad.empty() && blocks[i].time == 0) bad = "time 0" + block;
+        if (bad.empty() && e.row.bytes / (blocks[i].time * 1e-6) > 1e16)
+            bad = "time " + detail::number_text(blocks[i].time) + " us for " + detail::number_text(e.row.bytes) +
+                  " bytes" + (block.empty() ? " (" : " (" + block.substr(2, block.size() - 3) + ", ") + "over 1e7 GB/s)";
     }
     return e;
 }
@@ -785,7 +797,7 @@ private:
                 r->first_bad_value_line = n;
                 r->first_bad_value = bad;
             }
-            r->notes.push_back(where(n) + "skipped a row with " + bad + " (NaN, infinite or negative values cannot be fitted)");
+            r->notes.push_back(where(n) + "skipped a row with " + bad + " (NaN, infinite, negative or implausible values cannot be fitted)");
             return;
         }
         if (const double w = wrong_elements(t, *r->layout); w > 0)
@@ -847,7 +859,7 @@ private:
         if (first_all_bad)
             throw parse_error(source_, first_all_bad->first_bad_value_line, first_all_bad->first_bad_value,
                               "result rows with finite, non-negative values of plausible size (size <= 1 PiB, "
-                              "0 < time <= 1e9 us, bandwidths <= 1e7 GB/s); every row of the table at line " +
+                              "0 < time <= 1e9 us, bandwidths and size / time <= 1e7 GB/s); every row of the table at line " +
                                   std::to_string(first_all_bad->layout_line) + " has such a value");
         if (first_empty_table)
             throw parse_error(source_, last_line_, "the end of the input",
@@ -1405,8 +1417,8 @@ private:
                                                                   std::optional<collective_op> default_op = std::nullopt,
                                                                   std::string_view field = "log") {
     if (path == "-") {
-        std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-        return parse_measurements(text, "stdin", default_op);
+        // bounded like a file (io/file.hpp: 256 MiB), so an endless pipe is an error, not an OOM
+        return parse_measurements(io::read_stream(std::cin, "standard input", field), "stdin", default_op);
     }
     return parse_measurements(io::read_file(path, field), path, default_op);
 }

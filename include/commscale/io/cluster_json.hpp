@@ -83,7 +83,9 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     }
     if (r.has("efficiency")) p.efficiency = r.number("efficiency", 1e-6, 1.0);
     if (r.has("half_size")) p.half_size = r.size("half_size");
-    if (r.has("exponent")) p.exponent = r.number("exponent", 1e-3, 100.0);
+    // Exponents up to 8 (fitted shapes have 0.25 to 4, calibrate.hpp): with half sizes up to
+    // 1e18 B, (half_size x ranks / size)^exponent then stays far below the largest double.
+    if (r.has("exponent")) p.exponent = r.number("exponent", 1e-3, 8.0);
     r.finish();
 }
 
@@ -154,7 +156,13 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     if (r.has("channels")) p.channels = r.int32("channels", 0, 1024);
     if (r.has("channel_bandwidth_GBps")) {
         const auto v = detail::number_array<protocol_count>(r, "channel_bandwidth_GBps", 0.0, 1e6);
-        for (std::size_t i = 0; i < protocol_count; ++i) p.channel_bandwidth[i] = bytes_per_second(v[i] * giga);
+        for (std::size_t i = 0; i < protocol_count; ++i) {
+            // 0 = uncapped; a cap must be a hardware rate (>= 1 MB/s), else every time overflows
+            if (v[i] != 0)
+                (void)require_hardware_rate(r.field("channel_bandwidth_GBps") + "[" + std::to_string(i) + "]", v[i] * giga,
+                                            commscale::detail::number_text(v[i]) + " GB/s (0 means uncapped)");
+            p.channel_bandwidth[i] = bytes_per_second(v[i] * giga);
+        }
     }
     r.finish();
     return p;

@@ -43,15 +43,21 @@ inline constexpr std::size_t max_input_bytes = std::size_t{256} << 20;
     return text;
 }
 
-/// @brief Reads a whole file (regular files, and pipes such as <(...) or /dev/stdin), at most
-/// max_input_bytes. Throws input_error naming `field` for a missing file, a directory, an
-/// unreadable one, or one over the cap.
+/// @brief Reads a whole file (regular files, and pipes such as <(...) or a /dev/stdin that is
+/// one), at most max_input_bytes. Throws input_error naming `field` for a missing file, a
+/// directory, a device or socket (/dev/zero, /dev/urandom, a terminal: endless, never an input),
+/// an unreadable file, or one over the cap. Commands that read standard input take `-` and
+/// read_stream(std::cin, ...).
 [[nodiscard]] inline std::string read_file(const std::string& path, std::string_view field = "file") {
     namespace fs = std::filesystem;
     std::error_code ec;
     const auto st = fs::status(path, ec);
     if (ec || !fs::exists(st)) throw input_error(std::string(field), "'" + path + "'", "an existing file");
     if (fs::is_directory(st)) throw input_error(std::string(field), "'" + path + "' (a directory)", "a regular file");
+    if (fs::is_character_file(st) || fs::is_block_file(st) || fs::is_socket(st))
+        throw input_error(std::string(field),
+                          "'" + path + "' (a " + (fs::is_socket(st) ? "socket" : fs::is_block_file(st) ? "block device" : "character device") + ")",
+                          "a regular file or a pipe of at most 256 MiB");
     if (fs::is_regular_file(st)) {
         const auto size = fs::file_size(path, ec);
         if (!ec && size > max_input_bytes)

@@ -189,8 +189,10 @@ inline void require_consistent(const std::string& field, double given, double im
     if (r.has("memory_GiB")) a.memory = bytes(r.number("memory_GiB", 0, 1e9) * gibi);
     else if (r.has("memory")) a.memory = r.size("memory");
     else if (!base) throw input_error(r.field("memory_GiB"), "nothing (missing)", "the memory capacity in GiB");
-    if (!(a.memory.value() > 0))
-        throw input_error(r.field("memory_GiB"), detail::number_text(in_bytes(a.memory) / gibi), "a size > 0");
+    // At least 1 MB (1e6 B): smaller is a unit slip, not an accelerator's memory.
+    if (!(a.memory.value() >= 1e6))
+        throw input_error(r.field(r.has("memory") ? "memory" : "memory_GiB"), detail::number_text(in_bytes(a.memory) / gibi) + " GiB",
+                          "a memory of at least 1 MB (0.00093 GiB)");
 
     if (r.has("memory_bandwidth_GBps") && r.has("memory_bandwidth"))
         throw input_error(r.field("memory_bandwidth"), "a second memory bandwidth",
@@ -199,17 +201,18 @@ inline void require_consistent(const std::string& field, double given, double im
     else if (r.has("memory_bandwidth")) a.memory_bandwidth = r.rate("memory_bandwidth");
     else if (!base)
         throw input_error(r.field("memory_bandwidth_GBps"), "nothing (missing)", "the memory bandwidth in GB/s");
-    if (!(a.memory_bandwidth.value() > 0))
-        throw input_error(r.field("memory_bandwidth_GBps"), detail::number_text(in_GBps(a.memory_bandwidth)),
-                          "a bandwidth > 0");
+    (void)require_hardware_rate(r.field(r.has("memory_bandwidth") ? "memory_bandwidth" : "memory_bandwidth_GBps"),
+                                a.memory_bandwidth.value(), detail::number_text(in_GBps(a.memory_bandwidth)) + " GB/s");
 
     if (r.has("peak_tflops")) {
         const io::json_reader p = r.object("peak_tflops");
         for (std::size_t i = 0; i < dtype_count; ++i) {
             const std::string key(dtype_name(static_cast<dtype>(i)));
             if (p.has(key)) {
+                // 1 GFLOP/s (0.001 TFLOPS) up to 1e9 TFLOPS: a slower "peak" is a unit slip.
                 const double t = p.number(key, 0, 1e9);
-                if (!(t > 0)) throw input_error(p.field(key), detail::number_text(t), "TFLOPS > 0, or null if unsupported");
+                if (!(t >= 1e-3))
+                    throw input_error(p.field(key), detail::number_text(t), "TFLOPS in [0.001, 1e9], or null if unsupported");
                 a.dense_peak[i] = flops_per_second(t * tera);
             } else if (j.at("peak_tflops").contains(key)) {
                 a.dense_peak[i] = std::nullopt;  // explicit null: unsupported

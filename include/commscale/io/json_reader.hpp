@@ -143,12 +143,20 @@ public:
                 throw input_error(field(key), v.dump(),
                                   std::string(kind_name(kind)) + " no larger than " + detail::number_text(detail::absurd_limit(kind)) +
                                       " base units");
-            return x;
+            if (x != 0 && x < detail::absurd_small(kind))
+                throw input_error(field(key), v.dump(),
+                                  std::string(kind_name(kind)) + ", 0 or no smaller than " +
+                                      detail::number_text(detail::absurd_small(kind)) + " base units");
+            return x == 0 ? 0.0 : x;
         }
         throw input_error(field(key), json_type_name(v), std::string(kind_name(kind)));
     }
     [[nodiscard]] data_size size(const std::string& key) const { return bytes(quantity(key, quantity_kind::size)); }
-    [[nodiscard]] byte_rate rate(const std::string& key) const { return bytes_per_second(quantity(key, quantity_kind::rate)); }
+    /// A byte rate of hardware: at least 1 MB/s (min_hardware_rate, units/parse.hpp).
+    [[nodiscard]] byte_rate rate(const std::string& key) const {
+        const double v = quantity(key, quantity_kind::rate);
+        return bytes_per_second(require_hardware_rate(field(key), v, detail::number_text(v / giga) + " GB/s"));
+    }
     [[nodiscard]] duration time(const std::string& key) const { return seconds(quantity(key, quantity_kind::time)); }
 
     /// A nested object reader.

@@ -63,18 +63,19 @@ namespace detail {
 [[nodiscard]] inline transformer model_from_json(const nlohmann::json& j, const std::string& path = "model",
                                                  std::string_view fallback_name = "custom") {
     const json_reader r(j, path);
-    constexpr int big = 1 << 30;
-    auto int_key = [&](std::initializer_list<const char*> keys, int fallback, bool required) -> std::pair<int, const char*> {
+    using lim = model_size_limits;  // generous bounds (workload/transformer.hpp), named by the key
+    auto int_key = [&](std::initializer_list<const char*> keys, int fallback, bool required,
+                       int hi = 1 << 30) -> std::pair<int, const char*> {
         const char* k = detail::first_key(r, keys);
         if (!k) {
             if (required) throw input_error(r.field(*keys.begin()), "nothing (missing)", "an integer >= 1");
             return {fallback, nullptr};
         }
-        return {r.int32(k, 1, big), k};
+        return {r.int32(k, 1, hi), k};
     };
     transformer m;
-    const auto [layers, layers_key] = int_key({"num_hidden_layers", "n_layer"}, 0, true);
-    const auto [hidden, hidden_key] = int_key({"hidden_size", "n_embd", "d_model"}, 0, true);
+    const auto [layers, layers_key] = int_key({"num_hidden_layers", "n_layer"}, 0, true, lim::layers);
+    const auto [hidden, hidden_key] = int_key({"hidden_size", "n_embd", "d_model"}, 0, true, lim::hidden);
     const auto [heads, heads_key] = int_key({"num_attention_heads", "n_head"}, 0, true);
     m.layers = layers;
     m.hidden = hidden;
@@ -85,14 +86,14 @@ namespace detail {
     m.kv_heads = kv;
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
         throw input_error(r.field(kv_key), std::to_string(m.kv_heads), "a divisor of heads (" + std::to_string(m.heads) + ")");
-    m.ffn = int_key({"intermediate_size", "ffn_dim", "n_inner"}, 0, false).first;
-    if (m.ffn == 0) {
-        if (4LL * m.hidden > big) throw input_error(r.field(hidden_key), std::to_string(m.hidden), "a smaller hidden size");
-        m.ffn = 4 * m.hidden;  // GPT-2's n_inner = null means 4 x n_embd
-    }
-    m.vocab = int_key({"vocab_size"}, 0, true).first;
-    m.max_seq = int_key({"max_position_embeddings", "n_positions", "seq_length"}, 2048, false).first;
-    m.experts = int_key({"num_local_experts"}, 1, false).first;
+    const auto [ffn, ffn_key] = int_key({"intermediate_size", "ffn_dim", "n_inner"}, 0, false, lim::ffn);
+    m.ffn = ffn;
+    if (m.ffn == 0) m.ffn = 4 * m.hidden;  // GPT-2's n_inner = null means 4 x n_embd (hidden <= 2^20)
+    const auto [vocab, vocab_key] = int_key({"vocab_size"}, 0, true, lim::vocab);
+    m.vocab = vocab;
+    m.max_seq = int_key({"max_position_embeddings", "n_positions", "seq_length"}, 2048, false, lim::max_seq).first;
+    const auto [experts, experts_key] = int_key({"num_local_experts"}, 1, false, lim::experts);
+    m.experts = experts;
     const auto [k, k_key] = int_key({"num_experts_per_tok"}, 1, false);
     m.experts_per_token = k;
     if (m.experts_per_token > m.experts)
@@ -118,6 +119,17 @@ namespace detail {
     else if (r.has("_name_or_path")) name = r.string("_name_or_path");
     m.name = commscale::detail::intern(name);
     m.source = commscale::detail::intern(r.string_or("source", "Hugging Face config.json"));
+    // The total is named by the keys it comes from (validate would say layers, hidden, ...).
+    if (const double params = total_parameters(m); !(params <= max_model_parameters)) {
+        auto key = [](const char* given, const char* fallback) { return std::string(given ? given : fallback); };
+        throw input_error(path,
+                          commscale::detail::number_text(params) + " parameters (" + key(layers_key, "num_hidden_layers") +
+                              " " + std::to_string(m.layers) + ", " + key(hidden_key, "hidden_size") + " " +
+                              std::to_string(m.hidden) + ", " + key(ffn_key, "intermediate_size") + " " +
+                              std::to_string(m.ffn) + ", " + key(vocab_key, "vocab_size") + " " + std::to_string(m.vocab) +
+                              ", " + key(experts_key, "num_local_experts") + " " + std::to_string(m.experts) + ")",
+                          "a model of at most 1e15 parameters");
+    }
     validate(m, path);
     return m;
 }

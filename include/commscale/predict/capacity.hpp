@@ -52,19 +52,22 @@ struct capacity_plan {
 };
 
 /// @brief Accepted ranges of capacity planning, so that every answer is a finite number:
-/// total work up to 1e30 FLOPs (about 3e4 times GPT-4's estimated 3.1e25 in gpu-fabrics-for-genai);
-/// a per-GPU peak from 1 GFLOP/s to 1 EFLOP/s (a B200 is 2.25e15 dense bf16, NVIDIA datasheet);
-/// utilization from 1e-4 to 1; a deadline from one minute to 1,000 years.
-inline constexpr double capacity_max_flops = 1e30;
+/// total work from 1 FLOP to 1e30 FLOPs (about 3e4 times GPT-4's estimated 3.1e25 in
+/// gpu-fabrics-for-genai); a per-GPU peak from 1 GFLOP/s to 1 EFLOP/s (a B200 is 2.25e15 dense
+/// bf16, NVIDIA datasheet); utilization from 1e-4 to 1; a deadline from one minute to 1,000 years;
+/// at most 1e12 GPUs, given or needed (about 1e5 times the largest clusters built, ~1e5 GPUs), so
+/// a GPU count also fits a 64-bit integer in JSON.
+inline constexpr double capacity_min_flops = 1.0, capacity_max_flops = 1e30;
 inline constexpr double capacity_min_peak = 1e9, capacity_max_peak = 1e18;  ///< FLOP/s per GPU
 inline constexpr double capacity_min_utilization = 1e-4;
 inline constexpr double capacity_min_time = 60.0, capacity_max_time = 1000.0 * 365.25 * 86400.0;  ///< seconds
+inline constexpr double capacity_max_gpus = 1e12;
 
 namespace detail {
 inline void check_capacity_inputs(flop_count total, flop_rate peak, double utilization) {
     const double f = in_flops(total), r = peak.value();
-    if (!(f > 0) || f > capacity_max_flops)
-        throw input_error("total_flops", commscale::detail::number_text(f), "a FLOP count in (0, 1e30]");
+    if (!(f >= capacity_min_flops) || f > capacity_max_flops)
+        throw input_error("total_flops", commscale::detail::number_text(f), "a FLOP count in [1, 1e30]");
     if (!(r >= capacity_min_peak) || r > capacity_max_peak)
         throw input_error("peak", commscale::detail::number_text(r) + " FLOP/s",
                           "a per-GPU peak from 1 GFLOP/s to 1 EFLOP/s (1e-3 to 1e6 TFLOPS)");
@@ -76,32 +79,56 @@ inline void check_capacity_time(duration time) {
     if (!(t >= capacity_min_time) || t > capacity_max_time)
         throw input_error("time", commscale::detail::number_text(t) + " s", "from one minute to 1,000 years");
 }
+/// The last guard: a plan whose figures are not finite (or whose GPU count is beyond
+/// capacity_max_gpus) is an input_error naming the inputs it came from, never a returned NaN.
+inline void check_capacity_plan(const capacity_plan& p, double peak, double utilization) {
+    const auto inputs = [&] {
+        return commscale::detail::number_text(in_flops(p.total_flops)) + " FLOPs / (" +
+               commscale::detail::number_text(peak) + " FLOP/s x " + commscale::detail::number_text(utilization) + ")";
+    };
+    if (!(p.gpus <= capacity_max_gpus))
+        throw input_error("total_flops, peak, utilization, time",
+                          commscale::detail::number_text(p.gpus) + " GPUs needed (" + inputs() + " in " +
+                              commscale::detail::number_text(in_seconds(p.time)) + " s)",
+                          "a plan of at most 1e12 GPUs (more time, a faster GPU or less work)");
+    if (!std::isfinite(p.gpus) || !std::isfinite(in_seconds(p.time)) || !std::isfinite(p.gpu_hours) ||
+        !(in_seconds(p.time) >= 0) || !(p.gpu_hours >= 0))
+        throw input_error("total_flops, peak, utilization", inputs() + " on " + commscale::detail::number_text(p.gpus) + " GPUs",
+                          "inputs whose time and GPU-hours are finite numbers");
+}
 }  // namespace detail
 
 /// @brief Plan for a deadline: GPUs needed (rounded up), the time they take, GPU-hours.
-/// Throws input_error for inputs outside the capacity_* ranges above (non-positive, NaN, absurd).
+/// Throws input_error for inputs outside the capacity_* ranges above (non-positive, NaN, absurd),
+/// and when the deadline would need more than capacity_max_gpus GPUs.
 [[nodiscard]] inline capacity_plan plan_for_time(flop_count total, flop_rate peak, double utilization, duration time) {
     detail::check_capacity_inputs(total, peak, utilization);
     detail::check_capacity_time(time);
     capacity_plan p;
     p.total_flops = total;
     p.gpus = gpus_needed(total, peak, utilization, time);
+    if (!(p.gpus <= capacity_max_gpus)) {
+        p.time = time;  // the deadline, for the message
+        detail::check_capacity_plan(p, peak.value(), utilization);
+    }
     p.time = time_to_train(total, peak, utilization, p.gpus);
     p.gpu_hours = p.gpus * in_seconds(p.time) / 3600.0;
+    detail::check_capacity_plan(p, peak.value(), utilization);
     return p;
 }
 
 /// @brief Plan for a GPU count: the time `gpus` GPUs take, GPU-hours. Throws input_error as
-/// plan_for_time, and for gpus < 1.
+/// plan_for_time, and for gpus outside [1, capacity_max_gpus].
 [[nodiscard]] inline capacity_plan plan_for_gpus(flop_count total, flop_rate peak, double utilization, double gpus) {
     detail::check_capacity_inputs(total, peak, utilization);
-    if (!std::isfinite(gpus) || gpus < 1 || gpus > 1e12)
+    if (!std::isfinite(gpus) || gpus < 1 || gpus > capacity_max_gpus)
         throw input_error("gpus", commscale::detail::number_text(gpus), "a number in [1, 1e12]");
     capacity_plan p;
     p.total_flops = total;
     p.gpus = gpus;
     p.time = time_to_train(total, peak, utilization, gpus);
     p.gpu_hours = gpus * in_seconds(p.time) / 3600.0;
+    detail::check_capacity_plan(p, peak.value(), utilization);
     return p;
 }
 

@@ -88,6 +88,10 @@ namespace detail {
     }
     return 1e300;
 }
+/// Smallest accepted non-zero magnitude per kind (zero itself is accepted): 1e-30 base units
+/// (1e-30 s, B, B/s, FLOP) is far below any physical figure, and keeps every conversion away
+/// from subnormal doubles ("1e-320s"); plain numbers only lose the subnormals (below 1e-300).
+[[nodiscard]] constexpr double absurd_small(quantity_kind k) { return k == quantity_kind::number ? 1e-300 : 1e-30; }
 inline std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
@@ -113,6 +117,10 @@ inline std::string_view trim(std::string_view s) {
     std::string_view suffix = detail::trim(std::string_view(ptr, static_cast<std::size_t>(t.data() + t.size() - ptr)));
     if (!std::isfinite(v)) throw input_error(std::string(field), shown, want + ", finite");
     if (v < 0) throw input_error(std::string(field), shown, want + ", not negative");
+    if (v == 0) v = 0.0;  // "-0" is zero, printed as 0 (not "-0")
+    if (v != 0 && v < detail::absurd_small(expected))
+        throw input_error(std::string(field), shown,
+                          want + ", 0 or no smaller than " + detail::number_text(detail::absurd_small(expected)));
     if (expected == quantity_kind::number) {
         if (!suffix.empty()) throw input_error(std::string(field), shown, want);
         return {quantity_kind::number, v};
@@ -126,6 +134,9 @@ inline std::string_view trim(std::string_view s) {
     if (u.kind != expected)
         throw input_error(std::string(field), shown + " (" + std::string(kind_name(u.kind)).substr(0, std::string(kind_name(u.kind)).find(" (")) + ")", want);
     const double base = v * u.scale;
+    if (base != 0 && base < detail::absurd_small(expected))
+        throw input_error(std::string(field), shown,
+                          want + ", 0 or no smaller than " + detail::number_text(detail::absurd_small(expected)) + " base units");
     if (base > detail::absurd_limit(expected))
         throw input_error(std::string(field), shown, want + " no larger than " + detail::number_text(detail::absurd_limit(expected)) + " base units");
     return {expected, base};
@@ -135,9 +146,24 @@ inline std::string_view trim(std::string_view s) {
 [[nodiscard]] inline data_size parse_size(std::string_view text, std::string_view field = "size") {
     return bytes(parse_quantity(text, quantity_kind::size, field).value);
 }
-/// @brief Parses a per-direction rate ("400Gbps", "450GB/s"). See parse_quantity.
+/// @brief Slowest byte rate accepted for hardware (a link direction, a memory, a channel):
+/// 1 MB/s (8 Mbit/s). Anything slower is a unit slip (a Gbps figure entered as GB/s x 1e-9),
+/// not hardware, and the times computed from it would overflow. (convert accepts any rate.)
+inline constexpr double min_hardware_rate = 1e6;  // B/s
+
+/// @brief Throws input_error naming `field` unless `bps` (B/s) is at least min_hardware_rate.
+inline double require_hardware_rate(std::string_view field, double bps, std::string_view shown) {
+    if (!(bps >= min_hardware_rate))
+        throw input_error(std::string(field), std::string(shown),
+                          "a rate of at least 1 MB/s (0.001 GB/s, 8 Mbps)");
+    return bps;
+}
+
+/// @brief Parses a per-direction rate of hardware ("400Gbps", "450GB/s"), at least 1 MB/s (see
+/// min_hardware_rate). See parse_quantity.
 [[nodiscard]] inline byte_rate parse_rate(std::string_view text, std::string_view field = "rate") {
-    return bytes_per_second(parse_quantity(text, quantity_kind::rate, field).value);
+    const double v = parse_quantity(text, quantity_kind::rate, field).value;
+    return bytes_per_second(require_hardware_rate(field, v, "'" + std::string(text) + "'"));
 }
 /// @brief Parses a time ("0.6us", "3.2ms"); a bare number is seconds. See parse_quantity.
 [[nodiscard]] inline duration parse_time(std::string_view text, std::string_view field = "time") {

@@ -110,6 +110,19 @@ struct layer_parameters {
 /// @brief Largest model validate accepts: 1e15 parameters (about 500x the largest published).
 inline constexpr double max_model_parameters = 1e15;
 
+/// @brief Largest sizes validate accepts, generous bounds far beyond any published model (the
+/// largest dense ones have ~1e12 parameters, 128 layers of hidden 2e4-5e4, FFN ~1e5, vocabularies
+/// ~2.6e5, up to 256 experts): beyond them a config is a typo, and FLOP and memory figures would
+/// leave the ranges the predictor keeps finite. io/model_json.hpp names the config.json keys.
+struct model_size_limits {
+    static constexpr int layers = 100'000;
+    static constexpr int hidden = 1 << 20;
+    static constexpr int ffn = 1 << 23;
+    static constexpr int vocab = 1 << 24;
+    static constexpr int experts = 1 << 16;
+    static constexpr int max_seq = 1 << 30;
+};
+
 /// @brief Throws input_error (field path `<field>.<member>`) unless the shape is possible:
 /// every size >= 1, heads divide hidden, kv_heads divide heads, 1 <= experts_per_token <= experts,
 /// sizes within generous bounds and at most max_model_parameters in all.
@@ -136,18 +149,17 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     if (m.experts_per_token > m.experts)
         throw input_error(f + ".experts_per_token", std::to_string(m.experts_per_token),
                           "an integer in [1, experts = " + std::to_string(m.experts) + "]");
-    // Generous bounds, far beyond any published model (the largest dense ones have ~1e12
-    // parameters, 128 layers of hidden 2e4-5e4): beyond them a config is a typo, and FLOP and
-    // memory figures would leave the ranges the predictor keeps finite.
+    // model_size_limits (above)
     auto at_most = [&](const char* name, int v, int limit) {
         if (v > limit)
             throw input_error(f + "." + name, std::to_string(v), "an integer in [1, " + std::to_string(limit) + "]");
     };
-    at_most("layers", m.layers, 100'000);
-    at_most("hidden", m.hidden, 1 << 20);
-    at_most("ffn", m.ffn, 1 << 23);
-    at_most("vocab", m.vocab, 1 << 24);
-    at_most("experts", m.experts, 1 << 16);
+    at_most("layers", m.layers, model_size_limits::layers);
+    at_most("hidden", m.hidden, model_size_limits::hidden);
+    at_most("ffn", m.ffn, model_size_limits::ffn);
+    at_most("vocab", m.vocab, model_size_limits::vocab);
+    at_most("experts", m.experts, model_size_limits::experts);
+    at_most("max_seq", m.max_seq, model_size_limits::max_seq);
     const double params = total_parameters(m);
     if (!(params <= max_model_parameters))
         throw input_error(f, commscale::detail::number_text(params) + " parameters (layers " + std::to_string(m.layers) +
