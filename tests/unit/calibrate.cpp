@@ -212,3 +212,23 @@ TEST_CASE("8 x A100 all-reduce calibrated through predict_collective (issue 5 ac
     CHECK(f.fitted_class == link_class::nvlink);
     CHECK(f.calibrated.comm.net.efficiency == comm_params{}.net.efficiency);
 }
+
+TEST_CASE("a short sweep (1 MiB to 16 GiB, 15 rows) is cross-validated leave-one-out") {
+    // Too short for two halves of 9 rows (8 parameters): each row is predicted by a fit on the
+    // other 14. Rows of a sweep such as all_reduce_perf -b 1M -e 16G -f 2.
+    std::vector<fit_point> short_sweep;
+    for (const auto& p : a100_table)
+        if (p.bytes >= 1048576.0) short_sweep.push_back(p);
+    REQUIRE(short_sweep.size() == 15);
+    const placement all8{.ranks = 8, .ranks_per_node = 8, .stride = 1};
+    const auto f = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, short_sweep);
+    INFO("median " << f.median_rel_error << ", cv " << f.cv_median_rel_error.value_or(-1));
+    REQUIRE(f.cv_median_rel_error.has_value());
+    CHECK(*f.cv_median_rel_error >= f.median_rel_error * 0.5);  // held-out rows are not fitted better
+    // 7.8% here (fit 2.6%): above the 5% target. With 15 rows for 8 parameters, leaving out one
+    // of the 1-16 MiB protocol-transition rows moves the fit; the full table's halves give 2.8%.
+    CHECK(*f.cv_median_rel_error <= 0.10);
+    // fewer than 10 rows: no held-out fit is possible (9 rows for 8 parameters leave none)
+    const std::vector<fit_point> nine(short_sweep.end() - 9, short_sweep.end());
+    CHECK_FALSE(calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, nine).cv_median_rel_error);
+}

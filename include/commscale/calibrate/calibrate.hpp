@@ -147,9 +147,37 @@ inline bool enough_for_fit(const std::vector<fit_point>& v, std::size_t params) 
     return distinct >= params;
 }
 
-/// Cross-validated median relative error: fit on each half, predict the other.
+/// Cross-validated median relative error over held-out rows, each predicted by a fit that did not
+/// see it (nullopt if no held-out prediction is possible).
+template <class Fit, class Predict>
+std::optional<double> leave_one_out(const std::vector<fit_point>& v, std::size_t params, Fit&& fit, Predict&& predict) {
+    std::vector<double> errors;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        std::vector<fit_point> train;
+        train.reserve(v.size() - 1);
+        for (std::size_t j = 0; j < v.size(); ++j)
+            if (j != i) train.push_back(v[j]);
+        if (!enough_for_fit(train, params)) return std::nullopt;
+        try {
+            const double t = predict(fit(train), v[i].bytes);
+            if (!std::isfinite(t)) return std::nullopt;
+            errors.push_back(std::fabs(t - v[i].time_us) / v[i].time_us);
+        } catch (const input_error&) {
+            return std::nullopt;
+        }
+    }
+    if (errors.empty()) return std::nullopt;
+    return median(errors);
+}
+
+/// Cross-validated median relative error: fit on each half (every other size), predict the
+/// other. A sweep too short for two halves (fewer than 2 x (params + 1) rows, e.g. nccl-tests -b
+/// 1M -e 1G: 11 rows) is cross-validated leave-one-out instead: each row predicted by a fit on
+/// all the others.
 template <class Fit, class Predict>
 std::optional<double> cross_validate(const std::vector<fit_point>& v, std::size_t params, Fit&& fit, Predict&& predict) {
+    if (!enough_for_fit(half(v, 0), params) || !enough_for_fit(half(v, 1), params))
+        return leave_one_out(v, params, fit, predict);
     std::vector<double> errors;
     for (std::size_t k = 0; k < 2; ++k) {
         const auto train = half(v, k), test = half(v, 1 - k);
@@ -371,7 +399,7 @@ struct collective_calibration {
     double r2 = 0.0;                         ///< relative R² (as saturating_fit)
     double median_rel_error = 0.0;           ///< median |t_fit - t| / t over the rows
     double max_rel_error = 0.0;
-    std::optional<double> cv_median_rel_error;  ///< fit on every other size, predict the rest; nullopt if a half has < 9 rows or options.cross_validate is false
+    std::optional<double> cv_median_rel_error;  ///< fit on every other size, predict the rest (leave-one-out below 18 rows); nullopt below 10 rows or if options.cross_validate is false
     int rows = 0;
     bool converged = false;
 };
