@@ -116,16 +116,23 @@ struct measurement_set {
     return std::nullopt;
 }
 
-/// @brief True when every value of the row is finite, not negative and of plausible size (a
-/// buffer up to 1 PiB, 0 < time <= 1e9 us, bandwidths and size / time up to 1e7 GB/s), i.e. the
-/// row can be used for fitting.
+/// @brief Plausible magnitudes of a measured row: a buffer (and element count) up to 1 PiB, a
+/// time up to 1e9 us (17 minutes for one collective), bandwidths up to 1e7 GB/s (also size /
+/// time). Beyond them a row is corrupt, not a measurement.
+inline constexpr double max_row_bytes = 1125899906842624.0;  // 1 PiB
+inline constexpr double max_row_time_us = 1e9;
+inline constexpr double max_row_GBps = 1e7;
+
+/// @brief True when every value of the row is finite, not negative and within the max_row_*
+/// magnitudes, and time is > 0, i.e. the row can be used for fitting.
 [[nodiscard]] inline bool usable(const measured_row& r) {
     auto ok = [](double v, double limit) { return std::isfinite(v) && v >= 0 && v <= limit; };
     auto ok_opt = [&](const std::optional<double>& v, double limit) { return !v || ok(*v, limit); };
-    constexpr double pib = 1125899906842624.0;
-    return ok(r.bytes, pib) && ok(r.count, pib) && ok(r.time_us, 1e9) && r.time_us > 0 && ok(r.algbw_GBps, 1e7) &&
-           ok(r.busbw_GBps, 1e7) && ok_opt(r.inplace_time_us, 1e9) && ok_opt(r.inplace_algbw_GBps, 1e7) &&
-           ok_opt(r.inplace_busbw_GBps, 1e7) && ok_opt(r.nccl_predicted_us, 1e9) && r.bytes / (r.time_us * 1e-6) <= 1e16;
+    return ok(r.bytes, max_row_bytes) && ok(r.count, max_row_bytes) && ok(r.time_us, max_row_time_us) &&
+           r.time_us > 0 && ok(r.algbw_GBps, max_row_GBps) && ok(r.busbw_GBps, max_row_GBps) &&
+           ok_opt(r.inplace_time_us, max_row_time_us) && ok_opt(r.inplace_algbw_GBps, max_row_GBps) &&
+           ok_opt(r.inplace_busbw_GBps, max_row_GBps) && ok_opt(r.nccl_predicted_us, max_row_time_us) &&
+           r.bytes / (r.time_us * 1e-6) <= max_row_GBps * 1e9;
 }
 
 }  // namespace commscale

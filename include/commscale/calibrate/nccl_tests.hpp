@@ -482,15 +482,14 @@ struct report {
             bad = shown + (block.empty() ? " (" : " (" + block.substr(2, block.size() - 3) + ", ") + "over " +
                   detail::number_text(limit) + std::string(unit) + ")";
     };
-    constexpr double pib = 1125899906842624.0;
-    check("size", e.row.bytes, pib, " B"), check("count", e.row.count, pib, "");
+    check("size", e.row.bytes, max_row_bytes, " B"), check("count", e.row.count, max_row_bytes, "");
     for (std::size_t i = 0; i < blocks.size(); ++i) {
         if (blocks.size() == 2 || only_in_place)
             block = only_in_place || i == 1 ? " (in-place column)" : " (out-of-place column)";
-        check("time", blocks[i].time, 1e9, " us"), check("algbw", blocks[i].algbw, 1e7, " GB/s"),
-            check("busbw", blocks[i].busbw, 1e7, " GB/s");
+        check("time", blocks[i].time, max_row_time_us, " us"), check("algbw", blocks[i].algbw, max_row_GBps, " GB/s"),
+            check("busbw", blocks[i].busbw, max_row_GBps, " GB/s");
         if (bad.empty() && blocks[i].time == 0) bad = "time 0" + block;
-        if (bad.empty() && e.row.bytes / (blocks[i].time * 1e-6) > 1e16)
+        if (bad.empty() && e.row.bytes / (blocks[i].time * 1e-6) > max_row_GBps * 1e9)
             bad = "time " + detail::number_text(blocks[i].time) + " us for " + detail::number_text(e.row.bytes) +
                   " bytes" + (block.empty() ? " (" : " (" + block.substr(2, block.size() - 3) + ", ") + "over 1e7 GB/s)";
     }

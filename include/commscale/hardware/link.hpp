@@ -11,9 +11,6 @@
 
 namespace commscale {
 
-/// @brief Slowest per-direction bandwidth a link may have: 1 MB/s (8 Mbit/s). Anything slower is
-/// a unit slip (e.g. a Gbps figure entered as GB/s x 1e-9), and collective times would overflow.
-inline constexpr double min_link_bandwidth = 1e6;  // B/s
 
 
 /// @brief Default application-level efficiency of a link: the fraction of the per-direction peak

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "../error.hpp"
+#include "../units/parse.hpp"
 #include "comm_params.hpp"
 #include "link.hpp"
 
@@ -105,7 +106,7 @@ inline void validate(const cluster& c, std::string_view where = "cluster") {
     // (field names built only when throwing: validate runs on every prediction, allocation-free)
     auto check_link = [&](const link& l, const char* suffix) {
         const double b = l.per_direction.value();
-        if (!(b >= min_link_bandwidth) || !std::isfinite(b) || b > 1e16)
+        if (!(b >= min_hardware_rate) || !std::isfinite(b) || b > 1e16)
             throw input_error(w + suffix, detail::number_text(in_GBps(l.per_direction)) + " GB/s",
                               "a link of 0.001 GB/s (1 MB/s) to 1e7 GB/s per direction");
         if (l.latency && (!(l.latency->value() >= 0) || l.latency->value() > 1.0))

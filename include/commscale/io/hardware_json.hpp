@@ -122,7 +122,7 @@ inline void require_consistent(const std::string& field, double given, double im
                           "the per-direction bandwidth in GB/s (or per_direction with a unit, or duplex_GBps)");
     // Below 1 MB/s (8 Mbit/s) per direction a figure is a unit slip (Gbps written as GB/s x 1e-9),
     // not an interconnect, and collective times would overflow.
-    if (!(l.per_direction.value() >= min_link_bandwidth))
+    if (!(l.per_direction.value() >= min_hardware_rate))
         throw input_error(r.field(per_dir ? per_dir_key : dup_key), detail::number_text(in_GBps(l.per_direction)) + " GB/s",
                           "a bandwidth of at least 0.001 GB/s (1 MB/s) per direction");
 
