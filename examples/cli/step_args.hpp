@@ -49,11 +49,22 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     o.push_back({"compute-efficiency", true, "achievable fraction of peak, overriding the default"});
     o.push_back({"dtype", true, "fp32|tf32|bf16|fp16|fp8 (default bf16)"});
     o.push_back({"efficiency", true, "collective model: ideal|default"});
-    o.push_back({"bucket", true, "DP gradient bucket size (default 25MB)"});
-    o.push_back({"gradient-bytes", true, "bytes per reduced gradient element: 2 or 4 (default 4)"});
+    o.push_back({"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"});
+    o.push_back({"bucket", true, "DP gradient bucket size (default: the framework's)"});
+    o.push_back({"gradient-bytes", true, "bytes per reduced gradient element: 2 or 4 (default: the framework's)"});
+    o.push_back({"dp-overlap", false, "overlap the DP gradient reduction with backward"});
     o.push_back({"no-dp-overlap", false, "do not overlap the DP reduction with backward"});
-    o.push_back({"tp-overlap", false, "overlap TP collectives with matmuls"});
+    o.push_back({"tp-overlap", false, "overlap TP collectives with matmuls (needs --sequence-parallel)"});
+    o.push_back({"no-tp-overlap", false, "expose every TP collective"});
+    o.push_back({"pp-overlap", false, "overlap steady-state pipeline send/recv with compute"});
     o.push_back({"no-pp-overlap", false, "expose every pipeline send/recv"});
+    o.push_back({"zero-overlap", false, "overlap ZeRO/FSDP parameter all-gathers with compute (prefetch)"});
+    o.push_back({"no-zero-overlap", false, "expose every ZeRO/FSDP parameter all-gather"});
+    o.push_back({"cp-overlap", false, "overlap the CP K/V exchange with attention"});
+    o.push_back({"no-cp-overlap", false, "expose the CP K/V exchange"});
+    o.push_back({"attention", true, "flash|unfused (default: the framework's)"});
+    o.push_back({"first-stage-layers", true, "layers of the first pipeline stage (default: even split)"});
+    o.push_back({"last-stage-layers", true, "layers of the last pipeline stage (default: even split)"});
     o.push_back({"no-scatter-gather", false, "pipeline sends the whole activation from every TP rank"});
     o.push_back({"svg", true, "write a plot as an SVG file"});
     if (scale) o.push_back({"strong", false, "strong scaling: keep the global batch fixed (default: weak)"});
@@ -92,6 +103,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     using namespace commscale;
     const bool demo = is_demo(a);
     plan p;
+    apply_framework(p, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
     auto ival = [&](const char* name, long long fallback, long long lo, long long hi) {
         return static_cast<int>(a.integer(name, fallback, lo, hi));
     };
@@ -107,7 +119,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     const long long gb_default = demo ? 512 : static_cast<long long>(p.dp) * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
     p.global_batch = ival("global-batch", gb_default, 1, 1 << 30);
     p.seq = ival("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, 1 << 26);
-    p.zero = ival("zero", 0, 0, 3);
+    p.zero = ival("zero", p.zero, 0, 3);
     p.recompute_mode = recompute_from_name(a.get("recompute").value_or(demo ? "full" : "none"), "--recompute");
     p.schedule = parse_schedule(a.get("schedule").value_or("1f1b"), "--schedule");
     p.virtual_stages = ival("virtual-stages", p.schedule == pipeline_schedule::interleaved ? 2 : 1, 1, 1 << 16);
@@ -120,9 +132,24 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
         p.gradient_bytes = ival("gradient-bytes", 4, 1, 4);
         if (p.gradient_bytes == 3) throw input_error("--gradient-bytes", "3", "1, 2 or 4");
     }
-    p.overlap.dp = !a.flag("no-dp-overlap");
-    p.overlap.tp = a.flag("tp-overlap");
-    p.overlap.pp = !a.flag("no-pp-overlap");
+    auto toggle = [&](const char* on, const char* off, bool& field) {
+        if (a.flag(on) && a.flag(off))
+            throw input_error(std::string("--") + on, "given with --" + std::string(off), "one of the two");
+        if (a.flag(on)) field = true;
+        if (a.flag(off)) field = false;
+    };
+    toggle("dp-overlap", "no-dp-overlap", p.overlap.dp);
+    toggle("tp-overlap", "no-tp-overlap", p.overlap.tp);
+    toggle("pp-overlap", "no-pp-overlap", p.overlap.pp);
+    toggle("zero-overlap", "no-zero-overlap", p.overlap.zero);
+    toggle("cp-overlap", "no-cp-overlap", p.overlap.cp);
+    if (auto v = a.get("attention")) {
+        if (*v == "flash") p.attention = attention_kernel::flash;
+        else if (*v == "unfused") p.attention = attention_kernel::unfused;
+        else throw input_error("--attention", "'" + *v + "'", "flash or unfused");
+    }
+    p.first_stage_layers = ival("first-stage-layers", 0, 0, 1 << 20);
+    p.last_stage_layers = ival("last-stage-layers", 0, 0, 1 << 20);
     p.pp_scatter_gather = !a.flag("no-scatter-gather");
     return p;
 }
@@ -185,6 +212,13 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
         {"compute_efficiency", r.efficiency},
         {"dp_window_s", in_seconds(r.dp_window)},
         {"dp_inter_node_bytes_per_node", in_bytes(r.dp_inter_node_bytes)},
+        {"optimizer_s", in_seconds(r.optimizer)},
+        {"overlap_slowdown_s", in_seconds(r.overlap_slowdown)},
+        {"stage_microbatch_s", in_seconds(r.stage_microbatch)},
+        {"layer_s", {{"gemm_fwd", in_seconds(r.layer.gemm_fwd)}, {"attention_fwd", in_seconds(r.layer.attention_fwd)},
+                     {"elementwise_fwd", in_seconds(r.layer.elementwise_fwd)}, {"gemm_bwd", in_seconds(r.layer.gemm_bwd)},
+                     {"attention_bwd", in_seconds(r.layer.attention_bwd)},
+                     {"elementwise_bwd", in_seconds(r.layer.elementwise_bwd)}}},
     };
     if (std::isfinite(need)) j["required_inter_node_Gbps"] = need;
     else j["required_inter_node_Gbps"] = nullptr;
@@ -195,14 +229,24 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     return j;
 }
 
-/// JSON of a plan.
-[[nodiscard]] inline nlohmann::json plan_json(const commscale::plan& p) {
+/// JSON of a plan: the parallel layout and every option the framework profile resolved.
+[[nodiscard]] inline nlohmann::json plan_json(const commscale::plan& p, const commscale::transformer& m) {
     using namespace commscale;
+    nlohmann::json stages = nlohmann::json::array();
+    for (int i = 0; i < p.pp; ++i) stages.push_back(stage_layers(p, m.layers, i));
     return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"micro_batch", p.micro_batch},
             {"global_batch", p.global_batch}, {"seq", p.seq}, {"zero", p.zero},
             {"recompute", std::string(recompute_name(p.recompute_mode))},
             {"schedule", std::string(schedule_name(p.schedule))}, {"virtual_stages", p.chunks()},
-            {"sequence_parallel", p.sequence_parallel}, {"dtype", std::string(dtype_name(p.precision))}};
+            {"sequence_parallel", p.sequence_parallel}, {"dtype", std::string(dtype_name(p.precision))},
+            {"framework", std::string(framework_name(p.stack))},
+            {"gradient_bytes", p.gradient_bytes},
+            {"bucket_bytes", in_bytes(p.bucket) >= whole_gradient_bucket ? 0.0 : in_bytes(p.bucket)},  // 0: one bucket
+            {"bucket_per_dp_bytes", in_bytes(p.bucket_per_dp)},
+            {"overlap", {{"dp", p.overlap.dp}, {"tp", p.overlap.tp}, {"pp", p.overlap.pp}, {"zero", p.overlap.zero}, {"cp", p.overlap.cp}}},
+            {"attention", std::string(attention_kernel_name(p.attention))},
+            {"reduce_every_micro_batch", p.reduce_every_micro_batch},
+            {"stage_layers", stages}};
 }
 
 /// Seconds as readable text (s or ms).

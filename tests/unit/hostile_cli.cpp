@@ -87,7 +87,11 @@ TEST_CASE("hostile CLI: capacity at the edges of its ranges still answers finite
 TEST_CASE("hostile CLI: plans that do not divide the model or the cluster") {
     // llama3-8b: 32 heads, 32 layers. 8 GPUs per node.
     require_invalid("step --model llama3-8b --cluster dgx-h100 --nodes 3 --tp 3 --pp 1 --dp 8 --micro-batch 1 --global-batch 8", "tp");
-    require_invalid("step --model llama3-8b --cluster dgx-h100 --nodes 5 --tp 8 --pp 5 --dp 1 --micro-batch 1 --global-batch 8", "pp");
+    // pp need not divide the 32 layers (uneven stages), but every stage needs one
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --nodes 40 --tp 8 --pp 40 --dp 1 --micro-batch 1 --global-batch 80", "pp");
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --nodes 5 --tp 8 --pp 5 --dp 1 --micro-batch 1 --global-batch 8 "
+                    "--first-stage-layers 5",
+                    "first_stage_layers");  // 27 layers left for 4 stages: not an equal share
     require_invalid("step --model llama3-8b --cluster dgx-h100 --tp 8 --pp 1 --dp 1 --micro-batch 3 --global-batch 8",
                    "batch");
     require_invalid("step --model llama3-8b --cluster dgx-h100 --tp 0 --pp 1 --dp 1 --micro-batch 1 --global-batch 8", "--tp");

@@ -53,8 +53,11 @@ TEST_CASE("plan validation names the field, the value and what is accepted") {
     p.dp = 4;
     CHECK(error_of(p, gpt3, c).empty());
     p.schedule = pipeline_schedule::interleaved;
-    p.virtual_stages = 2;  // 96 % 64 != 0
+    p.virtual_stages = 2;  // 64 virtual stages for 96 layers: uneven but valid (Megatron-style split)
+    CHECK(error_of(p, gpt3, c).empty());
+    p.virtual_stages = 4;  // 128 virtual stages > 96 layers: some stage would hold none
     CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("plan.pp"));
+    p.virtual_stages = 2;
 
     transformer odd = gpt3;
     odd.heads = 12;  // hidden 12288 / 12 ok; tp 8 does not divide 12
@@ -177,6 +180,7 @@ TEST_CASE("ZeRO-3 / FSDP moves ~1.5x the data-parallel bytes of a plain all-redu
     const transformer m = model_by_name("llama2-7b");
     plan p{.dp = 64, .micro_batch = 1, .global_batch = 64, .seq = 4096};
     p.gradient_bytes = 2;
+    p.zero = 0;  // plain data parallelism: one all-reduce
     const auto plain = plan_traffic(m, p, 8);
     p.zero = 3;
     const auto z3 = plan_traffic(m, p, 8);
@@ -219,7 +223,9 @@ TEST_CASE("TP traffic per layer: 4 all-reduces of b s h, 6 with full recompute, 
 TEST_CASE("DP buckets and the gradient shard") {
     // 2B-parameter model in fp32 gradients: 8 GB (ml-engineering-networking) in 25 MB buckets.
     transformer m = model_by_name("gpt2-large");
-    const plan p{.dp = 8, .micro_batch = 1, .global_batch = 8, .seq = 1024};
+    plan p{.dp = 8, .micro_batch = 1, .global_batch = 8, .seq = 1024};
+    p.bucket = bytes(ddp_bucket_bytes);  // PyTorch DDP's 25 MB, fixed (no growth with dp)
+    p.bucket_per_dp = bytes(0.0);
     const auto t = plan_traffic(m, p, 8);
     const double grad = parameters_per_gpu(m, p) * 4.0;
     CHECK(t.dp_gradient_bytes.value() == Approx(grad));

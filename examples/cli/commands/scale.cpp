@@ -104,7 +104,8 @@ cli::registrar reg{cli::command{
         const plan p = cli::step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
         const step_options o = cli::step_opts(a);
         const scaling_mode mode = a.flag("strong") ? scaling_mode::strong : scaling_mode::weak;
-        const auto pts = scale_sweep(m, c, p, counts, mode, o);
+        std::vector<scale_skip> skipped;
+        const auto pts = scale_sweep(m, c, p, counts, mode, o, &skipped);
         const std::string title = std::string(m.name) + " on " + std::string(c.name) + " (" + std::string(c.node.accelerator) +
                                   "), " + (mode == scaling_mode::weak ? "weak" : "strong") + " scaling";
         if (auto path = a.get("svg")) io::write_file_atomic(*path, render_svg(pts, title), "--svg");
@@ -120,9 +121,11 @@ cli::registrar reg{cli::command{
                 j["speedup"] = sp.speedup;
                 rows.push_back(j);
             }
+            nlohmann::json skip = nlohmann::json::array();
+            for (const auto& k : skipped) skip.push_back({{"nodes", k.nodes}, {"reason", k.reason}});
             cli::print_json(out, {{"model", std::string(m.name)}, {"cluster", std::string(c.name)},
-                                  {"mode", mode == scaling_mode::weak ? "weak" : "strong"}, {"plan", cli::plan_json(p)},
-                                  {"rows", rows}});
+                                  {"mode", mode == scaling_mode::weak ? "weak" : "strong"}, {"plan", cli::plan_json(p, m)},
+                                  {"rows", rows}, {"skipped", skip}});
             return 0;
         }
         out << title << "\n";
@@ -138,6 +141,7 @@ cli::registrar reg{cli::command{
         cli::print_table(out, {"nodes", "GPUs", "dp", "batch", "step", "compute", "bubble", "TP exp", "PP exp", "DP exp",
                                "MFU", "tokens/s", "efficiency", "bottleneck"},
                          rows);
+        for (const auto& k : skipped) out << "skipped " << k.nodes << " node(s): " << k.reason << "\n";
         return 0;
     },
     0, 0}};

@@ -76,12 +76,17 @@ cli::registrar reg{cli::command{
     "                      [--recompute none|selective|full] [--schedule gpipe|1f1b|interleaved]\n"
     "                      [--virtual-stages V] [--sequence-parallel] [--compute-efficiency X] [--dtype bf16]\n"
     "                      [--efficiency ideal|default] [--bucket 25MB] [--gradient-bytes 2|4]\n"
-    "                      [--no-dp-overlap] [--tp-overlap] [--no-pp-overlap] [--no-scatter-gather]\n"
+    "                      [--framework megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp]\n"
+    "                      [--[no-]dp-overlap] [--[no-]tp-overlap] [--[no-]pp-overlap] [--[no-]zero-overlap]\n"
+    "                      [--[no-]cp-overlap] [--attention flash|unfused] [--first-stage-layers N]\n"
+    "                      [--last-stage-layers N] [--no-scatter-gather]\n"
     "                      [--json] [--svg FILE]\n"
     "With no --model/--cluster/topology flag: GPT-3 175B on 16 DGX A100 nodes, tp 8, pp 8, dp 2,\n"
     "micro-batch 1, global batch 512, full recompute (Narayanan et al. 2021 layout).\n"
     "Defaults otherwise: tp = pp = cp = ep = 1, dp = GPUs / (tp pp cp), micro-batch 1,\n"
     "global batch dp x micro-batch (x 4 pp with pipelining), seq min(2048, model context).\n"
+    "--framework applies a software stack's defaults (ZeRO stage, gradient precision and buckets,\n"
+    "overlaps, attention kernel); explicit flags override them; the JSON plan echoes every option.\n"
     "JSON keys: step_s compute_s bubble_s tp_comm_s pp_comm_s dp_comm_s dp_comm_exposed_s exposed_comm_s\n"
     "bottleneck (compute|tp_comm|pp_comm|dp_comm|bubble|memory; CP/EP count as tp_comm, bottleneck_detail\n"
     "names them) mfu hfu tflops_per_gpu tokens_per_s\n"
@@ -107,7 +112,7 @@ cli::registrar reg{cli::command{
             j["nodes"] = c.nodes;
             j["gpus"] = c.nodes * c.node.gpus;
             j["accelerator"] = std::string(c.node.accelerator);
-            j["plan"] = cli::plan_json(p);
+            j["plan"] = cli::plan_json(p, m);
             j["verdict"] = verdict_text(r);
             cli::print_json(out, j);
             return 0;
@@ -122,7 +127,7 @@ cli::registrar reg{cli::command{
             << " tokens, " << r.micro_batches << " micro-batches, ZeRO " << p.zero << ", recompute "
             << recompute_name(p.recompute_mode) << ", " << schedule_name(p.schedule)
             << (p.chunks() > 1 ? " x" + std::to_string(p.chunks()) : std::string()) << (p.sequence_parallel ? ", SP" : "")
-            << ", " << dtype_name(p.precision) << "\n\n";
+            << ", " << dtype_name(p.precision) << ", " << framework_name(p.stack) << "\n\n";
         const double st = in_seconds(r.step);
         auto row = [&](const char* name, duration total, duration exposed) {
             return std::vector<std::string>{name, cli::secs(total), cli::secs(exposed),

@@ -11,6 +11,7 @@
 /// outermost. `group_placement(...)` derives each dimension's group (ranks, ranks per node,
 /// stride) from that layout so its collectives are priced on the links they really use.
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@
 #include "../units.hpp"
 #include "../workload/transformer.hpp"
 #include "../workload/flops.hpp"
+#include "framework.hpp"
 
 namespace commscale {
 
@@ -58,9 +60,11 @@ struct overlap_options {
     /// With gradient accumulation the reduction runs during the last micro-batch's backward only,
     /// so the hiding window is that backward; the last bucket is always exposed.
     bool dp = true;
-    /// TP collectives overlapped with the matmuls (Transformer Engine userbuffers). Off by default:
-    /// Megatron-LM's classic TP all-reduces sit on the critical path (Shoeybi et al. 2019, Fig. 3).
-    bool tp = false;
+    /// TP collectives overlapped with the matmuls (Transformer Engine userbuffers, Megatron-Core
+    /// `--tp-comm-overlap`; needs sequence parallelism, so without it the TP all-reduces stay
+    /// exposed). On in the default (megatron-core) profile; off for Megatron-LM 2021-22, whose
+    /// TP all-reduces sit on the critical path (Shoeybi et al. 2019, Fig. 3).
+    bool tp = true;
     /// PP send/recv of the steady state overlapped with compute (Megatron-LM `--overlap-p2p-comm`);
     /// the transfers of pipeline fill and drain (2 (p - 1) of them) stay exposed either way.
     bool pp = true;
@@ -73,7 +77,13 @@ struct overlap_options {
 };
 
 /// @brief PyTorch DDP's default gradient bucket (`bucket_cap_mb = 25`, Li et al. 2020 Sec. 3.2.3).
-inline constexpr double default_bucket_bytes = 25e6;
+inline constexpr double ddp_bucket_bytes = 25e6;
+/// @brief The default plan's gradient bucket: Megatron-Core's 40M parameters of fp32 gradients
+/// (megatron/core/distributed/distributed_data_parallel.py, `bucket_size = max(40000000,
+/// 1000000 * dp)` parameters), the default framework's.
+inline constexpr double default_bucket_bytes = 40e6 * 4.0;
+/// @brief A bucket that holds any gradient: one reduction of the whole contiguous buffer.
+inline constexpr double whole_gradient_bucket = 1e18;
 
 /// @brief A parallelization plan. Aggregate; write it with designated initializers.
 /// Invariant checked by `validate`: tp x pp x dp x cp == GPUs of the cluster.
@@ -86,7 +96,7 @@ struct plan {
     int micro_batch = 1;         ///< sequences per micro-batch (b)
     int global_batch = 1;        ///< sequences per optimizer step (B = dp x b x m)
     int seq = 2048;              ///< sequence length in tokens (s)
-    int zero = 0;                ///< ZeRO stage 0-3 (Rajbhandari et al. 2020); 3 = FSDP full sharding
+    int zero = 1;                ///< ZeRO stage 0-3 (Rajbhandari et al. 2020); 3 = FSDP full sharding; 1 = Megatron distributed optimizer
     recompute recompute_mode = recompute::none;  ///< activation recomputation (Korthikanti et al. 2022)
     pipeline_schedule schedule = pipeline_schedule::one_f_one_b;
     int virtual_stages = 1;      ///< model chunks per device (V) for the interleaved schedule
@@ -94,9 +104,15 @@ struct plan {
     bool pp_scatter_gather = true;   ///< send 1/t of the activation per TP rank, all-gather after (Narayanan et al. 2021 Sec. 4.1)
     dtype precision = dtype::bf16;   ///< compute and activation precision (selects the peak)
     int gradient_bytes = 4;      ///< bytes per gradient element reduced across DP (fp32 main grads: PyTorch AMP, Megatron bf16)
-    data_size bucket = bytes(default_bucket_bytes);  ///< DP gradient bucket size
+    data_size bucket = bytes(default_bucket_bytes);  ///< DP gradient bucket size (Megatron-Core: 40M parameters)
     overlap_options overlap{};
     std::optional<double> compute_efficiency{};  ///< overrides the accelerator's achievable fraction of peak
+    framework stack = framework::megatron_core;  ///< software stack whose profile the fields above follow
+    attention_kernel attention = attention_kernel::flash;  ///< how the attention core is computed
+    data_size bucket_per_dp = bytes(1e6 * 4.0);  ///< the DP bucket grows to max(bucket, this x dp x cp) (Megatron-Core: 1M parameters)
+    bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (ZeRO-3/FSDP without no_sync)
+    int first_stage_layers = 0;  ///< layers of the first pipeline stage (0 = split evenly; Megatron --decoder-first-pipeline-num-layers)
+    int last_stage_layers = 0;   ///< layers of the last pipeline stage (0 = split evenly; --decoder-last-pipeline-num-layers)
 
     /// @brief GPUs the plan occupies: tp x pp x dp x cp.
     [[nodiscard]] constexpr long long gpus() const {
@@ -125,6 +141,87 @@ struct plan {
     return 2.0;
 }
 
+/// @brief Layers of pipeline stage `stage` (0-based) of `p` for a model of `layers` layers, as
+/// Megatron-Core splits them: `first_stage_layers` / `last_stage_layers` when given (the other
+/// stages share the rest evenly, which must divide: Megatron asserts it); otherwise layers /
+/// (pp x V) per virtual stage, and when that does not divide, the remainder one layer each to
+/// the virtual stages after the first (so the first stage, which also holds the embedding, and
+/// the last, which also computes the logits and loss, are the lighter ones). A stage's count
+/// sums its V virtual stages (interleaved: virtual stage j x pp + stage).
+[[nodiscard]] constexpr int stage_layers(const plan& p, int layers, int stage) {
+    const int pp = p.pp < 1 ? 1 : p.pp;
+    if (pp == 1) return layers;
+    if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+        const int given = (p.first_stage_layers > 0 ? 1 : 0) + (p.last_stage_layers > 0 ? 1 : 0);
+        if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers;
+        if (stage == pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
+        const int rest = layers - p.first_stage_layers - p.last_stage_layers;
+        return pp - given > 0 ? rest / (pp - given) : 0;
+    }
+    const int v = p.chunks();
+    const int virt = pp * v;
+    const int base = layers / virt, extra = layers % virt;
+    int total = 0;
+    for (int j = 0; j < v; ++j) {
+        const int idx = j * pp + stage;
+        total += base + ((idx >= 1 && idx <= extra) ? 1 : 0);
+    }
+    return total;
+}
+
+/// @brief The most layers any pipeline stage holds (it sets the pipeline's pace).
+[[nodiscard]] constexpr int max_stage_layers(const plan& p, int layers) {
+    const int pp = p.pp < 1 ? 1 : p.pp;
+    int best = 0;
+    if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.chunks() == 1) {
+        // first, last and one middle stage cover every distinct count
+        best = std::max(stage_layers(p, layers, 0), stage_layers(p, layers, pp - 1));
+        if (pp > 2) best = std::max(best, stage_layers(p, layers, 1));
+        return best;
+    }
+    for (int s = 0; s < pp; ++s) best = std::max(best, stage_layers(p, layers, s));
+    return best;
+}
+
+/// @brief Throws input_error unless the first/last stage layer counts are usable: each in
+/// [1, layers], not with the interleaved schedule, and the remaining layers split evenly over
+/// the remaining stages (each at least one).
+inline void validate_stage_layers(const plan& p, int layers) {
+    if (p.first_stage_layers < 0)
+        throw input_error("plan.first_stage_layers", std::to_string(p.first_stage_layers), "0 (even split) or a layer count >= 1");
+    if (p.last_stage_layers < 0)
+        throw input_error("plan.last_stage_layers", std::to_string(p.last_stage_layers), "0 (even split) or a layer count >= 1");
+    if (p.first_stage_layers == 0 && p.last_stage_layers == 0) return;
+    const char* field = p.first_stage_layers > 0 ? "plan.first_stage_layers" : "plan.last_stage_layers";
+    const int value = p.first_stage_layers > 0 ? p.first_stage_layers : p.last_stage_layers;
+    if (p.pp < 2) throw input_error(field, std::to_string(value), "0 without pipeline parallelism (pp = 1)");
+    if (p.chunks() > 1) throw input_error(field, std::to_string(value), "0 with the interleaved schedule");
+    const int given = (p.first_stage_layers > 0 ? 1 : 0) + (p.last_stage_layers > 0 ? 1 : 0);
+    const int rest = layers - p.first_stage_layers - p.last_stage_layers;
+    const int others = p.pp - given;
+    if (rest < others || (others == 0 && rest != 0) || (others > 0 && rest % others != 0))
+        throw input_error(field, std::to_string(value),
+                          "a count leaving the other " + std::to_string(others) + " stage(s) an equal share of the " +
+                              std::to_string(rest) + " remaining layers (" + std::to_string(layers) + " in all)");
+}
+
+/// @brief Writes the profile of `f` into `p`: stack, ZeRO stage, gradient precision and buckets,
+/// overlaps, attention kernel, when gradients are reduced. Explicit choices go after this call.
+constexpr void apply_framework(plan& p, framework f) {
+    const framework_profile fp = profile_of(f);
+    p.stack = f;
+    p.zero = fp.zero;
+    p.gradient_bytes = fp.gradient_bytes;
+    p.bucket = bytes(fp.bucket_params > 0 ? fp.bucket_params * fp.gradient_bytes : whole_gradient_bucket);
+    p.bucket_per_dp = bytes(fp.bucket_params_per_dp * fp.gradient_bytes);
+    p.overlap.dp = fp.overlap_grad_reduce;
+    p.overlap.zero = fp.overlap_param_gather;
+    p.overlap.tp = fp.overlap_tp;
+    p.overlap.pp = fp.overlap_pp;
+    p.attention = fp.attention;
+    p.reduce_every_micro_batch = fp.reduce_every_micro_batch;
+}
+
 /// @brief Throws input_error naming the plan field unless the plan is usable for this model on
 /// this cluster: every degree >= 1; tp x pp x dp x cp == GPUs; heads % tp == 0 and kv_heads
 /// divisible (or divisor, for replicated K/V) ; layers % (pp x V) == 0; B % (dp x b) == 0;
@@ -151,6 +248,8 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
         throw input_error("plan.gradient_bytes", std::to_string(p.gradient_bytes), "1, 2 or 4 bytes per gradient element");
     if (!(p.bucket.value() >= 1.0) || !std::isfinite(p.bucket.value()))
         throw input_error("plan.bucket", detail::number_text(p.bucket.value()) + " B", "a size >= 1 B");
+    if (!(p.bucket_per_dp.value() >= 0.0) || !std::isfinite(p.bucket_per_dp.value()))
+        throw input_error("plan.bucket_per_dp", detail::number_text(p.bucket_per_dp.value()) + " B", "a size >= 0 B");
     if (p.compute_efficiency &&
         (!(*p.compute_efficiency > 0.0) || *p.compute_efficiency > 1.0 || !std::isfinite(*p.compute_efficiency)))
         throw input_error("plan.compute_efficiency", detail::number_text(*p.compute_efficiency),
@@ -174,9 +273,10 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
         throw input_error("plan.virtual_stages", std::to_string(p.virtual_stages),
                           "1 unless the schedule is interleaved");
     const long long chunks = static_cast<long long>(p.pp) * p.chunks();
-    if (m.layers % chunks != 0)
+    if (m.layers < chunks)
         throw input_error("plan.pp", std::to_string(p.pp) + (p.chunks() > 1 ? " x V " + std::to_string(p.chunks()) : ""),
-                          "a divisor of the layers (" + std::to_string(m.layers) + ")");
+                          "at most the layers (" + std::to_string(m.layers) + "): every (virtual) stage needs a layer");
+    validate_stage_layers(p, m.layers);
     const long long per_step = static_cast<long long>(p.dp) * p.micro_batch;
     if (p.global_batch % per_step != 0)
         throw input_error("plan.global_batch", std::to_string(p.global_batch),

@@ -31,6 +31,7 @@
 ///   instead of 2 x the shard, the ~1.5x of gpu-fabrics-for-genai (Rajbhandari et al. 2020,
 ///   "ZeRO", Sec. 7.2.2: "1.5x communication volume").
 
+#include <algorithm>
 #include <cmath>
 
 #include "../collective/types.hpp"
@@ -72,9 +73,10 @@ struct step_traffic {
 /// @brief Parameters held by one GPU under the plan, before ZeRO sharding: layer parameters /
 /// (t p), experts' MLPs further / ep, embeddings / t (vocabulary-parallel, Shoeybi et al. 2019
 /// Sec. 3) counted on the first and last stages (we charge the larger: one table per stage end).
+/// Layers: those of the stage holding the most (max_stage_layers), which has the most to reduce.
 [[nodiscard]] constexpr double parameters_per_gpu(const transformer& m, const plan& p) {
     const auto lp = parameters_per_layer(m);
-    const double layers_per_stage = static_cast<double>(m.layers) / p.pp;
+    const double layers_per_stage = max_stage_layers(p, m.layers);
     const double dense = lp.attention + lp.router + lp.norms + (m.experts > 1 ? 0.0 : lp.mlp);
     const double expert = m.experts > 1 ? lp.mlp / p.ep : 0.0;
     const double emb = static_cast<double>(m.vocab) * m.hidden * (m.tied_embeddings || p.pp > 1 ? 1.0 : 2.0);
@@ -91,7 +93,7 @@ struct step_traffic {
     const double h = m.hidden;
     const double mb = p.micro_batches();
     const double chunks = p.chunks();
-    const double layers_stage = static_cast<double>(m.layers) / p.pp;
+    const double layers_stage = max_stage_layers(p, m.layers);  // the slowest stage sets the pace
     const bool full = p.recompute_mode == recompute::full;
     const double activation = b * s_local * h * e;  // one layer's output on one TP group
 
@@ -145,7 +147,7 @@ struct step_traffic {
     const placement dpg = group_placement(p, parallel_dim::dp, gpus_per_node);
     const double grad = params * p.gradient_bytes;
     t.dp_gradient_bytes = bytes(grad);
-    const double bucket = p.bucket.value();
+    const double bucket = std::max(p.bucket.value(), p.bucket_per_dp.value() * dpg.ranks);
     const double full_buckets = std::floor(grad / bucket);
     const double rest = grad - full_buckets * bucket;
     t.dp_bucket_count = full_buckets + (rest > 0 ? 1.0 : 0.0);

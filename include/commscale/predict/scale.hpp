@@ -29,6 +29,12 @@ struct scale_point {
     double speedup = 0;          ///< tokens/s relative to the first point
 };
 
+/// @brief A node count a sweep skipped because the plan cannot run there, and why.
+struct scale_skip {
+    int nodes = 0;
+    std::string reason;  ///< the input_error's text, e.g. "plan.global_batch: expected ..."
+};
+
 /// @brief The plan `base` (written for `base_nodes` nodes) resized to `nodes`: dp = GPUs /
 /// (tp pp cp); weak scaling multiplies the global batch by dp / base dp (exactly, or throws
 /// input_error naming "nodes" when the layout does not divide the new GPU count).
@@ -49,12 +55,15 @@ struct scale_point {
 
 /// @brief Predicts `base` (a plan for `c.nodes` nodes) at every count in `node_counts` (each
 /// >= 1); `price(cluster_at_n)` returns the pricer predict_step_with uses at that size. Throws input_error for an empty list, a count
-/// < 1, or a size the plan cannot be resized to. Scaling efficiency in the file comment.
+/// < 1, or a size the plan cannot be resized to; with `skipped`, counts the plan cannot run at
+/// (resize or validation errors) are listed there instead and the sweep goes on (an error only
+/// when no count remains). Scaling efficiency in the file comment.
 template <class Pricer>
 [[nodiscard]] std::vector<scale_point> scale_sweep_with(const transformer& m, const cluster& c, const accelerator& acc,
                                                         const plan& base, std::span<const int> node_counts,
                                                         Pricer&& price, scaling_mode mode = scaling_mode::weak,
-                                                        const step_options& o = {}) {
+                                                        const step_options& o = {},
+                                                        std::vector<scale_skip>* skipped = nullptr) {
     if (node_counts.empty()) throw input_error("nodes", "an empty list", "one or more node counts, e.g. 1,2,4,8");
     std::vector<scale_point> out;
     out.reserve(node_counts.size());
@@ -66,10 +75,24 @@ template <class Pricer>
         scale_point sp;
         sp.nodes = n;
         sp.gpus = n * c.node.gpus;
-        sp.used = resize_plan(base, base_gpus, sp.gpus, mode);
-        sp.step = predict_step_with(m, cn, acc, sp.used, price(cn), o);
+        if (skipped) {
+            try {
+                sp.used = resize_plan(base, base_gpus, sp.gpus, mode);
+                sp.step = predict_step_with(m, cn, acc, sp.used, price(cn), o);
+            } catch (const input_error& e) {
+                skipped->push_back({n, e.what()});
+                continue;
+            }
+        } else {
+            sp.used = resize_plan(base, base_gpus, sp.gpus, mode);
+            sp.step = predict_step_with(m, cn, acc, sp.used, price(cn), o);
+        }
         out.push_back(sp);
     }
+    if (out.empty())
+        throw input_error("nodes", "every count (" + std::to_string(node_counts.size()) + ")",
+                          "at least one node count that can hold the plan; the first: " +
+                              (skipped && !skipped->empty() ? skipped->front().reason : std::string("none")));
     const double first = out.front().step.tokens_per_s;
     const double first_per_gpu = first / out.front().gpus;
     for (auto& sp : out) {
@@ -83,14 +106,15 @@ template <class Pricer>
 [[nodiscard]] inline std::vector<scale_point> scale_sweep(const transformer& m, const cluster& c, const plan& base,
                                                           std::span<const int> node_counts,
                                                           scaling_mode mode = scaling_mode::weak,
-                                                          const step_options& o = {}) {
+                                                          const step_options& o = {},
+                                                          std::vector<scale_skip>* skipped = nullptr) {
     const accelerator acc = accelerator_by_name(c.node.accelerator, "cluster.accelerator");
     auto make = [&o](const cluster& cn) {
         return [cn, opt = collective_options{o.algo, o.mode, o.candidates}](const placement& g, collective_op op, data_size s) {
             return predict_collective(cn, g, op, s, opt).time;
         };
     };
-    return scale_sweep_with(m, c, acc, base, node_counts, make, mode, o);
+    return scale_sweep_with(m, c, acc, base, node_counts, make, mode, o, skipped);
 }
 
 }  // namespace commscale

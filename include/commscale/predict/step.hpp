@@ -5,25 +5,31 @@
 /// dimension's communication, with MFU/HFU, throughput, memory, a bottleneck verdict and the
 /// inter-node bandwidth that would hide the data-parallel communication. Allocation-free.
 ///
-/// Model (every term per GPU, per step):
-///   compute   = hardware FLOPs / (N x peak(dtype) x efficiency)            (HFU definition,
-///               Korthikanti et al. 2022 Sec. 6; FLOPs from workload/flops.hpp)
-///   efficiency = plan.compute_efficiency, else accelerator.compute_efficiency x
-///               step_options.kernel_efficiency (see `default_kernel_efficiency`)
-///   tp, cp, ep = calls x collective time on the dimension's group (parallel/traffic.hpp);
-///               TP exposed unless overlapped; CP exposed beyond the attention compute when
-///               overlapped; EP exposed
-///   bubble    = (p - 1) / (V m) x (compute + exposed TP/CP/EP)  (Narayanan et al. 2021, Sec. 2.2:
-///               GPipe/1F1B (p-1)/m of the ideal time, interleaved (p-1)/(V m))
+/// Model (every term per GPU, per step; m micro-batches, p stages, V virtual stages):
+///   layer     = the compute model of predict/compute.hpp for the layer's shapes and precision
+///               (roofline GEMMs, FlashAttention or unfused attention, memory-bound element-wise
+///               kernels); backward adds what recompute repeats
+///   stage     = its layers (parallel/plan.hpp `stage_layers`: uneven splits allowed) x layer, the
+///               last stage also the output layer and loss; the slowest stage sets the pace
+///   compute   = m x slowest stage + optimizer step (memory-bound Adam on the local shard)
+///               + overlap_compute_slowdown x communication hidden under compute
+///               (`compute_efficiency` in the plan replaces the compute model: FLOPs / (peak x it))
+///   tp        = calls x collective time (parallel/traffic.hpp); with TP overlap (userbuffers,
+///               sequence parallelism) one chunk in t stays exposed plus what exceeds the GEMMs
+///   cp, ep    = CP exposed beyond the attention compute when overlapped; EP exposed
+///   bubble    = (p - 1) / (V m) x (m x slowest stage + exposed TP/CP/EP)  (Narayanan et al. 2021,
+///               Sec. 2.2)
 ///   pp        = 2 m V send/recv; with overlap only the 2 (p - 1) fill/drain transfers are exposed
-///   dp        = bucketed gradient reduction; with overlap it runs under the backward of the last
-///               micro-batch (gradient accumulation defers it there), exposed = last bucket +
-///               what exceeds that window (Li et al. 2020, PyTorch DDP Sec. 3.2.3); ZeRO-1/2
-///               parameter all-gather hidden under the next forward when overlapped; ZeRO-3
-///               per-layer gathers prefetched under compute, first layer's exposed
+///   dp        = gradient buckets issued as soon as their gradients exist and run back to back on
+///               one stream, overlapping the backward of the last micro-batch on the first stage
+///               (which finishes last); with V virtual stages chunk j's buckets start j p chunk-
+///               backwards earlier (Megatron-Core's per-chunk `overlap_grad_reduce`); without
+///               overlap the whole reduction is exposed. ZeRO-1/2 parameter all-gathers run under
+///               the first micro-batch's forward (`overlap_param_gather`); ZeRO-3/FSDP gathers each
+///               layer one layer ahead in forward and backward and reduce-scatters it in backward
+///               (Zhao et al. 2023)
 ///   step      = compute + bubble + exposed (tp + cp + ep + pp + dp)
-/// Not modelled: optimizer-step time, data loading, stragglers, kernel-launch gaps beyond the
-/// efficiency factor, load imbalance of embeddings across stages and of MoE routing.
+/// Not modelled: data loading, stragglers, kernel-launch gaps, MoE routing imbalance.
 
 #include <algorithm>
 #include <cmath>
@@ -41,6 +47,7 @@
 #include "../workload/flops.hpp"
 #include "../workload/memory.hpp"
 #include "../workload/transformer.hpp"
+#include "compute.hpp"
 #include "requirements.hpp"
 
 namespace commscale {
@@ -64,22 +71,17 @@ enum class step_bottleneck { compute, tp_comm, pp_comm, dp_comm, bubble, memory,
     return "compute";
 }
 
-/// @brief Fraction of the accelerator's matmul efficiency (its `compute_efficiency`, a
-/// large-GEMM microbenchmark figure) that a whole training step's kernels sustain: non-matmul
-/// kernels (norms, softmax, dropout, activations, bias/residual adds: memory-bound), smaller
-/// GEMMs and launch gaps. 0.7 brings the A100's 0.869 of peak to ~0.61, the per-GPU throughput
-/// of Megatron-LM transformer layers without pipeline or data-parallel losses: Narayanan et al.
-/// 2021 Table 1 reports 44-52% of peak end to end *including* the bubble and TP communication,
-/// which this model adds separately; Korthikanti et al. 2022 Table 5 reports 22B-1T layers at
-/// 41-56% MFU. Checked against several published runs in tests/unit/step_published.cpp.
-inline constexpr double default_kernel_efficiency = 0.70;
+/// @brief Scale applied to the compute model's GEMM, attention and memory-bound efficiencies
+/// (predict/compute.hpp): 1 = the vendor/benchmark figures as documented there. Training-run
+/// calibration (`fit-step`) replaces it with a measured value.
+inline constexpr double default_kernel_efficiency = 1.0;
 
 /// @brief Options of the predictor (besides the plan).
 struct step_options {
     efficiency_mode mode = efficiency_mode::realistic;  ///< collective model mode
     algorithm algo = algorithm::automatic;              ///< collective algorithm (auto = fastest)
     algorithm_set candidates = algorithm_set::nccl;     ///< what `automatic` chooses among
-    double kernel_efficiency = default_kernel_efficiency;
+    double kernel_efficiency = default_kernel_efficiency;  ///< scale on the compute model's efficiencies
 };
 
 /// @brief Communication time of one dimension: everything it sends, and what the step waits for.
@@ -113,8 +115,13 @@ struct step_breakdown {
     byte_rate required_inter_node_step{};  ///< the same bytes within the step's whole compute time:
                                            ///< will-it-scale-to-n-gpus's rule "comm <= compute"
     data_size dp_inter_node_bytes{};  ///< DP bytes one node sends across the network per step
-    double efficiency = 0;       ///< compute efficiency used
+    double efficiency = 0;       ///< hardware FLOPs / (N x peak x compute): the compute efficiency achieved
     int micro_batches = 0;
+    duration optimizer{};        ///< optimizer step (part of compute)
+    duration overlap_slowdown{}; ///< compute lost to communication running beside it (part of compute)
+    duration stage_microbatch{}; ///< forward + backward of one micro-batch on the slowest stage
+    layer_time layer{};          ///< one layer, one micro-batch (compute model; zero with compute_efficiency)
+    int first_stage_layers = 0, last_stage_layers = 0, max_stage_layers = 0;
 };
 
 /// @brief Compute time of `work` FLOPs spread over `gpus` GPUs, each sustaining `efficiency` x
@@ -165,35 +172,73 @@ template <class Pricer>
         throw input_error("step_options.kernel_efficiency", detail::number_text(o.kernel_efficiency), "a fraction in (0, 1]");
     step_breakdown r;
     const double n_gpus = static_cast<double>(p.gpus());
-    const flop_rate peak = peak_for(acc, p.precision, "plan.dtype");
-    r.efficiency = p.compute_efficiency ? *p.compute_efficiency : acc.compute_efficiency * o.kernel_efficiency;
-    if (!(r.efficiency > 0.0) || r.efficiency > 1.0)
-        throw input_error("accelerator.compute_efficiency", detail::number_text(r.efficiency), "a fraction in (0, 1]");
+    compute_params cpar = compute_params_for(acc, p.precision);
+    cpar.gemm_efficiency *= o.kernel_efficiency;
+    cpar.memory_efficiency *= o.kernel_efficiency;
+    const flop_rate peak = cpar.gemm_peak;
     const double seq = p.seq, batch = p.global_batch;
     r.model_flops = model_flops(m, seq, batch);
     r.hardware_flops = hardware_flops(m, seq, batch, p.recompute_mode);
     r.micro_batches = p.micro_batches();
     const double mb = r.micro_batches;
-    r.compute = compute_time(r.hardware_flops, n_gpus, peak, r.efficiency);
 
-    // shares of the compute: backward (2 forwards of the model FLOPs) and the attention core
-    const double fwd = r.model_flops.value() / 3.0;
-    const double backward_share = 2.0 * fwd / r.hardware_flops.value();
-    const auto layer = layer_forward_flops(m, seq, batch);
-    const double core_share = 3.0 * m.layers * layer.attention_core().value() / r.hardware_flops.value();
+    // per-layer and per-stage times of one micro-batch
+    duration layer_f{}, layer_b{}, out_layer{}, attn_core{}, gemm_layer{};
+    if (p.compute_efficiency) {
+        // one efficiency for every kernel: FLOPs / (peak x efficiency)
+        const flop_rate rate = *p.compute_efficiency * peak;
+        const double share = 1.0 / (static_cast<double>(p.tp) * p.cp);
+        const auto lf = layer_forward_flops(m, seq, p.micro_batch);
+        const flop_count rec = p.recompute_mode == recompute::full ? lf.total()
+                               : p.recompute_mode == recompute::selective ? lf.attention_core() : flops(0.0);
+        layer_f = share * lf.total() / rate;
+        layer_b = share * (2.0 * lf.total() + rec) / rate;
+        out_layer = share * 3.0 * logits_forward_flops(m, seq, p.micro_batch) / rate;
+        attn_core = share * 3.0 * lf.attention_core() / rate;
+        gemm_layer = layer_f + layer_b - attn_core;
+    } else {
+        r.layer = layer_compute_time(m, p, cpar);
+        layer_f = r.layer.forward();
+        layer_b = r.layer.backward() + recompute_time(r.layer, p.recompute_mode);
+        out_layer = output_layer_time(m, p, cpar);
+        attn_core = r.layer.attention_fwd + r.layer.attention_bwd;
+        gemm_layer = r.layer.gemm_fwd + r.layer.gemm_bwd + (p.recompute_mode == recompute::full ? r.layer.gemm_fwd : seconds(0.0));
+    }
+    r.first_stage_layers = stage_layers(p, m.layers, 0);
+    r.last_stage_layers = stage_layers(p, m.layers, p.pp - 1);
+    r.max_stage_layers = max_stage_layers(p, m.layers);
+    const duration layer_fb = layer_f + layer_b;
+    duration slowest = static_cast<double>(r.max_stage_layers) * layer_fb;
+    slowest = std::max(slowest, static_cast<double>(r.last_stage_layers) * layer_fb + out_layer);
+    r.stage_microbatch = slowest;
+    const duration stage_first_b = static_cast<double>(r.first_stage_layers) * layer_b + (p.pp == 1 ? (2.0 / 3.0) * out_layer : seconds(0.0));
+    const duration stage_first_f = static_cast<double>(r.first_stage_layers) * layer_f + (p.pp == 1 ? out_layer / 3.0 : seconds(0.0));
+    const double local_params = parameters_per_gpu(m, p);
+    const double optimizer_shard = p.zero >= 1 ? local_params / (static_cast<double>(p.dp) * p.cp) : local_params;
+    r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(optimizer_shard, cpar);
+    const duration busy_compute = mb * slowest;
 
     const step_traffic t = plan_traffic(m, p, c.node.gpus);
-    // TP
+    duration hidden = seconds(0.0);  // communication that runs beside compute
+    // TP: userbuffer overlap (needs sequence parallelism) hides all but one chunk in t behind the GEMMs
     r.tp.total = detail::calls_time(t.tp_main, price) + detail::calls_time(t.tp_gather, price);
-    r.tp.exposed = p.overlap.tp ? std::max(seconds(0.0), r.tp.total - r.compute) : r.tp.total;
-    // CP
+    // userbuffers need the TP group on one NVLink domain (Transformer Engine's intra-node UB)
+    if (p.overlap.tp && p.sequence_parallel && p.tp > 1 && t.tp_main.group.ranks_per_node >= p.tp) {
+        const duration gemms = mb * static_cast<double>(r.max_stage_layers) * gemm_layer;
+        r.tp.exposed = std::min(r.tp.total, r.tp.total / static_cast<double>(p.tp) + std::max(seconds(0.0), r.tp.total - gemms));
+    } else {
+        r.tp.exposed = r.tp.total;
+    }
+    hidden += r.tp.total - r.tp.exposed;
+    // CP: ring exchange hidden behind the attention core
     r.cp.total = detail::calls_time(t.cp, price);
-    r.cp.exposed = p.overlap.cp ? std::max(seconds(0.0), r.cp.total - core_share * r.compute) : r.cp.total;
+    r.cp.exposed = p.overlap.cp ? std::max(seconds(0.0), r.cp.total - mb * static_cast<double>(r.max_stage_layers) * attn_core) : r.cp.total;
+    hidden += r.cp.total - r.cp.exposed;
     // EP
     r.ep.total = detail::calls_time(t.ep, price);
     r.ep.exposed = r.ep.total;
     // bubble
-    const duration busy = r.compute + r.tp.exposed + r.cp.exposed + r.ep.exposed;
+    const duration busy = busy_compute + r.tp.exposed + r.cp.exposed + r.ep.exposed;
     const double bubble_ratio = bubble_overhead(p.pp, r.micro_batches, p.chunks());
     r.bubble = bubble_ratio * busy;
     // PP
@@ -205,30 +250,57 @@ template <class Pricer>
         r.pp.exposed = p.overlap.pp ? fill_drain * one : r.pp.total;
     }
     // DP
-    r.dp_window = backward_share * r.compute / mb;  // backward of the last micro-batch
-    if (!t.dp_main.empty()) {
-        // (buckets - 1) full buckets and the last, possibly partial one; each size priced once
+    r.dp_window = stage_first_b;  // backward of the last micro-batch on the first stage
+    if (!t.dp_main.empty() && p.zero < 3) {
         const duration last = price(t.dp_main.group, t.dp_main.op, t.dp_last_bucket);
-        const double full_buckets = t.dp_bucket_count - 1.0;
+        const double n = std::max(1.0, t.dp_bucket_count);
         const duration reduce =
-            (full_buckets > 0 ? full_buckets * price(t.dp_main.group, t.dp_main.op, t.dp_main.bytes) : seconds(0.0)) + last;
+            (n > 1 ? (n - 1.0) * price(t.dp_main.group, t.dp_main.op, t.dp_main.bytes) : seconds(0.0)) + last;
+        const double per_step = p.reduce_every_micro_batch ? mb : 1.0;
         const duration gather = detail::calls_time(t.dp_gather, price);
-        duration z3 = seconds(0.0), z3_one = seconds(0.0);
-        if (t.zero3_gathers > 0) {
-            z3_one = price(t.dp_main.group, collective_op::all_gather, t.zero3_gather_bytes / t.zero3_gathers);
-            z3 = t.zero3_gathers * z3_one;
-        }
-        r.dp.total = reduce + gather + z3;
+        r.dp.total = per_step * reduce + gather;
+        duration exposed = reduce;
         if (p.overlap.dp) {
-            r.dp.exposed = std::min(reduce, last + std::max(seconds(0.0), reduce - last - r.dp_window));
+            // buckets ready uniformly through each chunk's last backward; one stream, back to back
+            const int v = p.chunks();
+            const double tau = reduce.value() / n, nc = n / static_cast<double>(v);
+            const double w = stage_first_b.value() / static_cast<double>(v);
+            double finish = -1e300;
+            for (int j = v - 1; j >= 0; --j) {
+                const double a = -w - static_cast<double>(j) * static_cast<double>(p.pp) * w;  // chunk j's last backward starts
+                finish = std::max({finish + nc * tau, a + w / nc + nc * tau, a + w + tau});
+            }
+            exposed = seconds(std::max(std::min(finish, reduce.value()), last.value()));
+            if (per_step > 1)  // earlier micro-batches' reductions run under the next forward and backward
+                exposed += (per_step - 1.0) * std::max(seconds(0.0), reduce - (stage_first_f + stage_first_b));
         } else {
-            r.dp.exposed = reduce;
+            exposed = per_step * reduce;
         }
-        const duration fwd_one = (1.0 - backward_share) * r.compute / mb;
-        r.dp.exposed += p.overlap.zero ? std::max(seconds(0.0), gather - fwd_one) : gather;
-        if (t.zero3_gathers > 0)
-            r.dp.exposed += p.overlap.zero ? z3_one + std::max(seconds(0.0), z3 - z3_one - r.compute) : z3;
+        const duration first_gather = t.dp_gather.empty() ? seconds(0.0) : price(t.dp_gather.group, t.dp_gather.op, t.dp_gather.bytes);
+        exposed += p.overlap.zero ? std::max(first_gather, gather - stage_first_f) : gather;
+        r.dp.exposed = std::min(r.dp.total, exposed);
+    } else if (!t.dp_main.empty()) {
+        // ZeRO-3 / FSDP: per layer, an all-gather of its parameters in forward and in backward (every
+        // micro-batch) and a reduce-scatter of its gradients in backward
+        const double L = std::max(1, r.max_stage_layers);
+        const duration ag = price(t.dp_main.group, collective_op::all_gather, t.zero3_gather_bytes / t.zero3_gathers);
+        const duration rs = price(t.dp_main.group, collective_op::reduce_scatter, t.dp_gradient_bytes / L);
+        const double reductions = p.reduce_every_micro_batch ? mb : 1.0;
+        r.dp.total = t.zero3_gathers * ag + reductions * L * rs;
+        if (p.overlap.zero) {
+            const duration fwd = ag + (L - 1.0) * std::max(seconds(0.0), ag - layer_f);
+            const duration bwd_sync = L * std::max(seconds(0.0), ag + rs - layer_b) + rs;
+            const duration bwd_plain = L * std::max(seconds(0.0), ag - layer_b);
+            r.dp.exposed = mb * fwd + reductions * bwd_sync + (mb - reductions) * bwd_plain;
+        } else {
+            r.dp.exposed = r.dp.total;
+        }
+        r.dp.exposed = std::min(r.dp.total, r.dp.exposed);
     }
+    hidden += r.dp.total - r.dp.exposed;
+    r.overlap_slowdown = p.compute_efficiency ? seconds(0.0) : overlap_compute_slowdown * hidden;
+    r.compute = busy_compute + r.optimizer + r.overlap_slowdown;
+    r.efficiency = r.hardware_flops.value() / (n_gpus * peak.value() * r.compute.value());
     r.exposed_comm = r.tp.exposed + r.cp.exposed + r.ep.exposed + r.pp.exposed + r.dp.exposed;
     r.step = r.compute + r.bubble + r.exposed_comm;
 
@@ -257,7 +329,9 @@ template <class Pricer>
                        ? in_flight_interleaved(p.pp, r.micro_batches, p.chunks())
                        : in_flight_1f1b(p.pp, r.micro_batches);
     if (p.gradient_bytes == 4) mp.state = mixed_precision_adam_fp32_grads;
-    r.memory = memory_per_gpu(m, mp);
+    transformer staged = m;  // memory of the stage with the most layers, as if every stage had that many
+    staged.layers = r.max_stage_layers * p.pp;
+    r.memory = memory_per_gpu(staged, mp);
     r.memory_capacity = acc.memory;
     r.fits_in_memory = acc.memory.value() <= 0 || fits_in_memory(r.memory, acc.memory);
 

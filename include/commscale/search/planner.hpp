@@ -13,7 +13,9 @@
 ///   parallelism ... within a multi-GPU server").
 /// * pipeline schedules only with pp >= 2 (one stage is gradient accumulation: 1F1B spelling);
 ///   interleaved with every V >= 2 such that layers % (pp x V) == 0 (Narayanan et al. 2021
-///   Sec. 2.2.2), up to `max_virtual_stages` when that is set.
+///   Sec. 2.2.2), up to `max_virtual_stages` when that is set. pp need not divide the layers:
+///   stages are split as Megatron-Core does (parallel/plan.hpp `stage_layers`), so a 126-layer
+///   model can use pp 8 or 16.
 /// * sequence parallelism only with tp >= 2 (with one TP rank it is the same plan);
 ///   ZeRO stages 1-3 only with a data-parallel group (dp x cp >= 2; else they equal stage 0).
 /// * experts parallel only for MoE models (ep divides experts and dp); cp divides the sequence.
@@ -300,7 +302,7 @@ inline void validate(const search_request& r) {
         for (int cp : divisors(gpus / tp)) {
             if (r.seq % cp != 0 || (r.max_cp > 0 && cp > r.max_cp)) continue;
             for (int pp : divisors(gpus / tp / cp)) {
-                if (m.layers % pp != 0) continue;
+                if (pp > m.layers) continue;  // uneven splits allowed (parallel/plan.hpp stage_layers)
                 const int dp = static_cast<int>(gpus / tp / cp / pp);
                 if (r.global_batch % dp != 0) continue;
                 for (int ep : divisors(dp)) {

@@ -1,0 +1,163 @@
+#pragma once
+/// @file parallel/framework.hpp
+/// @brief Software-stack profiles: what each training framework does by default that changes
+/// a step's time: optimizer-state sharding (ZeRO stage / distributed optimizer), the precision
+/// gradients are reduced in, gradient bucket sizes, which communication it overlaps with what,
+/// the attention kernel, and its pipeline engine. A profile is a documented bundle of defaults;
+/// `apply_framework` writes it into a plan, after which explicit choices may override any field.
+///
+/// Each default cites the stack's own source file or documentation (paths as of the versions
+/// named). Where a stack's library default differs from what its published performance recipes
+/// run, the profile follows the recipes and says so: a profile describes how people train with
+/// that stack, and every field can be overridden.
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "../error.hpp"
+#include "../units.hpp"
+
+namespace commscale {
+
+/// @brief Training software stacks with a profile.
+enum class framework { megatron_core, megatron_lm, megatron_deepspeed, deepspeed, fsdp };
+inline constexpr std::size_t framework_count = 5;
+
+/// @brief CLI/JSON spelling: "megatron-core", "megatron-lm", "megatron-deepspeed", "deepspeed", "fsdp".
+[[nodiscard]] constexpr std::string_view framework_name(framework f) {
+    constexpr std::array<std::string_view, framework_count> names{"megatron-core", "megatron-lm", "megatron-deepspeed",
+                                                                  "deepspeed", "fsdp"};
+    return names[static_cast<std::size_t>(f)];
+}
+
+/// @brief Parses a framework name; input_error naming `field` with the closest names otherwise.
+[[nodiscard]] inline framework parse_framework(std::string_view text, std::string_view field = "plan.framework") {
+    std::array<std::string_view, framework_count> names{};
+    for (std::size_t i = 0; i < framework_count; ++i) {
+        names[i] = framework_name(static_cast<framework>(i));
+        if (names[i] == text) return static_cast<framework>(i);
+    }
+    throw unknown_name(std::string(field), text, names);
+}
+
+/// @brief How a stack computes attention. `flash`: a fused IO-aware kernel (FlashAttention 2/3,
+/// cuDNN fused attention through Transformer Engine, PyTorch SDPA); the s x s scores never reach
+/// HBM. `unfused`: batched GEMMs for Q K^T and A V with a fused scale-mask-softmax and dropout
+/// between them, the scores written to and read from HBM (Megatron-LM before
+/// `--use-flash-attn`, 2023; Shoeybi et al. 2019; Korthikanti et al. 2022 Sec. 4.1's 5 a s^2 b
+/// bytes are those tensors).
+enum class attention_kernel { flash, unfused };
+
+/// @brief "flash" or "unfused".
+[[nodiscard]] constexpr std::string_view attention_kernel_name(attention_kernel k) {
+    return k == attention_kernel::flash ? "flash" : "unfused";
+}
+
+/// @brief The defaults one stack applies. Bytes are per gradient element; a bucket of 0 means
+/// "one bucket holding the whole gradient" (a contiguous buffer reduced in one call).
+struct framework_profile {
+    framework stack = framework::megatron_core;
+    int zero = 1;                        ///< optimizer sharding: 0 none, 1 distributed optimizer / ZeRO-1, 2, 3 = FSDP
+    int gradient_bytes = 4;              ///< precision gradients are reduced in across DP
+    double bucket_params = 40e6;         ///< gradient bucket, in parameters (0 = whole gradient)
+    double bucket_params_per_dp = 1e6;   ///< bucket grows with the DP size: max(bucket, this x dp)
+    bool overlap_grad_reduce = true;     ///< DP gradient reduction runs under the backward
+    bool overlap_param_gather = true;    ///< ZeRO parameter all-gathers run under the forward
+    bool overlap_tp = true;              ///< TP collectives overlapped with GEMMs (userbuffers; needs SP)
+    bool overlap_pp = true;              ///< steady-state pipeline send/recv overlapped with compute
+    attention_kernel attention = attention_kernel::flash;
+    bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (no accumulation window)
+    std::string_view source;             ///< where the defaults come from
+};
+
+/// @brief The profile of `f`. Sources per stack:
+/// * megatron-core (Megatron-Core / NeMo 2023-2026): the configuration of Megatron-LM's published
+///   weak-scaling table (README "Performance": `--use-distributed-optimizer --overlap-grad-reduce
+///   --overlap-param-gather --tp-comm-overlap`); buckets of max(40M, 1M x DP) parameters
+///   (megatron/core/distributed/distributed_data_parallel.py, `bucket_size`); gradients reduced
+///   in fp32 for bf16 training (megatron/training/arguments.py: bf16 forces
+///   `accumulate_allreduce_grads_in_fp32`); `overlap_p2p_comm` on (arguments.py
+///   `--no-overlap-p2p-communication` turns it off); Transformer Engine fused attention.
+/// * megatron-lm (2021-2022, Narayanan et al. 2021; Korthikanti et al. 2022): no optimizer
+///   sharding; gradients in one contiguous fp32 buffer all-reduced after the backward pass
+///   (megatron/model/distributed.py `allreduce_gradients`, called after the pipeline schedule);
+///   blocking `batch_isend_irecv` for pipeline transfers (megatron/p2p_communication.py);
+///   unfused attention (fused scale-mask-softmax kernels).
+/// * megatron-deepspeed (BLOOM, MT-NLG): DeepSpeed ZeRO-1 with its pipeline engine; gradients
+///   reduced after the whole pipeline schedule (deepspeed/runtime/pipe/schedule.py `TrainSchedule`
+///   ends with `ReduceGrads`), fp32 gradient accumulation (BF16_Optimizer), 5e8-element reduce
+///   buckets (deepspeed/runtime/zero/config.py `reduce_bucket_size`), blocking p2p, and the
+///   attention of the published runs (no FlashAttention).
+/// * deepspeed (ZeRO-3 without Megatron: Hugging Face Trainer/Accelerate, DeepSpeed-Chat):
+///   stage 3 with `overlap_comm` (its default for stage 3, deepspeed/runtime/zero/config.py),
+///   gradients reduced in the training precision (`communication_data_type` defaults to the model
+///   dtype), 5e8-element buckets, reduced after every micro-batch (ZeRO-3 reduces in backward
+///   hooks), FlashAttention/SDPA attention.
+/// * fsdp (PyTorch FSDP/FSDP2, torchtitan, Composer): FULL_SHARD (ZeRO-3) with per-layer
+///   all-gathers prefetched one layer ahead and per-layer reduce-scatters in the backward
+///   (torch/distributed/fsdp; Zhao et al. 2023, "PyTorch FSDP", Sec. 3.3-3.4); gradients reduced in
+///   fp32 (torchtitan `mixed_precision_reduce = "float32"`); after every micro-batch (torchtitan
+///   does not skip gradient sync during accumulation); SDPA flash attention; no TP overlap.
+[[nodiscard]] constexpr framework_profile profile_of(framework f) {
+    framework_profile p;
+    p.stack = f;
+    switch (f) {
+        case framework::megatron_core:
+            p.source = "Megatron-LM README performance table flags; megatron/core/distributed/distributed_data_parallel.py";
+            break;
+        case framework::megatron_lm:
+            p.zero = 0;
+            p.bucket_params = 0;
+            p.bucket_params_per_dp = 0;
+            p.overlap_grad_reduce = false;
+            p.overlap_param_gather = false;
+            p.overlap_tp = false;
+            p.overlap_pp = false;
+            p.attention = attention_kernel::unfused;
+            p.source = "Narayanan et al. 2021; Megatron-LM 2021-2022 megatron/model/distributed.py, p2p_communication.py";
+            break;
+        case framework::megatron_deepspeed:
+            p.zero = 1;
+            p.bucket_params = 5e8;
+            p.bucket_params_per_dp = 0;
+            p.overlap_grad_reduce = false;
+            p.overlap_param_gather = false;
+            p.overlap_tp = false;
+            p.overlap_pp = false;
+            p.attention = attention_kernel::unfused;
+            p.source = "DeepSpeed deepspeed/runtime/pipe/schedule.py, deepspeed/runtime/zero/config.py; Smith et al. 2022";
+            break;
+        case framework::deepspeed:
+            p.zero = 3;
+            p.gradient_bytes = 2;
+            p.bucket_params = 5e8;
+            p.bucket_params_per_dp = 0;
+            p.overlap_tp = false;
+            p.overlap_pp = false;
+            p.reduce_every_micro_batch = true;
+            p.source = "DeepSpeed deepspeed/runtime/zero/config.py (stage 3, overlap_comm, reduce_bucket_size)";
+            break;
+        case framework::fsdp:
+            p.zero = 3;
+            p.bucket_params = 0;  // FSDP reduces per wrapped layer, not in buckets
+            p.bucket_params_per_dp = 0;
+            p.overlap_tp = false;
+            p.overlap_pp = false;
+            p.reduce_every_micro_batch = true;
+            p.source = "PyTorch FSDP (Zhao et al. 2023); torchtitan defaults (mixed_precision_reduce float32)";
+            break;
+    }
+    return p;
+}
+
+/// @brief Fraction by which GPU kernels slow down while a collective runs beside them: NCCL's
+/// kernels occupy SMs (one CTA per channel; 16-32 channels on NVLink/IB systems, NCCL's
+/// NCCL_MAX_NCHANNELS defaults) and contend for HBM bandwidth, out of 108 (A100) or 132 (H100)
+/// SMs: 16/132 = 0.12. Overlapped communication therefore costs `overlap_compute_slowdown` x its
+/// hidden time in extra compute (Megatron-Core's `--tp-comm-overlap` docs and Transformer Engine
+/// userbuffers limit communication to a few SMs for the same reason). A documented default that
+/// calibration can replace.
+inline constexpr double overlap_compute_slowdown = 0.12;
+
+}  // namespace commscale

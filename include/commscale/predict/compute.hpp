@@ -1,0 +1,240 @@
+#pragma once
+/// @file predict/compute.hpp
+/// @brief How long one GPU computes one transformer layer, for its shapes and precision: the
+/// GEMMs of the layer on a roofline (Williams et al. 2009, "Roofline"; NVIDIA "GPU Performance
+/// Background User's Guide": a GEMM is math-bound when its arithmetic intensity
+/// 2MNK / (bytes of A, B, C) exceeds peak FLOP/s / memory bandwidth, otherwise memory-bound),
+/// the attention core with its own kernel efficiency, and the memory-bound element-wise kernels
+/// (norms, residual adds, dropout, activation functions, rotary embedding, fp8 casts) at a
+/// fraction of the HBM bandwidth. Small hidden sizes, short sequences and large TP degrees run
+/// further below peak because element-wise traffic grows with b s h while GEMM work grows with
+/// b s h^2; fp8 speeds up the GEMMs only (attention and element-wise kernels stay in bf16, as in
+/// Transformer Engine's default recipe), and adds the casts of every GEMM input.
+///
+/// All times are for one micro-batch on one GPU. Allocation-free, constexpr-friendly.
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include "../hardware/accelerator.hpp"
+#include "../parallel/framework.hpp"
+#include "../parallel/plan.hpp"
+#include "../units.hpp"
+#include "../workload/flops.hpp"
+#include "../workload/transformer.hpp"
+
+namespace commscale {
+
+/// @brief Fraction of the HBM bandwidth that memory-bound kernels (element-wise, norms, softmax,
+/// optimizer) sustain. STREAM-style copy/triad kernels reach about 90% of the datasheet figure on
+/// A100 and H100 (e.g. ~3.0 of 3.35 TB/s on H100 SXM); framework kernels with reductions, strided
+/// access and short launches reach less. A documented default that calibration can replace.
+inline constexpr double default_memory_efficiency = 0.8;
+
+/// @brief FlashAttention efficiency at long sequences, as a fraction of the dense bf16 peak, fwd +
+/// bwd together (backward = 2.5 forward FLOPs, FlashAttention's own convention): FlashAttention-2
+/// reaches 50-73% of A100 peak in the forward and up to ~63% in the backward at head dim 128
+/// (Dao 2023, "FlashAttention-2", Sec. 4.1); FlashAttention-3 reaches 75% of H100 peak in the
+/// forward (Shah et al. 2024). 0.6 is the combined fwd+bwd figure of those benchmarks.
+inline constexpr double flash_attention_peak_efficiency = 0.6;
+
+/// @brief Sequence length at which FlashAttention reaches half of its long-sequence efficiency
+/// in the fit s / (s + s_half) of the FlashAttention-2 benchmark curves (causal, head dim 128,
+/// A100: ~100 TFLOP/s at 512 tokens, ~160 at 2k, ~185 at 8k+ fwd+bwd; Dao 2023 Fig. 4-6): 512.
+inline constexpr double flash_attention_half_seq = 512.0;
+
+/// @brief Per-micro-batch time of one layer on one GPU, by part (forward and backward apart).
+struct layer_time {
+    duration gemm_fwd{}, attention_fwd{}, elementwise_fwd{};
+    duration gemm_bwd{}, attention_bwd{}, elementwise_bwd{};
+    /// @brief Forward time.
+    [[nodiscard]] constexpr duration forward() const { return gemm_fwd + attention_fwd + elementwise_fwd; }
+    /// @brief Backward time (weight and input gradients; recompute not included).
+    [[nodiscard]] constexpr duration backward() const { return gemm_bwd + attention_bwd + elementwise_bwd; }
+};
+
+/// @brief Inputs of the compute model besides the model and plan.
+struct compute_params {
+    flop_rate gemm_peak{};       ///< dense peak of the GEMM precision
+    flop_rate bf16_peak{};       ///< dense peak of bf16 (attention and non-fp8 work)
+    double gemm_efficiency = 0.8;  ///< large-GEMM fraction of peak (accelerator MAMF figure)
+    byte_rate memory_bandwidth{};
+    double memory_efficiency = default_memory_efficiency;
+    double gemm_input_bytes = 2.0;  ///< bytes per GEMM input element (1 for fp8, 0.5 for fp4)
+    int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
+};
+
+/// @brief GEMM output tile (rows x columns) of the wave-quantization model: 256 x 128, the largest
+/// bf16 tile of cuBLAS/CUTLASS on Ampere and Hopper and the example of NVIDIA's "Matrix
+/// Multiplication Background User's Guide" (Sec. "Tile Quantization" / "Wave Quantization").
+inline constexpr double gemm_tile_rows = 256.0, gemm_tile_cols = 128.0;
+
+/// @brief Streaming multiprocessors (NVIDIA) or compute units (AMD) of an accelerator, by catalog
+/// name; 0 when unknown (then no wave quantization is applied). Sources: NVIDIA A100 Tensor Core
+/// GPU Architecture whitepaper (108 SMs), H100 whitepaper (SXM5 132, PCIe 114), V100 whitepaper
+/// (80), Ada whitepaper (L40S 142), Blackwell technical brief (B200 148; Blackwell Ultra B300
+/// 160), AMD CDNA 2/3/4 whitepapers (MI250X 2 x 110, MI300X/MI325X 304, MI355X 256 CUs).
+[[nodiscard]] constexpr int compute_units_of(std::string_view name) {
+    struct row { std::string_view prefix; int units; };
+    constexpr row rows[] = {{"v100", 80},    {"a100", 108},   {"a800", 108},  {"h100-pcie", 114}, {"h100", 132},
+                            {"h800", 132},   {"h200", 132},   {"gh200", 132}, {"b200", 148},      {"gb200", 148},
+                            {"b300", 160},   {"gb300", 160},  {"mi250x", 220}, {"mi300x", 304},   {"mi325x", 304},
+                            {"mi355x", 256}, {"l40s", 142}};
+    for (const auto& r : rows)
+        if (name.substr(0, r.prefix.size()) == r.prefix) return r.units;
+    return 0;
+}
+
+namespace detail {
+/// Share of the compute units busy over a GEMM's waves: tiles / (waves x units), tiles =
+/// ceil(M / 256) ceil(N / 128) x `batch` GEMMs scheduled together (NVIDIA Matrix Multiplication
+/// Background guide, wave quantization).
+[[nodiscard]] constexpr double wave_efficiency(double M, double N, double batch, int units) {
+    if (units <= 0) return 1.0;
+    const double tiles = std::ceil(M / gemm_tile_rows) * std::ceil(N / gemm_tile_cols) * std::max(1.0, std::round(batch));
+    const double waves = std::ceil(tiles / units);
+    return tiles / (waves * units);
+}
+/// Roofline time of `batch` (M x K)(K x N) GEMMs: max(2MNK / (peak eff wave), bytes / (bw eff))
+/// with A and B read in the input precision and C written in bf16.
+[[nodiscard]] constexpr double gemm_seconds(double M, double N, double K, const compute_params& c, double batch = 1.0) {
+    if (M <= 0 || N <= 0 || K <= 0) return 0.0;
+    const double work = batch * 2.0 * M * N * K /
+                        (c.gemm_peak.value() * c.gemm_efficiency * wave_efficiency(M, N, batch, c.compute_units));
+    const double traffic = batch * ((M * K + K * N) * c.gemm_input_bytes + M * N * 2.0) /
+                           (c.memory_bandwidth.value() * c.memory_efficiency);
+    return std::max(work, traffic);
+}
+/// Forward GEMM (M x K)(K x N) and its backward: the input gradient (M x N)(N x K) and the weight
+/// gradient (K x M)(M x N), each with its own output tiling.
+struct gemm_pair { double fwd = 0, bwd = 0; };
+[[nodiscard]] constexpr gemm_pair gemm_fwd_bwd(double M, double N, double K, const compute_params& c, double batch = 1.0) {
+    return {gemm_seconds(M, N, K, c, batch), gemm_seconds(M, K, N, c, batch) + gemm_seconds(K, N, M, c, batch)};
+}
+/// Time to move `bytes` through HBM at the memory-bound efficiency.
+[[nodiscard]] constexpr double memory_seconds(double bytes_moved, const compute_params& c) {
+    return bytes_moved / (c.memory_bandwidth.value() * c.memory_efficiency);
+}
+}  // namespace detail
+
+/// @brief Compute parameters for accelerator `acc` training in `precision`.
+[[nodiscard]] inline compute_params compute_params_for(const accelerator& acc, dtype precision) {
+    compute_params c;
+    c.gemm_peak = peak_for(acc, precision, "plan.dtype");
+    c.bf16_peak = acc.peak(dtype::bf16) ? *acc.peak(dtype::bf16) : c.gemm_peak;
+    c.gemm_efficiency = acc.compute_efficiency;
+    c.memory_bandwidth = acc.memory_bandwidth.value() > 0 ? acc.memory_bandwidth : bytes_per_second(2e12);
+    c.gemm_input_bytes = dtype_bytes(precision);
+    c.compute_units = compute_units_of(acc.name);
+    return c;
+}
+
+/// @brief FlashAttention's fraction of peak at sequence length `seq` (see the constants above).
+[[nodiscard]] constexpr double flash_attention_efficiency(double seq) {
+    return flash_attention_peak_efficiency * seq / (seq + flash_attention_half_seq);
+}
+
+/// @brief Time of one layer for one micro-batch of `p` on one GPU.
+///
+/// Per GPU, T = b s / c tokens (c = CP), t = TP, h hidden, q = heads x head_dim, kv = K/V width,
+/// f = FFN width (per expert), k = experts per token:
+/// * GEMMs (forward): QKV (T x h)(h x (q + 2 kv)/t); output (T x q/t)(q/t x h); MLP (T k x h)
+///   (h x (2 or 1) f/t) and (T k x f/t)(f/t x h); MoE router (T x h)(h x E). Backward: the input
+///   and weight gradients, two GEMMs of the same FLOPs with their own output shapes. Each GEMM at
+///   the accelerator's large-GEMM efficiency x its wave quantization, or memory-bound.
+/// * Attention core, flash: 4 T s q / t FLOPs forward (QK^T and AV; half of them skipped by the
+///   causal mask), 2.5 x in the backward, at flash_attention_efficiency(s) of the bf16 peak.
+///   Unfused: the two batched GEMMs (s/c x d)(d x s) and (s/c x s)(s x d) per head on the
+///   roofline, over the full square, plus the scale-mask-softmax and dropout passes over the
+///   (b a/t s/c s) score tensor: 9 bytes per element forward (softmax read + write, dropout read +
+///   write, 1-byte mask), twice that backward.
+/// * Element-wise, forward, in bf16 element accesses per token: two norms (read + write h each,
+///   4h), two residual adds with dropout (read 2h + write h + mask, 7h), replicated on every TP
+///   rank unless sequence parallelism splits them by t; the activation function (gated: read 2f
+///   write f; plain: read f write f) and rotary embedding on Q and K (2 (q + kv)) split by t; fp8
+///   adds a cast (read 2 B + write 1 B) of each GEMM input. Backward: twice the forward traffic
+///   (an element-wise backward reads the output gradient and a saved input and writes a gradient).
+[[nodiscard]] inline layer_time layer_compute_time(const transformer& m, const plan& p, const compute_params& c) {
+    layer_time r;
+    const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
+    const double h = m.hidden, q = static_cast<double>(m.heads) * m.head_dim(), kv = m.kv_dim(), f = m.ffn;
+    const double k = m.experts > 1 ? m.experts_per_token : 1.0;
+    const double d = m.head_dim();
+    // GEMMs
+    double gf = 0, gb = 0;
+    auto add = [&](detail::gemm_pair x) { gf += x.fwd; gb += x.bwd; };
+    add(detail::gemm_fwd_bwd(T, (q + 2.0 * kv) / t, h, c));
+    add(detail::gemm_fwd_bwd(T, h, q / t, c));
+    const double up = (m.gated_mlp ? 2.0 : 1.0) * f / t;
+    if (m.experts > 1) {
+        // grouped GEMM over the experts held locally (E / ep of them), T k tokens spread evenly
+        const double local_experts = std::max(1.0, static_cast<double>(m.experts) / p.ep);
+        const double tokens_here = T * k;  // EP carved out of DP: each rank receives T k tokens on average
+        const double per_expert = tokens_here / local_experts;
+        add(detail::gemm_fwd_bwd(per_expert, up, h, c, local_experts));
+        add(detail::gemm_fwd_bwd(per_expert, h, f / t, c, local_experts));
+        add(detail::gemm_fwd_bwd(T, m.experts, h, c));
+    } else {
+        add(detail::gemm_fwd_bwd(T, up, h, c));
+        add(detail::gemm_fwd_bwd(T, h, f / t, c));
+    }
+    r.gemm_fwd = seconds(gf);
+    r.gemm_bwd = seconds(gb);
+    // attention core
+    const double heads_here = static_cast<double>(m.heads) / t;
+    if (p.attention == attention_kernel::flash) {
+        const double fwd_flops = 0.5 * 4.0 * T * s * q / t;
+        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s);
+        r.attention_fwd = seconds(fwd_flops / rate);
+        r.attention_bwd = seconds(2.5 * fwd_flops / rate);
+    } else {
+        compute_params bf = c;
+        bf.gemm_peak = c.bf16_peak;
+        bf.gemm_input_bytes = 2.0;
+        const double batch = b * heads_here;
+        const auto qk = detail::gemm_fwd_bwd(s / p.cp, s, d, bf, batch), av = detail::gemm_fwd_bwd(s / p.cp, d, s, bf, batch);
+        const double gemms = qk.fwd + av.fwd, gemms_bwd = qk.bwd + av.bwd;
+        const double scores = batch * (s / p.cp) * s;
+        r.attention_fwd = seconds(gemms + detail::memory_seconds(9.0 * scores, c));
+        r.attention_bwd = seconds(gemms_bwd + detail::memory_seconds(18.0 * scores, c));
+    }
+    // element-wise
+    const double replicated = 11.0 * h / (p.sequence_parallel ? t : 1.0);
+    const double act = (m.gated_mlp ? 3.0 : 2.0) * f * k / t;
+    const double rotary = m.learned_positions ? 0.0 : 2.0 * (q + kv) / t;
+    double bytes_fwd = 2.0 * T * (replicated + act + rotary);
+    if (c.gemm_input_bytes < 2.0) bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (h + q / t + h + f * k / t);
+    r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd, c));
+    r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd, c));
+    return r;
+}
+
+/// @brief Extra forward time that recompute adds to one layer's backward: the whole forward
+/// (full) or the attention core (selective; Korthikanti et al. 2022).
+[[nodiscard]] constexpr duration recompute_time(const layer_time& l, recompute r) {
+    if (r == recompute::full) return l.forward();
+    if (r == recompute::selective) return l.attention_fwd;
+    return seconds(0.0);
+}
+
+/// @brief Output layer of the last stage for one micro-batch: the logits GEMM (T x h)(h x V/t)
+/// forward and its two backward GEMMs, plus the vocabulary-parallel cross-entropy in fp32
+/// (read bf16 logits, write fp32, softmax and its gradient: 16 bytes per logit element in all,
+/// Megatron-LM `vocab_parallel_cross_entropy`).
+[[nodiscard]] inline duration output_layer_time(const transformer& m, const plan& p, const compute_params& c) {
+    const double T = static_cast<double>(p.micro_batch) * p.seq / p.cp;
+    const double v = static_cast<double>(m.vocab) / p.tp;
+    const double g = detail::gemm_seconds(T, v, m.hidden, c);
+    return seconds(3.0 * g + detail::memory_seconds(16.0 * T * v, c));
+}
+
+/// @brief Optimizer step (mixed-precision Adam, memory-bound) for `params` parameters held by
+/// this GPU's optimizer shard: reads fp32 master weights, gradients and both moments (16 B),
+/// writes weights and moments (12 B) and the bf16 copy (2 B): 30 bytes per parameter
+/// (Rajbhandari et al. 2020 Sec. 3.1's 16-byte state, read and written once).
+[[nodiscard]] constexpr duration optimizer_time(double params, const compute_params& c) {
+    return seconds(detail::memory_seconds(30.0 * params, c));
+}
+
+}  // namespace commscale
