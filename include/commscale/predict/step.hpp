@@ -323,7 +323,11 @@ template <class Pricer>
     mp.ep = p.ep;
     mp.zero_stage = p.zero;
     mp.sequence_parallel = p.sequence_parallel;
-    mp.recompute_mode = p.recompute_mode;
+    // FlashAttention never stores the s x s scores: the activation memory of selective recompute
+    // (Korthikanti et al. 2022 Table 2 without the 5 a s / h term; Dao et al. 2022 Sec. 3.1)
+    mp.recompute_mode = (p.attention == attention_kernel::flash && p.recompute_mode == recompute::none)
+                            ? recompute::selective
+                            : p.recompute_mode;
     mp.in_flight = p.schedule == pipeline_schedule::gpipe ? in_flight_gpipe(r.micro_batches)
                    : p.schedule == pipeline_schedule::interleaved
                        ? in_flight_interleaved(p.pp, r.micro_batches, p.chunks())

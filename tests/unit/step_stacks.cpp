@@ -1,0 +1,214 @@
+// Software-stack profiles (parallel/framework.hpp), the shape- and precision-aware compute model
+// (predict/compute.hpp) and uneven pipelines (parallel/plan.hpp stage_layers), checked against
+// the stacks' documented defaults, published layer splits and the physics the model describes.
+#include "catch_shim.hpp"
+
+#include <cmath>
+
+#include <commscale/hardware/accelerators.hpp>
+#include <commscale/hardware/clusters.hpp>
+#include <commscale/predict/scale.hpp>
+#include <commscale/predict/step.hpp>
+#include <commscale/workload/models.hpp>
+
+using namespace commscale;
+
+TEST_CASE("framework profiles resolve to each stack's documented defaults") {
+    plan p;
+    // Megatron-Core (Megatron-LM README performance flags; distributed_data_parallel.py)
+    apply_framework(p, framework::megatron_core);
+    CHECK(p.stack == framework::megatron_core);
+    CHECK(p.zero == 1);                                 // --use-distributed-optimizer
+    CHECK(p.gradient_bytes == 4);                       // bf16 -> grads reduced in fp32
+    CHECK(in_bytes(p.bucket) == Approx(40e6 * 4));      // 40M parameters
+    CHECK(in_bytes(p.bucket_per_dp) == Approx(1e6 * 4));  // max(40M, 1M x dp)
+    CHECK(p.overlap.dp);                                // --overlap-grad-reduce
+    CHECK(p.overlap.zero);                              // --overlap-param-gather
+    CHECK(p.overlap.tp);                                // --tp-comm-overlap
+    CHECK(p.overlap.pp);                                // overlap_p2p_comm
+    CHECK(p.attention == attention_kernel::flash);
+    CHECK_FALSE(p.reduce_every_micro_batch);
+    // the default plan is the default profile
+    const plan d;
+    CHECK(d.zero == p.zero);
+    CHECK(d.bucket == p.bucket);
+    CHECK(d.bucket_per_dp == p.bucket_per_dp);
+    CHECK(d.overlap.tp == p.overlap.tp);
+    // Megatron-LM 2021-22: one contiguous fp32 buffer all-reduced after the backward, blocking p2p
+    apply_framework(p, framework::megatron_lm);
+    CHECK(p.zero == 0);
+    CHECK(in_bytes(p.bucket) >= whole_gradient_bucket);
+    CHECK_FALSE(p.overlap.dp);
+    CHECK_FALSE(p.overlap.tp);
+    CHECK_FALSE(p.overlap.pp);
+    CHECK(p.attention == attention_kernel::unfused);
+    // Megatron-DeepSpeed: ZeRO-1, reduce after the pipeline schedule, 5e8-element buckets
+    apply_framework(p, framework::megatron_deepspeed);
+    CHECK(p.zero == 1);
+    CHECK(in_bytes(p.bucket) == Approx(5e8 * 4));
+    CHECK_FALSE(p.overlap.dp);
+    // DeepSpeed ZeRO-3: overlap_comm on for stage 3, reduced in the model dtype
+    apply_framework(p, framework::deepspeed);
+    CHECK(p.zero == 3);
+    CHECK(p.gradient_bytes == 2);
+    CHECK(p.overlap.dp);
+    CHECK(p.overlap.zero);
+    CHECK(p.reduce_every_micro_batch);
+    // FSDP (torchtitan): FULL_SHARD, fp32 reduce, per-layer prefetch
+    apply_framework(p, framework::fsdp);
+    CHECK(p.zero == 3);
+    CHECK(p.gradient_bytes == 4);
+    CHECK(p.overlap.zero);
+    CHECK_FALSE(p.overlap.tp);
+    CHECK(p.attention == attention_kernel::flash);
+    // names round-trip; unknown names suggest
+    for (std::size_t i = 0; i < framework_count; ++i) {
+        const auto f = static_cast<framework>(i);
+        CHECK(parse_framework(framework_name(f)) == f);
+    }
+    CHECK_THROWS_WITH(parse_framework("megatron_core", "--framework"), Catch::Matchers::Contains("megatron-core"));
+}
+
+TEST_CASE("uneven pipelines: Megatron's split, first/last stage options, slowest stage sets the pace") {
+    const transformer l405 = model_by_name("llama3-405b");  // 126 layers
+    REQUIRE(l405.layers == 126);
+    plan p{.tp = 8, .pp = 16, .dp = 1, .micro_batch = 1, .global_batch = 16, .seq = 8192};
+    // 126 = 16 x 7 + 14: fourteen stages after the first get 8, the first and last keep 7
+    int total = 0;
+    for (int s = 0; s < 16; ++s) total += stage_layers(p, 126, s);
+    CHECK(total == 126);
+    CHECK(stage_layers(p, 126, 0) == 7);
+    CHECK(stage_layers(p, 126, 15) == 7);
+    CHECK(max_stage_layers(p, 126) == 8);
+    // Llama 3 405B's own split on PP 16: first and last stages with one layer fewer (Llama 3 paper
+    // Sec. 3.3.2 removes a layer from the first and last stages; Megatron
+    // --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers)
+    p.first_stage_layers = 7;
+    p.last_stage_layers = 7;
+    CHECK(stage_layers(p, 126, 1) == 8);  // (126 - 14) / 14
+    total = 0;
+    for (int s = 0; s < 16; ++s) total += stage_layers(p, 126, s);
+    CHECK(total == 126);
+    // BLOOM-176B: 70 layers on 12 stages (Le Scao et al. 2022, Sec. 3.4.1: PP 12)
+    const transformer bloom = model_by_name("bloom-176b");
+    plan b{.tp = 4, .pp = 12, .dp = 8, .micro_batch = 2, .global_batch = 2048};
+    total = 0;
+    for (int s = 0; s < 12; ++s) total += stage_layers(b, bloom.layers, s);
+    CHECK(total == 70);
+    CHECK(max_stage_layers(b, bloom.layers) == 6);
+    // a split that does not share the rest evenly is named
+    p.first_stage_layers = 5;
+    p.last_stage_layers = 0;
+    cluster c = presets::dgx_h100;
+    c.nodes = 16;
+    CHECK_THROWS_WITH(predict_step(l405, c, p), Catch::Matchers::Contains("plan.first_stage_layers"));
+    // the step predictor runs them; the slowest stage sets the pace: 126 layers on PP 16 have
+    // 8-layer middle stages and a 7-layer last stage with the logits, while 128 layers put 8
+    // layers and the logits on the last stage, which is then the slowest
+    p.first_stage_layers = 0;
+    p.recompute_mode = recompute::full;
+    const auto s126 = predict_step(l405, c, p);
+    transformer l128 = l405;
+    l128.layers = 128;
+    const auto s128 = predict_step(l128, c, p);
+    CHECK(s126.max_stage_layers == 8);
+    CHECK(s128.max_stage_layers == 8);
+    CHECK(s126.stage_microbatch < s128.stage_microbatch);
+}
+
+TEST_CASE("compute model: fp8 speeds up only the GEMMs, small shapes run further below peak") {
+    const accelerator h100 = accelerator_by_name("h100-sxm");
+    const transformer l70 = model_by_name("llama3-70b");
+    plan p{.tp = 4, .pp = 1, .dp = 1, .micro_batch = 1, .global_batch = 1, .seq = 4096};
+    p.sequence_parallel = true;
+    const auto bf = layer_compute_time(l70, p, compute_params_for(h100, dtype::bf16));
+    const auto f8 = layer_compute_time(l70, p, compute_params_for(h100, dtype::fp8));
+    const double speedup = in_seconds(bf.forward() + bf.backward()) / in_seconds(f8.forward() + f8.backward());
+    INFO("fp8 layer speed-up over bf16: " << speedup);
+    // H100 fp8 dense peak is 2x bf16 (1979 vs 989 TFLOPS, NVIDIA H100 datasheet); published fp8
+    // training gains are 1.3-1.5x (NVIDIA Transformer Engine docs / NeMo performance tables)
+    CHECK(speedup > 1.2);
+    CHECK(speedup < 1.8);
+    CHECK(f8.attention_fwd == bf.attention_fwd);  // attention stays in bf16
+    CHECK(f8.elementwise_fwd > bf.elementwise_fwd);  // the casts
+    // GEMM efficiency: a large GEMM reaches the accelerator's MAMF fraction; a small one less
+    const compute_params cp = compute_params_for(h100, dtype::bf16);
+    const double big = 2.0 * 8192.0 * 8192 * 8192 / detail::gemm_seconds(8192, 8192, 8192, cp) / cp.gemm_peak.value();
+    const double small = 2.0 * 1024.0 * 512 * 512 / detail::gemm_seconds(1024, 512, 512, cp) / cp.gemm_peak.value();
+    CHECK(big == Approx(h100.compute_efficiency).epsilon(0.1));
+    CHECK(small < 0.5 * big);
+    // a 1.3B-class layer (h 2048) sustains a smaller fraction of peak than a 70B one (h 8192)
+    const transformer small_model{.name = "gpt-1.3b", .layers = 24, .hidden = 2048, .heads = 16, .kv_heads = 16,
+                                  .ffn = 8192, .vocab = 50257, .max_seq = 2048, .source = "GPT-3 XL shape"};
+    plan q{.tp = 1, .pp = 1, .dp = 1, .micro_batch = 4, .global_batch = 4, .seq = 2048};
+    auto frac = [&](const transformer& m, const plan& x) {
+        const auto lt = layer_compute_time(m, x, cp);
+        const double fl = 3.0 * layer_forward_flops(m, x.seq, x.micro_batch).total().value() / (x.tp * x.cp);
+        return fl / in_seconds(lt.forward() + lt.backward()) / cp.gemm_peak.value();
+    };
+    const double f_small = frac(small_model, q), f_big = frac(l70, p);
+    INFO("fraction of peak: 1.3B " << f_small << ", 70B tp4 " << f_big);
+    CHECK(f_small < f_big);
+    CHECK(f_big < h100.compute_efficiency);  // never above the large-GEMM figure
+    // FlashAttention efficiency grows with the sequence toward its long-sequence figure
+    CHECK(flash_attention_efficiency(512) == Approx(flash_attention_peak_efficiency / 2));
+    CHECK(flash_attention_efficiency(16384) > 0.95 * flash_attention_peak_efficiency);
+    // --compute-efficiency still overrides everything: compute = FLOPs / (N peak x)
+    cluster c = presets::dgx_h100;
+    plan r{.tp = 8, .pp = 1, .dp = 1, .micro_batch = 1, .global_batch = 8, .seq = 4096};
+    r.compute_efficiency = 0.5;
+    const auto s = predict_step(l70, c, h100, r);
+    CHECK(s.efficiency == Approx(0.5).epsilon(1e-9));
+}
+
+TEST_CASE("overlap as the stacks do it: Megatron-Core hides DP and TP that Megatron-LM 2021 exposes") {
+    // GPT 175B on 64 DGX H100 nodes, TP 8 x PP 8 x DP 8, SP, interleaved V = 4
+    const transformer m = model_by_name("gpt3-175b");
+    cluster c = presets::dgx_h100;
+    c.nodes = 64;
+    plan p{.tp = 8, .pp = 8, .dp = 8, .micro_batch = 1, .global_batch = 1024, .seq = 2048};
+    p.sequence_parallel = true;
+    p.schedule = pipeline_schedule::interleaved;
+    p.virtual_stages = 4;
+    plan core = p, old = p;
+    apply_framework(core, framework::megatron_core);
+    apply_framework(old, framework::megatron_lm);
+    core.sequence_parallel = old.sequence_parallel = true;
+    const auto a = predict_step(m, c, core), b = predict_step(m, c, old);
+    CHECK(a.dp.exposed < b.dp.exposed);
+    CHECK(b.dp.exposed == b.dp.total);            // all-reduce after the backward
+    CHECK(a.tp.exposed < 0.5 * a.tp.total);       // userbuffers hide most TP
+    CHECK(b.tp.exposed == b.tp.total);
+    CHECK(a.overlap_slowdown.value() > 0);         // hidden communication costs some compute
+    CHECK(a.step < b.step);
+    CHECK(a.bottleneck == step_bottleneck::compute);
+    // FSDP of an 8B model on 64 H100: per-layer gathers hidden behind the layers
+    const transformer l8 = model_by_name("llama3-8b");
+    cluster c8 = presets::dgx_h100;
+    c8.nodes = 8;
+    plan f{.tp = 1, .pp = 1, .dp = 64, .micro_batch = 1, .global_batch = 128, .seq = 8192};
+    apply_framework(f, framework::fsdp);
+    const auto fs = predict_step(l8, c8, f);
+    CHECK(fs.dp.exposed < 0.25 * fs.dp.total);
+    CHECK(fs.bottleneck == step_bottleneck::compute);
+    f.overlap.zero = false;
+    const auto fs_off = predict_step(l8, c8, f);
+    CHECK(fs_off.dp.exposed == fs_off.dp.total);
+}
+
+TEST_CASE("scale skips node counts that cannot hold the plan and lists them") {
+    const transformer m = model_by_name("llama3-8b");
+    cluster c = presets::dgx_h100;
+    c.nodes = 1;
+    const plan base{.tp = 8, .pp = 1, .dp = 1, .micro_batch = 1, .global_batch = 8, .seq = 8192};
+    std::vector<scale_skip> skipped;
+    // strong scaling with a global batch of 8: 16 nodes means dp 16, which cannot divide 8
+    const std::vector<int> nodes{1, 2, 16};
+    const auto pts = scale_sweep(m, c, base, nodes, scaling_mode::strong, {}, &skipped);
+    REQUIRE(pts.size() == 2);
+    REQUIRE(skipped.size() == 1);
+    CHECK(skipped[0].nodes == 16);
+    CHECK_THAT(skipped[0].reason, Catch::Matchers::Contains("global_batch"));
+    // without the list the sweep still refuses
+    CHECK_THROWS_AS(scale_sweep(m, c, base, nodes, scaling_mode::strong), input_error);
+}
