@@ -223,7 +223,7 @@ TEST_CASE("a plan that does not fit is reported as memory-bound, never priced as
     CHECK_FALSE(r.fits_in_memory);  // 175B x 16+ bytes / 8 GPUs >> 80 GB
     CHECK(r.bottleneck == step_bottleneck::memory);
     // 175e9 / 8 x 18 bytes (fp32 gradients) ~ 394 GB of model state alone, ~5x the 80 GB
-    CHECK(in_bytes(r.memory.total()) > 5.0 * in_bytes(a100.memory));
+    CHECK(in_bytes(r.memory.total()) > 4.5 * in_bytes(a100.memory));  // 394 GB / 85.9 GB (80 GiB) = 4.6
 }
 
 TEST_CASE("properties over random plans: bandwidth, micro-batches, no NaN") {
