@@ -63,6 +63,14 @@ struct compute_params {
     double memory_efficiency = default_memory_efficiency;
     double gemm_input_bytes = 2.0;  ///< bytes per GEMM input element (1 for fp8, 0.5 for fp4)
     int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
+    double inv_gemm_rate = 0;       ///< 1 / (gemm_peak x gemm_efficiency), s per FLOP (set by finish())
+    double inv_memory_rate = 0;     ///< 1 / (memory_bandwidth x memory_efficiency), s per byte
+
+    /// @brief Recomputes the reciprocal rates after any field changed.
+    constexpr void finish() {
+        inv_gemm_rate = 1.0 / (gemm_peak.value() * gemm_efficiency);
+        inv_memory_rate = 1.0 / (memory_bandwidth.value() * memory_efficiency);
+    }
 };
 
 /// @brief GEMM output tile (rows x columns) of the wave-quantization model: 256 x 128, the largest
@@ -92,7 +100,9 @@ namespace detail {
 /// Background guide, wave quantization).
 [[nodiscard]] constexpr double wave_efficiency(double M, double N, double batch, int units) {
     if (units <= 0) return 1.0;
-    const double tiles = std::ceil(M / gemm_tile_rows) * std::ceil(N / gemm_tile_cols) * std::max(1.0, std::round(batch));
+    const double tiles = std::ceil(M * (1.0 / gemm_tile_rows)) * std::ceil(N * (1.0 / gemm_tile_cols)) *
+                         (batch > 1.0 ? std::round(batch) : 1.0);
+    if (tiles <= units) return tiles / units;
     const double waves = std::ceil(tiles / units);
     return tiles / (waves * units);
 }
@@ -100,10 +110,8 @@ namespace detail {
 /// with A and B read in the input precision and C written in bf16.
 [[nodiscard]] constexpr double gemm_seconds(double M, double N, double K, const compute_params& c, double batch = 1.0) {
     if (M <= 0 || N <= 0 || K <= 0) return 0.0;
-    const double work = batch * 2.0 * M * N * K /
-                        (c.gemm_peak.value() * c.gemm_efficiency * wave_efficiency(M, N, batch, c.compute_units));
-    const double traffic = batch * ((M * K + K * N) * c.gemm_input_bytes + M * N * 2.0) /
-                           (c.memory_bandwidth.value() * c.memory_efficiency);
+    const double work = batch * 2.0 * M * N * K * c.inv_gemm_rate / wave_efficiency(M, N, batch, c.compute_units);
+    const double traffic = batch * ((M * K + K * N) * c.gemm_input_bytes + M * N * 2.0) * c.inv_memory_rate;
     return std::max(work, traffic);
 }
 /// Forward GEMM (M x K)(K x N) and its backward: the input gradient (M x N)(N x K) and the weight
@@ -114,7 +122,7 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
 }
 /// Time to move `bytes` through HBM at the memory-bound efficiency.
 [[nodiscard]] constexpr double memory_seconds(double bytes_moved, const compute_params& c) {
-    return bytes_moved / (c.memory_bandwidth.value() * c.memory_efficiency);
+    return bytes_moved * c.inv_memory_rate;
 }
 }  // namespace detail
 
@@ -127,6 +135,7 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
     c.memory_bandwidth = acc.memory_bandwidth.value() > 0 ? acc.memory_bandwidth : bytes_per_second(2e12);
     c.gemm_input_bytes = dtype_bytes(precision);
     c.compute_units = compute_units_of(acc.name);
+    c.finish();
     return c;
 }
 
@@ -192,6 +201,7 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
         compute_params bf = c;
         bf.gemm_peak = c.bf16_peak;
         bf.gemm_input_bytes = 2.0;
+        bf.finish();
         const double batch = b * heads_here;
         const auto qk = detail::gemm_fwd_bwd(s / p.cp, s, d, bf, batch), av = detail::gemm_fwd_bwd(s / p.cp, d, s, bf, batch);
         const double gemms = qk.fwd + av.fwd, gemms_bwd = qk.bwd + av.bwd;

@@ -175,6 +175,7 @@ template <class Pricer>
     compute_params cpar = compute_params_for(acc, p.precision);
     cpar.gemm_efficiency *= o.kernel_efficiency;
     cpar.memory_efficiency *= o.kernel_efficiency;
+    cpar.finish();
     const flop_rate peak = cpar.gemm_peak;
     const double seq = p.seq, batch = p.global_batch;
     r.model_flops = model_flops(m, seq, batch);
