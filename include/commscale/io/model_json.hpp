@@ -16,10 +16,24 @@
 ///   positions  learned_positions if given; else model_type gpt2/opt/gpt_neo/... or n_positions present
 ///   biases     biases if given; else attention_bias; else model_type gpt2/opt/bloom/gpt_neox/...
 ///   name       name | _name_or_path (default: the file's stem or "custom"); source (optional)
+///   head_dim   head_dim (Gemma, Qwen3, Nemotron; default hidden / heads)
+/// Family specifics by `model_type` (their configuration_*.py in Hugging Face transformers, or
+/// the model's own config class):
+///   mpt        n_layers, n_heads, d_model, ffn = expansion_ratio x d_model (default 4),
+///              max_seq_len, ALiBi (attn_config.alibi, default true), no biases (no_bias, default true)
+///   bloom      n_layer, n_head, n_embed | hidden_size, ALiBi, biases, 4h MLP
+///   falcon     num_kv_heads (new_decoder_architecture) or multi_query (1 K/V head), ffn_hidden_size
+///              (default 4h), parallel_attn (default true), alibi (default false), bias (default false)
+///   gptj       n_embd, n_layer, n_head, n_inner (null: 4h), rotary, parallel attention+MLP, biases
+///   gpt_neox   use_parallel_residual (default true), rotary, biases, untied embeddings
+///   gpt2, opt  learned positions, biases, plain MLP (OPT: ffn_dim)
+///   gemma, gemma2, qwen3, phi3, llama, mistral, qwen2: gated MLP, rotary (head_dim where given)
+///   nemotron   plain squared-ReLU MLP (hidden_act relu2), rotary, head_dim
 /// Every other key is ignored (real configs carry dozens), but a key above with a wrong type or
 /// an impossible value (heads not dividing hidden, a negative size) is an input_error naming
 /// its path, e.g. `model.num_attention_heads: expected a divisor of hidden (4096), got 30`.
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -74,33 +88,45 @@ namespace detail {
         return {r.int32(k, 1, hi), k};
     };
     transformer m;
-    const auto [layers, layers_key] = int_key({"num_hidden_layers", "n_layer"}, 0, true, lim::layers);
-    const auto [hidden, hidden_key] = int_key({"hidden_size", "n_embd", "d_model"}, 0, true, lim::hidden);
-    const auto [heads, heads_key] = int_key({"num_attention_heads", "n_head"}, 0, true);
+    const std::string type = r.has("model_type") ? r.string("model_type") : std::string();
+    const auto [layers, layers_key] = int_key({"num_hidden_layers", "n_layer", "n_layers"}, 0, true, lim::layers);
+    const auto [hidden, hidden_key] = int_key({"hidden_size", "n_embd", "d_model", "n_embed"}, 0, true, lim::hidden);
+    const auto [heads, heads_key] = int_key({"num_attention_heads", "n_head", "n_heads"}, 0, true);
     m.layers = layers;
     m.hidden = hidden;
     m.heads = heads;
-    if (m.hidden % m.heads != 0)
+    if (r.has("head_dim")) {
+        m.head_dim_override = r.int32("head_dim", 1, lim::hidden);
+        if (m.head_dim_override * m.heads == m.hidden) m.head_dim_override = 0;  // not decoupled
+    }
+    if (m.head_dim_override == 0 && m.hidden % m.heads != 0)
         throw input_error(r.field(heads_key), std::to_string(m.heads), "a divisor of hidden (" + std::to_string(m.hidden) + ")");
-    const auto [kv, kv_key] = int_key({"num_key_value_heads", "num_kv_heads"}, m.heads, false);
-    m.kv_heads = kv;
+    // Falcon-7B/40B (multi_query, not new_decoder_architecture): one K/V head
+    const bool falcon_mqa = type == "falcon" && r.boolean_or("multi_query", false) &&
+                            !r.boolean_or("new_decoder_architecture", false);
+    const auto [kv, kv_key] = int_key({"num_key_value_heads", "num_kv_heads"}, falcon_mqa ? 1 : m.heads, false);
+    m.kv_heads = falcon_mqa ? 1 : kv;
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
         throw input_error(r.field(kv_key), std::to_string(m.kv_heads), "a divisor of heads (" + std::to_string(m.heads) + ")");
-    const auto [ffn, ffn_key] = int_key({"intermediate_size", "ffn_dim", "n_inner"}, 0, false, lim::ffn);
+    const auto [ffn, ffn_key] = int_key({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size"}, 0, false, lim::ffn);
     m.ffn = ffn;
+    if (m.ffn == 0 && type == "mpt") {
+        // MPT: the MLP is expansion_ratio x d_model (llm-foundry MPTConfig, default 4)
+        const double ratio = r.has("expansion_ratio") ? r.number("expansion_ratio", 0.125, 64.0) : 4.0;
+        m.ffn = static_cast<int>(std::lround(ratio * m.hidden));
+    }
     if (m.ffn == 0) m.ffn = 4 * m.hidden;  // GPT-2's n_inner = null means 4 x n_embd (hidden <= 2^20)
     const auto [vocab, vocab_key] = int_key({"vocab_size"}, 0, true, lim::vocab);
     m.vocab = vocab;
-    m.max_seq = int_key({"max_position_embeddings", "n_positions", "seq_length"}, 2048, false, lim::max_seq).first;
+    m.max_seq = int_key({"max_position_embeddings", "n_positions", "seq_length", "max_seq_len"}, 2048, false, lim::max_seq).first;
     const auto [experts, experts_key] = int_key({"num_local_experts"}, 1, false, lim::experts);
     m.experts = experts;
     const auto [k, k_key] = int_key({"num_experts_per_tok"}, 1, false);
     m.experts_per_token = k;
     if (m.experts_per_token > m.experts)
         throw input_error(r.field(k_key), std::to_string(k), "an integer in [1, num_local_experts = " + std::to_string(m.experts) + "]");
-    m.tied_embeddings = r.boolean_or("tie_word_embeddings", true);
-
-    const std::string type = r.has("model_type") ? r.string("model_type") : std::string();
+    // GPT-NeoX and GPT-J configs untie the output projection (GPTNeoXConfig default False)
+    m.tied_embeddings = r.boolean_or("tie_word_embeddings", !detail::one_of(type, {"gpt_neox", "gptj"}));
     const char* act_key = detail::first_key(r, {"hidden_act", "activation_function"});
     const std::string act = act_key ? r.string(act_key) : std::string();
     if (r.has("gated_mlp")) m.gated_mlp = r.boolean("gated_mlp");
@@ -111,8 +137,25 @@ namespace detail {
                                (type.empty() && r.has("n_positions"));
     if (r.has("biases")) m.biases = r.boolean("biases");
     else if (r.has("attention_bias")) m.biases = r.boolean("attention_bias");
-    else m.biases = detail::one_of(type, {"gpt2", "opt", "bloom", "gpt_neox", "gpt_neo", "gpt_bigcode", "falcon", "megatron-gpt"}) ||
+    else if (type == "mpt") m.biases = !r.boolean_or("no_bias", true);
+    else if (type == "falcon") m.biases = r.boolean_or("bias", false);
+    else m.biases = detail::one_of(type, {"gpt2", "opt", "bloom", "gpt_neox", "gpt_neo", "gpt_bigcode", "gptj", "megatron-gpt"}) ||
                     (type.empty() && r.has("n_embd"));
+    // ALiBi: BLOOM always; MPT when attn_config.alibi (default true in MPTConfig); Falcon's alibi flag
+    if (r.has("alibi")) m.alibi = r.boolean("alibi");
+    else if (type == "bloom") m.alibi = true;
+    else if (type == "mpt") {
+        m.alibi = true;
+        if (r.has("attn_config")) {
+            const json_reader ac = r.object("attn_config");
+            m.alibi = ac.boolean_or("alibi", true);
+        }
+    }
+    // attention and MLP side by side on the same input
+    if (r.has("parallel_attention")) m.parallel_attention = r.boolean("parallel_attention");
+    else if (type == "gpt_neox") m.parallel_attention = r.boolean_or("use_parallel_residual", true);
+    else if (type == "falcon") m.parallel_attention = r.boolean_or("parallel_attn", true);
+    else m.parallel_attention = type == "gptj";
 
     std::string name(fallback_name);
     if (r.has("name")) name = r.string("name");
@@ -163,6 +206,9 @@ namespace detail {
     j["gated_mlp"] = m.gated_mlp;
     j["learned_positions"] = m.learned_positions;
     j["biases"] = m.biases;
+    if (m.head_dim_override > 0) j["head_dim"] = m.head_dim_override;
+    j["alibi"] = m.alibi;
+    j["parallel_attention"] = m.parallel_attention;
     j["source"] = std::string(m.source);
     return j;
 }

@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "../hardware/accelerator.hpp"
@@ -212,12 +214,57 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
     // element-wise
     const double replicated = 11.0 * h / (p.sequence_parallel ? t : 1.0);
     const double act = (m.gated_mlp ? 3.0 : 2.0) * f * k / t;
-    const double rotary = m.learned_positions ? 0.0 : 2.0 * (q + kv) / t;
+    const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 2.0 * (q + kv) / t;
     double bytes_fwd = 2.0 * T * (replicated + act + rotary);
     if (c.gemm_input_bytes < 2.0) bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (h + q / t + h + f * k / t);
     r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd, c));
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd, c));
     return r;
+}
+
+namespace detail {
+/// Everything layer_compute_time reads, for an exact memo.
+struct layer_key {
+    double v[22]{};
+    [[nodiscard]] bool operator==(const layer_key& o) const {
+        for (int i = 0; i < 22; ++i)
+            if (v[i] != o.v[i]) return false;
+        return true;
+    }
+};
+[[nodiscard]] inline layer_key make_layer_key(const transformer& m, const commscale::plan& p, const compute_params& c) {
+    return {{static_cast<double>(m.hidden), static_cast<double>(m.heads), static_cast<double>(m.kv_heads),
+             static_cast<double>(m.ffn), static_cast<double>(m.experts), static_cast<double>(m.experts_per_token),
+             m.gated_mlp ? 1.0 : 0.0, (m.learned_positions || m.alibi) ? 1.0 : 0.0, static_cast<double>(m.head_dim()),
+             static_cast<double>(p.tp),
+             static_cast<double>(p.cp), static_cast<double>(p.ep), static_cast<double>(p.micro_batch),
+             static_cast<double>(p.seq), p.sequence_parallel ? 1.0 : 0.0,
+             p.attention == attention_kernel::flash ? 1.0 : 0.0, c.gemm_peak.value(), c.bf16_peak.value(),
+             c.inv_gemm_rate, c.inv_memory_rate, c.gemm_input_bytes, static_cast<double>(c.compute_units)}};
+}
+}  // namespace detail
+
+/// @brief layer_compute_time through a small per-thread exact memo (16 entries, direct-mapped):
+/// the planner and scaling sweeps evaluate many plans that share a layer's shapes (they differ in
+/// pipeline depth, ZeRO stage, recompute or schedule). Same result as layer_compute_time;
+/// allocation-free.
+[[nodiscard]] inline layer_time layer_compute_time_cached(const transformer& m, const plan& p, const compute_params& c) {
+    struct slot { detail::layer_key key; layer_time value; bool used = false; };
+    thread_local slot table[16];
+    const detail::layer_key k = detail::make_layer_key(m, p, c);
+    std::uint64_t h = 1469598103934665603ull;
+    for (double x : k.v) {
+        std::uint64_t bits = 0;
+        static_assert(sizeof(bits) == sizeof(x));
+        std::memcpy(&bits, &x, sizeof(bits));
+        h = (h ^ bits) * 1099511628211ull;
+    }
+    slot& s = table[(h ^ (h >> 29)) & 15u];
+    if (s.used && s.key == k) return s.value;
+    s.key = k;
+    s.value = layer_compute_time(m, p, c);
+    s.used = true;
+    return s.value;
 }
 
 /// @brief Extra forward time that recompute adds to one layer's backward: the whole forward

@@ -198,7 +198,7 @@ template <class Pricer>
         attn_core = share * 3.0 * lf.attention_core() / rate;
         gemm_layer = layer_f + layer_b - attn_core;
     } else {
-        r.layer = layer_compute_time(m, p, cpar);
+        r.layer = layer_compute_time_cached(m, p, cpar);
         layer_f = r.layer.forward();
         layer_b = r.layer.backward() + recompute_time(r.layer, p.recompute_mode);
         out_layer = output_layer_time(m, p, cpar);

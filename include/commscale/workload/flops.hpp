@@ -89,14 +89,14 @@ struct layer_flops {
 /// @brief Forward FLOPs of one layer (see layer_flops). `seq` tokens per sequence, `sequences`
 /// sequences (B). Formula: Narayanan et al. 2021 appendix, generalized to GQA, gated MLP and MoE.
 [[nodiscard]] constexpr layer_flops layer_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
-    const double h = m.hidden, kv = m.kv_dim(), f = m.ffn;
+    const double h = m.hidden, kv = m.kv_dim(), f = m.ffn, q = m.q_dim();
     const double tokens = seq * sequences;
     const double k = m.experts > 1 ? m.experts_per_token : 1;
     layer_flops r;
-    r.qkv = flops(2.0 * tokens * h * (h + 2.0 * kv));
-    r.scores = flops(2.0 * tokens * seq * h);
-    r.values = flops(2.0 * tokens * seq * h);
-    r.out_proj = flops(2.0 * tokens * h * h);
+    r.qkv = flops(2.0 * tokens * h * (q + 2.0 * kv));
+    r.scores = flops(2.0 * tokens * seq * q);
+    r.values = flops(2.0 * tokens * seq * q);
+    r.out_proj = flops(2.0 * tokens * q * h);
     r.mlp = flops(k * (m.gated_mlp ? 3.0 : 2.0) * 2.0 * tokens * h * f);
     r.router = flops(m.experts > 1 ? 2.0 * tokens * h * m.experts : 0.0);
     return r;

@@ -43,9 +43,17 @@ struct transformer {
     bool learned_positions = false;  ///< learned absolute position embeddings (max_seq x h parameters)
     bool biases = false;           ///< linear layers and norms carry biases (GPT/OPT/BLOOM style)
     std::string_view source{};     ///< where the shape comes from (paper, model card, config.json)
+    int head_dim_override = 0;     ///< head_dim when not hidden / heads (Gemma 7B: 256 with h 3072, 16 heads)
+    bool alibi = false;            ///< ALiBi attention biases instead of rotary (BLOOM, MPT): no rotary kernel
+    bool parallel_attention = false;  ///< attention and MLP read the same input (GPT-J, GPT-NeoX, Falcon)
 
-    /// @brief Head dimension h / a.
-    [[nodiscard]] constexpr int head_dim() const { return heads > 0 ? hidden / heads : 0; }
+    /// @brief Head dimension: head_dim_override, else h / a.
+    [[nodiscard]] constexpr int head_dim() const {
+        return head_dim_override > 0 ? head_dim_override : (heads > 0 ? hidden / heads : 0);
+    }
+    /// @brief Width of the query (and attention output) projection: heads x head_dim (= h unless
+    /// head_dim is decoupled).
+    [[nodiscard]] constexpr int q_dim() const { return heads * head_dim(); }
     /// @brief Width of the key (or value) projection: kv_heads x head_dim.
     [[nodiscard]] constexpr int kv_dim() const { return kv_heads * head_dim(); }
     /// @brief True for a mixture-of-experts model (experts > 1).
@@ -65,11 +73,12 @@ struct layer_parameters {
 
 /// @brief Parameters of one layer. Formula in the file comment; counts, dimensionless.
 [[nodiscard]] constexpr layer_parameters parameters_per_layer(const transformer& m) {
-    const double h = m.hidden, kv = m.kv_dim(), f = m.ffn;
+    const double h = m.hidden, kv = m.kv_dim(), f = m.ffn, q = m.q_dim();
     const double bias = m.biases ? 1.0 : 0.0;
     layer_parameters p;
-    // Q and O are h x h; K and V are h x kv (grouped-query attention shares them).
-    p.attention = 2.0 * h * h + 2.0 * h * kv + bias * (2.0 * h + 2.0 * kv);
+    // Q is h x q and O q x h (q = heads x head_dim, = h usually); K and V are h x kv
+    // (grouped-query attention shares them).
+    p.attention = 2.0 * h * q + 2.0 * h * kv + bias * (q + h + 2.0 * kv);
     p.mlp_expert = m.gated_mlp ? 3.0 * h * f + bias * (2.0 * f + h) : 2.0 * h * f + bias * (f + h);
     p.mlp = p.mlp_expert * m.experts;
     p.router = m.experts > 1 ? h * m.experts : 0.0;
@@ -140,7 +149,10 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     positive("max_seq", m.max_seq);
     positive("experts", m.experts);
     positive("experts_per_token", m.experts_per_token);
-    if (m.hidden % m.heads != 0)
+    if (m.head_dim_override < 0 || m.head_dim_override > model_size_limits::hidden)
+        throw input_error(f + ".head_dim_override", std::to_string(m.head_dim_override),
+                          "0 (hidden / heads) or a head dimension in [1, " + std::to_string(model_size_limits::hidden) + "]");
+    if (m.head_dim_override == 0 && m.hidden % m.heads != 0)
         throw input_error(f + ".heads", std::to_string(m.heads),
                           "a divisor of hidden (" + std::to_string(m.hidden) + ")");
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
