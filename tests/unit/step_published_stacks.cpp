@@ -12,10 +12,10 @@
 //   (mean 23%), all with the same sign and nearly the same size at every scale: the compute
 //   model's H100 GEMMs at the MAMF figure (80.3% of peak) and FlashAttention at 60% leave out
 //   about a fifth of the measured time; communication is not what is missing (it is hidden).
-// * fp8 on the same runs: 34-50% too high (mean 40%). The measured fp8/bf16 speed-up is
-//   1.33-1.53; the model gives 1.49-1.71. The fp8 GEMMs run at the same fraction of their (2x) peak as bf16 ones in
-//   cuBLASLt benchmarks, so the gap is the time that fp8 does not shorten (the part missing from
-//   bf16 above, plus Transformer Engine's split-accumulator backward GEMMs).
+// * fp8 on the same runs: 21-37% too high (mean 28%). The measured fp8/bf16 speed-up is
+//   1.33-1.53; the model gives 1.37-1.55 (it gave 1.49-1.71, fp8 errors up to +50%, before the
+//   split-accumulator backward GEMMs and the bf16 output layer were modelled). The rest is the
+//   bf16 gap above, which fp8 does not shorten.
 // * Composer FSDP (llm-foundry MPT) on A100: 9-30% too fast (mean 22%); eager PyTorch (unfused GELU, norm,
 //   residual kernels) and the Triton FlashAttention with ALiBi that the MPT configs use are slower
 //   than the fused kernels the model assumes.
@@ -100,12 +100,12 @@ TEST_CASE("NeMo / Megatron-Core Llama 3.1 on H100, bf16 and fp8: published step 
         CHECK(s.fits_in_memory);  // NVIDIA ran these configurations on 80 GB parts
         CHECK(s.bottleneck == step_bottleneck::compute);
         (r.precision == dtype::fp8 ? fp8_err : bf16_err).push_back(err);
-        // recorded: bf16 +23.1 +24.9 +23.9 +25.0 +19.8 +21.6; fp8 +37.6 +50.0 +33.7 (throughput %)
-        CHECK(std::fabs(err) <= (r.precision == dtype::fp8 ? 0.55 : 0.30));
+        // recorded: bf16 +23.1 +24.9 +23.9 +25.0 +19.8 +21.6; fp8 +26.5 +36.8 +21.5 (throughput %)
+        CHECK(std::fabs(err) <= (r.precision == dtype::fp8 ? 0.40 : 0.30));
     }
     INFO("mean |error| bf16 " << 100 * mean_abs(bf16_err) << "%, fp8 " << 100 * mean_abs(fp8_err) << "%");
     CHECK(mean_abs(bf16_err) <= 0.25);
-    CHECK(mean_abs(fp8_err) <= 0.45);
+    CHECK(mean_abs(fp8_err) <= 0.32);
 }
 
 // Composer FSDP (FULL_SHARD, amp_bf16): MosaicML llm-foundry, scripts/train/benchmarking/README.md

@@ -131,6 +131,16 @@ TEST_CASE("compute model: fp8 speeds up only the GEMMs, small shapes run further
     CHECK(speedup < 1.8);
     CHECK(f8.attention_fwd == bf.attention_fwd);  // attention stays in bf16
     CHECK(f8.elementwise_fwd > bf.elementwise_fwd);  // the casts
+    // Transformer Engine's backward fp8 GEMMs use the split accumulator, the forward one fast
+    // accumulation, measured 1.1-1.2x faster (pytorch/ao #2377): backward/forward GEMM time is
+    // that much above bf16's (where the two backward GEMMs are twice the forward work)
+    const double split = (in_seconds(f8.gemm_bwd) / in_seconds(f8.gemm_fwd)) /
+                         (in_seconds(bf.gemm_bwd) / in_seconds(bf.gemm_fwd));
+    CHECK(split >= 1.1);
+    CHECK(split <= 1.2);
+    // the logits GEMM stays bf16 (Megatron-Core's output layer is outside the fp8 autocast)
+    CHECK(in_seconds(output_layer_time(l70, p, compute_params_for(h100, dtype::fp8))) ==
+          Approx(in_seconds(output_layer_time(l70, p, compute_params_for(h100, dtype::bf16)))));
     // GEMM efficiency: a large GEMM reaches the accelerator's MAMF fraction; a small one less
     const compute_params cp = compute_params_for(h100, dtype::bf16);
     const double big = 2.0 * 8192.0 * 8192 * 8192 / detail::gemm_seconds(8192, 8192, 8192, cp) / cp.gemm_peak.value();

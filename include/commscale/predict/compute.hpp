@@ -41,6 +41,15 @@ inline constexpr double default_memory_efficiency = 0.8;
 /// forward (Shah et al. 2024). 0.6 is the combined fwd+bwd figure of those benchmarks.
 inline constexpr double flash_attention_peak_efficiency = 0.6;
 
+/// @brief Slow-down of the backward GEMMs (input and weight gradients) in fp8 training on Hopper:
+/// Transformer Engine runs them with cuBLASLt's split accumulator (periodic promotion of the fp8
+/// tensor-core partial sums to fp32; `_2X_ACC_DGRAD = True`, `_2X_ACC_WGRAD = True`, forward
+/// `_2X_ACC_FPROP = False`, transformer_engine/pytorch/module/base.py), not the fast accumulation
+/// of the forward GEMM (cuBLASLt `CUBLASLT_MATMUL_DESC_FAST_ACCUM`). Fast accumulation is measured
+/// 1.1-1.2x faster on H100 (pytorch/ao issue #2377, torchao float8 benchmarks); 1.15 is the middle.
+/// Blackwell's block-scaled MXFP8/NVFP4 GEMMs have no fast-accumulation mode and are not slowed.
+inline constexpr double fp8_split_accumulator_slowdown = 1.15;
+
 /// @brief Sequence length at which FlashAttention reaches half of its long-sequence efficiency
 /// in the fit s / (s + s_half) of the FlashAttention-2 benchmark curves (causal, head dim 128,
 /// A100: ~100 TFLOP/s at 512 tokens, ~160 at 2k, ~185 at 8k+ fwd+bwd; Dao 2023 Fig. 4-6): 512.
@@ -65,6 +74,7 @@ struct compute_params {
     double memory_efficiency = default_memory_efficiency;
     double gemm_input_bytes = 2.0;  ///< bytes per GEMM input element (1 for fp8, 0.5 for fp4)
     int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
+    double backward_gemm_slowdown = 1.0;  ///< fp8_split_accumulator_slowdown for Hopper-style fp8, else 1
     double inv_gemm_rate = 0;       ///< 1 / (gemm_peak x gemm_efficiency), s per FLOP (set by finish())
     double inv_memory_rate = 0;     ///< 1 / (memory_bandwidth x memory_efficiency), s per byte
 
@@ -137,6 +147,7 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
     c.memory_bandwidth = acc.memory_bandwidth.value() > 0 ? acc.memory_bandwidth : bytes_per_second(2e12);
     c.gemm_input_bytes = dtype_bytes(precision);
     c.compute_units = compute_units_of(acc.name);
+    if (precision == dtype::fp8) c.backward_gemm_slowdown = fp8_split_accumulator_slowdown;
     c.finish();
     return c;
 }
@@ -191,7 +202,7 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
         add(detail::gemm_fwd_bwd(T, h, f / t, c));
     }
     r.gemm_fwd = seconds(gf);
-    r.gemm_bwd = seconds(gb);
+    r.gemm_bwd = seconds(gb * c.backward_gemm_slowdown);
     // attention core
     const double heads_here = static_cast<double>(m.heads) / t;
     if (p.attention == attention_kernel::flash) {
@@ -225,9 +236,9 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
 namespace detail {
 /// Everything layer_compute_time reads, for an exact memo.
 struct layer_key {
-    double v[22]{};
+    double v[23]{};
     [[nodiscard]] bool operator==(const layer_key& o) const {
-        for (int i = 0; i < 22; ++i)
+        for (int i = 0; i < 23; ++i)
             if (v[i] != o.v[i]) return false;
         return true;
     }
@@ -240,7 +251,8 @@ struct layer_key {
              static_cast<double>(p.cp), static_cast<double>(p.ep), static_cast<double>(p.micro_batch),
              static_cast<double>(p.seq), p.sequence_parallel ? 1.0 : 0.0,
              p.attention == attention_kernel::flash ? 1.0 : 0.0, c.gemm_peak.value(), c.bf16_peak.value(),
-             c.inv_gemm_rate, c.inv_memory_rate, c.gemm_input_bytes, static_cast<double>(c.compute_units)}};
+             c.inv_gemm_rate, c.inv_memory_rate, c.gemm_input_bytes, static_cast<double>(c.compute_units),
+             c.backward_gemm_slowdown}};
 }
 }  // namespace detail
 
@@ -278,11 +290,23 @@ struct layer_key {
 /// @brief Output layer of the last stage for one micro-batch: the logits GEMM (T x h)(h x V/t)
 /// forward and its two backward GEMMs, plus the vocabulary-parallel cross-entropy in fp32
 /// (read bf16 logits, write fp32, softmax and its gradient: 16 bytes per logit element in all,
-/// Megatron-LM `vocab_parallel_cross_entropy`).
+/// Megatron-LM `vocab_parallel_cross_entropy`). The logits GEMM stays in bf16 under fp8 training:
+/// Megatron-Core's output layer is a plain `ColumnParallelLinear` outside the Transformer Engine
+/// fp8 autocast that wraps the transformer block (megatron/core/models/gpt/gpt_model.py,
+/// transformer_block.py), as are the embedding lookups.
 [[nodiscard]] inline duration output_layer_time(const transformer& m, const plan& p, const compute_params& c) {
     const double T = static_cast<double>(p.micro_batch) * p.seq / p.cp;
     const double v = static_cast<double>(m.vocab) / p.tp;
-    const double g = detail::gemm_seconds(T, v, m.hidden, c);
+    double g = 0;
+    if (c.gemm_input_bytes < 2.0) {
+        compute_params bf = c;
+        bf.gemm_peak = c.bf16_peak;
+        bf.gemm_input_bytes = 2.0;
+        bf.finish();
+        g = detail::gemm_seconds(T, v, m.hidden, bf);
+    } else {
+        g = detail::gemm_seconds(T, v, m.hidden, c);
+    }
     return seconds(3.0 * g + detail::memory_seconds(16.0 * T * v, c));
 }
 
