@@ -118,7 +118,7 @@ TEST_CASE("Qwen3 and Phi-3: gated, rotary, untied") {
     check_total(p, 3.8e9);
 }
 
-TEST_CASE("Nemotron: plain squared-ReLU MLP; unknown families name the missing field") {
+TEST_CASE("Nemotron: plain squared-ReLU MLP, and unknown families name the missing field") {
     const auto n = read(R"({"model_type": "nemotron", "hidden_size": 6144, "num_attention_heads": 48,
         "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 32, "intermediate_size": 24576,
         "hidden_act": "relu2", "vocab_size": 256000, "tie_word_embeddings": false})");

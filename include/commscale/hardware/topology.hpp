@@ -50,6 +50,17 @@ struct node_spec {
 };
 
 /// @brief A cluster of identical nodes on one scale-out fabric.
+/// @brief Training-run calibration of the compute model (`commscale fit-step`,
+/// calibrate/fit_step.hpp): scales on the documented efficiencies of predict/compute.hpp
+/// (the accelerator's GEMM efficiency, FlashAttention's curve, the memory-bound fraction of HBM
+/// bandwidth). 1 = uncalibrated, the documented figures as they are.
+struct compute_calibration {
+    double kernel_efficiency = 1.0;     ///< GEMM, attention and memory-bound kernels alike
+    double attention_efficiency = 1.0;  ///< the attention core, on top of kernel_efficiency
+
+    [[nodiscard]] constexpr bool is_default() const { return kernel_efficiency == 1.0 && attention_efficiency == 1.0; }
+};
+
 struct cluster {
     std::string_view name;
     int nodes = 1;
@@ -64,6 +75,7 @@ struct cluster {
     bool in_network_reduction = false;  ///< SHARP-capable switches (InfiniBand)
     std::string_view source;
     comm_params comm{};              ///< realistic-mode collective parameters (calibration replaces them)
+    compute_calibration compute{};   ///< compute-model scales from training runs (fit-step)
 
     [[nodiscard]] constexpr int total_gpus() const { return nodes * node.gpus; }
 
@@ -114,6 +126,14 @@ inline void validate(const cluster& c, std::string_view where = "cluster") {
     };
     check_link(c.node.intra, ".intra.link");
     if (c.nodes > 1) check_link(c.node.inter, ".inter.link");
+    // compute calibration: a scale within a factor of 20 below and 1.5 above the documented
+    // efficiencies (the predictor caps every efficiency at 1)
+    if (!(c.compute.kernel_efficiency >= 0.05) || !(c.compute.kernel_efficiency <= 1.5))
+        throw input_error(w + ".compute_calibration.kernel_efficiency", detail::number_text(c.compute.kernel_efficiency),
+                          "a scale in [0.05, 1.5] (1 = uncalibrated)");
+    if (!(c.compute.attention_efficiency >= 0.05) || !(c.compute.attention_efficiency <= 1.5))
+        throw input_error(w + ".compute_calibration.attention_efficiency",
+                          detail::number_text(c.compute.attention_efficiency), "a scale in [0.05, 1.5] (1 = uncalibrated)");
 }
 
 }  // namespace commscale

@@ -7,7 +7,8 @@
 ///  "intra": {"link": "nvlink4", "fabric": "switch", "in_switch_reduction": true, "pcie_p2p": true},
 ///  "inter": {"link": "ib-ndr-4x", "nics_per_node": 8, "oversubscription": 1.0, "nodes_per_leaf": 32,
 ///            "rail_optimized": true, "in_network_reduction": false, "gpudirect_rdma": true},
-///  "source": "where the figures come from", "calibration": {...comm_params fields, optional...}}
+///  "source": "where the figures come from", "calibration": {...comm_params fields, optional...},
+///  "compute_calibration": {"kernel_efficiency": 0.8, "attention_efficiency": 1.0} (optional, fit-step)}
 /// ```
 /// Links are catalog names (`commscale links`) or link objects (io/hardware_json.hpp). Keys
 /// beyond CLI.md's minimal example are optional, with the defaults documented at each field.
@@ -212,6 +213,14 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     // printed document can be fed back to --cluster.
     r.ignore({"derived"});
     if (r.has("calibration")) c.comm = comm_params_from_json(r.raw("calibration"), r.field("calibration"));
+    if (r.has("compute_calibration")) {
+        // written by `commscale fit-step --out`; "fitted_from" (what the fit used) is informational
+        const json_reader cc = r.object("compute_calibration");
+        c.compute.kernel_efficiency = cc.number_or("kernel_efficiency", 1.0, 0.05, 1.5);
+        c.compute.attention_efficiency = cc.number_or("attention_efficiency", 1.0, 0.05, 1.5);
+        cc.ignore({"fitted_from"});
+        cc.finish();
+    }
     r.finish();
     validate(c, path);
     return c;
@@ -240,6 +249,9 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
                       {"gpudirect_rdma", c.node.gpudirect_rdma}};
     if (!c.source.empty()) j["source"] = std::string(c.source);
     if (!same_comm_params(c.comm, comm_params{})) j["calibration"] = comm_params_to_json(c.comm);
+    if (!c.compute.is_default())
+        j["compute_calibration"] = {{"kernel_efficiency", c.compute.kernel_efficiency},
+                                    {"attention_efficiency", c.compute.attention_efficiency}};
     return j;
 }
 

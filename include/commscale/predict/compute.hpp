@@ -75,6 +75,7 @@ struct compute_params {
     double gemm_input_bytes = 2.0;  ///< bytes per GEMM input element (1 for fp8, 0.5 for fp4)
     int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
     double backward_gemm_slowdown = 1.0;  ///< fp8_split_accumulator_slowdown for Hopper-style fp8, else 1
+    double attention_scale = 1.0;   ///< calibration scale on FlashAttention's efficiency (fit-step)
     double inv_gemm_rate = 0;       ///< 1 / (gemm_peak x gemm_efficiency), s per FLOP (set by finish())
     double inv_memory_rate = 0;     ///< 1 / (memory_bandwidth x memory_efficiency), s per byte
 
@@ -207,7 +208,7 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
     const double heads_here = static_cast<double>(m.heads) / t;
     if (p.attention == attention_kernel::flash) {
         const double fwd_flops = 0.5 * 4.0 * T * s * q / t;
-        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s);
+        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s) * c.attention_scale;
         r.attention_fwd = seconds(fwd_flops / rate);
         r.attention_bwd = seconds(2.5 * fwd_flops / rate);
     } else {
@@ -236,9 +237,9 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
 namespace detail {
 /// Everything layer_compute_time reads, for an exact memo.
 struct layer_key {
-    double v[23]{};
+    double v[24]{};
     [[nodiscard]] bool operator==(const layer_key& o) const {
-        for (int i = 0; i < 23; ++i)
+        for (int i = 0; i < 24; ++i)
             if (v[i] != o.v[i]) return false;
         return true;
     }
@@ -252,7 +253,7 @@ struct layer_key {
              static_cast<double>(p.seq), p.sequence_parallel ? 1.0 : 0.0,
              p.attention == attention_kernel::flash ? 1.0 : 0.0, c.gemm_peak.value(), c.bf16_peak.value(),
              c.inv_gemm_rate, c.inv_memory_rate, c.gemm_input_bytes, static_cast<double>(c.compute_units),
-             c.backward_gemm_slowdown}};
+             c.backward_gemm_slowdown, c.attention_scale}};
 }
 }  // namespace detail
 

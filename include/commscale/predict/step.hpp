@@ -173,8 +173,11 @@ template <class Pricer>
     step_breakdown r;
     const double n_gpus = static_cast<double>(p.gpus());
     compute_params cpar = compute_params_for(acc, p.precision);
-    cpar.gemm_efficiency *= o.kernel_efficiency;
-    cpar.memory_efficiency *= o.kernel_efficiency;
+    // options x the cluster's training-run calibration (fit-step); an efficiency never passes 1
+    const double kernel = o.kernel_efficiency * c.compute.kernel_efficiency;
+    cpar.gemm_efficiency = std::min(1.0, cpar.gemm_efficiency * kernel);
+    cpar.memory_efficiency = std::min(1.0, cpar.memory_efficiency * kernel);
+    cpar.attention_scale = std::min(1.0 / flash_attention_peak_efficiency, kernel * c.compute.attention_efficiency);
     cpar.finish();
     const flop_rate peak = cpar.gemm_peak;
     const double seq = p.seq, batch = p.global_batch;

@@ -1,0 +1,169 @@
+// `commscale fit-step RUNS.csv [--cluster NAME|FILE | topology] [--out FILE] [--json] [--svg FILE]`:
+// fits the step predictor's compute calibration to measured training runs
+// (include/commscale/calibrate/fit_step.hpp; the CSV columns are io/training_runs.hpp's) and
+// writes a cluster JSON whose `compute_calibration` every step/scale/plan --cluster FILE applies.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <commscale/calibrate/fit_step.hpp>
+#include <commscale/io/cluster_json.hpp>
+#include <commscale/io/file.hpp>
+#include <commscale/io/training_runs.hpp>
+
+#include "../cli.hpp"
+#include "../svg.hpp"
+#include "../topology.hpp"
+
+namespace {
+
+using namespace commscale;
+
+std::vector<cli::option_spec> options() {
+    auto o = cli::topology_options();
+    o.push_back({"out", true, "write the calibrated cluster JSON (readable by --cluster) to FILE"});
+    o.push_back({"svg", true, "write measured vs predicted step time per run to FILE"});
+    return o;
+}
+
+// Round tick values covering [lo, hi]: 1, 2 or 5 x 10^k steps, about 5 of them.
+std::vector<double> ticks(double lo, double hi) {
+    const double span = hi - lo;
+    const double raw = span / 5.0;
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = mag;
+    for (double f : {1.0, 2.0, 5.0, 10.0})
+        if (f * mag >= raw) {
+            step = f * mag;
+            break;
+        }
+    std::vector<double> t;
+    for (double v = std::ceil(lo / step) * step; v <= hi + 1e-9 * span; v += step) t.push_back(v);
+    return t;
+}
+
+// Measured (x) vs predicted (y) step time per run, before (grey) and after (blue) the fit, with
+// the y = x line and +-10% bands.
+std::string svg_plot(const step_fit& f) {
+    double hi = 0;
+    for (const auto& r : f.runs) hi = std::max({hi, r.measured_step_s, r.predicted_before_s, r.predicted_after_s});
+    hi *= 1.1;
+    const double W = 560, H = 480, l = 70, r = 20, t = 40, b = 60;
+    auto X = [&](double v) { return l + (W - l - r) * v / hi; };
+    auto Y = [&](double v) { return H - b - (H - t - b) * v / hi; };
+    std::string s = cli::svg::open(W, H);
+    s += cli::svg::text(W / 2, 22, "fit-step: predicted vs measured step time", "middle", 14);
+    s += cli::svg::line(l, H - b, W - r, H - b);
+    s += cli::svg::line(l, t, l, H - b);
+    for (double v : ticks(0, hi)) {
+        s += cli::svg::line(X(v), H - b, X(v), H - b + 5);
+        s += cli::svg::text(X(v), H - b + 18, cli::num(v, 3), "middle", 11);
+        s += cli::svg::line(l - 5, Y(v), l, Y(v));
+        s += cli::svg::text(l - 8, Y(v) + 4, cli::num(v, 3), "end", 11);
+    }
+    s += cli::svg::text((l + W - r) / 2, H - 18, "measured step time (s)", "middle");
+    s += "<text x=\"18\" y=\"" + cli::svg::n((t + H - b) / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " +
+         cli::svg::n((t + H - b) / 2) + ")\">predicted step time (s)</text>\n";
+    s += cli::svg::line(X(0), Y(0), X(hi), Y(hi), "#888");
+    s += cli::svg::line(X(0), Y(0), X(hi), Y(1.1 * hi), "#ddd");
+    s += cli::svg::line(X(0), Y(0), X(hi), Y(0.9 * hi), "#ddd");
+    for (const auto& run : f.runs) {
+        s += cli::svg::rect(X(run.measured_step_s) - 3, Y(run.predicted_before_s) - 3, 6, 6, "#bbbbbb",
+                            run.label + ": before " + cli::num(run.predicted_before_s, 4) + " s");
+        s += cli::svg::rect(X(run.measured_step_s) - 4, Y(run.predicted_after_s) - 4, 8, 8, "#1f77b4",
+                            run.label + ": measured " + cli::num(run.measured_step_s, 4) + " s, predicted " +
+                                cli::num(run.predicted_after_s, 4) + " s");
+    }
+    s += cli::svg::rect(l + 10, t + 6, 8, 8, "#1f77b4");
+    s += cli::svg::text(l + 24, t + 14, "calibrated");
+    s += cli::svg::rect(l + 10, t + 22, 8, 8, "#bbbbbb");
+    s += cli::svg::text(l + 24, t + 30, "uncalibrated; lines: y = x and +-10%");
+    s += cli::svg::close();
+    return s;
+}
+
+nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+cli::registrar reg{cli::command{
+    "fit-step",
+    "fit the step predictor's compute efficiency to measured training runs (CSV)",
+    "usage: commscale fit-step RUNS.csv [--cluster NAME|FILE | topology] [--out FILE] [--json] [--svg FILE]\n"
+    "  RUNS.csv    one run per row; columns model (preset or config.json, relative to the CSV), gpus, tp,\n"
+    "              pp, [dp, cp, ep], micro_batch, global_batch, [seq, dtype, framework, zero, recompute,\n"
+    "              sequence_parallel, virtual_stages, name], and step_s or tflops_per_gpu (model FLOPs as\n"
+    "              commscale step counts them)\n"
+    "  --cluster   the system the runs ran on (each run uses gpus / GPUs-per-node nodes; default dgx-a100)\n"
+    "  --out FILE  write the cluster JSON with a \"compute_calibration\" section for --cluster FILE\n"
+    "  --svg FILE  predicted vs measured step time per run, before and after the fit\n"
+    "Fits kernel_efficiency (GEMM, attention, memory-bound kernels) from one run on, and\n"
+    "attention_efficiency when 3+ runs differ in attention share by 0.1 or more; a log-normal prior\n"
+    "around the documented model keeps short sets from wandering off.\n"
+    "--json: {runs: [{label, measured_step_s, predicted_before_s, predicted_step_s, cv_predicted_step_s}],\n"
+    "         fitted: {name: {value, uncertainty}}, kept, median_rel_error_before, median_rel_error,\n"
+    "         cv_median_rel_error, noise, cluster, compute_calibration}",
+    options(),
+    [](const cli::args& a, std::ostream& out) {
+        const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
+        const cluster base = cli::resolve_cluster(a);
+        const step_fit f = fit_step(runs, base);
+        cluster calibrated = base;
+        calibrated.compute = f.calibration;
+        // check every output path before writing any
+        if (auto file = a.get("svg")) io::require_writable(*file, "--svg");
+        if (auto file = a.get("out")) io::require_writable(*file, "--out");
+        if (auto file = a.get("svg")) io::write_file_atomic(*file, svg_plot(f), "--svg");
+        if (auto file = a.get("out")) {
+            nlohmann::json j = io::cluster_to_json(calibrated);
+            j["compute_calibration"] = {{"kernel_efficiency", f.calibration.kernel_efficiency},
+                                        {"attention_efficiency", f.calibration.attention_efficiency},
+                                        {"fitted_from", a.positional.at(0)}};
+            io::write_file_atomic(*file, j.dump(2) + "\n", "--out");
+        }
+        if (a.flag("json")) {
+            nlohmann::json jr = nlohmann::json::array();
+            for (const auto& r : f.runs)
+                jr.push_back({{"label", r.label},
+                              {"measured_step_s", r.measured_step_s},
+                              {"predicted_before_s", r.predicted_before_s},
+                              {"predicted_step_s", r.predicted_after_s},
+                              {"cv_predicted_step_s", opt_json(r.cv_predicted_s)}});
+            nlohmann::json fitted = nlohmann::json::object();
+            for (const auto& p : f.fitted) fitted[p.name] = {{"value", p.value}, {"uncertainty", p.uncertainty}};
+            cli::print_json(out, {{"runs", jr},
+                                  {"fitted", fitted},
+                                  {"kept", f.kept},
+                                  {"median_rel_error_before", f.median_rel_error_before},
+                                  {"median_rel_error", f.median_rel_error},
+                                  {"cv_median_rel_error", opt_json(f.cv_median_rel_error)},
+                                  {"noise", f.noise},
+                                  {"cluster", std::string(base.name)},
+                                  {"compute_calibration",
+                                   {{"kernel_efficiency", f.calibration.kernel_efficiency},
+                                    {"attention_efficiency", f.calibration.attention_efficiency}}}});
+            return 0;
+        }
+        out << f.runs.size() << " run(s) on " << base.name << " (" << base.node.accelerator << ")\n\n";
+        std::vector<std::vector<std::string>> rows;
+        for (const auto& r : f.runs)
+            rows.push_back({r.label, cli::num(r.measured_step_s, 4), cli::num(r.predicted_before_s, 4),
+                            cli::num(100 * (r.predicted_before_s / r.measured_step_s - 1), 1) + "%",
+                            cli::num(r.predicted_after_s, 4),
+                            cli::num(100 * (r.predicted_after_s / r.measured_step_s - 1), 1) + "%",
+                            r.cv_predicted_s ? cli::num(100 * (*r.cv_predicted_s / r.measured_step_s - 1), 1) + "%"
+                                             : std::string("n/a")});
+        cli::print_table(out, {"run", "measured s", "before s", "err", "after s", "err", "cv err"}, rows);
+        out << "\n";
+        for (const auto& p : f.fitted)
+            out << "fitted  " << p.name << " = " << cli::num(p.value, 3) << " +- " << cli::num(p.uncertainty, 3) << "\n";
+        for (const auto& k : f.kept) out << "kept    " << k << " = 1 (not identifiable from these runs)\n";
+        out << "median error " << cli::num(100 * f.median_rel_error_before, 1) << "% before, "
+            << cli::num(100 * f.median_rel_error, 1) << "% after, cross-validated "
+            << (f.cv_median_rel_error ? cli::num(100 * *f.cv_median_rel_error, 1) + "%" : std::string("n/a (one run)"))
+            << "\n";
+        if (auto file = a.get("out")) out << "wrote " << *file << " (use it as --cluster " << *file << ")\n";
+        return 0;
+    },
+    1, 1}};
+
+}  // namespace

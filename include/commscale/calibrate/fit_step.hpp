@@ -1,0 +1,250 @@
+#pragma once
+/// @file calibrate/fit_step.hpp
+/// @brief Training-run calibration of the step predictor (`commscale fit-step`): fits the compute
+/// model's scales (`compute_calibration`: the kernel efficiency of GEMMs, attention and
+/// memory-bound kernels together, and where the runs tell it apart, the attention efficiency) to
+/// measured step times, so that what-ifs start from the user's own stack.
+///
+/// Model. For run i with measured step time yᵢ, the residual is rᵢ(θ) = ln(predictedᵢ(θ) / yᵢ) / σ,
+/// θ = (ln kernel, ln attention), plus one prior row θⱼ / τ per fitted parameter: a log-normal prior
+/// centred on the documented model (θ = 0) with τ = 0.4 (a factor 1.5 either way at one sigma), so
+/// that one or two runs move the scale only as far as they justify and a short set never wanders
+/// off (maximum a posteriori, Gaussian errors in log space; e.g. Gelman et al., Bayesian Data
+/// Analysis, 3rd ed., Sec. 14.8). σ is the measurement noise of a step time: the rms of the
+/// residuals with n - p degrees of freedom when the runs outnumber the parameters, never below 1%;
+/// otherwise the documented default of 3% (the spread of step times across repeated runs and
+/// neighbouring scales in NVIDIA's published recipe tables). Solved by Levenberg-Marquardt
+/// (calibrate/fit.hpp); the uncertainty is the posterior covariance (JᵀJ)⁻¹ at the optimum,
+/// reported on the parameter's own scale (value x the log-space sigma).
+///
+/// Identifiability. `kernel_efficiency` is fitted from one run on. `attention_efficiency` is fitted
+/// only with three or more runs whose attention share of the compute time (from the uncalibrated
+/// prediction) spans at least 0.1 (different sequence lengths or model widths); otherwise it is
+/// kept at 1 and listed as kept.
+///
+/// Cross-validation: leave one run out, fit the others, predict it; the median relative error of
+/// those predictions (absent with a single run).
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "../error.hpp"
+#include "../hardware/accelerators.hpp"
+#include "../hardware/topology.hpp"
+#include "../io/training_runs.hpp"
+#include "../predict/step.hpp"
+#include "../workload/flops.hpp"
+#include "fit.hpp"
+
+namespace commscale {
+
+/// @brief Prior width of each fitted scale, in natural-log units (see the file comment).
+inline constexpr double step_fit_prior_sigma = 0.4;
+/// @brief Measurement noise of a step time used when the runs do not estimate it (see the file comment).
+inline constexpr double step_fit_default_noise = 0.03;
+/// @brief Smallest spread of the runs' attention share for fitting attention_efficiency apart.
+inline constexpr double step_fit_attention_spread = 0.1;
+
+/// @brief One fitted scale with its one-sigma uncertainty.
+struct fitted_scale {
+    std::string name;
+    double value = 1.0;
+    double uncertainty = 0.0;
+};
+
+/// @brief Per-run outcome of a fit.
+struct fitted_run {
+    std::string label;
+    double measured_step_s = 0;
+    double predicted_before_s = 0;  ///< uncalibrated prediction
+    double predicted_after_s = 0;   ///< with the fitted calibration
+    std::optional<double> cv_predicted_s;  ///< predicted by a fit on the other runs
+};
+
+/// @brief Result of `fit_step`.
+struct step_fit {
+    compute_calibration calibration{};    ///< to put in a cluster (`cluster.compute`)
+    std::vector<fitted_scale> fitted;     ///< fitted parameters, with uncertainty
+    std::vector<std::string> kept;        ///< parameters left at their documented value
+    std::vector<fitted_run> runs;
+    double median_rel_error_before = 0;   ///< median |predicted / measured - 1|, uncalibrated
+    double median_rel_error = 0;          ///< the same after the fit
+    std::optional<double> cv_median_rel_error;  ///< leave-one-out (absent with one run)
+    double noise = step_fit_default_noise;      ///< σ used (relative)
+};
+
+namespace detail {
+
+/// The cluster of a run: `base` with as many nodes as the run's GPUs need.
+[[nodiscard]] inline cluster cluster_for_run(const cluster& base, const training_run& r) {
+    if (r.gpus % base.node.gpus != 0)
+        throw input_error(r.label + ": gpus", std::to_string(r.gpus),
+                          "a multiple of the cluster's " + std::to_string(base.node.gpus) + " GPUs per node");
+    cluster c = base;
+    c.nodes = static_cast<int>(r.gpus / base.node.gpus);
+    return c;
+}
+
+/// Measured step time of a run (from step_s, or from tflops_per_gpu and the model FLOPs).
+[[nodiscard]] inline double measured_step(const training_run& r) {
+    if (r.step_s) return *r.step_s;
+    const double f = in_flops(model_flops(r.model, r.p.seq, r.p.global_batch));
+    return f / (*r.tflops_per_gpu * 1e12 * static_cast<double>(r.gpus));
+}
+
+struct prepared_run {
+    const training_run* run;
+    cluster c;
+    accelerator acc;
+    double measured;
+};
+
+[[nodiscard]] inline double predict_with(const prepared_run& pr, double kernel, double attention, const step_options& o) {
+    cluster c = pr.c;
+    c.compute.kernel_efficiency = std::clamp(kernel, 0.05, 1.5);
+    c.compute.attention_efficiency = std::clamp(attention, 0.05, 1.5);
+    return in_seconds(predict_step(pr.run->model, c, pr.acc, pr.run->p, o).step);
+}
+
+struct fit_core {
+    double kernel = 1.0, attention = 1.0, sd_kernel = 0.0, sd_attention = 0.0, noise = step_fit_default_noise;
+};
+
+/// MAP fit of the log-scales on `subset`; `fit_attention` selects the second parameter.
+[[nodiscard]] inline fit_core fit_scales(const std::vector<const prepared_run*>& subset, bool fit_attention,
+                                         const step_options& o) {
+    const Eigen::Index n = fit_attention ? 2 : 1;
+    const auto m = static_cast<Eigen::Index>(subset.size());
+    auto raw = [&](const Eigen::VectorXd& x, std::size_t i) {
+        const double att = fit_attention ? std::exp(x(1)) : 1.0;
+        return std::log(predict_with(*subset[i], std::exp(x(0)), att, o) / subset[i]->measured);
+    };
+    fit_core out;
+    // noise: estimated from an unregularised pass when the runs outnumber the parameters
+    double noise = step_fit_default_noise;
+    auto solve = [&](double sigma) {
+        auto residuals = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
+            for (Eigen::Index i = 0; i < m; ++i) r(i) = raw(x, static_cast<std::size_t>(i)) / sigma;
+            for (Eigen::Index j = 0; j < n; ++j) r(m + j) = x(j) / step_fit_prior_sigma;
+        };
+        lm_options opt;
+        opt.difference_floor = 1.0;
+        opt.difference_step = 1e-5;
+        opt.max_iterations = 60;
+        return fit_levenberg_marquardt(residuals, Eigen::VectorXd::Zero(n), m + n, opt);
+    };
+    nonlinear_fit f = solve(noise);
+    if (m > n) {
+        double rss = 0;
+        for (Eigen::Index i = 0; i < m; ++i) {
+            const double ri = raw(f.parameters, static_cast<std::size_t>(i));
+            rss += ri * ri;
+        }
+        noise = std::max(0.01, std::sqrt(rss / static_cast<double>(m - n)));
+        f = solve(noise);
+    }
+    out.noise = noise;
+    const Eigen::VectorXd x = f.parameters;
+    // posterior covariance (JᵀJ)⁻¹ of the whitened residuals, data and prior rows
+    Eigen::MatrixXd J(m + n, n);
+    for (Eigen::Index j = 0; j < n; ++j) {
+        const double h = 1e-4;
+        Eigen::VectorXd xp = x, xm = x;
+        xp(j) += h;
+        xm(j) -= h;
+        for (Eigen::Index i = 0; i < m; ++i)
+            J(i, j) = (raw(xp, static_cast<std::size_t>(i)) - raw(xm, static_cast<std::size_t>(i))) / (2 * h) / noise;
+        for (Eigen::Index k = 0; k < n; ++k) J(m + k, j) = (k == j) ? 1.0 / step_fit_prior_sigma : 0.0;
+    }
+    const Eigen::MatrixXd cov = (J.transpose() * J).inverse();
+    out.kernel = std::clamp(std::exp(x(0)), 0.05, 1.5);
+    out.sd_kernel = out.kernel * std::sqrt(std::max(0.0, cov(0, 0)));
+    if (fit_attention) {
+        out.attention = std::clamp(std::exp(x(1)), 0.05, 1.5);
+        out.sd_attention = out.attention * std::sqrt(std::max(0.0, cov(1, 1)));
+    }
+    return out;
+}
+
+[[nodiscard]] inline double median_abs_rel(const std::vector<double>& pred, const std::vector<double>& meas) {
+    std::vector<double> e;
+    for (std::size_t i = 0; i < pred.size(); ++i) e.push_back(std::fabs(pred[i] / meas[i] - 1.0));
+    return median(e);
+}
+
+}  // namespace detail
+
+/// @brief Fits the compute calibration of `base` (its accelerator, network and any collective
+/// calibration are kept) to measured training runs. Each run is predicted on `base` with as many
+/// nodes as it used. Throws input_error for no runs, a run whose GPUs the node size does not
+/// divide, or a run the predictor rejects (the error names the run).
+[[nodiscard]] inline step_fit fit_step(const std::vector<training_run>& runs, const cluster& base,
+                                       const step_options& o = {}) {
+    if (runs.empty()) throw input_error("runs", "none", "at least one measured training run");
+    std::vector<detail::prepared_run> prepared;
+    prepared.reserve(runs.size());
+    std::vector<double> attention_share;
+    for (const auto& r : runs) {
+        detail::prepared_run pr{&r, detail::cluster_for_run(base, r), {}, detail::measured_step(r)};
+        pr.c.compute = {};
+        pr.acc = accelerator_by_name(pr.c.node.accelerator, "cluster.accelerator");
+        step_breakdown s;
+        try {
+            s = predict_step(r.model, pr.c, pr.acc, r.p, o);
+        } catch (const input_error& e) {
+            throw input_error(r.label + ": " + e.field(), e.value(), e.expected());
+        }
+        const double lt = in_seconds(s.layer.forward() + s.layer.backward());
+        attention_share.push_back(lt > 0 ? in_seconds(s.layer.attention_fwd + s.layer.attention_bwd) / lt : 0.0);
+        prepared.push_back(pr);
+    }
+    const auto [lo, hi] = std::minmax_element(attention_share.begin(), attention_share.end());
+    const bool fit_attention = runs.size() >= 3 && (*hi - *lo) >= step_fit_attention_spread;
+
+    std::vector<const detail::prepared_run*> all;
+    for (const auto& pr : prepared) all.push_back(&pr);
+    const detail::fit_core core = detail::fit_scales(all, fit_attention, o);
+
+    step_fit out;
+    out.noise = core.noise;
+    out.calibration.kernel_efficiency = core.kernel;
+    out.calibration.attention_efficiency = core.attention;
+    out.fitted.push_back({"kernel_efficiency", core.kernel, core.sd_kernel});
+    if (fit_attention) out.fitted.push_back({"attention_efficiency", core.attention, core.sd_attention});
+    else out.kept.push_back("attention_efficiency");
+
+    std::vector<double> meas, before, after, cv_pred, cv_meas;
+    for (std::size_t i = 0; i < prepared.size(); ++i) {
+        const auto& pr = prepared[i];
+        fitted_run fr;
+        fr.label = pr.run->label;
+        fr.measured_step_s = pr.measured;
+        fr.predicted_before_s = detail::predict_with(pr, 1.0, 1.0, o);
+        fr.predicted_after_s = detail::predict_with(pr, core.kernel, core.attention, o);
+        if (prepared.size() >= 2) {
+            std::vector<const detail::prepared_run*> others;
+            for (std::size_t j = 0; j < prepared.size(); ++j)
+                if (j != i) others.push_back(&prepared[j]);
+            const bool att = fit_attention && others.size() >= 3;
+            const detail::fit_core loo = detail::fit_scales(others, att, o);
+            fr.cv_predicted_s = detail::predict_with(pr, loo.kernel, loo.attention, o);
+            cv_pred.push_back(*fr.cv_predicted_s);
+            cv_meas.push_back(pr.measured);
+        }
+        meas.push_back(pr.measured);
+        before.push_back(fr.predicted_before_s);
+        after.push_back(fr.predicted_after_s);
+        out.runs.push_back(fr);
+    }
+    out.median_rel_error_before = detail::median_abs_rel(before, meas);
+    out.median_rel_error = detail::median_abs_rel(after, meas);
+    if (!cv_pred.empty()) out.cv_median_rel_error = detail::median_abs_rel(cv_pred, cv_meas);
+    return out;
+}
+
+}  // namespace commscale

@@ -1,0 +1,234 @@
+#pragma once
+/// @file io/training_runs.hpp
+/// @brief Reads measured training runs from a CSV file (the input of `commscale fit-step`).
+///
+/// One header row, then one run per row; columns in any order, names as below (case-sensitive),
+/// blank lines and lines starting with `#` skipped:
+///
+/// | column | required | meaning |
+/// |---|---|---|
+/// | `model` | yes | a preset name (`commscale models`) or a Hugging Face `config.json`, relative to the CSV |
+/// | `gpus` | yes | GPUs of the run |
+/// | `tp`, `pp` | yes | tensor- and pipeline-parallel degrees |
+/// | `dp` | no | data-parallel degree (default gpus / (tp pp cp)) |
+/// | `cp`, `ep` | no | context- and expert-parallel degrees (default 1) |
+/// | `micro_batch`, `global_batch` | yes | sequences per micro-batch and per step |
+/// | `seq` | no | sequence length (default min(2048, the model's context)) |
+/// | `dtype` | no | bf16 (default), fp16, fp8, ... |
+/// | `framework` | no | megatron-core (default), megatron-lm, megatron-deepspeed, deepspeed, fsdp |
+/// | `zero` | no | ZeRO stage 0-3 (default: the framework's) |
+/// | `recompute` | no | none (default), selective, full |
+/// | `sequence_parallel` | no | true/false, 1/0, yes/no (default false) |
+/// | `virtual_stages` | no | interleaved pipeline chunks per GPU (default 1; > 1 selects the interleaved schedule) |
+/// | `step_s` or `tflops_per_gpu` | one of them | the measurement: seconds per step, or model TFLOP/s per GPU as `commscale step` counts them (`tflops_per_gpu` of its JSON: model FLOPs, no recompute) |
+///
+/// Every error is an input_error naming the file, the row and the column:
+/// `runs.csv:4: column tp: expected an integer in [1, 1048576], got 'x'`.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../error.hpp"
+#include "../parallel/framework.hpp"
+#include "../parallel/plan.hpp"
+#include "../workload/flops.hpp"
+#include "../workload/models.hpp"
+#include "file.hpp"
+#include "model_json.hpp"
+
+namespace commscale {
+
+/// @brief One measured training run: the model, the plan, and what was measured.
+struct training_run {
+    std::string label;     ///< "runs.csv:3 (llama3-8b, 8 GPUs)"
+    transformer model{};
+    plan p{};
+    long long gpus = 0;
+    std::optional<double> step_s;          ///< measured seconds per step
+    std::optional<double> tflops_per_gpu;  ///< measured model TFLOP/s per GPU (commscale's count)
+};
+
+namespace io {
+namespace detail {
+
+[[nodiscard]] inline std::string trim(std::string_view s) {
+    std::size_t b = 0, e = s.size();
+    while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) ++b;
+    while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
+    return std::string(s.substr(b, e - b));
+}
+
+/// Splits one CSV line on commas; a field in double quotes may contain commas ("" is a quote).
+[[nodiscard]] inline std::vector<std::string> split_csv(std::string_view line) {
+    std::vector<std::string> out;
+    std::string cur;
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char ch = line[i];
+        if (quoted) {
+            if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                cur += '"';
+                ++i;
+            } else if (ch == '"') {
+                quoted = false;
+            } else {
+                cur += ch;
+            }
+        } else if (ch == '"') {
+            quoted = true;
+        } else if (ch == ',') {
+            out.push_back(trim(cur));
+            cur.clear();
+        } else {
+            cur += ch;
+        }
+    }
+    out.push_back(trim(cur));
+    return out;
+}
+
+}  // namespace detail
+
+/// @brief Parses training runs from CSV `text`; `name` (the file name) prefixes every error and
+/// label, `base_dir` resolves relative model paths.
+[[nodiscard]] inline std::vector<training_run> parse_training_runs(std::string_view text, const std::string& name,
+                                                                   const std::filesystem::path& base_dir = {}) {
+    static constexpr const char* known[] = {"model", "gpus", "tp", "pp", "dp", "cp", "ep", "micro_batch",
+                                            "global_batch", "seq", "dtype", "framework", "zero", "recompute",
+                                            "sequence_parallel", "virtual_stages", "step_s", "tflops_per_gpu", "name"};
+    std::vector<std::string> header;
+    std::vector<training_run> runs;
+    std::size_t line_no = 0, pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t nl = text.find('\n', pos);
+        const std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+        ++line_no;
+        const std::string line = detail::trim(raw);
+        if (line.empty() || line[0] == '#') continue;
+        const std::string where = name + ":" + std::to_string(line_no);
+        auto cells = detail::split_csv(line);
+        if (header.empty()) {
+            header = cells;
+            for (const auto& h : header) {
+                bool ok = false;
+                for (const char* k : known) ok = ok || h == k;
+                if (!ok)
+                    throw input_error(where + ": header", "'" + h + "'",
+                                      "columns model, gpus, tp, pp, dp, cp, ep, micro_batch, global_batch, seq, dtype, "
+                                      "framework, zero, recompute, sequence_parallel, virtual_stages, name, and step_s "
+                                      "or tflops_per_gpu");
+            }
+            for (const char* req : {"model", "gpus", "tp", "pp", "micro_batch", "global_batch"}) {
+                bool found = false;
+                for (const auto& h : header) found = found || h == req;
+                if (!found) throw input_error(where + ": header", "no column " + std::string(req), "a header naming it");
+            }
+            bool measured = false;
+            for (const auto& h : header) measured = measured || h == "step_s" || h == "tflops_per_gpu";
+            if (!measured) throw input_error(where + ": header", "no measurement column", "a column step_s or tflops_per_gpu");
+            continue;
+        }
+        if (cells.size() != header.size())
+            throw input_error(where, std::to_string(cells.size()) + " cells",
+                              std::to_string(header.size()) + " cells, one per header column (truncated line?)");
+        auto cell = [&](const char* col) -> std::optional<std::string> {
+            for (std::size_t i = 0; i < header.size(); ++i)
+                if (header[i] == col && !cells[i].empty()) return cells[i];
+            return std::nullopt;
+        };
+        auto integer = [&](const char* col, long long fallback, long long lo, long long hi) -> long long {
+            const auto v = cell(col);
+            if (!v) return fallback;
+            const std::string field = where + ": column " + col;
+            std::size_t used = 0;
+            long long x = 0;
+            try {
+                x = std::stoll(*v, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != v->size() || x < lo || x > hi)
+                throw input_error(field, "'" + *v + "'",
+                                  "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+            return x;
+        };
+        auto number = [&](const char* col) -> std::optional<double> {
+            const auto v = cell(col);
+            if (!v) return std::nullopt;
+            std::size_t used = 0;
+            double x = 0;
+            try {
+                x = std::stod(*v, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != v->size() || !(x > 0) || !(x < 1e12))
+                throw input_error(where + ": column " + col, "'" + *v + "'", "a positive number");
+            return x;
+        };
+        training_run r;
+        const std::string model_text = *cell("model");
+        {
+            const std::string field = where + ": column model";
+            const bool file = model_text.size() > 5 && model_text.compare(model_text.size() - 5, 5, ".json") == 0;
+            if (file) {
+                const std::filesystem::path mp(model_text);
+                r.model = load_model_file((mp.is_relative() ? base_dir / mp : mp).string(), field);
+            } else {
+                r.model = model_by_name(model_text, field);
+            }
+        }
+        r.gpus = integer("gpus", 0, 1, 1LL << 24);
+        plan& p = r.p;
+        if (const auto v = cell("framework")) p.stack = parse_framework(*v, where + ": column framework");
+        apply_framework(p, p.stack);
+        p.tp = static_cast<int>(integer("tp", 1, 1, 1 << 20));
+        p.pp = static_cast<int>(integer("pp", 1, 1, 1 << 20));
+        p.cp = static_cast<int>(integer("cp", 1, 1, 1 << 20));
+        p.ep = static_cast<int>(integer("ep", 1, 1, 1 << 20));
+        const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
+        if (!cell("dp") && r.gpus % mp != 0)
+            throw input_error(where + ": columns tp x pp x cp", std::to_string(mp),
+                              "a divisor of the run's " + std::to_string(r.gpus) + " GPUs");
+        p.dp = static_cast<int>(integer("dp", r.gpus / mp, 1, 1 << 24));
+        if (static_cast<long long>(p.dp) * mp != r.gpus)
+            throw input_error(where + ": column dp", std::to_string(p.dp),
+                              "gpus / (tp pp cp) = " + std::to_string(r.gpus / mp));
+        p.micro_batch = static_cast<int>(integer("micro_batch", 1, 1, 1 << 20));
+        p.global_batch = static_cast<int>(integer("global_batch", 1, 1, 1 << 30));
+        p.seq = static_cast<int>(integer("seq", r.model.max_seq > 0 ? std::min(2048, r.model.max_seq) : 2048, 1, 1 << 26));
+        if (const auto v = cell("dtype")) p.precision = precision_from_name(*v, where + ": column dtype");
+        p.zero = static_cast<int>(integer("zero", p.zero, 0, 3));
+        if (const auto v = cell("recompute")) p.recompute_mode = recompute_from_name(*v, where + ": column recompute");
+        if (const auto v = cell("sequence_parallel")) {
+            if (*v == "true" || *v == "1" || *v == "yes") p.sequence_parallel = true;
+            else if (*v == "false" || *v == "0" || *v == "no") p.sequence_parallel = false;
+            else throw input_error(where + ": column sequence_parallel", "'" + *v + "'", "true/false, 1/0 or yes/no");
+        }
+        p.virtual_stages = static_cast<int>(integer("virtual_stages", 1, 1, 1 << 16));
+        if (p.virtual_stages > 1) p.schedule = pipeline_schedule::interleaved;
+        r.step_s = number("step_s");
+        r.tflops_per_gpu = number("tflops_per_gpu");
+        if (!r.step_s && !r.tflops_per_gpu)
+            throw input_error(where + ": columns step_s, tflops_per_gpu", "both empty", "one measurement per run");
+        const auto label = cell("name");
+        r.label = where + " (" + (label ? *label : std::string(r.model.name)) + ", " + std::to_string(r.gpus) + " GPUs)";
+        runs.push_back(std::move(r));
+    }
+    if (header.empty()) throw input_error(name, "an empty file", "a CSV header and at least one run");
+    if (runs.empty()) throw input_error(name, "a header and no runs", "at least one run");
+    return runs;
+}
+
+/// @brief Reads training runs from a CSV file; model paths are relative to the file's folder.
+[[nodiscard]] inline std::vector<training_run> load_training_runs(const std::string& file, std::string_view field = "runs") {
+    const std::string text = read_file(file, field);
+    return parse_training_runs(text, file, std::filesystem::path(file).parent_path());
+}
+
+}  // namespace io
+}  // namespace commscale

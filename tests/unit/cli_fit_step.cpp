@@ -1,0 +1,78 @@
+// Tests of `commscale fit-step`, run through the built binary: the published NeMo runs in
+// data/measurements/nemo_llama31_h100_runs.csv, the JSON keys of the issue's contract, the
+// round trip (fit, write --out, `step --cluster FILE` uses it) against a published run the fit did
+// not see, the SVG, and errors that name the row and column.
+#include "cli_runner.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace cli_test;
+
+namespace {
+const std::string runs_csv = std::string(COMMSCALE_DATA_DIR) + "/measurements/nemo_llama31_h100_runs.csv";
+}  // namespace
+
+TEST_CASE("fit-step on published NeMo runs: keys, fitted parameters with uncertainty, errors") {
+    const auto r = run("fit-step \"" + runs_csv + "\" --cluster dgx-h100 --json");
+    REQUIRE(r.rc == 0);
+    const json j = json::parse(r.out);
+    for (const char* k : {"runs", "fitted", "kept", "median_rel_error_before", "median_rel_error", "cv_median_rel_error"})
+        CHECK(j.contains(k));
+    REQUIRE(j["runs"].size() == 3);
+    REQUIRE(j["fitted"].contains("kernel_efficiency"));
+    CHECK(j["fitted"]["kernel_efficiency"]["uncertainty"].get<double>() > 0.0);
+    // uncalibrated, the model is ~19% fast on these runs (tests/unit/step_published_stacks.cpp)
+    CHECK(j["median_rel_error_before"].get<double>() > 0.15);
+    CHECK(j["median_rel_error"].get<double>() < 0.05);
+    CHECK(j["cv_median_rel_error"].get<double>() < 0.08);
+}
+
+TEST_CASE("fit-step --out: step --cluster FILE predicts a run the fit did not see within 8%") {
+    const fs::path cal = scratch() / "nemo-h100.json";
+    const fs::path svg = scratch() / "fit-step.svg";
+    const auto r = run("fit-step \"" + runs_csv + "\" --cluster dgx-h100 --out \"" + cal.string() + "\" --svg \"" +
+                       svg.string() + "\"");
+    REQUIRE(r.rc == 0);
+    CHECK_THAT(r.out, Catch::Contains("fitted  kernel_efficiency"));
+    const json cj = json::parse(slurp(cal));
+    REQUIRE(cj.contains("compute_calibration"));
+    const std::string s = slurp(svg);
+    CHECK_THAT(s, Catch::Contains("<svg") && Catch::Contains("measured step time (s)") && Catch::Contains("</svg>"));
+    // Llama 3.1 70B on 2048 H100 (GBS 4096), published 14.98 s per step (dgxc-benchmarking)
+    const auto st = run("step --model llama3-70b --cluster \"" + cal.string() +
+                        "\" --nodes 256 --tp 4 --pp 4 --cp 2 --schedule interleaved --virtual-stages 5"
+                        " --sequence-parallel --micro-batch 1 --global-batch 4096 --seq 8192 --json");
+    REQUIRE(st.rc == 0);
+    const double step = json::parse(st.out)["step_s"].get<double>();
+    INFO("predicted " << step << " s, published 14.98 s");
+    CHECK(std::fabs(step / 14.98 - 1.0) < 0.08);
+    // the same without the calibration is more than 15% fast
+    const auto plain = run("step --model llama3-70b --cluster dgx-h100 --nodes 256 --tp 4 --pp 4 --cp 2 --schedule "
+                           "interleaved --virtual-stages 5 --sequence-parallel --micro-batch 1 --global-batch 4096 "
+                           "--seq 8192 --json");
+    REQUIRE(plain.rc == 0);
+    CHECK(json::parse(plain.out)["step_s"].get<double>() < 0.85 * 14.98);
+}
+
+TEST_CASE("fit-step errors name the file, row and column, and nothing is written") {
+    const fs::path bad = scratch() / "bad_runs.csv";
+    {
+        std::ofstream f(bad);
+        f << "model,gpus,tp,pp,micro_batch,global_batch,step_s\nllama3-8b,8,1,1,1,64,abc\n";
+    }
+    const fs::path out = scratch() / "never.json";
+    const auto r = run("fit-step \"" + bad.string() + "\" --out \"" + out.string() + "\"");
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::Contains("bad_runs.csv:2: column step_s") && Catch::Contains("'abc'"));
+    CHECK_FALSE(fs::exists(out));
+    const auto missing = run("fit-step \"" + (scratch() / "nope.csv").string() + "\"");
+    CHECK(missing.rc == 2);
+    CHECK_THAT(missing.err, Catch::Contains("nope.csv"));
+}
