@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -146,10 +147,13 @@ struct collective_request {
 /// Reads --op (required), --algo (default auto), --efficiency (default|realistic|ideal; default
 /// default), and the group: --ranks (default all GPUs of `c`) and --ranks-per-node (default
 /// min(ranks, GPUs per node)), consecutive GPUs; the group must fit on the cluster's nodes.
-[[nodiscard]] inline collective_request read_collective_request(const args& a, const commscale::cluster& c) {
+/// `default_op` (e.g. the collective of a measured log) stands in for a missing --op.
+[[nodiscard]] inline collective_request read_collective_request(const args& a, const commscale::cluster& c,
+                                                               std::optional<commscale::collective_op> default_op = std::nullopt) {
     using namespace commscale;
     collective_request r;
-    r.op = parse_op(a.require("op", "an operation: all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"), "--op");
+    if (default_op && !a.get("op")) r.op = *default_op;
+    else r.op = parse_op(a.require("op", "an operation: all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"), "--op");
     if (auto v = a.get("algo")) {
         // "fastest": the automatic choice among every algorithm of the library, not only NCCL's
         if (*v == "fastest") r.options.candidates = algorithm_set::any;

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -115,5 +116,35 @@ inline std::set<std::string> keys(const nlohmann::json& j) {
     for (auto it = j.begin(); it != j.end(); ++it) k.insert(it.key());
     return k;
 }
+
+/// Minimal XML well-formedness check: every element opened is closed in order, attributes quoted,
+/// one root element.
+inline bool well_formed_xml(const std::string& s, std::string& why) {
+    std::vector<std::string> stack;
+    int roots = 0;
+    std::size_t i = 0;
+    while ((i = s.find('<', i)) != std::string::npos) {
+        const std::size_t end = s.find('>', i);
+        if (end == std::string::npos) return why = "unterminated tag", false;
+        const std::string tag = s.substr(i + 1, end - i - 1);
+        i = end + 1;
+        if (tag.empty()) return why = "empty tag", false;
+        if (tag[0] == '?' || tag[0] == '!') continue;
+        if (std::count(tag.begin(), tag.end(), '"') % 2 != 0) return why = "unbalanced quotes in <" + tag + ">", false;
+        if (tag[0] == '/') {
+            const std::string name = tag.substr(1);
+            if (stack.empty() || stack.back() != name) return why = "mismatched </" + name + ">", false;
+            stack.pop_back();
+            continue;
+        }
+        const std::string name = tag.substr(0, tag.find_first_of(" \t\n/"));
+        if (stack.empty()) ++roots;
+        if (tag.back() != '/') stack.push_back(name);
+    }
+    if (!stack.empty()) return why = "unclosed <" + stack.back() + ">", false;
+    if (roots != 1) return why = std::to_string(roots) + " root elements", false;
+    return true;
+}
+
 
 }  // namespace cli_test

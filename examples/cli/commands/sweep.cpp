@@ -1,12 +1,16 @@
 // `commscale sweep --op OP --min SIZE --max SIZE [--factor 2] [topology] [--algo] [--efficiency]
-// [--json] [--svg FILE]`: a predicted nccl-tests-style table (size, time, algbw, busbw, algorithm)
-// over message sizes; --svg draws busbw vs size (log2 x axis) as a standalone SVG.
+// [--measured LOG] [--json] [--svg FILE]`: a predicted nccl-tests-style table (size, time, algbw,
+// busbw, algorithm) over message sizes; --svg draws busbw vs size (log2 x axis) as a standalone
+// SVG. --measured compares with a measured log: its sizes (unless --min/--max are given), its
+// collective (unless --op) and its rank count (unless --ranks), the measured busbw and the error
+// per size in the table, the JSON and the plot.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include <commscale/calibrate/nccl_tests.hpp>
 #include <commscale/collective/model.hpp>
 #include <commscale/io/file.hpp>
 #include <commscale/units/format.hpp>
@@ -25,92 +29,66 @@ struct row {
     commscale::collective_result r;
 };
 
-/// Size label for an axis tick: powers of 1024 shown as B, KiB, MiB, GiB, TiB.
-std::string size_label(double b) {
-    static constexpr const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int i = 0;
-    while (i < 5 && b >= 1024.0) {
-        b /= 1024.0;
-        ++i;
-    }
-    return cli::num(b, b < 10 ? 2 : 0) + names[i];
+/// Measured busbw at a size, when the sweep is compared with a log.
+struct measured_point {
+    double bytes, busbw_GBps, time_us;
+};
+
+/// Median of |x|.
+double median_abs(std::vector<double> v) {
+    for (double& x : v) x = std::abs(x);
+    std::sort(v.begin(), v.end());
+    if (v.empty()) return 0;
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-/// A "nice" step (1, 2, 5 x 10^k) giving about `target` intervals over [0, hi].
-double nice_step(double hi, int target) {
-    const double raw = hi / target;
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (raw <= m * mag) return m * mag;
-    return 10.0 * mag;
-}
-
-/// A standalone SVG (opens in a browser): busbw (GB/s) against message size on a log2 axis.
-std::string render_svg(const std::vector<row>& rows, const std::string& title) {
-    constexpr double W = 800, H = 480, left = 80, right = 30, top = 50, bottom = 70;
-    const double pw = W - left - right, ph = H - top - bottom;
-    double x0 = std::log2(rows.front().bytes), x1 = std::log2(rows.back().bytes);
-    if (x1 - x0 < 1e-9) {
-        x0 -= 1;
-        x1 += 1;
-    }
+/// A standalone SVG (opens in a browser): busbw (GB/s) against message size on a log2 axis; with
+/// measurements, the measured points over the predicted curve and a second panel with the error
+/// per size ((predicted - measured) / measured, %).
+std::string render_svg(const std::vector<row>& rows, const std::vector<measured_point>& measured,
+                       const std::vector<double>& errors_pct, const std::string& title) {
+    using cli::svg::axis;
     double ymax = 0;
     for (const auto& r : rows) ymax = std::max(ymax, commscale::in_GBps(r.r.busbw));
+    for (const auto& m : measured) ymax = std::max(ymax, m.busbw_GBps);
     if (!(ymax > 0)) ymax = 1;
-    const double ystep = nice_step(ymax * 1.05, 6);
-    const double ytop = std::ceil(ymax * 1.05 / ystep) * ystep;
-    auto px = [&](double bytes) { return left + (std::log2(bytes) - x0) / (x1 - x0) * pw; };
-    auto py = [&](double gbps) { return top + ph - gbps / ytop * ph; };
-    auto f = [](double v) { return cli::num(v, 2); };
-
-    std::string s;
-    s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + f(W) + "\" height=\"" + f(H) + "\" viewBox=\"0 0 " +
-         f(W) + " " + f(H) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-    s += "<title>" + cli::svg::escape(title) + "</title>\n";
-    s += "<rect x=\"0\" y=\"0\" width=\"" + f(W) + "\" height=\"" + f(H) + "\" fill=\"white\"/>\n";
-    s += "<text x=\"" + f(W / 2) + "\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">" + cli::svg::escape(title) + "</text>\n";
-    // Y grid and labels.
-    for (double y = 0; y <= ytop + ystep * 1e-9; y += ystep) {
-        s += "<line x1=\"" + f(left) + "\" y1=\"" + f(py(y)) + "\" x2=\"" + f(left + pw) + "\" y2=\"" + f(py(y)) +
-             "\" stroke=\"#dddddd\"/>\n";
-        s += "<text x=\"" + f(left - 8) + "\" y=\"" + f(py(y) + 4) + "\" text-anchor=\"end\">" + cli::num(y, 2) + "</text>\n";
+    double lo = rows.front().bytes, hi = rows.back().bytes;
+    for (const auto& m : measured) {
+        lo = std::min(lo, m.bytes);
+        hi = std::max(hi, m.bytes);
     }
-    // X ticks at powers of two, thinned to at most ~12 labels.
-    const int first = static_cast<int>(std::ceil(x0 - 1e-9)), last = static_cast<int>(std::floor(x1 + 1e-9));
-    const int every = std::max(1, (last - first) / 12 + 1);
-    for (int e = first; e <= last; ++e) {
-        if ((e - first) % every != 0) continue;
-        const double x = px(std::exp2(e));
-        s += "<line x1=\"" + f(x) + "\" y1=\"" + f(top) + "\" x2=\"" + f(x) + "\" y2=\"" + f(top + ph) +
-             "\" stroke=\"#eeeeee\"/>\n";
-        s += "<text x=\"" + f(x) + "\" y=\"" + f(top + ph + 18) + "\" text-anchor=\"middle\">" +
-             size_label(std::exp2(e)) + "</text>\n";
-    }
-    // Axes and labels.
-    s += "<line x1=\"" + f(left) + "\" y1=\"" + f(top + ph) + "\" x2=\"" + f(left + pw) + "\" y2=\"" + f(top + ph) +
-         "\" stroke=\"black\"/>\n";
-    s += "<line x1=\"" + f(left) + "\" y1=\"" + f(top) + "\" x2=\"" + f(left) + "\" y2=\"" + f(top + ph) +
-         "\" stroke=\"black\"/>\n";
-    s += "<text x=\"" + f(left + pw / 2) + "\" y=\"" + f(H - 20) +
-         "\" text-anchor=\"middle\">message size (bytes, log2 scale)</text>\n";
-    s += "<text x=\"20\" y=\"" + f(top + ph / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 20 " +
-         f(top + ph / 2) + ")\">busbw (GB/s)</text>\n";
-    // The curve.
-    s += "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        if (i) s += ' ';
-        s += f(px(rows[i].bytes)) + "," + f(py(commscale::in_GBps(rows[i].r.busbw)));
-    }
-    s += "\"/>\n";
+    cli::svg::chart top(820, 480, title, axis{lo, hi, "message size (bytes, log2 scale)", true}, axis{0, ymax * 1.05, "busbw (GB/s)"});
+    std::vector<std::pair<double, double>> curve;
+    std::vector<std::string> tips;
     for (const auto& r : rows) {
-        s += "<circle cx=\"" + f(px(r.bytes)) + "\" cy=\"" + f(py(commscale::in_GBps(r.r.busbw))) +
-             "\" r=\"3\" fill=\"#1f77b4\"><title>" + size_label(r.bytes) + ": " +
-             cli::num(commscale::in_GBps(r.r.busbw), 2) + " GB/s (" +
-             cli::svg::escape(commscale::algorithm_name(r.r.algo)) + ")</title></circle>\n";
+        curve.emplace_back(r.bytes, commscale::in_GBps(r.r.busbw));
+        tips.push_back(cli::svg::bytes_text(r.bytes) + ": " + cli::num(commscale::in_GBps(r.r.busbw), 2) + " GB/s (" +
+                       std::string(commscale::algorithm_name(r.r.algo)) + ")");
     }
-    s += "</svg>\n";
-    return s;
+    top.line(curve, "#1f77b4", measured.empty() ? "" : "predicted");
+    if (measured.empty()) {
+        top.points(curve, tips, "#1f77b4", "", 5);
+        return cli::svg::document({&top}, title);
+    }
+    std::vector<std::pair<double, double>> pts, err;
+    std::vector<std::string> mtips, etips;
+    double emax = 5;
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+        pts.emplace_back(measured[i].bytes, measured[i].busbw_GBps);
+        mtips.push_back(cli::svg::bytes_text(measured[i].bytes) + ": measured " + cli::num(measured[i].busbw_GBps, 2) +
+                        " GB/s, error " + cli::num(errors_pct[i], 1) + "%");
+        err.emplace_back(measured[i].bytes, errors_pct[i]);
+        etips.push_back(mtips.back());
+        emax = std::max(emax, std::abs(errors_pct[i]));
+    }
+    top.points(pts, mtips, "#d62728", "measured");
+    cli::svg::chart bottom(820, 260, "error per size, median |error| " + cli::num(median_abs(errors_pct), 1) + "%",
+                           axis{lo, hi, "message size (bytes, log2 scale)", true}, axis{-emax * 1.1, emax * 1.1, "error (%)"});
+    bottom.hline(0);
+    bottom.line(err, "#d62728", "", 1.0, true);
+    bottom.points(err, etips, "#d62728", "(predicted - measured) / measured");
+    return cli::svg::document({&top, &bottom}, title);
 }
 
 std::vector<cli::option_spec> options() {
@@ -121,6 +99,7 @@ std::vector<cli::option_spec> options() {
     o.push_back({"max", true, "largest size (e.g. 8GiB)"});
     o.push_back({"factor", true, "size multiplier between rows, > 1 (default 2)"});
     o.push_back({"svg", true, "write busbw vs size as an SVG file"});
+    o.push_back({"measured", true, "a measured log (nccl-tests, rccl-tests, JSON, probe) to compare with"});
     return o;
 }
 
@@ -129,65 +108,160 @@ cli::registrar reg{cli::command{
     "predicted nccl-tests-style table of a collective over message sizes (--svg plots busbw)",
     "usage: commscale sweep --op OP --min SIZE --max SIZE [--factor 2] [topology] [--algo ALGO]\n"
     "                       [--efficiency ideal|default] [--ranks N] [--ranks-per-node R] [--json] [--svg FILE]\n"
+    "       commscale sweep --measured LOG [topology] [--op OP] [--min SIZE --max SIZE] [--json] [--svg FILE]\n"
     "  sizes min, min*f, min*f^2, ... <= max (rounded to whole bytes; at most 4096 rows)\n"
     "  options and topology flags as for `commscale collective`\n"
-    "--json: {rows: [{bytes, time_us, algbw_GBps, busbw_GBps, algorithm}]}\n"
-    "--svg FILE: busbw vs size with a log2 size axis, a standalone SVG (written atomically)",
+    "  --measured LOG  compare with a measured log: its sizes, collective and ranks unless given;\n"
+    "                  adds the measured busbw and the error (predicted - measured) / measured per size\n"
+    "--json: {rows: [{bytes, time_us, algbw_GBps, busbw_GBps, algorithm[, measured_busbw_GBps,\n"
+    "        measured_time_us, error_pct]}][, median_abs_error_pct]}\n"
+    "--svg FILE: busbw vs size with a log2 size axis, a standalone SVG (written atomically); with\n"
+    "        --measured, measured points over the predicted curve and a panel of the error per size",
     options(),
     [](const cli::args& a, std::ostream& out) {
         using namespace commscale;
         const cluster c = cli::resolve_cluster(a);
-        const cli::collective_request req = cli::read_collective_request(a, c);
-        const double lo = in_bytes(parse_size(a.require("min", "a size such as 8B"), "--min"));
-        const double hi = in_bytes(parse_size(a.require("max", "a size such as 8GiB"), "--max"));
-        if (!(lo >= 1.0)) throw input_error("--min", detail::number_text(lo) + " B", "a size of at least 1 byte");
-        if (!(hi >= lo))
-            throw input_error("--max", detail::number_text(hi) + " B", "a size >= --min (" + detail::number_text(lo) + " B)");
-        const double factor = a.number("factor", 2.0);
-        if (!(factor > 1.0) || !std::isfinite(factor))
-            throw input_error("--factor", detail::number_text(factor), "a number > 1 (e.g. 2)");
-        const double count = std::floor(std::log(hi / lo) / std::log(factor) + 1e-9) + 1.0;
-        if (!(count <= static_cast<double>(max_rows)))
-            throw input_error("--factor", detail::number_text(factor) + " (" + detail::number_text(count) + " sizes from " +
-                                              detail::number_text(lo) + " to " + detail::number_text(hi) + " B)",
-                              "at most " + std::to_string(max_rows) + " sizes: a larger factor or a narrower range");
+        // The measured log, when given: its collective, ranks and sizes stand in for missing flags.
+        std::optional<measurement_set> log;
+        if (auto path = a.get("measured")) {
+            if (path->empty()) throw input_error("--measured", "an empty path", "a measured log file (or - for stdin)");
+            std::optional<collective_op> want;
+            if (auto v = a.get("op")) want = parse_op(*v, "--op");
+            for (auto& set : read_measurements(*path, want, "--measured"))
+                if (!want || set.op == *want) {
+                    log = std::move(set);
+                    break;
+                }
+            if (!log)
+                throw input_error("--measured", *path + " has no " + std::string(op_name(*want)) + " table",
+                                  "a log with a table of the --op collective");
+        }
+        cli::collective_request req = cli::read_collective_request(a, c, log ? std::optional(log->op) : std::nullopt);
+        if (log && log->ranks > 0 && !a.get("ranks")) {
+            const long long total = static_cast<long long>(c.nodes) * c.node.gpus;
+            if (log->ranks > total)
+                throw input_error("--measured", std::to_string(log->ranks) + " ranks in the log",
+                                  "a log of at most the cluster's " + std::to_string(total) + " GPUs (" + std::to_string(c.nodes) +
+                                      " nodes of " + std::to_string(c.node.gpus) + "; set --nodes)");
+            int per_node = std::min(log->ranks, c.node.gpus);
+            if (log->nodes > 0 && log->ranks % log->nodes == 0) per_node = std::min(per_node, log->ranks / log->nodes);
+            if (a.get("ranks-per-node")) per_node = std::min(req.group.ranks_per_node, log->ranks);
+            req.group = placement{.ranks = log->ranks, .ranks_per_node = per_node, .stride = 1};
+            if (req.group.nodes() > c.nodes)
+                throw input_error("--measured", std::to_string(log->ranks) + " ranks at " + std::to_string(per_node) + " per node",
+                                  "a group that fits on the cluster's " + std::to_string(c.nodes) + " node(s) (set --nodes)");
+        }
+        std::vector<double> sizes;
+        if (log && !a.get("min") && !a.get("max")) {
+            for (const auto& r : log->rows)
+                if (r.bytes >= 1) sizes.push_back(r.bytes);
+            std::sort(sizes.begin(), sizes.end());
+            sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+            if (sizes.empty()) throw input_error("--measured", "no row of at least 1 byte", "a log with measured sizes");
+        } else {
+            const double lo = in_bytes(parse_size(a.require("min", "a size such as 8B"), "--min"));
+            const double hi = in_bytes(parse_size(a.require("max", "a size such as 8GiB"), "--max"));
+            if (!(lo >= 1.0)) throw input_error("--min", detail::number_text(lo) + " B", "a size of at least 1 byte");
+            if (!(hi >= lo))
+                throw input_error("--max", detail::number_text(hi) + " B", "a size >= --min (" + detail::number_text(lo) + " B)");
+            const double factor = a.number("factor", 2.0);
+            if (!(factor > 1.0) || !std::isfinite(factor))
+                throw input_error("--factor", detail::number_text(factor), "a number > 1 (e.g. 2)");
+            const double count = std::floor(std::log(hi / lo) / std::log(factor) + 1e-9) + 1.0;
+            if (!(count <= static_cast<double>(max_rows)))
+                throw input_error("--factor", detail::number_text(factor) + " (" + detail::number_text(count) + " sizes from " +
+                                                  detail::number_text(lo) + " to " + detail::number_text(hi) + " B)",
+                                  "at most " + std::to_string(max_rows) + " sizes: a larger factor or a narrower range");
+            double prev = -1;
+            const auto n = static_cast<long long>(count);
+            for (long long i = 0; i < n; ++i) {
+                double b = std::round(lo * std::pow(factor, static_cast<double>(i)));
+                b = std::min(std::max(b, lo), hi);
+                if (b <= prev) continue;  // rounding to whole bytes can repeat a size with small factors
+                prev = b;
+                sizes.push_back(b);
+            }
+        }
         std::optional<std::string> svg_path = a.get("svg");
         if (svg_path && svg_path->empty()) throw input_error("--svg", "an empty path", "a file path");
 
         std::vector<row> rows;
-        double prev = -1;
-        const auto n = static_cast<long long>(count);
-        for (long long i = 0; i < n; ++i) {
-            double b = std::round(lo * std::pow(factor, static_cast<double>(i)));
-            b = std::min(std::max(b, lo), hi);
-            if (b <= prev) continue;  // rounding to whole bytes can repeat a size with small factors
-            prev = b;
-            rows.push_back({b, predict_collective(c, req.group, req.op, bytes(b), req.options)});
+        for (double b : sizes) rows.push_back({b, predict_collective(c, req.group, req.op, bytes(b), req.options)});
+        // Measured points (the log's rows) and the error of the prediction at each of them.
+        std::vector<measured_point> measured;
+        std::vector<double> errors;
+        if (log) {
+            for (const auto& m : log->rows) {
+                if (!(m.bytes >= 1) || !(m.busbw_GBps > 0)) continue;
+                const auto p = predict_collective(c, req.group, req.op, bytes(m.bytes), req.options);
+                measured.push_back({m.bytes, m.busbw_GBps, m.time_us});
+                errors.push_back(100.0 * (in_GBps(p.busbw) - m.busbw_GBps) / m.busbw_GBps);
+            }
+            std::vector<std::size_t> order(measured.size());
+            for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+            std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return measured[x].bytes < measured[y].bytes; });
+            std::vector<measured_point> m2;
+            std::vector<double> e2;
+            for (auto i : order) {
+                m2.push_back(measured[i]);
+                e2.push_back(errors[i]);
+            }
+            measured = std::move(m2);
+            errors = std::move(e2);
         }
+        // The measurement at a row's size (first one), for the table and JSON.
+        auto at = [&](double b) -> std::optional<std::size_t> {
+            for (std::size_t i = 0; i < measured.size(); ++i)
+                if (measured[i].bytes == b) return i;
+            return std::nullopt;
+        };
 
         if (a.flag("json")) {
             nlohmann::json list = nlohmann::json::array();
-            for (const auto& r : rows)
-                list.push_back({{"bytes", static_cast<long long>(r.bytes)},
-                                {"time_us", in_us(r.r.time)},
-                                {"algbw_GBps", in_GBps(r.r.algbw)},
-                                {"busbw_GBps", in_GBps(r.r.busbw)},
-                                {"algorithm", std::string(algorithm_name(r.r.algo))}});
-            cli::print_json(out, {{"rows", list}});
+            for (const auto& r : rows) {
+                nlohmann::json j = {{"bytes", static_cast<long long>(r.bytes)},
+                                    {"time_us", in_us(r.r.time)},
+                                    {"algbw_GBps", in_GBps(r.r.algbw)},
+                                    {"busbw_GBps", in_GBps(r.r.busbw)},
+                                    {"algorithm", std::string(algorithm_name(r.r.algo))}};
+                if (auto i = at(r.bytes)) {
+                    j["measured_busbw_GBps"] = measured[*i].busbw_GBps;
+                    j["measured_time_us"] = measured[*i].time_us;
+                    j["error_pct"] = errors[*i];
+                }
+                list.push_back(std::move(j));
+            }
+            nlohmann::json doc = {{"rows", list}};
+            if (log) doc["median_abs_error_pct"] = median_abs(errors);
+            cli::print_json(out, doc);
         } else {
             out << "# " << op_name(req.op) << " on " << req.group.ranks << " ranks / " << req.group.nodes() << " node(s) of "
                 << c.name << (req.options.mode == efficiency_mode::ideal ? " (ideal)" : "") << "\n";
             std::vector<std::vector<std::string>> table;
-            for (const auto& r : rows)
+            for (const auto& r : rows) {
                 table.push_back({cli::num(r.bytes, 0), cli::num(in_us(r.r.time), 2), cli::num(in_GBps(r.r.algbw), 2),
                                  cli::num(in_GBps(r.r.busbw), 2), std::string(algorithm_name(r.r.algo))});
-            cli::print_table(out, {"size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm"}, table);
+                if (log) {
+                    const auto i = at(r.bytes);
+                    table.back().push_back(i ? cli::num(measured[*i].busbw_GBps, 2) : "-");
+                    table.back().push_back(i ? cli::num(errors[*i], 1) : "-");
+                }
+            }
+            std::vector<std::string> head = {"size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm"};
+            if (log) {
+                head.push_back("measured(GB/s)");
+                head.push_back("error(%)");
+            }
+            cli::print_table(out, head, table);
+            if (log)
+                out << "# median |error| " << cli::num(median_abs(errors), 1) << "% over " << measured.size()
+                    << " measured sizes (error = (predicted - measured) / measured busbw)\n";
         }
         if (svg_path) {
             const std::string title = std::string(op_name(req.op)) + " busbw, " + std::to_string(req.group.ranks) +
                                       " ranks on " + std::string(c.name) +
                                       (req.options.mode == efficiency_mode::ideal ? " (ideal)" : " (predicted)");
-            io::write_file_atomic(*svg_path, render_svg(rows, title), "--svg");
+            io::write_file_atomic(*svg_path, render_svg(rows, measured, errors, title), "--svg");
         }
         return 0;
     },
