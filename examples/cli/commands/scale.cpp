@@ -3,6 +3,7 @@
 // with the cluster, and the scaling efficiency (per-GPU throughput relative to the first count).
 // "Will it scale to N GPUs?" (will-it-scale-to-n-gpus). ../shared/CLI.md "Training step".
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,17 +41,26 @@ std::string render_svg(const std::vector<scale_point>& pts, const std::string& t
     double ymax = 0;
     for (const auto& p : pts) ymax = std::max(ymax, in_seconds(p.step.step));
     if (ymax <= 0) ymax = 1;
+    // Round step-time ticks (1, 2, 5 x 10^k); the top of the axis is the first tick above the data.
+    const double ystep = cli::svg::nice_step(ymax, 5);
+    ymax = std::ceil(ymax / ystep - 1e-9) * ystep;
     std::string s = cli::svg::open(W, H);
     s += cli::svg::text(W / 2, 24, title, "middle", 14);
     s += cli::svg::line(L, T + ph, L + pw, T + ph);
     s += cli::svg::line(L, T, L, T + ph);
     s += cli::svg::line(L + pw, T, L + pw, T + ph);
-    s += cli::svg::text(20, T + ph / 2, "step (s)", "middle");
-    s += cli::svg::text(W - 20, T + ph / 2, "efficiency", "middle");
+    const double ym = T + ph / 2;
+    s += "<text x=\"20\" y=\"" + cli::svg::n(ym) + "\" text-anchor=\"middle\" transform=\"rotate(-90 20 " + cli::svg::n(ym) +
+         ")\">step time (s)</text>\n";
+    s += "<text x=\"" + cli::svg::n(W - 16) + "\" y=\"" + cli::svg::n(ym) + "\" text-anchor=\"middle\" transform=\"rotate(90 " +
+         cli::svg::n(W - 16) + " " + cli::svg::n(ym) + ")\">scaling efficiency</text>\n";
+    for (double v = 0; v <= ymax + ystep * 1e-6; v += ystep) {
+        const double y = T + ph - ph * v / ymax;
+        s += cli::svg::line(L - 4, y, L, y) + cli::svg::text(L - 6, y + 4, cli::svg::tick_text(v, ystep), "end", 10);
+    }
     for (int i = 0; i <= 4; ++i) {
         const double y = T + ph - ph * i / 4.0;
-        s += cli::svg::text(L - 6, y + 4, cli::num(ymax * i / 4.0, 2), "end", 10);
-        s += cli::svg::text(L + pw + 6, y + 4, cli::num(i / 4.0, 2), "start", 10);
+        s += cli::svg::line(L + pw, y, L + pw + 4, y) + cli::svg::text(L + pw + 6, y + 4, cli::num(i * 25.0, 0) + "%", "start", 10);
     }
     struct part { const char* name; const char* color; };
     const part parts[] = {{"compute", "#4c78a8"}, {"bubble", "#bab0ac"}, {"TP", "#f58518"}, {"CP", "#eeca3b"},
