@@ -595,3 +595,59 @@ TEST_CASE("read_measurements names the file, a missing file is an input_error") 
     REQUIRE_THROWS_AS(read_measurements("/nonexistent/log.txt"), input_error);
     REQUIRE_THROWS_WITH(read_measurements("/nonexistent/log.txt", std::nullopt, "fit.logs[0]"), Contains("fit.logs[0]"));
 }
+
+TEST_CASE("fixture: old per-collective columns, broadcast with root and no redop, all_gather with neither") {
+    auto sets = parse_fixture("old_columns_broadcast.log");
+    REQUIRE(sets.size() == 1);
+    const auto& b = sets[0];
+    CHECK(b.op == collective_op::broadcast);  // from the command line
+    CHECK(b.redop.empty());
+    CHECK(b.ranks == 4);
+    CHECK(b.gpu == "Tesla V100-SXM2-16GB");
+    REQUIRE(b.rows.size() == 4);
+    CHECK(b.rows[0].time_us == Approx(22.10));
+    CHECK(b.rows[3].busbw_GBps == Approx(78.18));     // broadcast: busbw = algbw
+    CHECK(b.rows[3].inplace_time_us == Approx(108.10));
+    sets = parse_fixture("old_columns_all_gather.log");
+    REQUIRE(sets.size() == 1);
+    const auto& g = sets[0];
+    CHECK(g.op == collective_op::all_gather);
+    CHECK(g.ranks == 4);
+    REQUIRE(g.rows.size() == 4);
+    CHECK(g.rows[0].count == 65536);                 // per rank: 1 MiB / 4 B / 4 ranks
+    CHECK(g.rows[1].busbw_GBps == Approx(50.41));    // (n-1)/n = 0.75 of algbw 67.22
+    CHECK(g.rows[2].inplace_busbw_GBps == Approx(58.25));
+}
+
+TEST_CASE("fixture: out-of-place block printed blank, the in-place columns are the measurement") {
+    const auto sets = parse_fixture("blank_out_of_place.log");
+    REQUIRE(sets.size() == 1);
+    const auto& m = sets[0];
+    CHECK(m.op == collective_op::reduce);
+    CHECK(m.ranks == 8);
+    REQUIRE(m.rows.size() == 4);
+    for (const auto& r : m.rows) {
+        REQUIRE(r.inplace_time_us);
+        CHECK(r.time_us == *r.inplace_time_us);
+    }
+    CHECK(m.rows[0].time_us == Approx(20.00));
+    CHECK(m.rows[3].busbw_GBps == Approx(106.73));
+}
+
+TEST_CASE("fixture: -d all gives one set per data type, rows in order") {
+    const auto sets = parse_fixture("d_all.log");
+    const std::vector<std::string> types{"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16"};
+    REQUIRE(sets.size() == types.size());
+    for (std::size_t i = 0; i < types.size(); ++i) {
+        INFO(types[i]);
+        CHECK(sets[i].dtype == types[i]);
+        CHECK(sets[i].op == collective_op::all_reduce);
+        CHECK(sets[i].ranks == 8);  // busbw / algbw = 1.75 = 2(n-1)/n, and 8 device lines
+        REQUIRE(sets[i].rows.size() == 3);
+        CHECK(sets[i].rows[0].bytes == 1048576);
+        CHECK(sets[i].rows[2].bytes == 4194304);
+    }
+    CHECK(sets[0].rows[0].count == 1048576);  // int8: one element per byte
+    CHECK(sets[8].rows[0].count == 131072);   // double: 8 bytes per element
+    CHECK(sets[0].rows[2].busbw_GBps == Approx(91.75));
+}
