@@ -43,7 +43,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     o.push_back({"seq", true, "sequence length in tokens"});
     o.push_back({"zero", true, "ZeRO stage 0|1|2|3 (3 = FSDP)"});
     o.push_back({"recompute", true, "none|selective|full"});
-    o.push_back({"schedule", true, "gpipe|1f1b|interleaved"});
+    o.push_back({"schedule", true, "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe"});
     o.push_back({"virtual-stages", true, "model chunks per device for the interleaved schedule"});
     o.push_back({"sequence-parallel", false, "sequence parallelism with TP"});
     o.push_back({"compute-efficiency", true, "achievable fraction of peak, overriding the default"});

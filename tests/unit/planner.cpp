@@ -169,10 +169,16 @@ TEST_CASE("planner: the ranking equals sorting predict_step over every valid pla
                     if (tp * pp * cp * dp != gpus || m.layers % pp || seq % cp) continue;
                     for (int b = 1; b <= batch; ++b) {
                         if (batch % (dp * b)) continue;
-                        for (int sched = 0; sched < 3; ++sched)
+                        for (int sched = 0; sched < 6; ++sched)
                             for (int v = 1; v <= m.layers; ++v) {
                                 const auto s = static_cast<pipeline_schedule>(sched);
                                 if (pp == 1 && (s != pipeline_schedule::one_f_one_b || v != 1)) continue;
+                                // zero-bubble and DualPipe: enough micro-batches (ZB-H1 >= pp, ZB-V
+                                // and DualPipe >= 2 pp, DualPipe an even number on an even pp)
+                                const int mbs = batch / (dp * b);
+                                if (s == pipeline_schedule::zb_h1 && mbs < pp) continue;
+                                if (s == pipeline_schedule::zb_v && (mbs < 2 * pp || m.layers < 2 * pp)) continue;
+                                if (s == pipeline_schedule::dualpipe && (pp % 2 || mbs % 2 || mbs < 2 * pp)) continue;
                                 if (s != pipeline_schedule::interleaved && v != 1) continue;
                                 if (s == pipeline_schedule::interleaved && (v < 2 || m.layers % (pp * v))) continue;
                                 for (int sp = 0; sp < 2; ++sp) {

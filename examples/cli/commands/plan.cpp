@@ -161,6 +161,7 @@ void check_search(const io::json_reader& r) {
     (void)space.integer("scale_up_domain", 1, 1 << 20);
     (void)space.integer("max_micro_batch", 0, 1 << 30), (void)space.integer("max_virtual_stages", 0, 1 << 16);
     (void)space.integer("max_cp", 0, 1 << 26), (void)space.boolean("sequence_parallel");
+    if (space.has("zero_bubble")) (void)space.boolean("zero_bubble");
     (void)precision_from_name(space.string("dtype"), space.field("dtype"));
     (void)parse_framework(space.string("framework"), space.field("framework"));
     if (space.has("compute_efficiency")) (void)space.number("compute_efficiency", 1e-6, 1.0);
@@ -241,6 +242,7 @@ std::vector<cli::option_spec> plan_options() {
     o.push_back({"max-virtual-stages", true, "largest V of the interleaved schedule (default: any)"});
     o.push_back({"max-cp", true, "largest context-parallel degree (default: any)"});
     o.push_back({"no-sequence-parallel", false, "do not try sequence parallelism"});
+    o.push_back({"no-zero-bubble", false, "do not try the zb-h1, zb-v and dualpipe schedules"});
     o.push_back({"dtype", true, "fp32|tf32|bf16|fp16|fp8 (default bf16)"});
     o.push_back({"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"});
     o.push_back({"compute-efficiency", true, "achievable fraction of peak, overriding the default"});
@@ -255,6 +257,7 @@ cli::registrar reg_plan{cli::command{
     "usage: commscale plan [--model NAME|FILE] [--cluster NAME|FILE | topology flags] --gpus N --global-batch B\n"
     "                      [--seq S] [--top K] [--threads T] [--shard i/N] [--scale-up-domain G]\n"
     "                      [--max-micro-batch b] [--max-virtual-stages V] [--max-cp C] [--no-sequence-parallel]\n"
+    "                      [--no-zero-bubble]\n"
     "                      [--dtype bf16] [--framework NAME] [--compute-efficiency X] [--efficiency ideal|default]\n"
     "                      [--json] [--out FILE]\n"
     "Enumerates every valid plan (divisibility of heads, layers x V, batch, experts, sequence; TP inside\n"
@@ -301,6 +304,7 @@ cli::registrar reg_plan{cli::command{
         r.max_virtual_stages = static_cast<int>(a.integer("max-virtual-stages", 0, 1, 1 << 16));
         r.max_cp = static_cast<int>(a.integer("max-cp", 0, 1, 1 << 26));
         r.try_sequence_parallel = !a.flag("no-sequence-parallel");
+        r.try_zero_bubble = !a.flag("no-zero-bubble");
         apply_framework(r.base, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
         if (auto v = a.get("dtype")) r.base.precision = precision_from_name(*v, "--dtype");
         if (a.has("compute-efficiency"))
@@ -326,6 +330,7 @@ cli::registrar reg_plan{cli::command{
                            {"max_virtual_stages", r.max_virtual_stages},
                            {"max_cp", r.max_cp},
                            {"sequence_parallel", r.try_sequence_parallel},
+                           {"zero_bubble", r.try_zero_bubble},
                            {"dtype", std::string(dtype_name(r.base.precision))},
                            {"framework", std::string(framework_name(r.base.stack))},
                            {"compute_efficiency", r.base.compute_efficiency ? nlohmann::json(*r.base.compute_efficiency) : nlohmann::json(nullptr)},

@@ -1,6 +1,6 @@
 // `commscale step [--model] [--cluster|topology] --tp T --pp P --dp D [--cp C] [--ep E]
 // --micro-batch b --global-batch B [--seq S] [--zero 0-3] [--recompute none|selective|full]
-// [--schedule gpipe|1f1b|interleaved] [--virtual-stages V] [--sequence-parallel]
+// [--schedule gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe] [--virtual-stages V] [--sequence-parallel]
 // [--compute-efficiency X] [--json] [--svg FILE]`: the predicted training step, its breakdown and
 // the bottleneck verdict (../shared/CLI.md "Training step"). With no --model/--cluster it runs the
 // embedded demo (GPT-3 175B on 16 DGX A100 nodes).
@@ -73,7 +73,7 @@ cli::registrar reg{cli::command{
     "predict one training step: compute, bubble, exposed TP/PP/DP communication, MFU, verdict",
     "usage: commscale step [--model NAME|FILE] [--cluster NAME|FILE | topology flags] --tp T --pp P [--dp D]\n"
     "                      [--cp C] [--ep E] --micro-batch b --global-batch B [--seq S] [--zero 0|1|2|3]\n"
-    "                      [--recompute none|selective|full] [--schedule gpipe|1f1b|interleaved]\n"
+    "                      [--recompute none|selective|full] [--schedule gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe]\n"
     "                      [--virtual-stages V] [--sequence-parallel] [--compute-efficiency X] [--dtype bf16]\n"
     "                      [--efficiency ideal|default] [--bucket 25MB] [--gradient-bytes 2|4]\n"
     "                      [--framework megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp]\n"

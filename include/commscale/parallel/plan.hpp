@@ -32,24 +32,52 @@ namespace commscale {
 /// gpipe: all forwards then all backwards (Huang et al. 2019); one_f_one_b: PipeDream-Flush
 /// (Narayanan et al. 2021 Sec. 2.2.1), same bubble, fewer in-flight micro-batches; interleaved:
 /// 1F1B with V model chunks per device, bubble divided by V (Narayanan et al. 2021 Sec. 2.2.2).
-enum class pipeline_schedule { gpipe, one_f_one_b, interleaved };
+/// zb_h1: zero-bubble ZB-H1 (Qi et al. 2024, "Zero Bubble (Almost) Pipeline Parallelism", ICLR,
+/// Sec. 2.1): the backward split into B (input gradient) and W (weight gradient), W deferred into
+/// the drain; bubble (p - 1)(T_F + T_B - T_W), activation memory of 1F1B. zb_v: ZB-V (same paper,
+/// Sec. 6; sail-sg/zero-bubble-pipeline-parallelism README): two chunks per device in a V shape,
+/// bubble 0 when T_F = T_B = T_W, activation memory of 1F1B, twice 1F1B's pipeline traffic.
+/// dualpipe: DeepSeek-V3's bidirectional schedule (DeepSeek-AI 2024, "DeepSeek-V3 Technical
+/// Report", Sec. 3.2.1 and Table 2; deepseek-ai/DualPipe): micro-batches fed from both ends, each
+/// device holding two stages, forward and backward chunks paired so that one's communication hides
+/// under the other's compute; bubble (p/2 - 1)(F&B + B - 3W), two copies of the parameters,
+/// p + 1 micro-batches of activations; needs an even p and an even number of micro-batches >= 2p.
+enum class pipeline_schedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_v, dualpipe };
 
-/// @brief CLI/JSON spelling: "gpipe", "1f1b", "interleaved".
+/// @brief CLI/JSON spelling: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipe".
 [[nodiscard]] constexpr std::string_view schedule_name(pipeline_schedule s) {
     switch (s) {
         case pipeline_schedule::gpipe: return "gpipe";
         case pipeline_schedule::one_f_one_b: return "1f1b";
         case pipeline_schedule::interleaved: return "interleaved";
+        case pipeline_schedule::zb_h1: return "zb-h1";
+        case pipeline_schedule::zb_v: return "zb-v";
+        case pipeline_schedule::dualpipe: return "dualpipe";
     }
     return "1f1b";
 }
 
-/// @brief Parses "gpipe", "1f1b", "interleaved"; throws input_error naming `field` otherwise.
+/// @brief Parses a schedule_name spelling; throws input_error naming `field` otherwise.
 [[nodiscard]] inline pipeline_schedule parse_schedule(std::string_view text, std::string_view field = "plan.schedule") {
-    if (text == "gpipe") return pipeline_schedule::gpipe;
-    if (text == "1f1b") return pipeline_schedule::one_f_one_b;
-    if (text == "interleaved") return pipeline_schedule::interleaved;
-    throw input_error(std::string(field), "'" + std::string(text) + "'", "one of gpipe, 1f1b, interleaved");
+    for (auto s : {pipeline_schedule::gpipe, pipeline_schedule::one_f_one_b, pipeline_schedule::interleaved,
+                   pipeline_schedule::zb_h1, pipeline_schedule::zb_v, pipeline_schedule::dualpipe})
+        if (text == schedule_name(s)) return s;
+    throw input_error(std::string(field), "'" + std::string(text) + "'", "one of gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe");
+}
+
+/// @brief Whether `schedule` reaches its stated bubble with `micro_batches` per step on `pp` stages.
+/// The zero-bubble and DualPipe bubbles are steady-state results: ZB-H1 fills 1F1B's warm-up of
+/// p micro-batches (Qi et al. 2024 Sec. 2.1), so m >= p; ZB-V and DualPipe run two chunks per
+/// device, each needing p micro-batches in flight, so m >= 2p, and DualPipe feeds half of them
+/// from each end, so m is even (deepseek-ai/DualPipe dualpipe.py: num_chunks % 2 == 0,
+/// num_chunks >= 2 num_ranks). The classic schedules accept any m >= 1.
+[[nodiscard]] constexpr bool schedule_accepts(pipeline_schedule schedule, int pp, long long micro_batches) {
+    switch (schedule) {
+        case pipeline_schedule::zb_h1: return micro_batches >= pp;
+        case pipeline_schedule::zb_v: return micro_batches >= 2LL * pp;
+        case pipeline_schedule::dualpipe: return pp % 2 == 0 && micro_batches % 2 == 0 && micro_batches >= 2LL * pp;
+        default: return micro_batches >= 1;
+    }
 }
 
 /// @brief How much of each dimension's communication the step model lets hide under compute.
@@ -281,6 +309,21 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (p.global_batch % per_step != 0)
         throw input_error("plan.global_batch", std::to_string(p.global_batch),
                           "a multiple of dp x micro_batch (" + std::to_string(per_step) + ")");
+    if ((p.schedule == pipeline_schedule::zb_v || p.schedule == pipeline_schedule::dualpipe) && p.pp < 2)
+        throw input_error("plan.schedule", std::string(schedule_name(p.schedule)) + " with pp " + std::to_string(p.pp),
+                          "pp >= 2 (with pp = 1 use 1f1b)");
+    if (p.schedule == pipeline_schedule::zb_v && m.layers < 2LL * p.pp)
+        throw input_error("plan.pp", std::to_string(p.pp) + " with zb-v",
+                          "at most half the layers (" + std::to_string(m.layers) + "): ZB-V puts two chunks on each device");
+    if (p.schedule == pipeline_schedule::dualpipe && p.pp % 2 != 0)
+        throw input_error("plan.pp", std::to_string(p.pp) + " with dualpipe", "an even number of stages for DualPipe");
+    if (const long long mbs = p.global_batch / per_step; !schedule_accepts(p.schedule, p.pp, mbs))
+        throw input_error("plan.global_batch", std::to_string(p.global_batch) + " (" + std::to_string(mbs) + " micro-batches)",
+                          p.schedule == pipeline_schedule::zb_h1
+                              ? "at least pp (" + std::to_string(p.pp) + ") micro-batches for zb-h1"
+                              : "at least 2 x pp (" + std::to_string(2 * p.pp) + ") micro-batches" +
+                                    (p.schedule == pipeline_schedule::dualpipe ? ", an even number," : "") + " for " +
+                                    std::string(schedule_name(p.schedule)));
     if (m.experts % p.ep != 0)
         throw input_error("plan.ep", std::to_string(p.ep), "a divisor of the experts (" + std::to_string(m.experts) + ")");
     if (p.dp % p.ep != 0)

@@ -16,9 +16,10 @@
 ///               (`compute_efficiency` in the plan replaces the compute model: FLOPs / (peak x it))
 ///   tp        = calls x collective time (parallel/traffic.hpp); with TP overlap (userbuffers,
 ///               sequence parallelism) one chunk in t stays exposed plus what exceeds the GEMMs
-///   cp, ep    = CP exposed beyond the attention compute when overlapped; EP exposed
+///   cp, ep    = CP exposed beyond the attention compute when overlapped; EP exposed (DualPipe:
+///               beyond the paired chunk's compute)
 ///   bubble    = (p - 1) / (V m) x (m x slowest stage + exposed TP/CP/EP)  (Narayanan et al. 2021,
-///               Sec. 2.2)
+///               Sec. 2.2); zero-bubble and DualPipe schedules as `pipeline_bubble`
 ///   pp        = 2 m V send/recv; with overlap only the 2 (p - 1) fill/drain transfers are exposed
 ///   dp        = gradient buckets issued as soon as their gradients exist and run back to back on
 ///               one stream, overlapping the backward of the last micro-batch on the first stage
@@ -138,6 +139,34 @@ struct step_breakdown {
     return (pp - 1.0) / (static_cast<double>(virtual_stages < 1 ? 1 : virtual_stages) * micro_batches);
 }
 
+/// @brief Idle time of one step's pipeline for `schedule` on `pp` stages (V chunks per device for
+/// the interleaved schedule, `micro_batches` per step), from the time `stage` of one micro-batch
+/// through the slowest stage (forward + full backward, with its exposed TP/CP/EP), `backward` its
+/// full backward and `weight_grad` the weight-gradient part of that backward (W):
+///   gpipe, 1f1b    (p - 1) stage                      (Narayanan et al. 2021 Sec. 2.2.1)
+///   interleaved    (p - 1) stage / V                  (Narayanan et al. 2021 Sec. 2.2.2)
+///   zb-h1          (p - 1)(stage - 2 W)               (Qi et al. 2024 Sec. 2.1: (p-1)(T_F + T_B - T_W)
+///                                                      with T_B = backward - W; = DeepSeek-V3 Table 2 "ZB1P")
+///   zb-v           (p - 1)(stage - 3 W) / 2           (ZB-H2's (p-1)(T_F + T_B - 2 T_W) on the V
+///                                                      schedule's half-stage chunks; 0 at T_F = T_B = T_W,
+///                                                      as Qi et al. 2024 Sec. 6 state)
+///   dualpipe       (p/2 - 1)(F&B + backward - 3 W)    (DeepSeek-V3 Technical Report Table 2, with the
+///                                                      paired chunk F&B = stage: pairing hides communication,
+///                                                      not compute)
+/// Never negative; 0 without pipelining.
+[[nodiscard]] constexpr duration pipeline_bubble(pipeline_schedule schedule, int pp, int micro_batches, int virtual_stages,
+                                                 duration stage, duration backward, duration weight_grad) {
+    if (pp <= 1 || micro_batches <= 0) return seconds(0.0);
+    const double p = pp;
+    const duration zero = seconds(0.0);
+    switch (schedule) {
+        case pipeline_schedule::zb_h1: return (p - 1.0) * std::max(zero, stage - 2.0 * weight_grad);
+        case pipeline_schedule::zb_v: return (p - 1.0) * std::max(zero, stage - 3.0 * weight_grad) / 2.0;
+        case pipeline_schedule::dualpipe: return (p / 2.0 - 1.0) * std::max(zero, stage + backward - 3.0 * weight_grad);
+        default: return bubble_overhead(pp, micro_batches, virtual_stages) * static_cast<double>(micro_batches) * stage;
+    }
+}
+
 /// @brief The bubble's share of the whole pipelined time: (p - 1) / (V m + p - 1), i.e.
 /// overhead / (1 + overhead) (distributed-training-lecture: "(p-1)/(m+p-1)" for V = 1).
 [[nodiscard]] constexpr double bubble_fraction_of_step(int pp, int micro_batches, int virtual_stages = 1) {
@@ -187,7 +216,7 @@ template <class Pricer>
     const double mb = r.micro_batches;
 
     // per-layer and per-stage times of one micro-batch
-    duration layer_f{}, layer_b{}, out_layer{}, attn_core{}, gemm_layer{};
+    duration layer_f{}, layer_b{}, out_layer{}, attn_core{}, gemm_layer{}, layer_w{};
     if (p.compute_efficiency) {
         // one efficiency for every kernel: FLOPs / (peak x efficiency)
         const flop_rate rate = *p.compute_efficiency * peak;
@@ -200,6 +229,8 @@ template <class Pricer>
         out_layer = share * 3.0 * logits_forward_flops(m, seq, p.micro_batch) / rate;
         attn_core = share * 3.0 * lf.attention_core() / rate;
         gemm_layer = layer_f + layer_b - attn_core;
+        // weight gradients: half of the backward GEMM FLOPs (dW beside dX), as many as the forward GEMMs
+        layer_w = share * (lf.total() - lf.attention_core()) / rate;
     } else {
         r.layer = layer_compute_time_cached(m, p, cpar);
         layer_f = r.layer.forward();
@@ -207,6 +238,7 @@ template <class Pricer>
         out_layer = output_layer_time(m, p, cpar);
         attn_core = r.layer.attention_fwd + r.layer.attention_bwd;
         gemm_layer = r.layer.gemm_fwd + r.layer.gemm_bwd + (p.recompute_mode == recompute::full ? r.layer.gemm_fwd : seconds(0.0));
+        layer_w = r.layer.gemm_bwd / 2.0;  // dW of every GEMM: half of the backward GEMMs (dX is the other)
     }
     r.first_stage_layers = stage_layers(p, m.layers, 0);
     r.last_stage_layers = stage_layers(p, m.layers, p.pp - 1);
@@ -238,20 +270,26 @@ template <class Pricer>
     r.cp.total = detail::calls_time(t.cp, price);
     r.cp.exposed = p.overlap.cp ? std::max(seconds(0.0), r.cp.total - mb * static_cast<double>(r.max_stage_layers) * attn_core) : r.cp.total;
     hidden += r.cp.total - r.cp.exposed;
-    // EP
+    // EP: DualPipe pairs a forward and a backward chunk of two micro-batches so that each one's
+    // all-to-all runs under the other's compute (DeepSeek-V3 Technical Report Sec. 3.2.1)
     r.ep.total = detail::calls_time(t.ep, price);
-    r.ep.exposed = r.ep.total;
+    r.ep.exposed = p.schedule == pipeline_schedule::dualpipe ? std::max(seconds(0.0), r.ep.total - busy_compute) : r.ep.total;
+    hidden += r.ep.total - r.ep.exposed;
     // bubble
     const duration busy = busy_compute + r.tp.exposed + r.cp.exposed + r.ep.exposed;
-    const double bubble_ratio = bubble_overhead(p.pp, r.micro_batches, p.chunks());
-    r.bubble = bubble_ratio * busy;
+    r.bubble = pipeline_bubble(p.schedule, p.pp, r.micro_batches, p.chunks(), busy / mb,
+                               static_cast<double>(r.max_stage_layers) * layer_b,
+                               static_cast<double>(r.max_stage_layers) * layer_w);
     // PP
     if (!t.pp.empty()) {
         const duration one = price(t.pp.group, t.pp.op, t.pp.bytes) +
                              (t.pp_gather.empty() ? seconds(0.0) : price(t.pp_gather.group, t.pp_gather.op, t.pp_gather.bytes));
         r.pp.total = t.pp.count * one;
+        // ZB-V's V-shaped chunk order sends twice 1F1B's activations (sail-sg README: 2x PP traffic);
+        // DualPipe's send/recv run under the paired chunk's compute like its all-to-all
+        if (p.schedule == pipeline_schedule::zb_v) r.pp.total *= 2.0;
         const double fill_drain = std::min(t.pp.count, 2.0 * (p.pp - 1.0));
-        r.pp.exposed = p.overlap.pp ? fill_drain * one : r.pp.total;
+        r.pp.exposed = (p.overlap.pp || p.schedule == pipeline_schedule::dualpipe) ? fill_drain * one : r.pp.total;
     }
     // DP
     r.dp_window = stage_first_b;  // backward of the last micro-batch on the first stage
@@ -332,13 +370,16 @@ template <class Pricer>
     mp.recompute_mode = (p.attention == attention_kernel::flash && p.recompute_mode == recompute::none)
                             ? recompute::selective
                             : p.recompute_mode;
+    // ZB-H1 and ZB-V keep 1F1B's peak activations (Qi et al. 2024 Sec. 2.1, 6); DualPipe p + 1
+    // micro-batches and two stages' parameters per device (DeepSeek-V3 Technical Report Table 2)
     mp.in_flight = p.schedule == pipeline_schedule::gpipe ? in_flight_gpipe(r.micro_batches)
                    : p.schedule == pipeline_schedule::interleaved
                        ? in_flight_interleaved(p.pp, r.micro_batches, p.chunks())
-                       : in_flight_1f1b(p.pp, r.micro_batches);
+                   : p.schedule == pipeline_schedule::dualpipe ? (p.pp + 1.0) / 2.0  // per stage of doubled layers
+                                                               : in_flight_1f1b(p.pp, r.micro_batches);
     if (p.gradient_bytes == 4) mp.state = mixed_precision_adam_fp32_grads;
     transformer staged = m;  // memory of the stage with the most layers, as if every stage had that many
-    staged.layers = r.max_stage_layers * p.pp;
+    staged.layers = r.max_stage_layers * p.pp * (p.schedule == pipeline_schedule::dualpipe ? 2 : 1);
     r.memory = memory_per_gpu(staged, mp);
     r.memory_capacity = acc.memory;
     r.fits_in_memory = acc.memory.value() <= 0 || fits_in_memory(r.memory, acc.memory);

@@ -32,7 +32,7 @@
 /// Ranking: a strict total order, so results are deterministic and independent of threads and
 /// shards: step time ascending, then (equal times) the plan key ascending: tp, pp, dp, cp, ep,
 /// micro_batch, zero, recompute (none < selective < full), schedule (gpipe < 1f1b <
-/// interleaved), virtual_stages, sequence_parallel (off < on).
+/// interleaved < zb-h1 < zb-v < dualpipe), virtual_stages, sequence_parallel (off < on).
 ///
 /// Pareto front: the feasible plans no other feasible plan dominates, where b dominates a if
 /// b's step time and memory per GPU are both <= a's and one is <. Sorted by the ranking order.
@@ -83,6 +83,7 @@ struct search_request {
     int scale_up_domain = 0;      ///< GPUs TP may span (0: the node's GPUs)
     int max_micro_batch = 0;      ///< largest micro-batch tried (0: up to B / dp)
     int max_virtual_stages = 0;   ///< largest V of the interleaved schedule (0: any)
+    bool try_zero_bubble = true;  ///< also search zb-h1, zb-v and dualpipe (parallel/plan.hpp)
     int max_cp = 0;               ///< largest context-parallel degree (0: any divisor of seq)
     bool try_sequence_parallel = true;  ///< also try sequence parallelism (tp >= 2)
     bool pareto = true;           ///< compute the Pareto front
@@ -287,7 +288,7 @@ inline void validate(const search_request& r) {
 }
 
 /// @brief The outer choices of the space (everything but the micro-batch), in enumeration
-/// order: tp, cp, pp, ep ascending; schedule gpipe, 1f1b, interleaved V ascending; sequence
+/// order: tp, cp, pp, ep ascending; schedule gpipe, 1f1b, interleaved V ascending, zb-h1, zb-v, dualpipe; sequence
 /// parallel off, on; ZeRO 0-3; recompute none, selective, full. Only shapes with dp dividing the
 /// global batch. Rules in the file comment.
 [[nodiscard]] inline std::vector<search_detail::shape> plan_shapes(const transformer& m, const cluster& c,
@@ -317,6 +318,12 @@ inline void validate(const search_request& r) {
                         for (int v = 2; static_cast<long long>(pp) * v <= m.layers; ++v) {
                             if (r.max_virtual_stages > 0 && v > r.max_virtual_stages) break;
                             if (m.layers % (pp * v) == 0) scheds.push_back({pipeline_schedule::interleaved, v});
+                        }
+                        // today's schedules (parallel/plan.hpp); DualPipe's batch conditions are checked per micro-batch
+                        if (r.try_zero_bubble) {
+                            scheds.push_back({pipeline_schedule::zb_h1, 1});
+                            if (2LL * pp <= m.layers) scheds.push_back({pipeline_schedule::zb_v, 1});
+                            if (pp % 2 == 0) scheds.push_back({pipeline_schedule::dualpipe, 1});
                         }
                     }
                     for (const auto& sv : scheds) {
@@ -392,6 +399,7 @@ template <class Pricer>
                         if (per_replica % b != 0) continue;
                         if (r.max_micro_batch > 0 && b > r.max_micro_batch) break;
                         p.micro_batch = b;
+                        if (!schedule_accepts(s.sched, s.pp, per_replica / b)) continue;  // too few micro-batches
                         try {
                             cur.r = predict_step_with(m, c, acc, p, cache, r.options);
                         } catch (const input_error&) {

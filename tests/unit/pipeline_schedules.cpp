@@ -1,0 +1,169 @@
+// Pipeline schedules of today: zero-bubble ZB-H1 / ZB-V (Qi et al. 2024, "Zero Bubble (Almost)
+// Pipeline Parallelism", ICLR 2024; sail-sg/zero-bubble-pipeline-parallelism README) and DualPipe
+// (DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", Sec. 3.2.1, Table 2; deepseek-ai/DualPipe):
+// the bubble formulas against the papers' statements, the schedules in the step predictor (bubble,
+// memory, EP overlap), their validation and the planner's search.
+#include "catch_shim.hpp"
+
+#include <commscale/hardware/accelerators.hpp>
+#include <commscale/hardware/clusters.hpp>
+#include <commscale/predict/step.hpp>
+#include <commscale/search/planner.hpp>
+#include <commscale/workload/flops.hpp>
+#include <commscale/workload/models.hpp>
+
+#include <set>
+#include <string>
+
+using namespace commscale;
+
+namespace {
+double us(duration d) { return in_us(d); }
+duration t(double v) { return seconds(v * 1e-6); }
+auto free_comm = [](const placement&, collective_op, data_size) { return seconds(0.0); };
+}  // namespace
+
+TEST_CASE("bubble formulas: DeepSeek-V3 Table 2 (1F1B, ZB1P, DualPipe) with F = 1, B = 2, W = 1") {
+    // Table 2: 1F1B (PP-1)(F+B); ZB1P (PP-1)(F+B-2W); DualPipe (PP/2-1)(F&B+B-3W). B is the full
+    // backward, W its weight part; F&B is a forward and a backward chunk run together (= F + B of compute).
+    const int pp = 8, m = 32;
+    const duration stage = t(3), backward = t(2), w = t(1);
+    CHECK(us(pipeline_bubble(pipeline_schedule::one_f_one_b, pp, m, 1, stage, backward, w)) == Approx(7 * 3.0));
+    CHECK(us(pipeline_bubble(pipeline_schedule::zb_h1, pp, m, 1, stage, backward, w)) == Approx(7 * (3.0 - 2.0)));
+    CHECK(us(pipeline_bubble(pipeline_schedule::dualpipe, pp, m, 1, stage, backward, w)) == Approx(3 * (3.0 + 2.0 - 3.0)));
+    // GPipe has 1F1B's bubble; interleaving divides it by V (Narayanan et al. 2021 Sec. 2.2.2).
+    CHECK(us(pipeline_bubble(pipeline_schedule::gpipe, pp, m, 1, stage, backward, w)) == Approx(21.0));
+    CHECK(us(pipeline_bubble(pipeline_schedule::interleaved, pp, m, 4, stage, backward, w)) == Approx(21.0 / 4));
+    // No pipeline, no bubble; never negative when W dominates.
+    CHECK(us(pipeline_bubble(pipeline_schedule::dualpipe, 1, m, 1, stage, backward, w)) == 0.0);
+    CHECK(us(pipeline_bubble(pipeline_schedule::zb_h1, pp, m, 1, t(1), t(0.5), t(0.9))) == 0.0);
+}
+
+TEST_CASE("bubble formulas: Qi et al. with T_F = T_B = T_W, bubble rates (p-1)/m, (p-1)/3m and 0") {
+    // sail-sg README "Comparison assuming T_F=T_B=T_W": bubble rate 1F1B (p-1)/m, ZB1P (p-1)/(3m),
+    // ZBV 0 (rate = bubble / (m x stage time)); Sec. 2.1: ZB-H1's bubble is one third of 1F1B's.
+    for (int p : {4, 8, 16}) {
+        const int m = 4 * p;
+        const duration stage = t(3), backward = t(2), w = t(1);  // T_F = T_B = T_W = 1, backward = T_B + T_W
+        const double ideal = m * 3.0;
+        CHECK(us(pipeline_bubble(pipeline_schedule::one_f_one_b, p, m, 1, stage, backward, w)) / ideal ==
+              Approx((p - 1.0) / m));
+        CHECK(us(pipeline_bubble(pipeline_schedule::zb_h1, p, m, 1, stage, backward, w)) / ideal ==
+              Approx((p - 1.0) / (3.0 * m)));
+        CHECK(us(pipeline_bubble(pipeline_schedule::zb_v, p, m, 1, stage, backward, w)) == Approx(0.0).margin(1e-12));
+    }
+}
+
+TEST_CASE("schedules in the step predictor: bubble order, 1F1B memory for ZB, DualPipe's two parameter copies") {
+    const transformer m = model_by_name("llama2-70b");
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 8;  // 64 GPUs
+    const accelerator h100 = accelerator_by_name(c.node.accelerator);
+    plan p{.tp = 8, .pp = 8, .dp = 1, .micro_batch = 1, .global_batch = 32, .seq = 4096};
+    auto run = [&](pipeline_schedule s) {
+        plan q = p;
+        q.schedule = s;
+        return predict_step_with(m, c, h100, q, free_comm);
+    };
+    const auto one = run(pipeline_schedule::one_f_one_b), zb1 = run(pipeline_schedule::zb_h1),
+               zbv = run(pipeline_schedule::zb_v), dual = run(pipeline_schedule::dualpipe);
+    // Without communication cost the stage time is compute: ZB-H1 removes 2W of each (p-1) slot.
+    // W = dW GEMMs = the forward GEMMs' FLOPs, the larger part of a 70B layer's forward at 4k tokens.
+    const auto lf = layer_forward_flops(m, 4096, 1);
+    const double gemm_share = (lf.total() - lf.attention_core()) / lf.total();
+    REQUIRE(gemm_share > 0.7);
+    CHECK(in_seconds(zb1.bubble) < 0.6 * in_seconds(one.bubble));
+    CHECK(in_seconds(zbv.bubble) < in_seconds(zb1.bubble));
+    CHECK(in_seconds(dual.bubble) < in_seconds(zb1.bubble));
+    CHECK(in_seconds(one.bubble) / in_seconds(one.compute - one.optimizer - one.overlap_slowdown) == Approx(7.0 / 32.0));
+    // Compute itself is the same work.
+    CHECK(in_seconds(zb1.compute) == Approx(in_seconds(one.compute)));
+    // Memory: ZB-H1 and ZB-V keep 1F1B's activations and state.
+    CHECK(in_bytes(zb1.memory.total()) == Approx(in_bytes(one.memory.total())));
+    CHECK(in_bytes(zbv.memory.total()) == Approx(in_bytes(one.memory.total())));
+    // DualPipe: 2x parameters (two stages per device) and p + 1 in-flight micro-batches (Table 2).
+    CHECK(in_bytes(dual.memory.state.total()) == Approx(2.0 * in_bytes(one.memory.state.total())).epsilon(0.05));
+    const double layer_act_ratio = in_bytes(dual.memory.activations) / in_bytes(one.memory.activations);
+    CHECK(layer_act_ratio == Approx(9.0 / 8.0).epsilon(0.02));
+}
+
+TEST_CASE("DualPipe hides the EP all-to-all under the paired chunk's compute") {
+    const transformer mixtral = model_by_name("mixtral-8x7b");
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 8;
+    plan p{.tp = 2, .pp = 4, .dp = 8, .ep = 8, .micro_batch = 1, .global_batch = 128, .seq = 4096};
+    const auto base = predict_step(mixtral, c, p);
+    REQUIRE(in_seconds(base.ep.total) > 0);
+    CHECK(in_seconds(base.ep.exposed) == Approx(in_seconds(base.ep.total)));
+    p.schedule = pipeline_schedule::dualpipe;
+    const auto dual = predict_step(mixtral, c, p);
+    CHECK(in_seconds(dual.ep.total) == Approx(in_seconds(base.ep.total)));
+    CHECK(in_seconds(dual.ep.exposed) < 0.05 * in_seconds(dual.ep.total));
+}
+
+TEST_CASE("schedule validation: DualPipe needs an even pp and an even number of micro-batches >= 2 pp") {
+    const transformer m = model_by_name("llama2-70b");
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 8;
+    auto field_of = [&](plan p) -> std::string {
+        try {
+            (void)predict_step(m, c, p);
+        } catch (const input_error& e) {
+            return e.field();
+        }
+        return "none";
+    };
+    plan p{.tp = 8, .pp = 8, .dp = 1, .micro_batch = 1, .global_batch = 16, .seq = 4096,
+           .schedule = pipeline_schedule::dualpipe};
+    CHECK(field_of(p) == "none");  // 16 micro-batches = 2 x pp
+    p.global_batch = 14;
+    CHECK(field_of(p) == "plan.global_batch");  // 14 < 2 x 8
+    // An odd number of stages: 7 x 8 GPUs of 7 nodes.
+    cluster seven = c;
+    seven.nodes = 7;
+    plan odd{.tp = 8, .pp = 7, .dp = 1, .micro_batch = 1, .global_batch = 28, .seq = 4096,
+             .schedule = pipeline_schedule::dualpipe};
+    try {
+        (void)predict_step(m, seven, odd);
+        FAIL("odd pp accepted for DualPipe");
+    } catch (const input_error& e) {
+        CHECK(e.field() == "plan.pp");
+    }
+    // ZB-V and DualPipe are pipeline schedules: pp = 1 is refused, naming the schedule.
+    cluster one = c;
+    one.nodes = 1;
+    plan single{.tp = 8, .pp = 1, .dp = 1, .micro_batch = 1, .global_batch = 8, .seq = 4096,
+                .schedule = pipeline_schedule::zb_v};
+    try {
+        (void)predict_step(m, one, single);
+        FAIL("zb-v accepted without a pipeline");
+    } catch (const input_error& e) {
+        CHECK(e.field() == "plan.schedule");
+    }
+    CHECK(parse_schedule("zb-v") == pipeline_schedule::zb_v);
+    CHECK(schedule_name(pipeline_schedule::dualpipe) == "dualpipe");
+    CHECK_THROWS_AS(parse_schedule("zb-h3"), input_error);
+}
+
+TEST_CASE("plan searches the zero-bubble and DualPipe schedules") {
+    const transformer m = model_by_name("llama2-70b");
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 8;
+    const accelerator h100 = accelerator_by_name(c.node.accelerator);
+    search_request r;
+    r.global_batch = 64;
+    r.seq = 4096;
+    r.top_k = 100000;
+    r.pareto = false;
+    const auto res = search_plans(m, c, h100, r);
+    std::set<std::string> seen;
+    for (const auto& e : res.top) seen.insert(std::string(schedule_name(e.p.schedule)));
+    CHECK(seen.count("zb-h1") == 1);
+    CHECK(seen.count("zb-v") == 1);
+    CHECK(seen.count("dualpipe") == 1);
+    r.try_zero_bubble = false;
+    seen.clear();
+    for (const auto& e : search_plans(m, c, h100, r).top) seen.insert(std::string(schedule_name(e.p.schedule)));
+    CHECK(seen.count("zb-h1") == 0);
+    CHECK(seen.count("dualpipe") == 0);
+}
