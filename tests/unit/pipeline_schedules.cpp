@@ -167,3 +167,23 @@ TEST_CASE("plan searches the zero-bubble and DualPipe schedules") {
     CHECK(seen.count("zb-h1") == 0);
     CHECK(seen.count("dualpipe") == 0);
 }
+
+TEST_CASE("max_stage_layers equals the largest stage of every even split (brute force)") {
+    for (int pp = 1; pp <= 16; ++pp)
+        for (int v = 1; v <= 4; ++v)
+            for (int layers = pp * v; layers <= 130; ++layers) {
+                plan p{.pp = pp};
+                if (v > 1) {
+                    p.schedule = pipeline_schedule::interleaved;
+                    p.virtual_stages = v;
+                }
+                int best = 0, sum = 0;
+                for (int s = 0; s < pp; ++s) {
+                    best = std::max(best, stage_layers(p, layers, s));
+                    sum += stage_layers(p, layers, s);
+                }
+                INFO("pp " << pp << " V " << v << " layers " << layers);
+                REQUIRE(sum == layers);
+                REQUIRE(max_stage_layers(p, layers) == best);
+            }
+}

@@ -201,13 +201,12 @@ struct plan {
 [[nodiscard]] constexpr int max_stage_layers(const plan& p, int layers) {
     const int pp = p.pp < 1 ? 1 : p.pp;
     int best = 0;
-    if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.chunks() == 1) {
-        // first, last and one middle stage cover every distinct count
-        best = std::max(stage_layers(p, layers, 0), stage_layers(p, layers, pp - 1));
-        if (pp > 2) best = std::max(best, stage_layers(p, layers, 1));
-        return best;
-    }
-    for (int s = 0; s < pp; ++s) best = std::max(best, stage_layers(p, layers, s));
+    // First, last and one middle stage cover every distinct count: with given first/last counts
+    // the middle stages are equal; in the even split (V >= 1) stage s >= 1 gets an extra layer in
+    // chunk j when 1 <= j pp + s <= extra, which holds for at least as many j at s = 1 as at any
+    // larger s, so stage 1 is the largest of stages 1..pp-1.
+    best = std::max(stage_layers(p, layers, 0), stage_layers(p, layers, pp - 1));
+    if (pp > 2) best = std::max(best, stage_layers(p, layers, 1));
     return best;
 }
 
