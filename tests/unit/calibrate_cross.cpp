@@ -244,7 +244,7 @@ TEST_CASE("calibrate_collective: bad measurement sets are input errors, never Na
     };
     const std::vector<fit_point> none, one{{1024, 10.0}}, same(12, fit_point{1024, 10.0});
     for (const auto& v : {none, one, same, with(3, {std::nan(""), 10.0}), with(3, {-1.0, 10.0}), with(3, {1024.0, -5.0}),
-                          with(3, {1024.0, std::nan("")}), with(3, {1024.0, 0.0}), std::vector<fit_point>(good.begin(), good.begin() + 8)})
+                          with(3, {1024.0, std::nan("")}), with(3, {1024.0, 0.0})})
         CHECK_THROWS_AS(calibrate_collective(c, node, collective_op::all_reduce, v, fast()), input_error);
     // A placement the cluster cannot hold.
     const placement too_many{.ranks = 64, .ranks_per_node = 8, .stride = 1};

@@ -144,8 +144,14 @@ cli::registrar reg{cli::command{
     "topology: --cluster NAME|FILE or the topology flags; without them the log decides: the preset\n"
     "          of its GPU model (A100 dgx-a100, H100 dgx-h100, H200 hgx-h200, B200 dgx-b200,\n"
     "          MI300X mi300x-roce, else dgx-a100) with the log's node count.\n"
-    "--json: {op, ranks, nodes, rows, cluster, latency_us, bandwidth_GBps, peak_busbw_GBps, efficiency,\n"
-    "         median_rel_error, max_rel_error, cv_median_rel_error, r2, fitted_class, calibration}",
+    "fitted parameters: from 9 distinct sizes all 8 (LL/LL128/Simple step latencies, efficiency, half\n"
+    "          size, exponent, LL/LL128 fractions); from 5 the step latencies (one common factor),\n"
+    "          efficiency, half size and exponent; from 2 the latency factor (a row <= 1 MiB) and the\n"
+    "          efficiency (a row > 1 MiB). A Gaussian prior on the cluster's values keeps short sweeps\n"
+    "          sane; the rest is kept at the prior and listed.\n"
+    "--json: {op, ranks, nodes, rows, cluster, latency_us, latency_sigma_us, bandwidth_GBps, peak_busbw_GBps,\n"
+    "         efficiency, median_rel_error, max_rel_error, cv_median_rel_error, r2, fitted_class,\n"
+    "         fitted: {NAME: {value, uncertainty}}, kept: [NAME], step_latencies_tied, calibration}",
     options(),
     [](const cli::args& a, std::ostream& out) {
         std::optional<collective_op> op;
@@ -183,6 +189,9 @@ cli::registrar reg{cli::command{
         if (auto file = a.get("svg")) io::write_file_atomic(*file, svg_plot(f, sorted), "--svg");
         if (auto file = a.get("out")) io::write_file_atomic(*file, io::cluster_to_json(f.calibrated).dump(2) + "\n", "--out");
         const std::string_view cls = f.fitted_class == link_class::nvlink ? "nvlink" : f.fitted_class == link_class::pci ? "pci" : "net";
+        nlohmann::json fitted = nlohmann::json::object();
+        for (const auto& p : f.parameters)
+            if (p.fitted) fitted[p.name] = {{"value", p.value}, {"uncertainty", p.uncertainty}};
         nlohmann::json j{{"op", std::string(op_name(m.op))},
                          {"ranks", ranks},
                          {"nodes", g.nodes()},
@@ -199,6 +208,10 @@ cli::registrar reg{cli::command{
                          {"cv_median_rel_error", f.cv_median_rel_error ? nlohmann::json(*f.cv_median_rel_error) : nlohmann::json(nullptr)},
                          {"r2", f.r2},
                          {"converged", f.converged},
+                         {"latency_sigma_us", in_us(f.latency_sigma)},
+                         {"fitted", fitted},
+                         {"kept", f.kept_names()},
+                         {"step_latencies_tied", f.step_latencies_tied},
                          {"fitted_class", std::string(cls)},
                          {"calibration", io::comm_params_to_json(f.calibrated.comm)}};
         if (a.flag("json")) {
@@ -207,7 +220,9 @@ cli::registrar reg{cli::command{
         }
         out << op_name(m.op) << " on " << ranks << " ranks / " << g.nodes() << " node(s) of " << c.name << ", " << f.rows
             << " rows (" << in.source << ")\n"
-            << "latency          " << cli::num(in_us(f.latency), 2) << " us\n"
+            << "latency          " << cli::num(in_us(f.latency), 2)
+            << (f.latency_sigma.value() > 0 ? " +- " + cli::num(in_us(f.latency_sigma), 2) : std::string(" (kept at the prior)"))
+            << " us\n"
             << "bandwidth        " << cli::num(in_GBps(f.bandwidth), 1) << " GB/s per direction (efficiency "
             << cli::num(f.fitted.efficiency, 3) << " of the " << cls << " link)\n"
             << "peak busbw       " << cli::num(in_GBps(f.peak_busbw), 1)
@@ -218,6 +233,16 @@ cli::registrar reg{cli::command{
             << cli::num(100 * f.max_rel_error, 1) << "%, cross-validated median "
             << (f.cv_median_rel_error ? cli::num(100 * *f.cv_median_rel_error, 1) + "%" : std::string("n/a")) << ", R2 "
             << cli::num(f.r2, 4) << "\n";
+        out << "fitted" << (f.step_latencies_tied ? " (step latencies as one factor on their priors)" : "") << ":\n";
+        for (const auto& p : f.parameters)
+            if (p.fitted)
+                out << "  " << p.name << std::string(p.name.size() < 24 ? 24 - p.name.size() : 1, ' ') << cli::num(p.value, 4)
+                    << " +- " << cli::num(p.uncertainty, 4) << "  (prior " << cli::num(p.prior, 4) << ")\n";
+        const auto kept = f.kept_names();
+        out << "kept at the prior:";
+        if (kept.empty()) out << " none";
+        for (const auto& k : kept) out << " " << k;
+        out << "\n";
         return 0;
     },
     1, -1}};
