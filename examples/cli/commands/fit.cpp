@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iomanip>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -42,6 +43,13 @@ std::vector<cli::option_spec> options() {
 std::string read_input(const std::string& path) {
     if (path == "-") return io::read_stream(std::cin, "standard input", "log");
     return io::read_file(path, "log");
+}
+
+// Four significant digits (parameters span 1e-1 to 1e6 in their units).
+std::string significant(double v) {
+    std::ostringstream o;
+    o << std::setprecision(4) << v;
+    return o.str();
 }
 
 std::string lower(std::string s) {
@@ -236,8 +244,8 @@ cli::registrar reg{cli::command{
         out << "fitted" << (f.step_latencies_tied ? " (step latencies as one factor on their priors)" : "") << ":\n";
         for (const auto& p : f.parameters)
             if (p.fitted)
-                out << "  " << p.name << std::string(p.name.size() < 24 ? 24 - p.name.size() : 1, ' ') << cli::num(p.value, 4)
-                    << " +- " << cli::num(p.uncertainty, 4) << "  (prior " << cli::num(p.prior, 4) << ")\n";
+                out << "  " << p.name << std::string(p.name.size() < 24 ? 24 - p.name.size() : 1, ' ') << significant(p.value)
+                    << " +- " << significant(p.uncertainty) << "  (prior " << significant(p.prior) << ")\n";
         const auto kept = f.kept_names();
         out << "kept at the prior:";
         if (kept.empty()) out << " none";
