@@ -341,11 +341,16 @@ TEST_CASE("all 20 rows of the A100 table: every parameter fitted with its uncert
     CHECK(f.kept_names().empty());
     CHECK_FALSE(f.step_latencies_tied);
     for (const auto& p : f.parameters) {
-        INFO(p.name << " = " << p.value << " +- " << p.uncertainty);
+        INFO(p.name << " = " << p.value << " +- " << p.uncertainty << ", posterior/prior sd " << p.prior_ratio);
         CHECK(p.fitted);
         CHECK(std::isfinite(p.uncertainty));
         CHECK(p.uncertainty > 0.0);
+        CHECK(p.prior_ratio > 0.0);
+        CHECK(p.prior_ratio <= 1.0);  // the rows never add uncertainty to the prior
     }
+    // The efficiency is set by the rows, not the prior (20 rows, 9 above 16 MiB).
+    CHECK(f.parameters[3].name == "efficiency");
+    CHECK(f.parameters[3].prior_ratio < 0.3);
     // The latency is the fit's (base + steps x fitted step latency), not the preset's 6.6 us base
     // alone, and it has a bounded uncertainty.
     INFO("latency " << in_us(f.latency) << " +- " << in_us(f.latency_sigma));

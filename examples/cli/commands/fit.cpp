@@ -245,7 +245,8 @@ cli::registrar reg{cli::command{
         for (const auto& p : f.parameters)
             if (p.fitted)
                 out << "  " << p.name << std::string(p.name.size() < 24 ? 24 - p.name.size() : 1, ' ') << significant(p.value)
-                    << " +- " << significant(p.uncertainty) << "  (prior " << significant(p.prior) << ")\n";
+                    << " +- " << significant(p.uncertainty) << "  (prior " << significant(p.prior) << ", posterior/prior sd "
+                    << cli::num(p.prior_ratio, 2) << ")\n";
         const auto kept = f.kept_names();
         out << "kept at the prior:";
         if (kept.empty()) out << " none";

@@ -393,6 +393,9 @@ struct calibrated_parameter {
     double prior = 0.0;        ///< the prior's centre: the input cluster's value
     double prior_width = 0.0;  ///< one σ of the prior in `space`
     std::string_view space;    ///< "log" or "logit"
+    /// Posterior over prior σ in `space` (fitted parameters): near 0 the rows determine it, near 1
+    /// the prior does (a direction the rows leave flat). 1 for a kept parameter.
+    double prior_ratio = 1.0;
     bool fitted = false;       ///< false: kept at the prior (the rows do not identify it)
 };
 
@@ -792,6 +795,7 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
                                       .prior = priors[i],
                                       .prior_width = calibration_prior_width[i],
                                       .space = (i == 0 || i == 1 || i == 2 || i == 4) ? "log" : "logit",
+                                      .prior_ratio = free[i] ? sdv(static_cast<Eigen::Index>(i)) / calibration_prior_width[i] : 1.0,
                                       .fitted = free[i]});
     }
     const auto tiny = predict_collective(out.calibrated, g, op, bytes(v.front().bytes), opt.model);
