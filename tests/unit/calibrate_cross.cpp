@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <commscale/calibrate/calibrate.hpp>
@@ -128,8 +129,9 @@ TEST_CASE("fitting all_reduce across 2 and 4 nodes (InfiniBand) improves the oth
         // (truth 43.8 us for an 8-byte all_gather on 4 nodes, calibrated 30.1 us: the NVLink LL
         // step latency 0.56 us against the truth's 0.9). Medians: 2 nodes 47% -> 6.3% all_gather
         // / reduce_scatter, 5.2% broadcast; 4 nodes 50% -> 12.3%, 11.9% (the fit's prior makes
-        // this 17.9% -> 12.3%). The 10% target holds on 2 nodes; bound 15% on 4: calibrate each
-        // collective from its own sweep when more is needed. The error falls by at least 3x.
+        // this 17.9% -> 12.3%). The 10% target holds on 2 nodes; bound 15% on 4. The fix is to
+        // calibrate the node from a ring collective too (the joint fit two tests below: 0.7-1.3%
+        // on 4 nodes). The error falls by at least 3x.
         check_second_collectives(c, f.calibrated, truth, g,
                                  nodes == 2 ? std::array{0.10, 0.10, 0.10} : std::array{0.15, 0.15, 0.15}, 3.0);
     }
@@ -188,6 +190,81 @@ TEST_CASE("a 2-node all_reduce calibration predicts 4 and 8 nodes of the same sy
             CHECK(after.median <= (op == collective_op::all_reduce ? 0.05 : 0.12));
             CHECK(after.median < before.median / 4.0);
         }
+    }
+}
+
+TEST_CASE("node calibrated from all_reduce and all_gather jointly: a 2-node all_reduce carries over to every collective and to 8 nodes") {
+    // Why the tests above stop at 12%: the node's all_reduce is NVLS (2 NVLink steps of latency),
+    // so it cannot tell the NVLink per-step latency from the saturation curve, which a ring (7
+    // steps on a node, 28 on 4 nodes) needs. One all_gather sweep on the node, fitted jointly
+    // with the all_reduce (calibrate_collectives), separates them: the per-step latency grows with
+    // the algorithm's step count, the saturation with the bytes moved. The hardware's quantities
+    // are then fitted, and a multi-node all_reduce (the NIC class) carries over to the other
+    // collectives and to more nodes. Measured medians (dgx-h100 / dgx-a100): on 2 nodes 0.5-1.1%,
+    // on 4 nodes 0.7-1.3%, on 8 nodes 0.6-1.6% for all_reduce, all_gather, reduce_scatter and
+    // broadcast. Bound: the 10% target, and 3% (twice the largest).
+    const placement node{.ranks = 8, .ranks_per_node = 8, .stride = 1};
+    const placement two{.ranks = 16, .ranks_per_node = 8, .stride = 1};
+    for (const cluster& c : {presets::dgx_h100, presets::dgx_a100}) {
+        cluster truth = c;
+        truth.comm = truth_params();
+        const std::vector<calibration_sweep> node_sweeps{
+            {node, collective_op::all_reduce, sweep(truth, node, collective_op::all_reduce, 11, 0.02)},
+            {node, collective_op::all_gather, sweep(truth, node, collective_op::all_gather, 21, 0.02)}};
+        const auto n = calibrate_collectives(c, node_sweeps, fast());
+        CHECK(n.rows == 60);
+        CHECK(n.fitted_class == link_class::nvlink);
+        cluster start = n.calibrated, truth2 = truth;
+        start.nodes = truth2.nodes = 2;
+        const auto f = calibrate_collective(start, two, collective_op::all_reduce,
+                                            sweep(truth2, two, collective_op::all_reduce, 13, 0.02), fast());
+        CHECK(f.fitted_class == link_class::net);
+        for (const int nodes : {2, 4, 8}) {
+            cluster cal = f.calibrated, tr = truth, def = c;
+            cal.nodes = tr.nodes = def.nodes = nodes;
+            const placement g{.ranks = 8 * nodes, .ranks_per_node = 8, .stride = 1};
+            for (const auto op : {collective_op::all_reduce, collective_op::all_gather, collective_op::reduce_scatter,
+                                  collective_op::broadcast}) {
+                const auto rows = sweep(tr, g, op, 29, 0.0);
+                const auto before = errors(def, g, op, rows), after = errors(cal, g, op, rows);
+                INFO(c.name << ", " << op_name(op) << " on " << nodes << " nodes: default median " << before.median
+                            << ", calibrated " << after.median << " (max " << after.max << ")");
+                CHECK(after.median <= 0.03);
+                CHECK(after.median < before.median / 10.0);
+            }
+        }
+    }
+}
+
+TEST_CASE("calibrate_collectives: one parameter set for all sweeps, and its bad input") {
+    const placement node{.ranks = 8, .ranks_per_node = 8, .stride = 1};
+    const placement two{.ranks = 16, .ranks_per_node = 8, .stride = 1};
+    cluster c = presets::dgx_h100;
+    c.nodes = 2;
+    cluster truth = c;
+    truth.comm = truth_params();
+    const auto ar = sweep(truth, node, collective_op::all_reduce, 11, 0.0);
+    // One sweep jointly is the single fit.
+    const auto single = calibrate_collective(c, node, collective_op::all_reduce, ar, fast());
+    const auto joint = calibrate_collectives(c, std::vector<calibration_sweep>{{node, collective_op::all_reduce, ar}}, fast());
+    CHECK(joint.fitted.efficiency == single.fitted.efficiency);
+    CHECK(joint.latency == single.latency);
+    CHECK_THROWS_AS(calibrate_collectives(c, std::vector<calibration_sweep>{}, fast()), input_error);
+    // A node sweep and a 2-node sweep calibrate different classes (NVLink, NIC).
+    CHECK_THROWS_AS(calibrate_collectives(c,
+                                          std::vector<calibration_sweep>{{node, collective_op::all_reduce, ar},
+                                                                         {two, collective_op::all_reduce, sweep(truth, two, collective_op::all_reduce, 3, 0.0)}},
+                                          fast()),
+                    input_error);
+    // A bad row of the second sweep is named as such.
+    auto bad = ar;
+    bad[4].time_us = -1.0;
+    try {
+        (void)calibrate_collectives(c, std::vector<calibration_sweep>{{node, collective_op::all_reduce, ar}, {node, collective_op::all_gather, bad}},
+                                    fast());
+        FAIL("no error");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find("sweeps[1].rows") != std::string::npos);
     }
 }
 

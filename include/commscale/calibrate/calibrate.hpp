@@ -383,6 +383,14 @@ struct calibration_options {
     bool cross_validate = true;
 };
 
+/// @brief One measured sweep for a joint calibration (`calibrate_collectives`): a collective over
+/// a group of ranks and its rows.
+struct calibration_sweep {
+    placement group{};
+    collective_op op = collective_op::all_reduce;
+    std::vector<fit_point> rows;
+};
+
 /// @brief One parameter of a collective calibration: its value after the fit (in `unit`), its
 /// posterior standard deviation (0 for a parameter kept at its prior), and the prior it was
 /// regularised toward (centre, in `unit`, and one-σ width in the transformed space `space`).
@@ -580,31 +588,39 @@ inline calibration_design candidate_design(const std::vector<fit_point>& v) {
     return d;
 }
 
-/// Relative residuals t_model / t - 1 of the rows at θ (NaN where θ overflows the model).
-inline void calibration_residuals(cluster& work, const placement& g, collective_op op, link_class cls,
-                                  const std::vector<fit_point>& v, const Eigen::VectorXd& th,
-                                  const collective_options& model, Eigen::VectorXd& r) {
+/// Relative residuals t_model / t - 1 of every sweep's rows at θ, one after the other (NaN where θ
+/// overflows the model).
+inline void calibration_residuals(cluster& work, link_class cls, std::span<const calibration_sweep> sw,
+                                  const Eigen::VectorXd& th, const collective_options& model, Eigen::VectorXd& r) {
     apply_calibration_vector(th, work.comm, cls);
     try {
-        for (std::size_t i = 0; i < v.size(); ++i)
-            r(static_cast<Eigen::Index>(i)) = in_us(predict_collective(work, g, op, bytes(v[i].bytes), model).time) / v[i].time_us - 1.0;
+        Eigen::Index i = 0;
+        for (const auto& s : sw)
+            for (const auto& p : s.rows)
+                r(i++) = in_us(predict_collective(work, s.group, s.op, bytes(p.bytes), model).time) / p.time_us - 1.0;
     } catch (const input_error&) {
         // θ overflowed (an infinite latency or size): infeasible, the solver rejects the step.
         r.setConstant(std::numeric_limits<double>::quiet_NaN());
     }
 }
 
+[[nodiscard]] inline Eigen::Index total_rows(std::span<const calibration_sweep> sw) {
+    std::size_t n = 0;
+    for (const auto& s : sw) n += s.rows.size();
+    return static_cast<Eigen::Index>(n);
+}
+
 /// MAP fit of φ from `x0`: residuals (rᵢ / σ_n, φⱼ / wⱼ); covariance = the posterior's (JᵀJ)⁻¹.
-inline nonlinear_fit calibrate_from(const cluster& c, const placement& g, collective_op op, link_class cls,
-                                    const std::vector<fit_point>& v, const Eigen::VectorXd& prior,
+inline nonlinear_fit calibrate_from(const cluster& c, link_class cls, std::span<const calibration_sweep> sw,
+                                    const Eigen::VectorXd& prior,
                                     const calibration_design& d, const Eigen::VectorXd& x0, double sd,
                                     const calibration_options& opt) {
-    const auto m = static_cast<Eigen::Index>(v.size());
+    const Eigen::Index m = total_rows(sw);
     const Eigen::Index k = d.design.cols();
     cluster work = c;
     Eigen::VectorXd rd(m);
     auto residuals = [&](const Eigen::VectorXd& phi, Eigen::VectorXd& r) {
-        calibration_residuals(work, g, op, cls, v, prior + d.design * phi, opt.model, rd);
+        calibration_residuals(work, cls, sw, prior + d.design * phi, opt.model, rd);
         r.head(m) = rd / sd;
         for (Eigen::Index j = 0; j < k; ++j) r(m + j) = phi(j) / d.width[static_cast<std::size_t>(j)];
     };
@@ -614,15 +630,28 @@ inline nonlinear_fit calibrate_from(const cluster& c, const placement& g, collec
     return fit_levenberg_marquardt(residuals, x0, m + k, lm);
 }
 
-inline collective_calibration calibrate_sorted(const cluster& c, const placement& g, collective_op op,
-                                               const std::vector<fit_point>& v, const calibration_options& opt) {
-    if (v.size() < 2)
-        throw input_error("rows", std::to_string(v.size()) + " rows", "at least 2 rows with 2 distinct message sizes");
+/// The joint fit of sweeps (validated, each sorted, the first non-empty); reported figures
+/// (latency, group, op) are the first sweep's, errors over every row.
+inline collective_calibration calibrate_sorted(const cluster& c, std::span<const calibration_sweep> sw,
+                                               const calibration_options& opt) {
+    const placement& g = sw.front().group;
+    const collective_op op = sw.front().op;
+    const std::vector<fit_point>& v = sw.front().rows;
+    std::vector<fit_point> all;
+    for (const auto& s : sw) all.insert(all.end(), s.rows.begin(), s.rows.end());
+    std::stable_sort(all.begin(), all.end(), [](const fit_point& a, const fit_point& b) { return a.bytes < b.bytes; });
+    if (v.empty() || all.size() < 2)
+        throw input_error("rows", std::to_string(all.size()) + " rows", "at least 2 rows with 2 distinct message sizes");
     const link_class cls = calibrated_class(c, g);
+    for (std::size_t i = 1; i < sw.size(); ++i)
+        if (calibrated_class(c, sw[i].group) != cls)
+            throw input_error("sweeps[" + std::to_string(i) + "]",
+                              std::to_string(sw[i].group.ranks) + " ranks on " + std::to_string(sw[i].group.nodes()) + " node(s)",
+                              "sweeps that calibrate the same link class as the first (all inside one node, or all across nodes)");
     const auto np = static_cast<Eigen::Index>(collective_calibration_parameters);
     const Eigen::VectorXd prior = calibration_vector(c.comm, cls);
-    calibration_design d = candidate_design(v);
-    const auto m = static_cast<Eigen::Index>(v.size());
+    calibration_design d = candidate_design(all);
+    const Eigen::Index m = total_rows(sw);
     // Identifiability from the Jacobian at the prior (short sweeps, fewer than 9 sizes): a
     // candidate whose data information Σ (∂rᵢ/∂φⱼ)² / σ_n² is below a tenth of its prior precision
     // 1 / wⱼ² is kept at the prior (the rows would move it by less than what the prior already
@@ -635,8 +664,8 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
         std::vector<Eigen::Index> keep;
         for (Eigen::Index j = 0; j < d.design.cols(); ++j) {
             const double h = 1e-3;
-            calibration_residuals(work, g, op, cls, v, prior + h * d.design.col(j), opt.model, rp);
-            calibration_residuals(work, g, op, cls, v, prior - h * d.design.col(j), opt.model, rm);
+            calibration_residuals(work, cls, sw, prior + h * d.design.col(j), opt.model, rp);
+            calibration_residuals(work, cls, sw, prior - h * d.design.col(j), opt.model, rm);
             const double info = rp.allFinite() && rm.allFinite()
                                     ? ((rp - rm) / (2.0 * h)).squaredNorm() / (calibration_residual_sd * calibration_residual_sd)
                                     : 0.0;
@@ -710,7 +739,7 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
         }
         for (const auto& x0 : starts) {
             try {
-                auto nl = calibrate_from(c, g, op, cls, v, prior, d, x0, calibration_residual_sd, opt);
+                auto nl = calibrate_from(c, cls, sw, prior, d, x0, calibration_residual_sd, opt);
                 if (!have || nl.cost < best.cost) {
                     best = std::move(nl);
                     have = true;
@@ -720,7 +749,7 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
             }
         }
         if (!have)
-            throw input_error("rows", std::to_string(v.size()) + " rows", "measurements the collective model can be fitted to");
+            throw input_error("rows", std::to_string(all.size()) + " rows", "measurements the collective model can be fitted to");
     }
     // Second pass: the residual σ re-estimated from the rows when they leave 2 or more degrees of
     // freedom, and the fit repeated from the first optimum with it.
@@ -728,10 +757,10 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
     {
         cluster work = c;
         Eigen::VectorXd rd(m);
-        calibration_residuals(work, g, op, cls, v, prior + d.design * best.parameters, opt.model, rd);
+        calibration_residuals(work, cls, sw, prior + d.design * best.parameters, opt.model, rd);
         if (k > 0 && m - k >= 2 && rd.allFinite()) {
             sd = std::clamp(std::sqrt(rd.squaredNorm() / static_cast<double>(m - k)), 0.005, 0.2);
-            auto nl = calibrate_from(c, g, op, cls, v, prior, d, best.parameters, sd, opt);
+            auto nl = calibrate_from(c, cls, sw, prior, d, best.parameters, sd, opt);
             best = std::move(nl);
         }
     }
@@ -761,7 +790,7 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
     out.fitted_class = cls;
     out.fitted = out.calibrated.comm.of(cls);
     out.converged = best.converged;
-    out.rows = static_cast<int>(v.size());
+    out.rows = static_cast<int>(all.size());
     out.bytes_factor = busbw_factor(op, g.ranks);
     out.step_latencies_tied = d.tied;
     out.residual_sd = sd;
@@ -826,16 +855,17 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
                                                        : c.node.intra.per_direction;
     out.bandwidth = out.fitted.efficiency * link_peak;
     std::vector<double> meas, pred;
-    double sw = 0.0, swy = 0.0, tss = 0.0, rss = 0.0;
-    for (const auto& p : v) {
-        meas.push_back(p.time_us);
-        pred.push_back(in_us(predict_collective(out.calibrated, g, op, bytes(p.bytes), opt.model).time));
-        rss += std::pow(pred.back() / p.time_us - 1.0, 2);
-        sw += 1.0 / (p.time_us * p.time_us);
-        swy += 1.0 / p.time_us;
-    }
-    const double mean = swy / sw;
-    for (const auto& p : v) tss += std::pow((p.time_us - mean) / p.time_us, 2);
+    double sum_w = 0.0, sum_wy = 0.0, tss = 0.0, rss = 0.0;
+    for (const auto& sweep : sw)
+        for (const auto& p : sweep.rows) {
+            meas.push_back(p.time_us);
+            pred.push_back(in_us(predict_collective(out.calibrated, sweep.group, sweep.op, bytes(p.bytes), opt.model).time));
+            rss += std::pow(pred.back() / p.time_us - 1.0, 2);
+            sum_w += 1.0 / (p.time_us * p.time_us);
+            sum_wy += 1.0 / p.time_us;
+        }
+    const double mean = sum_wy / sum_w;
+    for (const auto& p : all) tss += std::pow((p.time_us - mean) / p.time_us, 2);
     out.r2 = tss > 0 ? 1.0 - rss / tss : 1.0;
     const auto s = summarize_errors(meas, pred);
     out.median_rel_error = s.median;
@@ -866,6 +896,12 @@ inline collective_calibration calibrate_sorted(const cluster& c, const placement
     outside("the exponent", out.fitted.exponent, 1e-3, 8.0);
     for (const double f : out.calibrated.comm.protocol_bandwidth) outside("a protocol bandwidth fraction", f, 1e-6, 1.0);
     return out;
+}
+
+inline collective_calibration calibrate_sorted(const cluster& c, const placement& g, collective_op op,
+                                               const std::vector<fit_point>& v, const calibration_options& opt) {
+    const std::array<calibration_sweep, 1> one{calibration_sweep{.group = g, .op = op, .rows = v}};
+    return calibrate_sorted(c, one, opt);
 }
 
 }  // namespace detail
@@ -956,6 +992,29 @@ std::optional<double> cross_validate_calibration(const std::vector<fit_point>& v
     out.cv_median_rel_error = detail::cross_validate_calibration(
         v, [&](const std::vector<fit_point>& t) { return detail::calibrate_sorted(c, g, op, t, opt); });
     return out;
+}
+
+/// @brief Joint MAP calibration of several sweeps of the same system (e.g. all_reduce and
+/// all_gather, or 2 and 4 nodes): one parameter set, the residuals of every row, otherwise as
+/// `calibrate_collective` (which parameters are fitted follows the distinct sizes of all rows).
+/// Sweeps of different collectives or scales separate what one sweep cannot: a per-step latency
+/// (which grows with the algorithm's step count) from the saturation curve (which grows with the
+/// bytes moved). Every sweep must calibrate the same link class as the first (all inside one
+/// node, or all across nodes); the reported latency, group and op are the first sweep's, the
+/// errors cover every row. No cross-validation. Throws input_error as `calibrate_collective`, or
+/// for an empty list or sweeps of different classes.
+[[nodiscard]] inline collective_calibration calibrate_collectives(const cluster& c, std::span<const calibration_sweep> sweeps,
+                                                                  const calibration_options& opt = {}) {
+    if (sweeps.empty()) throw input_error("sweeps", "none", "at least one measured sweep");
+    std::vector<calibration_sweep> sw;
+    for (std::size_t i = 0; i < sweeps.size(); ++i) {
+        const std::string field = "sweeps[" + std::to_string(i) + "].rows";
+        calibration_sweep s = sweeps[i];
+        s.rows = detail::checked_points(sweeps[i].rows, field, 2);
+        (void)predict_collective(c, s.group, s.op, bytes(s.rows.back().bytes), opt.model);  // validates the placement
+        sw.push_back(std::move(s));
+    }
+    return detail::calibrate_sorted(c, sw, opt);
 }
 
 /// @brief The cluster calibrated to a fitted closed-form curve: the curve `f` is sampled at powers
