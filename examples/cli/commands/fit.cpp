@@ -234,9 +234,10 @@ cli::registrar reg{cli::command{
             << "bandwidth        " << cli::num(in_GBps(f.bandwidth), 1) << " GB/s per direction (efficiency "
             << cli::num(f.fitted.efficiency, 3) << " of the " << cls << " link)\n"
             << "peak busbw       " << cli::num(in_GBps(f.peak_busbw), 1)
-            << (std::isfinite(in_GBps(f.peak_busbw_sigma)) ? " +- " + cli::num(in_GBps(f.peak_busbw_sigma), 1)
-                                                            : std::string(" (uncertainty not bounded by these rows)"))
-            << " GB/s\n"
+            << (f.efficiency_sigma == 0.0 ? std::string(" GB/s (efficiency kept at the prior)")
+                : std::isfinite(in_GBps(f.peak_busbw_sigma)) ? " +- " + cli::num(in_GBps(f.peak_busbw_sigma), 1) + " GB/s"
+                                                               : std::string(" GB/s (uncertainty not bounded by these rows)"))
+            << "\n"
             << "error            median " << cli::num(100 * f.median_rel_error, 1) << "%, max "
             << cli::num(100 * f.max_rel_error, 1) << "%, cross-validated median "
             << (f.cv_median_rel_error ? cli::num(100 * *f.cv_median_rel_error, 1) + "%" : std::string("n/a")) << ", R2 "
