@@ -166,3 +166,26 @@ TEST_CASE("fit on a 4-row log: latency and efficiency fitted with uncertainties,
     CHECK(t.out.find("efficiency") != std::string::npos);
     CHECK(t.out.find("kept at the prior: half_size_bytes exponent LL_fraction LL128_fraction") != std::string::npos);
 }
+
+TEST_CASE("fit on a log of two collectives fits them jointly, --op picks one") {
+    const std::string two = std::string(COMMSCALE_TEST_DATA_DIR) + "/nccl-tests/two_collectives.log";
+    const auto r = run("fit \"" + two + "\" --json");
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["op"] == "all_reduce");
+    REQUIRE(j["ops"].size() == 2);
+    CHECK(j["ops"][1] == "all_gather");
+    CHECK(j["ranks"] == 8);
+    CHECK(j["rows"] == 12);  // 6 all_reduce + 6 all_gather rows
+    CHECK(j["cv_median_rel_error"].is_null());  // no cross-validation of a joint fit
+    CHECK(std::isfinite(j["median_rel_error"].get<double>()));
+    const auto one = run("fit \"" + two + "\" --op all_gather --json");
+    REQUIRE(one.rc == 0);
+    const json k = json::parse(one.out);
+    CHECK(k["ops"].size() == 1);
+    CHECK(k["op"] == "all_gather");
+    CHECK(k["rows"] == 6);
+    const auto text = run("fit \"" + two + "\"");
+    CHECK(text.out.rfind("all_reduce + all_gather on 8 ranks", 0) == 0);
+}
