@@ -2,8 +2,10 @@
 // nccl-tests all-reduce table and against synthetic data from known constants.
 #include "catch_shim.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <commscale/calibrate/calibrate.hpp>
@@ -228,7 +230,148 @@ TEST_CASE("a short sweep (1 MiB to 16 GiB, 15 rows) is cross-validated leave-one
     // 7.8% here (fit 2.6%): above the 5% target. With 15 rows for 8 parameters, leaving out one
     // of the 1-16 MiB protocol-transition rows moves the fit; the full table's halves give 2.8%.
     CHECK(*f.cv_median_rel_error <= 0.10);
-    // fewer than 10 rows: no held-out fit is possible (9 rows for 8 parameters leave none)
+    // 9 rows: leave-one-out still possible (each fit on 8 rows fits the 6 parameters of 5-8 sizes).
     const std::vector<fit_point> nine(short_sweep.end() - 9, short_sweep.end());
-    CHECK_FALSE(calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, nine).cv_median_rel_error);
+    CHECK(calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, nine).cv_median_rel_error.has_value());
+}
+
+// ------------------------------------------------------- short sweeps: MAP fits that degrade
+
+namespace {
+
+bool has(const std::vector<std::string>& names, const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+}
+
+// Evenly spaced n-row subsets of the A100 table (rows o, o + 20/n, ...; every offset o), each
+// fitted alone; per subset the median relative error on the held-out rows of the table.
+std::vector<double> held_out_medians(std::size_t n, std::vector<collective_calibration>* fits = nullptr) {
+    const placement all8{.ranks = 8, .ranks_per_node = 8, .stride = 1};
+    calibration_options o;
+    o.cross_validate = false;
+    const std::size_t stride = a100_table.size() / n;
+    std::vector<double> medians;
+    for (std::size_t off = 0; off < stride; ++off) {
+        std::vector<fit_point> train, test;
+        for (std::size_t i = 0; i < a100_table.size(); ++i)
+            (i % stride == off && train.size() < n ? train : test).push_back(a100_table[i]);
+        const auto f = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, train, o);
+        std::vector<double> meas, pred;
+        for (const auto& p : test) {
+            meas.push_back(p.time_us);
+            pred.push_back(in_us(predict_time(f, bytes(p.bytes))));
+        }
+        medians.push_back(summarize_errors(meas, pred).median);
+        INFO(n << " rows from offset " << off << ": held-out median " << medians.back() << ", fitted " << f.fitted_names().size()
+                << ", latency " << in_us(f.latency) << " +- " << in_us(f.latency_sigma) << " us");
+        CHECK(f.converged);
+        // Every fitted parameter carries a finite, positive uncertainty; kept ones are listed.
+        for (const auto& p : f.parameters) {
+            INFO(p.name << " = " << p.value << " +- " << p.uncertainty);
+            if (p.fitted) {
+                CHECK(std::isfinite(p.uncertainty));
+                CHECK(p.uncertainty > 0.0);
+            }
+        }
+        CHECK(f.fitted_names().size() + f.kept_names().size() == collective_calibration_parameters);
+        if (fits) fits->push_back(f);
+    }
+    return medians;
+}
+
+}  // namespace
+
+TEST_CASE("4 rows of the A100 table: latency and efficiency fitted, the other 16 sizes predicted") {
+    // The issue's case: a 4-row log used to be refused (8 parameters need 9 rows). Now the latency
+    // (one factor on the three step latencies, a row <= 1 MiB present) and the efficiency (a row
+    // > 1 MiB) are fitted on top of the prior; the shape and protocol fractions are kept.
+    // Target: each 4-row subset predicts the other 16 sizes within 10% (median). Measured: 3.3,
+    // 5.7, 7.8, 9.9, 5.9% over the five offsets.
+    std::vector<collective_calibration> fits;
+    const auto medians = held_out_medians(4, &fits);
+    for (const double m : medians) CHECK(m <= 0.10);
+    CHECK(median(medians) <= 0.07);
+    for (const auto& f : fits) {
+        const auto fitted = f.fitted_names(), kept = f.kept_names();
+        CHECK(has(fitted, "efficiency"));
+        CHECK(has(fitted, "step_latency_LL_us"));
+        CHECK(f.step_latencies_tied);
+        for (const char* k : {"half_size_bytes", "exponent", "LL_fraction", "LL128_fraction"}) CHECK(has(kept, k));
+        // A real fitted latency: the 32 KiB - 1 MiB rows sit on 42 us + S / 31 GB/s (a straight line
+        // through the table's 32 KiB and 1 MiB rows), far above the preset's 6.6 us base latency;
+        // every subset lands within 20-45 us and its σ is bounded.
+        CHECK(in_us(f.latency) > 20.0);
+        CHECK(in_us(f.latency) < 45.0);
+        CHECK(in_us(f.latency_sigma) > 0.0);
+        CHECK(in_us(f.latency_sigma) < 10.0);
+        // Efficiency near the published 234.9 / 300 = 0.78 (REFERENCE.md) within 15%.
+        CHECK_THAT(f.fitted.efficiency, Catch::Matchers::WithinRel(0.783, 0.15));
+    }
+}
+
+TEST_CASE("2, 3 and 8 rows of the A100 table: what is fitted, and the held-out rows") {
+    // 2 rows: 10 subsets; those with both rows above 1 MiB fit the efficiency only. Measured held-out
+    // medians 5.7-18.9% (median 10.3%): two sizes cannot place the 1-16 MiB protocol transition.
+    std::vector<collective_calibration> two;
+    const auto m2 = held_out_medians(2, &two);
+    for (const double m : m2) CHECK(m <= 0.20);
+    CHECK(median(m2) <= 0.11);
+    for (const auto& f : two) {
+        if (!f.step_latencies_tied) CHECK(f.fitted_names() == std::vector<std::string>{"efficiency"});
+        else CHECK(f.fitted_names().size() == 4);  // three tied step latencies + efficiency
+    }
+    // 3 rows: measured 4.8-15.7% (median 12.0%).
+    const auto m3 = held_out_medians(3);
+    for (const double m : m3) CHECK(m <= 0.16);
+    CHECK(median(m3) <= 0.13);
+    // 8 rows (5-8 sizes): the saturation half size and exponent are fitted too; measured 6.9, 7.7%.
+    std::vector<collective_calibration> eight;
+    const auto m8 = held_out_medians(8, &eight);
+    for (const double m : m8) CHECK(m <= 0.08);
+    for (const auto& f : eight) {
+        CHECK(has(f.fitted_names(), "half_size_bytes"));
+        CHECK(has(f.fitted_names(), "exponent"));
+        CHECK(has(f.kept_names(), "LL_fraction"));
+    }
+}
+
+TEST_CASE("all 20 rows of the A100 table: every parameter fitted with its uncertainty") {
+    const placement all8{.ranks = 8, .ranks_per_node = 8, .stride = 1};
+    const auto f = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, a100_table);
+    CHECK(f.kept_names().empty());
+    CHECK_FALSE(f.step_latencies_tied);
+    for (const auto& p : f.parameters) {
+        INFO(p.name << " = " << p.value << " +- " << p.uncertainty << ", posterior/prior sd " << p.prior_ratio);
+        CHECK(p.fitted);
+        CHECK(std::isfinite(p.uncertainty));
+        CHECK(p.uncertainty > 0.0);
+        CHECK(p.prior_ratio > 0.0);
+        CHECK(p.prior_ratio <= 1.0);  // the rows never add uncertainty to the prior
+    }
+    // The efficiency is set by the rows, not the prior (20 rows, 9 above 16 MiB).
+    CHECK(f.parameters[3].name == "efficiency");
+    CHECK(f.parameters[3].prior_ratio < 0.3);
+    // The latency is the fit's (base + steps x fitted step latency), not the preset's 6.6 us base
+    // alone, and it has a bounded uncertainty.
+    INFO("latency " << in_us(f.latency) << " +- " << in_us(f.latency_sigma));
+    CHECK(std::fabs(in_us(f.latency) - 6.6) > 1.0);
+    CHECK(in_us(f.latency_sigma) > 0.0);
+    CHECK(std::isfinite(in_us(f.latency_sigma)));
+    // Held out (fit on every other size, predict the rest): <= 5% (issue 5 target, kept).
+    REQUIRE(f.cv_median_rel_error.has_value());
+    CHECK(*f.cv_median_rel_error <= 0.05);
+}
+
+TEST_CASE("short sweeps: one size, one row or a sweep of rows that all need no latency") {
+    const placement all8{.ranks = 8, .ranks_per_node = 8, .stride = 1};
+    const std::vector<fit_point> one{{1048576, 101.9}}, same{{1048576, 101.9}, {1048576, 102.0}};
+    CHECK_THROWS_AS(calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, one), input_error);
+    CHECK_THROWS_AS(calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, same), input_error);
+    // Two large rows (4 and 16 GiB): only the efficiency is fitted; 0.78 of NVLink3 (REFERENCE.md).
+    const std::vector<fit_point> big{a100_table[17], a100_table[19]};
+    const auto f = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, big);
+    CHECK(f.fitted_names() == std::vector<std::string>{"efficiency"});
+    CHECK_THAT(f.fitted.efficiency, Catch::Matchers::WithinRel(0.783, 0.03));
+    CHECK(f.latency_sigma.value() == 0.0);
+    CHECK(f.fitted.step_latency == presets::dgx_a100.comm.nvlink.step_latency);
 }

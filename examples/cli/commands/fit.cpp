@@ -2,6 +2,8 @@
 // collective model's realistic-mode parameters to measured sweeps (nccl-tests / rccl-tests text
 // logs, nccl-tests JSON, probe output; `-` reads stdin) and reports the calibration
 // (../shared/CLI.md "Calibration and planning"; the fit is include/commscale/calibrate/calibrate.hpp).
+// Logs holding several collectives on the same ranks (without --op) are fitted jointly
+// (calibrate_collectives): one parameter set for all; "op" is the first, "ops" lists them all.
 //
 // Topology: from --cluster / the topology flags when any is given; otherwise inferred from the log:
 // the preset whose accelerator matches the GPU model of the device lines (A100 -> dgx-a100,
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iomanip>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -44,6 +47,13 @@ std::string read_input(const std::string& path) {
     return io::read_file(path, "log");
 }
 
+// Four significant digits (parameters span 1e-1 to 1e6 in their units).
+std::string significant(double v) {
+    std::ostringstream o;
+    o << std::setprecision(4) << v;
+    return o.str();
+}
+
 std::string lower(std::string s) {
     for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return s;
@@ -60,11 +70,13 @@ std::string_view preset_for_gpu(const std::string& gpu) {
 }
 
 struct fit_input {
-    measurement_set set;
+    measurement_set set;                 // the first collective read
+    std::vector<measurement_set> others;  // further collectives, fitted jointly with it
     std::string source;
 };
 
-// All rows of the logs: one collective, one rank count (else an input_error naming the file).
+// All rows of the logs, one set per collective (the first one read first), all on the same rank
+// count (else an input_error naming the file). Several collectives are fitted jointly.
 fit_input read_logs(const std::vector<std::string>& files, std::optional<collective_op> op) {
     fit_input in;
     bool have = false;
@@ -79,13 +91,14 @@ fit_input read_logs(const std::vector<std::string>& files, std::optional<collect
                 have = true;
                 continue;
             }
-            if (s.op != in.set.op)
-                throw input_error(f, std::string(op_name(s.op)) + " after " + std::string(op_name(in.set.op)) + " in " + in.source,
-                                  "logs of one collective (choose one with --op)");
             if (s.ranks != in.set.ranks)
                 throw input_error(f, std::to_string(s.ranks) + " ranks after " + std::to_string(in.set.ranks) + " in " + in.source,
                                   "logs measured on the same ranks");
-            in.set.rows.insert(in.set.rows.end(), s.rows.begin(), s.rows.end());
+            measurement_set* same = s.op == in.set.op ? &in.set : nullptr;
+            for (auto& o : in.others)
+                if (o.op == s.op) same = &o;
+            if (same) same->rows.insert(same->rows.end(), s.rows.begin(), s.rows.end());
+            else in.others.push_back(s);
         }
     }
     if (!have)
@@ -138,14 +151,22 @@ cli::registrar reg{cli::command{
     "fit the collective model to nccl-tests/rccl-tests logs and write a calibrated cluster",
     "usage: commscale fit LOG... [--op OP] [topology] [--json] [--out FILE] [--svg FILE]\n"
     "  LOG         nccl-tests or rccl-tests text output, nccl-tests JSON, or probe output; - reads stdin\n"
-    "  --op        the collective to fit when a log holds several (all_reduce, all_gather, ...)\n"
+    "  --op        the collective to fit when a log holds several (all_reduce, all_gather, ...);\n"
+    "              without it, several collectives (same ranks) are fitted jointly: one parameter set\n"
+    "              (e.g. all_reduce + all_gather on a node separates per-step latency from saturation)\n"
     "  --out FILE  write the calibrated cluster JSON (a \"calibration\" section) for --cluster FILE\n"
     "  --svg FILE  measured busbw (squares) and the fitted curve vs size, log2 x axis\n"
     "topology: --cluster NAME|FILE or the topology flags; without them the log decides: the preset\n"
     "          of its GPU model (A100 dgx-a100, H100 dgx-h100, H200 hgx-h200, B200 dgx-b200,\n"
     "          MI300X mi300x-roce, else dgx-a100) with the log's node count.\n"
-    "--json: {op, ranks, nodes, rows, cluster, latency_us, bandwidth_GBps, peak_busbw_GBps, efficiency,\n"
-    "         median_rel_error, max_rel_error, cv_median_rel_error, r2, fitted_class, calibration}",
+    "fitted parameters: from 9 distinct sizes all 8 (LL/LL128/Simple step latencies, efficiency, half\n"
+    "          size, exponent, LL/LL128 fractions); from 5 the step latencies (one common factor),\n"
+    "          efficiency, half size and exponent; from 2 the latency factor (a row <= 1 MiB) and the\n"
+    "          efficiency (a row > 1 MiB). A Gaussian prior on the cluster's values keeps short sweeps\n"
+    "          sane; the rest is kept at the prior and listed.\n"
+    "--json: {op, ops, ranks, nodes, rows, cluster, latency_us, latency_sigma_us, bandwidth_GBps, peak_busbw_GBps,\n"
+    "         efficiency, median_rel_error, max_rel_error, cv_median_rel_error, r2, fitted_class,\n"
+    "         fitted: {NAME: {value, uncertainty}}, kept: [NAME], step_latencies_tied, calibration}",
     options(),
     [](const cli::args& a, std::ostream& out) {
         std::optional<collective_op> op;
@@ -171,7 +192,20 @@ cli::registrar reg{cli::command{
         std::vector<fit_point> pts;
         for (const auto& r : m.rows)
             if (usable(r)) pts.push_back({r.bytes, r.time_us});
-        const auto f = calibrate_collective(c, g, m.op, pts);
+        std::vector<calibration_sweep> sweeps{{g, m.op, pts}};
+        for (const auto& o : in.others) {
+            calibration_sweep sw{g, o.op, {}};
+            for (const auto& r : o.rows)
+                if (usable(r)) sw.rows.push_back({r.bytes, r.time_us});
+            sweeps.push_back(std::move(sw));
+        }
+        const auto f = sweeps.size() == 1 ? calibrate_collective(c, g, m.op, pts) : calibrate_collectives(c, sweeps);
+        std::string op_names(op_name(m.op));
+        nlohmann::json ops = nlohmann::json::array({std::string(op_name(m.op))});
+        for (const auto& o : in.others) {
+            op_names += " + " + std::string(op_name(o.op));
+            ops.push_back(std::string(op_name(o.op)));
+        }
         const std::vector<fit_point> sorted = [&] {
             auto v = pts;
             std::sort(v.begin(), v.end(), [](const fit_point& x, const fit_point& y) { return x.bytes < y.bytes; });
@@ -183,7 +217,11 @@ cli::registrar reg{cli::command{
         if (auto file = a.get("svg")) io::write_file_atomic(*file, svg_plot(f, sorted), "--svg");
         if (auto file = a.get("out")) io::write_file_atomic(*file, io::cluster_to_json(f.calibrated).dump(2) + "\n", "--out");
         const std::string_view cls = f.fitted_class == link_class::nvlink ? "nvlink" : f.fitted_class == link_class::pci ? "pci" : "net";
+        nlohmann::json fitted = nlohmann::json::object();
+        for (const auto& p : f.parameters)
+            if (p.fitted) fitted[p.name] = {{"value", p.value}, {"uncertainty", p.uncertainty}};
         nlohmann::json j{{"op", std::string(op_name(m.op))},
+                         {"ops", ops},
                          {"ranks", ranks},
                          {"nodes", g.nodes()},
                          {"rows", f.rows},
@@ -199,25 +237,43 @@ cli::registrar reg{cli::command{
                          {"cv_median_rel_error", f.cv_median_rel_error ? nlohmann::json(*f.cv_median_rel_error) : nlohmann::json(nullptr)},
                          {"r2", f.r2},
                          {"converged", f.converged},
+                         {"latency_sigma_us", in_us(f.latency_sigma)},
+                         {"fitted", fitted},
+                         {"kept", f.kept_names()},
+                         {"step_latencies_tied", f.step_latencies_tied},
                          {"fitted_class", std::string(cls)},
                          {"calibration", io::comm_params_to_json(f.calibrated.comm)}};
         if (a.flag("json")) {
             cli::print_json(out, j);
             return 0;
         }
-        out << op_name(m.op) << " on " << ranks << " ranks / " << g.nodes() << " node(s) of " << c.name << ", " << f.rows
+        out << op_names << " on " << ranks << " ranks / " << g.nodes() << " node(s) of " << c.name << ", " << f.rows
             << " rows (" << in.source << ")\n"
-            << "latency          " << cli::num(in_us(f.latency), 2) << " us\n"
+            << "latency          " << cli::num(in_us(f.latency), 2)
+            << (f.latency_sigma.value() > 0 ? " +- " + cli::num(in_us(f.latency_sigma), 2) : std::string(" (kept at the prior)"))
+            << " us\n"
             << "bandwidth        " << cli::num(in_GBps(f.bandwidth), 1) << " GB/s per direction (efficiency "
             << cli::num(f.fitted.efficiency, 3) << " of the " << cls << " link)\n"
             << "peak busbw       " << cli::num(in_GBps(f.peak_busbw), 1)
-            << (std::isfinite(in_GBps(f.peak_busbw_sigma)) ? " +- " + cli::num(in_GBps(f.peak_busbw_sigma), 1)
-                                                            : std::string(" (uncertainty not bounded by these rows)"))
-            << " GB/s\n"
+            << (f.efficiency_sigma == 0.0 ? std::string(" GB/s (efficiency kept at the prior)")
+                : std::isfinite(in_GBps(f.peak_busbw_sigma)) ? " +- " + cli::num(in_GBps(f.peak_busbw_sigma), 1) + " GB/s"
+                                                               : std::string(" GB/s (uncertainty not bounded by these rows)"))
+            << "\n"
             << "error            median " << cli::num(100 * f.median_rel_error, 1) << "%, max "
             << cli::num(100 * f.max_rel_error, 1) << "%, cross-validated median "
             << (f.cv_median_rel_error ? cli::num(100 * *f.cv_median_rel_error, 1) + "%" : std::string("n/a")) << ", R2 "
             << cli::num(f.r2, 4) << "\n";
+        out << "fitted" << (f.step_latencies_tied ? " (step latencies as one factor on their priors)" : "") << ":\n";
+        for (const auto& p : f.parameters)
+            if (p.fitted)
+                out << "  " << p.name << std::string(p.name.size() < 24 ? 24 - p.name.size() : 1, ' ') << significant(p.value)
+                    << " +- " << significant(p.uncertainty) << "  (prior " << significant(p.prior) << ", posterior/prior sd "
+                    << cli::num(p.prior_ratio, 2) << ")\n";
+        const auto kept = f.kept_names();
+        out << "kept at the prior:";
+        if (kept.empty()) out << " none";
+        for (const auto& k : kept) out << " " << k;
+        out << "\n";
         return 0;
     },
     1, -1}};

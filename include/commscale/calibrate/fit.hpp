@@ -61,6 +61,10 @@ struct lm_options {
     /// Floor of |x| in that step, h = difference_step x max(|x|, difference_floor): parameters in log
     /// space pass 1 so that one near 0 (log 1) is not differenced with a step of 1e-14.
     double difference_floor = 1e-8;
+    /// The residuals are already divided by their standard deviations (e.g. a MAP fit whose
+    /// residual vector holds the data's z-scores and the prior's): the covariance is then (JᵀJ)⁺,
+    /// the inverse Hessian of ½ Σ rᵢ², with no σ² = cost / (m - n) factor.
+    bool known_variance = false;
 };
 
 /// @brief Median of the values (the mean of the two middle ones for an even count). Throws
@@ -303,7 +307,7 @@ template <class Residuals>
     jacobian(x);
     out.parameters = x;
     out.cost = cost;
-    out.residual_variance = m > n ? cost / static_cast<double>(m - n) : 0.0;
+    out.residual_variance = opt.known_variance ? 1.0 : m > n ? cost / static_cast<double>(m - n) : 0.0;
     bool full = true;
     std::vector<bool> undetermined;
     out.covariance = out.residual_variance * detail::psd_pseudo_inverse(jac.transpose() * jac, full, 1e-12, &undetermined);
