@@ -136,6 +136,21 @@ TEST_CASE("Qwen3-MoE config.json: num_experts, moe_intermediate_size, head_dim, 
     CHECK(io::model_from_json(j).dense_layers == 25);  // 24 odd-indexed MoE layers, minus layer 1
 }
 
+TEST_CASE("Qwen2-MoE config.json: the shared expert's width in expert widths") {
+    // Qwen/Qwen1.5-MoE-A2.7B config.json (shape keys); model card: 14.3B parameters in total,
+    // 2.7B activated (all embeddings counted, as Qwen3's cards)
+    auto j = json::parse(R"({"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+        "shared_expert_intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4, "decoder_sparse_step": 1,
+        "vocab_size": 151936, "max_position_embeddings": 8192, "tie_word_embeddings": false})");
+    const auto m = io::model_from_json(j);
+    CHECK(m.shared_experts == 4);
+    check_within(total_parameters(m), 14.3e9, 0.01, "Qwen1.5-MoE-A2.7B total");
+    check_within(active_parameters(m), 2.7e9, 0.01, "Qwen1.5-MoE-A2.7B active");
+    j["shared_expert_intermediate_size"] = 5000;
+    CHECK(error_field(j) == "model.shared_expert_intermediate_size");
+}
+
 TEST_CASE("GPT-OSS config.json: experts with biases, alternating sliding-window layers, sinks") {
     const auto m = fixture("gpt-oss-120b");
     CHECK(m.experts == 128);

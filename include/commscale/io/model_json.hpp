@@ -12,7 +12,8 @@
 ///   experts    num_local_experts | n_routed_experts | num_experts (default 1), experts_per_token
 ///              num_experts_per_tok | experts_per_token (default 1)
 ///   MoE        expert_ffn moe_intermediate_size (Llama 4: intermediate_size, dense ffn
-///              intermediate_size_mlp), shared_experts n_shared_experts (Llama 4: 1), dense_layers
+///              intermediate_size_mlp), shared_experts n_shared_experts (Llama 4: 1; Qwen2-MoE:
+///              shared_expert_intermediate_size / moe_intermediate_size), dense_layers
 ///              if given, else from first_k_dense_replace + moe_layer_freq (DeepSeek, Kimi),
 ///              decoder_sparse_step + mlp_only_layers (Qwen-MoE), interleave_moe_layer_step (Llama 4)
 ///   MTP        mtp_layers num_nextn_predict_layers (DeepSeek-V3)
@@ -168,6 +169,15 @@ namespace detail {
         // shared experts: DeepSeek/Kimi n_shared_experts; Llama 4 one shared expert per MoE layer
         // (Llama4TextMoe.shared_expert, width intermediate_size)
         m.shared_experts = r.int32_or("n_shared_experts", llama4 ? 1 : 0, 0, lim::experts);
+        // Qwen2-MoE: one shared MLP of shared_expert_intermediate_size, a whole number of expert
+        // widths in the published configs (Qwen1.5-MoE-A2.7B 5632 = 4 x 1408), counted as that many
+        if (r.has("shared_expert_intermediate_size")) {
+            const int fs = r.int32("shared_expert_intermediate_size", 0, lim::ffn), fe = m.expert_width();
+            if (fs % fe != 0)
+                throw input_error(r.field("shared_expert_intermediate_size"), std::to_string(fs),
+                                  "a multiple of the expert width (" + std::to_string(fe) + ")");
+            m.shared_experts = fs / fe;
+        }
         // which layers are MoE layers (index i from 0), by each family's modeling code:
         //   DeepSeek-V2/V3, Kimi K2: i >= first_k_dense_replace and i % moe_layer_freq == 0
         //   Qwen2/3-MoE: i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0

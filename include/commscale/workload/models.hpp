@@ -123,8 +123,8 @@ inline constexpr transformer deepseek_v3{
     .expert_ffn = 2048, .shared_experts = 1, .dense_layers = 3, .mtp_layers = 1, .q_lora_rank = 1536,
     .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
 
-/// Kimi K2 (1.04T total, 32.6B active): Kimi Team 2025, Kimi K2: Open Agentic Intelligence,
-/// Table 2; HF moonshotai/Kimi-K2-Instruct config.json: the DeepSeek-V3 architecture with 64
+/// Kimi K2 (1.04T total, 32.6B active): Kimi Team 2025, Kimi K2: Open Agentic Intelligence
+/// (the HF model card rounds to 1T / 32B); HF moonshotai/Kimi-K2-Instruct config.json: the DeepSeek-V3 architecture with 64
 /// heads, 384 routed experts, one dense layer, vocab 163840, 131072 positions, no MTP layers.
 inline constexpr transformer kimi_k2{
     .name = "kimi-k2", .layers = 61, .hidden = 7168, .heads = 64, .kv_heads = 64, .ffn = 18432,
@@ -134,7 +134,7 @@ inline constexpr transformer kimi_k2{
     .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
 
 /// Qwen3-30B-A3B (30.5B total, 3.3B active, 29.9B non-embedding): Qwen Team 2025, Qwen3
-/// Technical Report, Table 2, and the HF Qwen/Qwen3-30B-A3B model card and config.json
+/// Technical Report, and the HF Qwen/Qwen3-30B-A3B model card and config.json
 /// (48 layers, 2048, 32 heads x 128, 4 KV heads, 128 experts of 768, top-8, vocab 151936).
 inline constexpr transformer qwen3_30b_a3b{
     .name = "qwen3-30b-a3b", .layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4, .ffn = 6144,
@@ -142,7 +142,7 @@ inline constexpr transformer qwen3_30b_a3b{
     .source = "Qwen Team 2025, Qwen3 Technical Report; HF Qwen/Qwen3-30B-A3B config.json",
     .head_dim_override = 128, .expert_ffn = 768};
 
-/// Qwen3-235B-A22B (235B total, 22B active, 234B non-embedding): Qwen3 Technical Report, Table 2;
+/// Qwen3-235B-A22B (235B total, 22B active, 234B non-embedding): Qwen3 Technical Report;
 /// HF Qwen/Qwen3-235B-A22B model card and config.json (94 layers, 4096, 64 heads x 128, 4 KV
 /// heads, 128 experts of 1536, top-8, vocab 151936).
 inline constexpr transformer qwen3_235b_a22b{

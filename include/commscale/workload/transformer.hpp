@@ -286,24 +286,24 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     if (m.experts_per_token > m.experts)
         throw input_error(f + ".experts_per_token", std::to_string(m.experts_per_token),
                           "an integer in [1, experts = " + std::to_string(m.experts) + "]");
-    auto in_range = [&](const char* name, int v, int lo, int hi, const std::string& what) {
-        if (v < lo || v > hi) throw input_error(f + "." + name, std::to_string(v), what);
+    // (messages built only on failure: validate runs in the step predictor's allocation-free path)
+    auto in_range = [&](const char* name, int v, int lo, int hi, const char* what) {
+        if (v < lo || v > hi)
+            throw input_error(f + "." + name, std::to_string(v),
+                              std::string(what) + " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     };
-    const std::string up_to_hidden = "an integer in [0, " + std::to_string(model_size_limits::hidden) + "]";
-    in_range("expert_ffn", m.expert_ffn, 0, model_size_limits::ffn,
-             "0 (= ffn) or an expert MLP width in [1, " + std::to_string(model_size_limits::ffn) + "]");
-    in_range("shared_experts", m.shared_experts, 0, model_size_limits::experts,
-             "an integer in [0, " + std::to_string(model_size_limits::experts) + "]");
-    in_range("dense_layers", m.dense_layers, 0, m.is_moe() ? m.layers - 1 : 0,
-             m.is_moe() ? "an integer in [0, layers - 1 = " + std::to_string(m.layers - 1) + "]"
-                        : std::string("0 (only a mixture-of-experts model has dense layers apart)"));
-    in_range("mtp_layers", m.mtp_layers, 0, model_size_limits::layers,
-             "an integer in [0, " + std::to_string(model_size_limits::layers) + "]");
-    in_range("q_lora_rank", m.q_lora_rank, 0, model_size_limits::hidden, up_to_hidden);
-    in_range("kv_lora_rank", m.kv_lora_rank, 0, model_size_limits::hidden, up_to_hidden);
-    in_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, model_size_limits::hidden, up_to_hidden);
-    in_range("qk_rope_head_dim", m.qk_rope_head_dim, 0, model_size_limits::hidden, up_to_hidden);
-    in_range("v_head_dim", m.v_head_dim, 0, model_size_limits::hidden, up_to_hidden);
+    in_range("expert_ffn", m.expert_ffn, 0, model_size_limits::ffn, "0 (= ffn) or an expert MLP width, an integer");
+    in_range("shared_experts", m.shared_experts, 0, model_size_limits::experts, "an integer");
+    if (!m.is_moe() && m.dense_layers != 0)
+        throw input_error(f + ".dense_layers", std::to_string(m.dense_layers),
+                          "0 (only a mixture-of-experts model has dense layers apart)");
+    in_range("dense_layers", m.dense_layers, 0, m.is_moe() ? m.layers - 1 : 0, "an integer (at least one MoE layer)");
+    in_range("mtp_layers", m.mtp_layers, 0, model_size_limits::layers, "an integer");
+    in_range("q_lora_rank", m.q_lora_rank, 0, model_size_limits::hidden, "an integer");
+    in_range("kv_lora_rank", m.kv_lora_rank, 0, model_size_limits::hidden, "an integer");
+    in_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, model_size_limits::hidden, "an integer");
+    in_range("qk_rope_head_dim", m.qk_rope_head_dim, 0, model_size_limits::hidden, "an integer");
+    in_range("v_head_dim", m.v_head_dim, 0, model_size_limits::hidden, "an integer");
     if (m.is_mla()) {
         if (m.qk_nope_head_dim + m.qk_rope_head_dim < 1)
             throw input_error(f + ".qk_nope_head_dim", std::to_string(m.qk_nope_head_dim),
@@ -312,10 +312,9 @@ inline void validate(const transformer& m, std::string_view field = "model") {
             throw input_error(f + ".v_head_dim", std::to_string(m.v_head_dim),
                               "an integer >= 1 with multi-head latent attention (kv_lora_rank > 0)");
     }
-    in_range("sliding_layers", m.sliding_layers, 0, m.layers, "an integer in [0, layers = " + std::to_string(m.layers) + "]");
+    in_range("sliding_layers", m.sliding_layers, 0, m.layers, "an integer (layers with a sliding window)");
     in_range("sliding_window", m.sliding_window, m.sliding_layers > 0 ? 1 : 0, model_size_limits::max_seq,
-             m.sliding_layers > 0 ? "an integer in [1, " + std::to_string(model_size_limits::max_seq) + "] with sliding_layers > 0"
-                                  : "an integer in [0, " + std::to_string(model_size_limits::max_seq) + "]");
+             "an integer (>= 1 with sliding_layers > 0)");
     // model_size_limits (above)
     auto at_most = [&](const char* name, int v, int limit) {
         if (v > limit)
