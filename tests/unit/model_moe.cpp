@@ -244,6 +244,16 @@ TEST_CASE("MoE training FLOPs per token: DeepSeek-V3 250 GFLOPs and its dense co
         "first_k_dense_replace": 1, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
         "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 102400, "tie_word_embeddings": false})"));
     check_within(causal_per_token(v2), 155e9, 0.02, "DeepSeek-V2 GFLOPs per token");
+    // The MTP module, apart (DeepSeek-V3 report, section 2.2: one module of depth 1): per token
+    // 2 FLOPs per parameter it multiplies by (MLA without its latent norms, 8 routed + 1 shared
+    // experts, router, M 2h x h, the shared output head h x V) + the attention core over s keys.
+    const auto& m = models::deepseek_v3;
+    const double h = m.hidden;
+    const double matmul_params = attention_parameters(m) - m.q_lora_rank - m.kv_lora_rank +
+                                 9.0 * mlp_parameters(m, 2048) + h * 256 + 2.0 * h * h + h * static_cast<double>(m.vocab);
+    const double core = 2.0 * s * 128 * (192 + 128);
+    CHECK_THAT(mtp_forward_flops(m, s).value() / s, Catch::Matchers::WithinRel(2.0 * matmul_params + core, 1e-12));
+    CHECK(mtp_forward_flops(models::kimi_k2, s).value() == 0.0);
 }
 
 TEST_CASE("MoE FLOPs components: MLA projections, top-k plus shared experts, dense layers, sliding windows") {

@@ -23,6 +23,7 @@ nlohmann::json describe(const transformer& m, double seq) {
                       {"router", layer.router}, {"norms", layer.norms}, {"total", layer.total()}};
     j["seq"] = seq;
     j["model_flops_per_token"] = in_flops(model_flops_per_token(m, seq));
+    j["mtp_flops_per_token"] = 3.0 * in_flops(mtp_forward_flops(m, seq)) / seq;
     return j;
 }
 
@@ -64,7 +65,7 @@ cli::registrar reg_model{cli::command{
     "      embedding_parameters, mtp_parameters (multi-token-prediction modules, not in parameters),\n"
     "      per_layer {attention, mlp, shared_mlp, router, norms, total} (means over the layers where MoE\n"
     "      and dense layers mix; mlp: all routed experts, shared_mlp: shared experts and dense layers),\n"
-    "      seq, model_flops_per_token\n"
+    "      seq, model_flops_per_token, mtp_flops_per_token (training FLOPs of the MTP modules, apart)\n"
     "MoE config.json of DeepSeek-V3/Kimi K2 (MLA, shared experts, first_k_dense_replace, MTP), Qwen3-MoE,\n"
     "GPT-OSS (sliding-window layers, sinks), Mixtral and Llama 4 (text_config) are read by their own keys.",
     {{"seq", true, "context length (tokens)"}},

@@ -128,6 +128,21 @@ struct layer_flops {
     return flops(2.0 * seq * sequences * m.hidden * static_cast<double>(m.vocab));
 }
 
+/// @brief Forward FLOPs of the multi-token-prediction modules (DeepSeek-V3 technical report,
+/// section 2.2), apart from forward_flops as DeepSeek's per-token figures leave them out: per
+/// module one MoE layer (all layers of `m` counted as MoE layers, full attention), the projection
+/// M of the concatenated hidden state and embedding 2 B s (2h) h, and its own logits 2 B s h V.
+[[nodiscard]] constexpr flop_count mtp_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
+    if (m.mtp_layers <= 0) return flops(0.0);
+    transformer block = m;
+    block.dense_layers = 0;
+    block.sliding_layers = 0;
+    const double tokens = seq * sequences, h = m.hidden;
+    const double per_module = layer_forward_flops(block, seq, sequences).total().value() + 2.0 * tokens * 2.0 * h * h +
+                              2.0 * tokens * h * static_cast<double>(m.vocab);
+    return flops(m.mtp_layers * per_module);
+}
+
 /// @brief Forward FLOPs of the whole model: layers x layer + logits.
 [[nodiscard]] constexpr flop_count forward_flops(const transformer& m, double seq, double sequences = 1.0) {
     return static_cast<double>(m.layers) * layer_forward_flops(m, seq, sequences).total() +
