@@ -34,6 +34,12 @@
 ///              embedding and output head with the main model; counted apart (mtp_parameters),
 ///              as DeepSeek's 671B excludes them.
 ///   sinks      attention_sinks: one learned logit per head (GPT-OSS, OpenAI 2025 model card).
+///   sliding    sliding_layers attend a window of sliding_window keys (GPT-OSS every other layer;
+///              Llama 4's chunked attention counted as such): no parameters, fewer attention FLOPs.
+/// Publishers count "active" parameters differently: active_parameters counts both embedding
+/// tables (Mixtral, Qwen, Kimi K2, Llama 4 match it); DeepSeek's 37B and OpenAI's 5.13B leave out
+/// the input embedding table (a lookup), tests/unit/model_moe.cpp checks each against its own.
+/// GPT-OSS's RMSNorms have no bias, but `biases` counts LayerNorm biases (2h per layer, 0.0002%).
 
 #include <string>
 #include <string_view>
