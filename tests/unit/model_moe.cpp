@@ -11,6 +11,9 @@
 #include <commscale/io/model_json.hpp>
 #include <commscale/workload/flops.hpp>
 #include <commscale/workload/memory.hpp>
+#include <commscale/hardware/accelerators.hpp>
+#include <commscale/hardware/clusters.hpp>
+#include <commscale/predict/step.hpp>
 #include <commscale/workload/models.hpp>
 
 using namespace commscale;
@@ -347,4 +350,31 @@ TEST_CASE("MoE config errors name the field, the value and what is accepted") {
     m = models::llama2_7b;
     m.dense_layers = 2;  // a dense model has no dense layers apart
     CHECK_THROWS_AS(validate(m), input_error);
+}
+
+TEST_CASE("step predictor on the MoE presets with expert parallelism: finite, and never above the GEMM rate") {
+    // The compute model's GEMM shapes (MLA factors, shared experts, dense layers, sliding
+    // windows) must cover the FLOPs flops.hpp counts: the efficiency achieved (hardware FLOPs /
+    // (N x peak x compute time)) stays under the accelerator's large-GEMM efficiency, which no
+    // kernel beats in this model, and above zero.
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 32;
+    const accelerator acc = accelerator_by_name(c.node.accelerator);
+    plan p{.tp = 2, .pp = 4, .dp = 32, .ep = 8, .micro_batch = 1, .global_batch = 1024, .seq = 4096};
+    p.recompute_mode = recompute::selective;
+    p.sequence_parallel = true;
+    for (const char* name : {"mixtral-8x22b", "deepseek-v3", "kimi-k2", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b",
+                             "llama4-scout", "llama4-maverick"}) {
+        INFO(name);
+        const auto m = model_by_name(name);
+        REQUIRE_NOTHROW(validate(p, m, c));
+        const auto b = predict_step(m, c, acc, p);
+        CHECK(std::isfinite(in_seconds(b.step)));
+        CHECK(in_seconds(b.step) > 0);
+        CHECK(in_seconds(b.ep.total) > 0);
+        CHECK(b.efficiency > 0);
+        CHECK(b.efficiency <= acc.compute_efficiency);
+        CHECK(b.mfu > 0);
+        CHECK(b.mfu < 1);
+    }
 }
