@@ -354,6 +354,23 @@ struct layer_key {
     return seconds(3.0 * g + detail::memory_seconds(16.0 * T * v, c));
 }
 
+/// @brief Forward + backward of the multi-token-prediction modules (DeepSeek-V3 technical report,
+/// section 2.2) for one micro-batch, on the last pipeline stage: per module one MoE layer
+/// (layer_compute_time with every layer an MoE layer and full attention), the projection M
+/// (T x 2h)(2h x h/t) and its own output layer (output_layer_time). 0 without MTP.
+[[nodiscard]] inline duration mtp_time(const transformer& m, const plan& p, const compute_params& c) {
+    if (m.mtp_layers <= 0) return seconds(0.0);
+    transformer block = m;
+    block.dense_layers = 0;
+    block.sliding_layers = 0;
+    const layer_time lt = layer_compute_time(block, p, c);
+    const double T = static_cast<double>(p.micro_batch) * p.seq / p.cp, h = m.hidden;
+    const auto proj = detail::gemm_fwd_bwd(T, h / p.tp, 2.0 * h, c);
+    const duration one = lt.forward() + lt.backward() + seconds(proj.fwd + proj.bwd * c.backward_gemm_slowdown) +
+                         output_layer_time(m, p, c);
+    return static_cast<double>(m.mtp_layers) * one;
+}
+
 /// @brief Optimizer step (mixed-precision Adam, memory-bound) for `params` parameters held by
 /// this GPU's optimizer shard: reads fp32 master weights, gradients and both moments (16 B),
 /// writes weights and moments (12 B) and the bf16 copy (2 B): 30 bytes per parameter
