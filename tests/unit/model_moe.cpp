@@ -378,3 +378,23 @@ TEST_CASE("step predictor on the MoE presets with expert parallelism: finite, an
         CHECK(b.mfu < 1);
     }
 }
+
+TEST_CASE("step predictor: the MTP module adds its FLOPs to the last stage and to hardware FLOPs only") {
+    // One efficiency for every kernel (compute_efficiency): without pipelining the step's compute
+    // grows by micro-batches x 3 x the module's forward FLOPs / (t x efficiency x peak).
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 32;
+    const accelerator acc = accelerator_by_name(c.node.accelerator);
+    plan p{.tp = 8, .pp = 1, .dp = 32, .ep = 8, .micro_batch = 1, .global_batch = 256, .seq = 4096};
+    p.compute_efficiency = 0.4;
+    auto without = models::deepseek_v3;
+    without.mtp_layers = 0;
+    const auto a = predict_step(without, c, acc, p);
+    const auto b = predict_step(models::deepseek_v3, c, acc, p);
+    const double rate = 0.4 * acc.peak(dtype::bf16)->value();
+    const double expected = (256.0 / 32) * 3.0 * mtp_forward_flops(models::deepseek_v3, 4096, 1).value() / (8 * rate);
+    CHECK_THAT(in_seconds(b.compute) - in_seconds(a.compute), Catch::Matchers::WithinRel(expected, 1e-9));
+    CHECK(b.model_flops.value() == a.model_flops.value());
+    CHECK_THAT(b.hardware_flops.value() - a.hardware_flops.value(),
+               Catch::Matchers::WithinRel(3.0 * mtp_forward_flops(models::deepseek_v3, 4096, 256).value(), 1e-9));
+}
