@@ -335,6 +335,12 @@ TEST_CASE("MoE config errors name the field, the value and what is accepted") {
     CHECK(error_field(g) == "no error");
     auto l4 = json::parse(R"({"model_type": "llama4", "text_config": 5})");
     CHECK(error_field(l4) == "model.text_config");
+    l4 = json::parse(R"({"model_type": "llama4", "text_config": {"model_type": "llama4", "text_config": {}}})");
+    CHECK(error_field(l4) == "model.text_config.num_hidden_layers");  // one level only, then its keys
+    l4 = json::parse(R"({"model_type": "llama4", "text_config": {"hidden_size": 5120, "num_hidden_layers": 48,
+        "num_attention_heads": 40, "intermediate_size": 8192, "intermediate_size_mlp": 16384, "vocab_size": 202048,
+        "num_local_experts": 16, "num_experts_per_tok": 1, "interleave_moe_layer_step": "2"}})");
+    CHECK(error_field(l4) == "model.text_config.interleave_moe_layer_step");
     // validate: the struct's own checks
     auto m = models::deepseek_v3;
     m.dense_layers = 61;

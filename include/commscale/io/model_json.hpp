@@ -97,12 +97,12 @@ namespace detail {
 [[nodiscard]] inline transformer model_from_json(const nlohmann::json& j, const std::string& path = "model",
                                                  std::string_view fallback_name = "custom") {
     const json_reader r(j, path);
-    // Llama 4: the language model's shape sits in text_config (Llama4Config); name and source
-    // stay those of the outer file.
+    // Llama 4: the language model's shape sits in text_config (Llama4Config); name, source and
+    // tie_word_embeddings are the outer file's. Read as llama4_text (one level, never recursing).
     if (r.has("model_type") && r.string("model_type") == "llama4" && r.has("text_config")) {
         (void)r.object("text_config");  // an input_error naming the field unless an object
         nlohmann::json text = j.at("text_config");
-        if (!text.contains("model_type")) text["model_type"] = "llama4_text";
+        text["model_type"] = "llama4_text";
         for (const char* k : {"name", "_name_or_path", "source", "tie_word_embeddings"})
             if (j.contains(k) && !text.contains(k)) text[k] = j.at(k);
         return model_from_json(text, r.field("text_config"), fallback_name);
