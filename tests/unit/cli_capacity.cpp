@@ -74,11 +74,17 @@ TEST_CASE("models lists every CLI.md preset, model shows one, from a name or a c
     std::set<std::string> names;
     for (const auto& m : j.at("models")) names.insert(m.at("name").get<std::string>());
     for (const char* n : {"gpt2-large", "gpt3-175b", "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b",
-                          "llama3-405b", "opt-175b", "bloom-176b", "mt-nlg-530b", "megatron-1t", "mixtral-8x7b"})
+                          "llama3-405b", "opt-175b", "bloom-176b", "mt-nlg-530b", "megatron-1t", "mixtral-8x7b",
+                          "mixtral-8x22b", "deepseek-v3", "kimi-k2", "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b"})
         CHECK(names.count(n) == 1);
     const auto m = run_json("model llama2-70b");
     CHECK(m.at("parameters").get<double>() == Approx(68.98e9).epsilon(0.001));  // HF model card
     const auto f = run_json(std::string("model ") + COMMSCALE_DATA_DIR + "/models/mixtral-8x7b.json");
     CHECK(f.at("active_parameters").get<double>() == Approx(12.9e9).epsilon(0.01));
+    // a DeepSeek-V3 config.json (MLA, shared experts, MTP): 671B main model (DeepSeek-V3 report)
+    const auto d = run_json(std::string("model ") + COMMSCALE_TEST_DATA_DIR + "/hf-configs/deepseek-v3.json");
+    CHECK(d.at("parameters").get<double>() == Approx(671e9).epsilon(0.01));
+    CHECK(d.at("mtp_parameters").get<double>() > 0);
+    CHECK(d.at("kv_lora_rank").get<int>() == 512);
     require_invalid("model lama2-70b", "llama2-70b");
 }

@@ -238,8 +238,29 @@ TEST_CASE("model JSON round trip is the identity on random models") {
         m.learned_positions = r.coin();
         m.biases = r.coin();
         m.source = r.pick(sources);
+        if (m.experts > 1) {
+            m.expert_ffn = r.coin() ? 0 : r.integer(1, 1 << 16);
+            m.shared_experts = r.integer(0, 4);
+            m.dense_layers = r.integer(0, m.layers - 1);
+            m.mtp_layers = r.integer(0, 2);
+        }
+        if (r.coin()) {  // multi-head latent attention
+            m.kv_lora_rank = r.integer(1, 1024);
+            m.q_lora_rank = r.coin() ? 0 : r.integer(1, 2048);
+            m.qk_nope_head_dim = r.integer(0, 256);
+            m.qk_rope_head_dim = r.integer(m.qk_nope_head_dim == 0 ? 1 : 0, 128);
+            m.v_head_dim = r.integer(1, 256);
+        }
+        if (r.coin()) {
+            m.sliding_layers = r.integer(1, m.layers);
+            m.sliding_window = r.integer(1, 1 << 16);
+        }
+        m.attention_sinks = r.coin();
         // stay within validate's 1e15 parameters (MoE shapes with huge FFNs exceed it)
-        while (total_parameters(m) > max_model_parameters) m.ffn = std::max(1, m.ffn / 2);
+        while (total_parameters(m) > max_model_parameters) {
+            m.ffn = std::max(1, m.ffn / 2);
+            m.expert_ffn = m.expert_ffn / 2;
+        }
         INFO("sample " << i << ": " << io::model_to_json(m).dump());
         const transformer b = io::model_from_json(io::model_to_json(m), "model");
         CHECK(b.name == m.name);
@@ -257,6 +278,19 @@ TEST_CASE("model JSON round trip is the identity on random models") {
         CHECK(b.learned_positions == m.learned_positions);
         CHECK(b.biases == m.biases);
         CHECK(b.source == m.source);
+        CHECK(b.expert_width() == m.expert_width());
+        CHECK(b.shared_experts == m.shared_experts);
+        CHECK(b.dense_layers == m.dense_layers);
+        CHECK(b.mtp_layers == m.mtp_layers);
+        CHECK(b.kv_lora_rank == m.kv_lora_rank);
+        CHECK(b.q_lora_rank == m.q_lora_rank);
+        CHECK(b.qk_nope_head_dim == m.qk_nope_head_dim);
+        CHECK(b.qk_rope_head_dim == m.qk_rope_head_dim);
+        CHECK(b.v_head_dim == m.v_head_dim);
+        CHECK(b.sliding_layers == m.sliding_layers);
+        CHECK(b.sliding_window == m.sliding_window);
+        CHECK(b.attention_sinks == m.attention_sinks);
+        CHECK(total_parameters(b) == total_parameters(m));
     }
 }
 

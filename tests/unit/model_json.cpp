@@ -27,6 +27,19 @@ void check_same(const transformer& a, const transformer& b) {
     CHECK(a.learned_positions == b.learned_positions);
     CHECK(a.biases == b.biases);
     CHECK(a.source == b.source);
+    CHECK(a.head_dim() == b.head_dim());
+    CHECK(a.expert_width() == b.expert_width());
+    CHECK(a.shared_experts == b.shared_experts);
+    CHECK(a.dense_layers == b.dense_layers);
+    CHECK(a.mtp_layers == b.mtp_layers);
+    CHECK(a.q_lora_rank == b.q_lora_rank);
+    CHECK(a.kv_lora_rank == b.kv_lora_rank);
+    CHECK(a.qk_nope_head_dim == b.qk_nope_head_dim);
+    CHECK(a.qk_rope_head_dim == b.qk_rope_head_dim);
+    CHECK(a.v_head_dim == b.v_head_dim);
+    CHECK(a.sliding_window == b.sliding_window);
+    CHECK(a.sliding_layers == b.sliding_layers);
+    CHECK(a.attention_sinks == b.attention_sinks);
 }
 
 std::string error_field(const json& j) {

@@ -27,6 +27,14 @@ constexpr published_size published[] = {
     {"mt-nlg-530b", 530e9, "Smith et al. 2022: 530B"},
     {"megatron-1t", 1008e9, "Narayanan et al. 2021 Table 1: 1008B"},
     {"mixtral-8x7b", 46.7e9, "Jiang et al. 2024: 46.7B total"},
+    {"mixtral-8x22b", 141e9, "Mistral AI 2024, Cheaper, Better, Faster, Stronger: 141B total"},
+    {"deepseek-v3", 671e9, "DeepSeek-V3 Technical Report: 671B total, main model without MTP"},
+    {"kimi-k2", 1.04e12, "Kimi K2 report: 1.04T total (ours 1.026T; model_moe.cpp explains the 1.3%)"},
+    {"qwen3-30b-a3b", 30.5e9, "HF Qwen/Qwen3-30B-A3B model card: 30.5B total"},
+    {"qwen3-235b-a22b", 235e9, "HF Qwen/Qwen3-235B-A22B model card: 235B total"},
+    {"gpt-oss-120b", 116.83e9, "OpenAI gpt-oss model card, Table 1: 116.83B total"},
+    {"llama4-scout", 109e9, "Meta Llama 4 Scout model card: 109B total, with the vision encoder (text model 1.1% less)"},
+    {"llama4-maverick", 400e9, "Meta Llama 4 Maverick model card: 400B total, with the vision encoder"},
 };
 }  // namespace
 

@@ -18,10 +18,12 @@ nlohmann::json describe(const transformer& m, double seq) {
     j["active_parameters"] = active_parameters(m);
     j["non_embedding_parameters"] = non_embedding_parameters(m);
     j["embedding_parameters"] = embedding_parameters(m);
-    j["per_layer"] = {{"attention", layer.attention}, {"mlp", layer.mlp}, {"router", layer.router},
-                      {"norms", layer.norms}, {"total", layer.total()}};
+    j["mtp_parameters"] = mtp_parameters(m);
+    j["per_layer"] = {{"attention", layer.attention}, {"mlp", layer.mlp}, {"shared_mlp", layer.shared},
+                      {"router", layer.router}, {"norms", layer.norms}, {"total", layer.total()}};
     j["seq"] = seq;
     j["model_flops_per_token"] = in_flops(model_flops_per_token(m, seq));
+    j["mtp_flops_per_token"] = 3.0 * in_flops(mtp_forward_flops(m, seq)) / seq;
     return j;
 }
 
@@ -60,7 +62,12 @@ cli::registrar reg_model{cli::command{
     "  --seq S  context length for FLOPs per token (default min(max_position_embeddings, 2048))\n"
     "FLOPs per token are model FLOPs of training (forward + backward = 3 x forward, no recompute).\n"
     "JSON: the model as config.json keys plus parameters, active_parameters, non_embedding_parameters,\n"
-    "      embedding_parameters, per_layer {attention, mlp, router, norms, total}, seq, model_flops_per_token",
+    "      embedding_parameters, mtp_parameters (multi-token-prediction modules, not in parameters),\n"
+    "      per_layer {attention, mlp, shared_mlp, router, norms, total} (means over the layers where MoE\n"
+    "      and dense layers mix; mlp: all routed experts, shared_mlp: shared experts and dense layers),\n"
+    "      seq, model_flops_per_token, mtp_flops_per_token (training FLOPs of the MTP modules, apart)\n"
+    "MoE config.json of DeepSeek-V3/Kimi K2 (MLA, shared experts, first_k_dense_replace, MTP), Qwen3-MoE,\n"
+    "GPT-OSS (sliding-window layers, sinks), Mixtral and Llama 4 (text_config) are read by their own keys.",
     {{"seq", true, "context length (tokens)"}},
     [](const cli::args& a, std::ostream& out) {
         const std::string& v = a.positional[0];
@@ -76,11 +83,24 @@ cli::registrar reg_model{cli::command{
             << "shape          " << m.layers << " layers, hidden " << m.hidden << ", " << m.heads << " heads ("
             << m.kv_heads << " KV), ffn " << m.ffn << (m.gated_mlp ? " gated" : "") << ", vocab " << m.vocab
             << ", context " << m.max_seq << "\n";
-        if (m.is_moe()) out << "experts        " << m.experts_per_token << " of " << m.experts << " per token\n";
+        if (m.is_moe()) {
+            out << "experts        " << m.experts_per_token << " of " << m.experts << " routed per token";
+            if (m.shared_experts > 0) out << " + " << m.shared_experts << " shared";
+            out << ", width " << m.expert_width() << ", " << m.moe_layers() << " MoE layers";
+            if (m.dense_layers > 0) out << " + " << m.dense_layers << " dense";
+            out << "\n";
+        }
+        if (m.is_mla())
+            out << "attention      MLA: q_lora_rank " << m.q_lora_rank << ", kv_lora_rank " << m.kv_lora_rank
+                << ", qk head " << m.qk_nope_head_dim << " + " << m.qk_rope_head_dim << " rope, v head " << m.v_head_dim << "\n";
+        if (m.sliding_layers > 0)
+            out << "sliding window " << m.sliding_window << " keys on " << m.sliding_layers << " of " << m.layers << " layers\n";
+        if (m.mtp_layers > 0)
+            out << "MTP            " << m.mtp_layers << " module(s), " << billions(mtp_parameters(m)) << " B (not in the total)\n";
         out << "parameters     " << billions(total_parameters(m)) << " B total, " << billions(active_parameters(m))
             << " B active, " << billions(embedding_parameters(m)) << " B embeddings\n"
             << "per layer      attention " << cli::num(layer.attention / 1e6, 1) << " M, MLP "
-            << cli::num(layer.mlp / 1e6, 1) << " M, norms " << cli::num(layer.norms / 1e3, 1) << " K\n"
+            << cli::num((layer.mlp + layer.shared) / 1e6, 1) << " M, norms " << cli::num(layer.norms / 1e3, 1) << " K\n"
             << "FLOPs/token    " << cli::num(in_flops(model_flops_per_token(m, seq)) / 1e9, 2) << " GFLOP at seq "
             << cli::num(seq, 0) << " (training, no recompute)\n"
             << "source         " << m.source << "\n";

@@ -9,7 +9,20 @@
 ///   ffn        intermediate_size | ffn_dim | n_inner  (default, or null: 4 x hidden)
 ///   vocab      vocab_size
 ///   max_seq    max_position_embeddings | n_positions | seq_length  (default 2048, e.g. ALiBi models)
-///   experts    num_local_experts (default 1), experts_per_token num_experts_per_tok (default 1)
+///   experts    num_local_experts | n_routed_experts | num_experts (default 1), experts_per_token
+///              num_experts_per_tok | experts_per_token (default 1)
+///   MoE        expert_ffn moe_intermediate_size (Llama 4: intermediate_size, dense ffn
+///              intermediate_size_mlp), shared_experts n_shared_experts (Llama 4: 1; Qwen2-MoE:
+///              shared_expert_intermediate_size / moe_intermediate_size), dense_layers
+///              if given, else from first_k_dense_replace + moe_layer_freq (DeepSeek, Kimi),
+///              decoder_sparse_step + mlp_only_layers (Qwen-MoE), interleave_moe_layer_step (Llama 4)
+///   MTP        mtp_layers num_nextn_predict_layers (DeepSeek-V3)
+///   MLA        kv_lora_rank (present: multi-head latent attention), q_lora_rank (null: full
+///              rank), qk_nope_head_dim, qk_rope_head_dim, v_head_dim (DeepSeek-V2/V3, Kimi K2)
+///   sliding    sliding_layers if given, else the sliding_attention entries of layer_types, else
+///              every other layer for gpt_oss; window sliding_window (Llama 4: its chunked
+///              attention, attention_chunk_size, on the no_rope_layers = 1 layers)
+///   sinks      attention_sinks (default true for gpt_oss)
 ///   tied       tie_word_embeddings (default true, as transformers' PretrainedConfig)
 ///   gated MLP  gated_mlp if given; else model_type in the SwiGLU families (llama, mistral, mixtral,
 ///              qwen2, gemma, ...) or hidden_act/activation_function silu/swiglu/geglu
@@ -29,6 +42,12 @@
 ///   gpt2, opt  learned positions, biases, plain MLP (OPT: ffn_dim)
 ///   gemma, gemma2, qwen3, phi3, llama, mistral, qwen2: gated MLP, rotary (head_dim where given)
 ///   nemotron   plain squared-ReLU MLP (hidden_act relu2), rotary, head_dim
+///   deepseek_v3, kimi_k2  MLA, routed + shared experts, leading dense layers, MTP
+///   qwen3_moe  num_experts, moe_intermediate_size, head_dim
+///   gpt_oss    num_local_experts, experts_per_token, head_dim, alternating sliding/full attention,
+///              attention sinks, biases (attention_bias) in attention, experts and router
+///   mixtral    num_local_experts, num_experts_per_tok
+///   llama4     the text_config object: interleaved MoE and dense layers, one shared expert
 /// Every other key is ignored (real configs carry dozens), but a key above with a wrong type or
 /// an impossible value (heads not dividing hidden, a negative size) is an input_error naming
 /// its path, e.g. `model.num_attention_heads: expected a divisor of hidden (4096), got 30`.
@@ -37,6 +56,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -66,8 +86,8 @@ namespace detail {
 /// Model types whose MLP is gated (SwiGLU / GeGLU) in Hugging Face transformers.
 [[nodiscard]] inline bool gated_model_type(std::string_view type) {
     return one_of(type, {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "gemma", "gemma2", "phi3",
-                         "olmo", "olmo2", "deepseek", "deepseek_v2", "deepseek_v3", "internlm2", "yi", "granite",
-                         "cohere"});
+                         "olmo", "olmo2", "deepseek", "deepseek_v2", "deepseek_v3", "kimi_k2", "internlm2", "yi", "granite",
+                         "cohere", "qwen3_moe", "gpt_oss", "llama4", "llama4_text"});
 }
 
 }  // namespace detail
@@ -77,6 +97,16 @@ namespace detail {
 [[nodiscard]] inline transformer model_from_json(const nlohmann::json& j, const std::string& path = "model",
                                                  std::string_view fallback_name = "custom") {
     const json_reader r(j, path);
+    // Llama 4: the language model's shape sits in text_config (Llama4Config); name, source and
+    // tie_word_embeddings are the outer file's. Read as llama4_text (one level, never recursing).
+    if (r.has("model_type") && r.string("model_type") == "llama4" && r.has("text_config")) {
+        (void)r.object("text_config");  // an input_error naming the field unless an object
+        nlohmann::json text = j.at("text_config");
+        text["model_type"] = "llama4_text";
+        for (const char* k : {"name", "_name_or_path", "source", "tie_word_embeddings"})
+            if (j.contains(k) && !text.contains(k)) text[k] = j.at(k);
+        return model_from_json(text, r.field("text_config"), fallback_name);
+    }
     using lim = model_size_limits;  // generous bounds (workload/transformer.hpp), named by the key
     auto int_key = [&](std::initializer_list<const char*> keys, int fallback, bool required,
                        int hi = 1 << 30) -> std::pair<int, const char*> {
@@ -108,7 +138,10 @@ namespace detail {
     m.kv_heads = falcon_mqa ? 1 : kv;
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
         throw input_error(r.field(kv_key), std::to_string(m.kv_heads), "a divisor of heads (" + std::to_string(m.heads) + ")");
-    const auto [ffn, ffn_key] = int_key({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size"}, 0, false, lim::ffn);
+    // Llama 4: intermediate_size is an expert's width, intermediate_size_mlp the dense layers'
+    const bool llama4 = type == "llama4_text" || type == "llama4";
+    const auto [ffn, ffn_key] = llama4 ? int_key({"intermediate_size_mlp", "intermediate_size"}, 0, false, lim::ffn)
+                                       : int_key({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size"}, 0, false, lim::ffn);
     m.ffn = ffn;
     if (m.ffn == 0 && type == "mpt") {
         // MPT: the MLP is expansion_ratio x d_model (llm-foundry MPTConfig, default 4)
@@ -119,12 +152,114 @@ namespace detail {
     const auto [vocab, vocab_key] = int_key({"vocab_size"}, 0, true, lim::vocab);
     m.vocab = vocab;
     m.max_seq = int_key({"max_position_embeddings", "n_positions", "seq_length", "max_seq_len"}, 2048, false, lim::max_seq).first;
-    const auto [experts, experts_key] = int_key({"num_local_experts"}, 1, false, lim::experts);
+    // routed experts: Mixtral/GPT-OSS/Llama 4 num_local_experts, DeepSeek/Kimi n_routed_experts,
+    // Qwen-MoE num_experts
+    const auto [experts, experts_key] = int_key({"num_local_experts", "n_routed_experts", "num_experts"}, 1, false, lim::experts);
     m.experts = experts;
-    const auto [k, k_key] = int_key({"num_experts_per_tok"}, 1, false);
+    const auto [k, k_key] = int_key({"num_experts_per_tok", "experts_per_token"}, 1, false);
     m.experts_per_token = k;
     if (m.experts_per_token > m.experts)
-        throw input_error(r.field(k_key), std::to_string(k), "an integer in [1, num_local_experts = " + std::to_string(m.experts) + "]");
+        throw input_error(r.field(k_key), std::to_string(k),
+                          "an integer in [1, " + std::string(experts_key ? experts_key : "num_local_experts") + " = " +
+                              std::to_string(m.experts) + "]");
+    if (m.is_moe()) {
+        if (llama4) m.expert_ffn = int_key({"intermediate_size"}, 0, false, lim::ffn).first;
+        else m.expert_ffn = int_key({"moe_intermediate_size"}, 0, false, lim::ffn).first;
+        if (m.expert_ffn == m.ffn) m.expert_ffn = 0;
+        // shared experts: DeepSeek/Kimi n_shared_experts; Llama 4 one shared expert per MoE layer
+        // (Llama4TextMoe.shared_expert, width intermediate_size)
+        m.shared_experts = r.int32_or("n_shared_experts", llama4 ? 1 : 0, 0, lim::experts);
+        // Qwen2-MoE: one shared MLP of shared_expert_intermediate_size, a whole number of expert
+        // widths in the published configs (Qwen1.5-MoE-A2.7B 5632 = 4 x 1408), counted as that many
+        if (r.has("shared_expert_intermediate_size")) {
+            const int fs = r.int32("shared_expert_intermediate_size", 0, lim::ffn), fe = m.expert_width();
+            if (fs % fe != 0)
+                throw input_error(r.field("shared_expert_intermediate_size"), std::to_string(fs),
+                                  "a multiple of the expert width (" + std::to_string(fe) + ")");
+            m.shared_experts = fs / fe;
+        }
+        // which layers are MoE layers (index i from 0), by each family's modeling code:
+        //   DeepSeek-V2/V3, Kimi K2: i >= first_k_dense_replace and i % moe_layer_freq == 0
+        //   Qwen2/3-MoE: i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
+        //   Llama 4: (i + 1) % interleave_moe_layer_step == 0
+        //   others (Mixtral, GPT-OSS): every layer
+        if (r.has("dense_layers")) {
+            m.dense_layers = r.int32("dense_layers", 0, m.layers - 1);
+        } else {
+            const int first_dense = r.int32_or("first_k_dense_replace", 0, 0, m.layers - 1);
+            const int freq = r.int32_or("moe_layer_freq", 1, 1, m.layers);
+            const int sparse_step = r.int32_or("decoder_sparse_step", 1, 1, m.layers);
+            const int interleave = llama4 ? r.int32_or("interleave_moe_layer_step", 1, 1, m.layers) : 1;
+            std::vector<int> mlp_only;
+            if (r.has("mlp_only_layers")) {
+                const auto& arr = r.array("mlp_only_layers");
+                for (std::size_t i = 0; i < arr.size(); ++i) {
+                    if (!arr[i].is_number_integer() || arr[i].get<long long>() < 0 || arr[i].get<long long>() >= m.layers)
+                        throw input_error(r.field("mlp_only_layers") + "[" + std::to_string(i) + "]", arr[i].dump(),
+                                          "a layer index in [0, " + std::to_string(m.layers - 1) + "]");
+                    mlp_only.push_back(arr[i].get<int>());
+                }
+            }
+            int moe = 0;
+            for (int i = 0; i < m.layers; ++i) {
+                bool is_moe = i >= first_dense && i % freq == 0 && (i + 1) % sparse_step == 0 && (i + 1) % interleave == 0;
+                for (int x : mlp_only) is_moe = is_moe && x != i;
+                moe += is_moe ? 1 : 0;
+            }
+            if (moe == 0)
+                throw input_error(r.field(first_dense > 0 ? "first_k_dense_replace" : "num_hidden_layers"),
+                                  std::to_string(first_dense > 0 ? first_dense : m.layers),
+                                  "a layout with at least one mixture-of-experts layer");
+            m.dense_layers = m.layers - moe;
+        }
+    }
+    m.mtp_layers = r.int32_or("num_nextn_predict_layers", 0, 0, lim::layers);
+    // multi-head latent attention (DeepSeek-V2/V3, Kimi K2): kv_lora_rank present and not null
+    if (r.has("kv_lora_rank")) {
+        m.kv_lora_rank = r.int32("kv_lora_rank", 1, lim::hidden);
+        m.q_lora_rank = r.int32_or("q_lora_rank", 0, 1, lim::hidden);  // null: full-rank query (V2-Lite)
+        m.qk_nope_head_dim = r.int32("qk_nope_head_dim", 0, lim::hidden);
+        m.qk_rope_head_dim = r.int32("qk_rope_head_dim", 0, lim::hidden);
+        m.v_head_dim = r.int32("v_head_dim", 1, lim::hidden);
+        if (m.qk_nope_head_dim + m.qk_rope_head_dim < 1)
+            throw input_error(r.field("qk_nope_head_dim"), std::to_string(m.qk_nope_head_dim),
+                              "qk_nope_head_dim + qk_rope_head_dim >= 1");
+    }
+    // sliding-window layers: layer_types (GPT-OSS, Gemma, transformers >= 4.53) counts them;
+    // GPT-OSS without layer_types alternates, sliding first (GptOssConfig default); Llama 4
+    // chunked attention (attention_chunk_size) on its RoPE layers (no_rope_layers[i] = 1; default
+    // every fourth layer is a global NoPE layer), counted as a window of one chunk.
+    if (r.has("sliding_layers")) {
+        m.sliding_layers = r.int32("sliding_layers", 0, m.layers);
+    } else if (r.has("layer_types")) {
+        const auto& arr = r.array("layer_types");
+        if (arr.size() != static_cast<std::size_t>(m.layers))
+            throw input_error(r.field("layer_types"), std::to_string(arr.size()) + " entries",
+                              "one entry per layer (" + std::to_string(m.layers) + ")");
+        for (std::size_t i = 0; i < arr.size(); ++i) {
+            if (!arr[i].is_string())
+                throw input_error(r.field("layer_types") + "[" + std::to_string(i) + "]", arr[i].dump(),
+                                  "\"sliding_attention\" or \"full_attention\"");
+            const auto t = arr[i].get<std::string>();
+            if (t == "sliding_attention" || t == "chunked_attention") ++m.sliding_layers;
+        }
+    } else if (type == "gpt_oss") {
+        m.sliding_layers = (m.layers + 1) / 2;
+    } else if (llama4 && r.has("attention_chunk_size")) {
+        if (r.has("no_rope_layers")) {
+            const auto& arr = r.array("no_rope_layers");
+            for (const auto& v : arr) m.sliding_layers += (v.is_number_integer() && v.get<long long>() != 0) ? 1 : 0;
+            if (m.sliding_layers > m.layers) m.sliding_layers = m.layers;
+        } else {
+            m.sliding_layers = m.layers - m.layers / 4;
+        }
+    }
+    if (m.sliding_layers > 0) {
+        const char* w = llama4 && r.has("attention_chunk_size") ? "attention_chunk_size" : "sliding_window";
+        if (!r.has(w)) throw input_error(r.field(w), "nothing (missing)", "the window of the sliding-window layers, an integer >= 1");
+        m.sliding_window = r.int32(w, 1, lim::max_seq);
+    }
+    m.attention_sinks = r.boolean_or("attention_sinks", type == "gpt_oss");
     // GPT-NeoX and GPT-J configs untie the output projection (GPTNeoXConfig default False)
     m.tied_embeddings = r.boolean_or("tie_word_embeddings", !detail::one_of(type, {"gpt_neox", "gptj"}));
     const char* act_key = detail::first_key(r, {"hidden_act", "activation_function"});
@@ -207,6 +342,24 @@ namespace detail {
     j["learned_positions"] = m.learned_positions;
     j["biases"] = m.biases;
     if (m.head_dim_override > 0) j["head_dim"] = m.head_dim_override;
+    if (m.is_moe()) {
+        if (m.expert_ffn > 0) j["moe_intermediate_size"] = m.expert_ffn;
+        if (m.shared_experts > 0) j["n_shared_experts"] = m.shared_experts;
+        j["dense_layers"] = m.dense_layers;
+    }
+    if (m.mtp_layers > 0) j["num_nextn_predict_layers"] = m.mtp_layers;
+    if (m.is_mla()) {
+        j["kv_lora_rank"] = m.kv_lora_rank;
+        if (m.q_lora_rank > 0) j["q_lora_rank"] = m.q_lora_rank;
+        j["qk_nope_head_dim"] = m.qk_nope_head_dim;
+        j["qk_rope_head_dim"] = m.qk_rope_head_dim;
+        j["v_head_dim"] = m.v_head_dim;
+    }
+    if (m.sliding_layers > 0) {
+        j["sliding_layers"] = m.sliding_layers;
+        j["sliding_window"] = m.sliding_window;
+    }
+    if (m.attention_sinks) j["attention_sinks"] = true;
     j["alibi"] = m.alibi;
     j["parallel_attention"] = m.parallel_attention;
     j["source"] = std::string(m.source);

@@ -77,7 +77,8 @@ struct step_traffic {
 [[nodiscard]] constexpr double parameters_per_gpu(const transformer& m, const plan& p) {
     const auto lp = parameters_per_layer(m);
     const double layers_per_stage = max_stage_layers(p, m.layers);
-    const double dense = lp.attention + lp.router + lp.norms + (m.experts > 1 ? 0.0 : lp.mlp);
+    // shared experts and dense layers' MLPs are replicated like attention; routed experts / ep
+    const double dense = lp.attention + lp.router + lp.norms + lp.shared + (m.experts > 1 ? 0.0 : lp.mlp);
     const double expert = m.experts > 1 ? lp.mlp / p.ep : 0.0;
     const double emb = static_cast<double>(m.vocab) * m.hidden * (m.tied_embeddings || p.pp > 1 ? 1.0 : 2.0);
     return layers_per_stage * (dense + expert) / p.tp + emb / p.tp;
@@ -112,7 +113,9 @@ struct step_traffic {
 
     // Context parallelism: K and V blocks around the ring, c - 1 hops per layer and pass
     // K/V heads are split across TP ranks; with fewer K/V heads than ranks each rank keeps one
-    const double kv_local = static_cast<double>(m.kv_dim()) * (m.kv_heads >= p.tp ? 1.0 / p.tp : 1.0 / (m.kv_heads > 0 ? m.kv_heads : 1));
+    // MLA: keys a (d_n + d_r) and values a d_v wide after the up-projection, one pair per head
+    const double kv_width = m.is_mla() ? 0.5 * m.heads * static_cast<double>(m.qk_head_dim() + m.v_head_dim) : m.kv_dim();
+    const double kv_local = kv_width * (m.kv_heads >= p.tp ? 1.0 / p.tp : 1.0 / (m.kv_heads > 0 ? m.kv_heads : 1));
     t.cp.op = collective_op::send_recv;
     t.cp.group = group_placement(p, parallel_dim::cp, gpus_per_node);
     t.cp.bytes = bytes(2.0 * b * s_local * kv_local * e);
@@ -124,7 +127,7 @@ struct step_traffic {
         t.ep.op = collective_op::all_to_all;
         t.ep.group = group_placement(p, parallel_dim::ep, gpus_per_node);
         t.ep.bytes = bytes(k * b * s_local * h * e / p.tp);
-        t.ep.count = mb * layers_stage * (full ? 6.0 : 4.0);
+        t.ep.count = mb * layers_stage * m.moe_fraction() * (full ? 6.0 : 4.0);  // MoE layers only
     }
 
     // Pipeline parallelism: activations forward, gradients backward, per boundary crossed

@@ -172,6 +172,12 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
 ///   roofline, over the full square, plus the scale-mask-softmax and dropout passes over the
 ///   (b a/t s/c s) score tensor: 9 bytes per element forward (softmax read + write, dropout read +
 ///   write, 1-byte mask), twice that backward.
+/// * Modern MoE shapes: MLA's down-projections (T x h)(h x (r_q + r_kv + d_r)), replicated over
+///   TP, and its up-projections and W_O split by t; scores with the query/key head width
+///   d_n + d_r and values with d_v. Shared experts as one dense MLP of S x expert width; dense
+///   layers of an MoE model (moe_fraction) with the dense MLP; the layer returned is the mean over
+///   the model's layers. Sliding-window layers charge attention_span(s) keys per query (half of
+///   it under the causal flash kernel) instead of s.
 /// * Element-wise, forward, in bf16 element accesses per token: two norms (read + write h each,
 ///   4h), two residual adds with dropout (read 2h + write h + mask, 7h), replicated on every TP
 ///   rank unless sequence parallelism splits them by t; the activation function (gated: read 2f
@@ -183,31 +189,61 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
     const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
     const double h = m.hidden, q = static_cast<double>(m.heads) * m.head_dim(), kv = m.kv_dim(), f = m.ffn;
     const double k = m.experts > 1 ? m.experts_per_token : 1.0;
-    const double d = m.head_dim();
+    const double a = m.heads;
+    // per-head widths of Q/K and V (MLA: d_n + d_r and d_v; else head_dim)
+    const double d_qk = m.qk_head_dim(), d_v = m.value_head_dim();
     // GEMMs
     double gf = 0, gb = 0;
-    auto add = [&](detail::gemm_pair x) { gf += x.fwd; gb += x.bwd; };
-    add(detail::gemm_fwd_bwd(T, (q + 2.0 * kv) / t, h, c));
-    add(detail::gemm_fwd_bwd(T, h, q / t, c));
-    const double up = (m.gated_mlp ? 2.0 : 1.0) * f / t;
+    auto add = [&](detail::gemm_pair x, double weight = 1.0) { gf += weight * x.fwd; gb += weight * x.bwd; };
+    if (m.is_mla()) {
+        // MLA (DeepSeek-V2 report, section 2.1): the down-projections to the latents are not
+        // split by TP (Megatron-Core MLA replicates them); the up-projections and W_O are.
+        const double rq = m.q_lora_rank, rkv = m.kv_lora_rank, dn = m.qk_nope_head_dim, dr = m.qk_rope_head_dim;
+        if (m.q_lora_rank > 0) {
+            add(detail::gemm_fwd_bwd(T, rq + rkv + dr, h, c));
+            add(detail::gemm_fwd_bwd(T, a * (dn + dr) / t, rq, c));
+        } else {
+            add(detail::gemm_fwd_bwd(T, rkv + dr, h, c));
+            add(detail::gemm_fwd_bwd(T, a * (dn + dr) / t, h, c));
+        }
+        add(detail::gemm_fwd_bwd(T, a * (dn + d_v) / t, rkv, c));
+        add(detail::gemm_fwd_bwd(T, h, a * d_v / t, c));
+    } else {
+        add(detail::gemm_fwd_bwd(T, (q + 2.0 * kv) / t, h, c));
+        add(detail::gemm_fwd_bwd(T, h, q / t, c));
+    }
+    const double gate = m.gated_mlp ? 2.0 : 1.0;
     if (m.experts > 1) {
-        // grouped GEMM over the experts held locally (E / ep of them), T k tokens spread evenly
+        // MoE layers (moe_fraction of them): grouped GEMM over the experts held locally (E / ep
+        // of them), T k tokens spread evenly; the shared experts as one dense MLP of S x expert
+        // width; the router. Dense layers of the model: the dense MLP of width ffn.
+        const double moe = m.moe_fraction(), fe = m.expert_width();
         const double local_experts = std::max(1.0, static_cast<double>(m.experts) / p.ep);
         const double tokens_here = T * k;  // EP carved out of DP: each rank receives T k tokens on average
         const double per_expert = tokens_here / local_experts;
-        add(detail::gemm_fwd_bwd(per_expert, up, h, c, local_experts));
-        add(detail::gemm_fwd_bwd(per_expert, h, f / t, c, local_experts));
-        add(detail::gemm_fwd_bwd(T, m.experts, h, c));
+        add(detail::gemm_fwd_bwd(per_expert, gate * fe / t, h, c, local_experts), moe);
+        add(detail::gemm_fwd_bwd(per_expert, h, fe / t, c, local_experts), moe);
+        if (m.shared_experts > 0) {
+            const double fs = m.shared_experts * fe;
+            add(detail::gemm_fwd_bwd(T, gate * fs / t, h, c), moe);
+            add(detail::gemm_fwd_bwd(T, h, fs / t, c), moe);
+        }
+        add(detail::gemm_fwd_bwd(T, m.experts, h, c), moe);
+        if (moe < 1.0) {
+            add(detail::gemm_fwd_bwd(T, gate * f / t, h, c), 1.0 - moe);
+            add(detail::gemm_fwd_bwd(T, h, f / t, c), 1.0 - moe);
+        }
     } else {
-        add(detail::gemm_fwd_bwd(T, up, h, c));
+        add(detail::gemm_fwd_bwd(T, gate * f / t, h, c));
         add(detail::gemm_fwd_bwd(T, h, f / t, c));
     }
     r.gemm_fwd = seconds(gf);
     r.gemm_bwd = seconds(gb * c.backward_gemm_slowdown);
-    // attention core
+    // attention core; sliding-window layers attend min(s, window) keys (attention_span)
     const double heads_here = static_cast<double>(m.heads) / t;
+    const double span = m.attention_span(s);
     if (p.attention == attention_kernel::flash) {
-        const double fwd_flops = 0.5 * 4.0 * T * s * q / t;
+        const double fwd_flops = 0.5 * 2.0 * T * span * a * (d_qk + d_v) / t;
         const double rate = c.bf16_peak.value() * flash_attention_efficiency(s) * c.attention_scale;
         r.attention_fwd = seconds(fwd_flops / rate);
         r.attention_bwd = seconds(2.5 * fwd_flops / rate);
@@ -217,18 +253,21 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
         bf.gemm_input_bytes = 2.0;
         bf.finish();
         const double batch = b * heads_here;
-        const auto qk = detail::gemm_fwd_bwd(s / p.cp, s, d, bf, batch), av = detail::gemm_fwd_bwd(s / p.cp, d, s, bf, batch);
+        const auto qk = detail::gemm_fwd_bwd(s / p.cp, span, d_qk, bf, batch), av = detail::gemm_fwd_bwd(s / p.cp, d_v, span, bf, batch);
         const double gemms = qk.fwd + av.fwd, gemms_bwd = qk.bwd + av.bwd;
-        const double scores = batch * (s / p.cp) * s;
+        const double scores = batch * (s / p.cp) * span;
         r.attention_fwd = seconds(gemms + detail::memory_seconds(9.0 * scores, c));
         r.attention_bwd = seconds(gemms_bwd + detail::memory_seconds(18.0 * scores, c));
     }
     // element-wise
     const double replicated = 11.0 * h / (p.sequence_parallel ? t : 1.0);
-    const double act = (m.gated_mlp ? 3.0 : 2.0) * f * k / t;
-    const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 2.0 * (q + kv) / t;
+    const double f_token = m.mlp_width_per_token();  // (k + shared) x expert width, or ffn, mean over layers
+    const double act = (m.gated_mlp ? 3.0 : 2.0) * f_token / t;
+    const double rotary = (m.learned_positions || m.alibi) ? 0.0
+                          : m.is_mla() ? 2.0 * (a * m.qk_rope_head_dim / t + m.qk_rope_head_dim)
+                                       : 2.0 * (q + kv) / t;
     double bytes_fwd = 2.0 * T * (replicated + act + rotary);
-    if (c.gemm_input_bytes < 2.0) bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (h + q / t + h + f * k / t);
+    if (c.gemm_input_bytes < 2.0) bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (h + q / t + h + f_token / t);
     r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd, c));
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd, c));
     return r;
@@ -237,9 +276,9 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
 namespace detail {
 /// Everything layer_compute_time reads, for an exact memo.
 struct layer_key {
-    double v[24]{};
+    double v[36]{};
     [[nodiscard]] bool operator==(const layer_key& o) const {
-        for (int i = 0; i < 24; ++i)
+        for (int i = 0; i < 36; ++i)
             if (v[i] != o.v[i]) return false;
         return true;
     }
@@ -253,7 +292,11 @@ struct layer_key {
              static_cast<double>(p.seq), p.sequence_parallel ? 1.0 : 0.0,
              p.attention == attention_kernel::flash ? 1.0 : 0.0, c.gemm_peak.value(), c.bf16_peak.value(),
              c.inv_gemm_rate, c.inv_memory_rate, c.gemm_input_bytes, static_cast<double>(c.compute_units),
-             c.backward_gemm_slowdown, c.attention_scale}};
+             c.backward_gemm_slowdown, c.attention_scale, static_cast<double>(m.layers),
+             static_cast<double>(m.expert_ffn), static_cast<double>(m.shared_experts), static_cast<double>(m.dense_layers),
+             static_cast<double>(m.q_lora_rank), static_cast<double>(m.kv_lora_rank), static_cast<double>(m.qk_nope_head_dim),
+             static_cast<double>(m.qk_rope_head_dim), static_cast<double>(m.v_head_dim), static_cast<double>(m.sliding_window),
+             static_cast<double>(m.sliding_layers), m.alibi ? 1.0 : 0.0}};
 }
 }  // namespace detail
 
@@ -309,6 +352,23 @@ struct layer_key {
         g = detail::gemm_seconds(T, v, m.hidden, c);
     }
     return seconds(3.0 * g + detail::memory_seconds(16.0 * T * v, c));
+}
+
+/// @brief Forward + backward of the multi-token-prediction modules (DeepSeek-V3 technical report,
+/// section 2.2) for one micro-batch, on the last pipeline stage: per module one MoE layer
+/// (layer_compute_time with every layer an MoE layer and full attention), the projection M
+/// (T x 2h)(2h x h/t) and its own output layer (output_layer_time). 0 without MTP.
+[[nodiscard]] inline duration mtp_time(const transformer& m, const plan& p, const compute_params& c) {
+    if (m.mtp_layers <= 0) return seconds(0.0);
+    transformer block = m;
+    block.dense_layers = 0;
+    block.sliding_layers = 0;
+    const layer_time lt = layer_compute_time(block, p, c);
+    const double T = static_cast<double>(p.micro_batch) * p.seq / p.cp, h = m.hidden;
+    const auto proj = detail::gemm_fwd_bwd(T, h / p.tp, 2.0 * h, c);
+    const duration one = lt.forward() + lt.backward() + seconds(proj.fwd + proj.bwd * c.backward_gemm_slowdown) +
+                         output_layer_time(m, p, c);
+    return static_cast<double>(m.mtp_layers) * one;
 }
 
 /// @brief Optimizer step (mixed-precision Adam, memory-bound) for `params` parameters held by

@@ -211,7 +211,9 @@ template <class Pricer>
     const flop_rate peak = cpar.gemm_peak;
     const double seq = p.seq, batch = p.global_batch;
     r.model_flops = model_flops(m, seq, batch);
-    r.hardware_flops = hardware_flops(m, seq, batch, p.recompute_mode);
+    // hardware FLOPs include the multi-token-prediction modules (executed, on the last stage);
+    // model FLOPs (MFU) are the main model's, as DeepSeek's per-token figures
+    r.hardware_flops = hardware_flops(m, seq, batch, p.recompute_mode) + 3.0 * mtp_forward_flops(m, seq, batch);
     r.micro_batches = p.micro_batches();
     const double mb = r.micro_batches;
 
@@ -226,7 +228,7 @@ template <class Pricer>
                                : p.recompute_mode == recompute::selective ? lf.attention_core() : flops(0.0);
         layer_f = share * lf.total() / rate;
         layer_b = share * (2.0 * lf.total() + rec) / rate;
-        out_layer = share * 3.0 * logits_forward_flops(m, seq, p.micro_batch) / rate;
+        out_layer = share * 3.0 * (logits_forward_flops(m, seq, p.micro_batch) + mtp_forward_flops(m, seq, p.micro_batch)) / rate;
         attn_core = share * 3.0 * lf.attention_core() / rate;
         gemm_layer = layer_f + layer_b - attn_core;
         // weight gradients: half of the backward GEMM FLOPs (dW beside dX), as many as the forward GEMMs
@@ -235,7 +237,7 @@ template <class Pricer>
         r.layer = layer_compute_time_cached(m, p, cpar);
         layer_f = r.layer.forward();
         layer_b = r.layer.backward() + recompute_time(r.layer, p.recompute_mode);
-        out_layer = output_layer_time(m, p, cpar);
+        out_layer = output_layer_time(m, p, cpar) + mtp_time(m, p, cpar);  // MTP modules ride with the output layer
         attn_core = r.layer.attention_fwd + r.layer.attention_bwd;
         gemm_layer = r.layer.gemm_fwd + r.layer.gemm_bwd + (p.recompute_mode == recompute::full ? r.layer.gemm_fwd : seconds(0.0));
         layer_w = r.layer.gemm_bwd / 2.0;  // dW of every GEMM: half of the backward GEMMs (dX is the other)

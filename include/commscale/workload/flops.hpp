@@ -73,12 +73,14 @@ enum class recompute { none, selective, full };
 
 /// @brief Forward FLOPs of one transformer layer for `sequences` sequences of `seq` tokens, by
 /// component (2 FLOPs per multiply-add; d = head_dim, kv = kv_heads x d, f = ffn, E experts, k top-k).
+/// Where MoE and dense layers, or sliding-window and full-attention layers, mix, the fields are
+/// means over the model's layers (layers x total() is every layer's FLOPs).
 struct layer_flops {
-    flop_count qkv{};          ///< 2 B s h (h + 2 kv): Q, K, V projections (GQA shrinks K, V)
-    flop_count scores{};       ///< 2 B s^2 h: Q K^T over all heads
-    flop_count values{};       ///< 2 B s^2 h: attention-weighted sum of V
-    flop_count out_proj{};     ///< 2 B s h^2
-    flop_count mlp{};          ///< k x (2 or 3) x 2 B s h f (3 matrices when gated)
+    flop_count qkv{};          ///< 2 B s h (q + 2 kv): Q, K, V projections (GQA shrinks K, V; MLA: its low-rank factors)
+    flop_count scores{};       ///< 2 B s span a d_qk: Q K^T over all heads (span = s, or the sliding window)
+    flop_count values{};       ///< 2 B s span a d_v: attention-weighted sum of V
+    flop_count out_proj{};     ///< 2 B s a d_v h
+    flop_count mlp{};          ///< MLP: top-k routed + shared experts on MoE layers, the dense MLP elsewhere
     flop_count router{};       ///< 2 B s h E (MoE gate), 0 for dense
     /// @brief The attention core (scores + values): what selective recompute repeats.
     [[nodiscard]] constexpr flop_count attention_core() const { return scores + values; }
@@ -87,24 +89,58 @@ struct layer_flops {
 };
 
 /// @brief Forward FLOPs of one layer (see layer_flops). `seq` tokens per sequence, `sequences`
-/// sequences (B). Formula: Narayanan et al. 2021 appendix, generalized to GQA, gated MLP and MoE.
+/// sequences (B). Formula: Narayanan et al. 2021 appendix, generalized to GQA, gated MLP and MoE:
+/// * MLA (DeepSeek-V2 report, section 2.1; no weight absorption in training): the projections
+///   cost 2 B s x their parameters (W_DQ, W_UQ, W_DKV, W_UK/W_UV; file comment of
+///   transformer.hpp); scores use the query/key head width d_n + d_r, values d_v.
+/// * MoE layers: k routed experts + the shared experts, each a gated MLP of width expert_ffn,
+///   plus the router 2 B s h E; dense layers of an MoE model: the MLP of width ffn.
+/// * sliding-window layers (GPT-OSS): a causal window of w keys, counted like the full layers at
+///   twice its causal mean, 2w - w^2/s keys per query instead of s (transformer::attention_span).
 [[nodiscard]] constexpr layer_flops layer_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
-    const double h = m.hidden, kv = m.kv_dim(), f = m.ffn, q = m.q_dim();
+    const double h = m.hidden, a = m.heads;
     const double tokens = seq * sequences;
-    const double k = m.experts > 1 ? m.experts_per_token : 1;
+    const double span = m.attention_span(seq);
+    const double mlp_matrices = m.gated_mlp ? 3.0 : 2.0;
     layer_flops r;
-    r.qkv = flops(2.0 * tokens * h * (q + 2.0 * kv));
-    r.scores = flops(2.0 * tokens * seq * q);
-    r.values = flops(2.0 * tokens * seq * q);
-    r.out_proj = flops(2.0 * tokens * q * h);
-    r.mlp = flops(k * (m.gated_mlp ? 3.0 : 2.0) * 2.0 * tokens * h * f);
-    r.router = flops(m.experts > 1 ? 2.0 * tokens * h * m.experts : 0.0);
+    if (m.is_mla()) {
+        const double dn = m.qk_nope_head_dim, dr = m.qk_rope_head_dim, dv = m.v_head_dim;
+        const double rq = m.q_lora_rank, rkv = m.kv_lora_rank;
+        const double q_proj = m.q_lora_rank > 0 ? h * rq + rq * a * (dn + dr) : h * a * (dn + dr);
+        const double kv_proj = h * (rkv + dr) + rkv * a * (dn + dv);
+        r.qkv = flops(2.0 * tokens * (q_proj + kv_proj));
+        r.out_proj = flops(2.0 * tokens * a * dv * h);
+    } else {
+        const double kv = m.kv_dim(), q = m.q_dim();
+        r.qkv = flops(2.0 * tokens * h * (q + 2.0 * kv));
+        r.out_proj = flops(2.0 * tokens * q * h);
+    }
+    r.scores = flops(2.0 * tokens * span * a * m.qk_head_dim());
+    r.values = flops(2.0 * tokens * span * a * m.value_head_dim());
+    // mlp_width_per_token: (k + shared) x expert width on MoE layers, ffn on dense ones (mean)
+    r.mlp = flops(mlp_matrices * 2.0 * tokens * h * m.mlp_width_per_token());
+    r.router = flops(m.is_moe() ? m.moe_fraction() * 2.0 * tokens * h * m.experts : 0.0);
     return r;
 }
 
 /// @brief Forward FLOPs of the output projection (logits): 2 B s h V.
 [[nodiscard]] constexpr flop_count logits_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
     return flops(2.0 * seq * sequences * m.hidden * static_cast<double>(m.vocab));
+}
+
+/// @brief Forward FLOPs of the multi-token-prediction modules (DeepSeek-V3 technical report,
+/// section 2.2), apart from forward_flops as DeepSeek's per-token figures leave them out: per
+/// module one MoE layer (all layers of `m` counted as MoE layers, full attention), the projection
+/// M of the concatenated hidden state and embedding 2 B s (2h) h, and its own logits 2 B s h V.
+[[nodiscard]] constexpr flop_count mtp_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
+    if (m.mtp_layers <= 0) return flops(0.0);
+    transformer block = m;
+    block.dense_layers = 0;
+    block.sliding_layers = 0;
+    const double tokens = seq * sequences, h = m.hidden;
+    const double per_module = layer_forward_flops(block, seq, sequences).total().value() + 2.0 * tokens * 2.0 * h * h +
+                              2.0 * tokens * h * static_cast<double>(m.vocab);
+    return flops(m.mtp_layers * per_module);
 }
 
 /// @brief Forward FLOPs of the whole model: layers x layer + logits.

@@ -69,8 +69,11 @@ struct model_state {
 /// are further divided by `ep` (Lepikhin et al. 2020, GShard: experts sharded over the EP group).
 [[nodiscard]] constexpr model_state model_state_per_gpu(const transformer& m, int tp, int pp, int dp, int ep,
                                                         int zero_stage, state_bytes b = mixed_precision_adam) {
-    const double total = total_parameters(m);
-    const double expert = m.experts > 1 ? m.layers * parameters_per_layer(m).mlp : 0.0;
+    // main model + multi-token-prediction modules (trained alongside, DeepSeek-V3 section 2.2);
+    // routed experts of both sharded over EP
+    const double total = total_parameters(m) + mtp_parameters(m);
+    const double expert = routed_expert_parameters(m) +
+                          (m.is_moe() ? m.mtp_layers * static_cast<double>(m.experts) * mlp_parameters(m, m.expert_width()) : 0.0);
     const double effective = total - expert + expert / std::max(ep, 1);
     return model_state_per_gpu(effective, tp, pp, dp, zero_stage, b);
 }
@@ -92,15 +95,18 @@ struct model_state {
 /// `micro_batch` = b, `tp` = t.
 [[nodiscard]] constexpr data_size activation_bytes_per_layer(const transformer& m, double seq, double micro_batch,
                                                              int tp, bool sequence_parallel, recompute r) {
-    const double s = seq, b = micro_batch, h = m.hidden, a = m.heads, kv = m.kv_dim(), f = m.ffn;
+    const double s = seq, b = micro_batch, h = m.hidden, a = m.heads, kv = m.kv_dim();
     const double t = std::max(tp, 1);
     const double sbh = s * b * h;
     if (r == recompute::full) return bytes(2.0 * sbh);
-    const double k = m.experts > 1 ? m.experts_per_token : 1;
     const double replicated = 10.0 * sbh;
-    const double mlp = k * (m.gated_mlp ? 6.0 : 4.0) * s * b * f;
-    const double split = 2.0 * sbh + 4.0 * s * b * kv + 2.0 * sbh + mlp;
-    const double core = r == recompute::selective ? 0.0 : 5.0 * a * s * s * b;
+    // MLP: (top-k + shared) experts' width on MoE layers, ffn on dense ones (mean over layers)
+    const double mlp = (m.gated_mlp ? 6.0 : 4.0) * s * b * m.mlp_width_per_token();
+    // Q 2sbh and K, V 4 sb kv; MLA: Q a d_qk, K a d_qk, V a d_v wide (DeepSeek-V2 section 2.1)
+    const double qkv = m.is_mla() ? 2.0 * s * b * a * (2.0 * m.qk_head_dim() + m.v_head_dim) : 2.0 * sbh + 4.0 * s * b * kv;
+    const double split = qkv + 2.0 * sbh + mlp;
+    // the score tensor spans attention_span keys per query (sliding-window layers fewer)
+    const double core = r == recompute::selective ? 0.0 : 5.0 * a * s * m.attention_span(s) * b;
     return bytes((sequence_parallel ? replicated / t : replicated) + (split + core) / t);
 }
 

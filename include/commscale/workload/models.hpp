@@ -103,13 +103,94 @@ inline constexpr transformer mixtral_8x7b{
     .vocab = 32000, .max_seq = 32768, .experts = 8, .experts_per_token = 2, .gated_mlp = true,
     .source = "Jiang et al. 2024, Mixtral of Experts, Table 1; HF mistralai/Mixtral-8x7B-v0.1 config.json"};
 
+/// Mixtral 8x22B: Mistral AI 2024, "Cheaper, Better, Faster, Stronger" (141B total, 39B active);
+/// HF mistralai/Mixtral-8x22B-v0.1 config.json (56 layers, 6144, 48 heads, 8 KV heads, FFN 16384,
+/// 8 experts top-2, vocab 32768, 65536 positions, untied).
+inline constexpr transformer mixtral_8x22b{
+    .name = "mixtral-8x22b", .layers = 56, .hidden = 6144, .heads = 48, .kv_heads = 8, .ffn = 16384,
+    .vocab = 32768, .max_seq = 65536, .experts = 8, .experts_per_token = 2, .gated_mlp = true,
+    .source = "Mistral AI 2024, Cheaper, Better, Faster, Stronger; HF mistralai/Mixtral-8x22B-v0.1 config.json"};
+
+/// DeepSeek-V3 (671B total, 37B active; + 14B multi-token prediction): DeepSeek-AI 2024,
+/// DeepSeek-V3 Technical Report, section 4.2; HF deepseek-ai/DeepSeek-V3 config.json (61 layers,
+/// 7168, 128 heads, MLA q_lora_rank 1536, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128;
+/// 256 routed + 1 shared experts of 2048, top-8; first_k_dense_replace 3 with FFN 18432;
+/// vocab 129280; 163840 positions; num_nextn_predict_layers 1).
+inline constexpr transformer deepseek_v3{
+    .name = "deepseek-v3", .layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128, .ffn = 18432,
+    .vocab = 129280, .max_seq = 163840, .experts = 256, .experts_per_token = 8, .gated_mlp = true,
+    .source = "DeepSeek-AI 2024, DeepSeek-V3 Technical Report; HF deepseek-ai/DeepSeek-V3 config.json",
+    .expert_ffn = 2048, .shared_experts = 1, .dense_layers = 3, .mtp_layers = 1, .q_lora_rank = 1536,
+    .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
+
+/// Kimi K2 (1.04T total, 32.6B active): Kimi Team 2025, Kimi K2: Open Agentic Intelligence
+/// (the HF model card rounds to 1T / 32B); HF moonshotai/Kimi-K2-Instruct config.json: the DeepSeek-V3 architecture with 64
+/// heads, 384 routed experts, one dense layer, vocab 163840, 131072 positions, no MTP layers.
+inline constexpr transformer kimi_k2{
+    .name = "kimi-k2", .layers = 61, .hidden = 7168, .heads = 64, .kv_heads = 64, .ffn = 18432,
+    .vocab = 163840, .max_seq = 131072, .experts = 384, .experts_per_token = 8, .gated_mlp = true,
+    .source = "Kimi Team 2025, Kimi K2: Open Agentic Intelligence; HF moonshotai/Kimi-K2-Instruct config.json",
+    .expert_ffn = 2048, .shared_experts = 1, .dense_layers = 1, .q_lora_rank = 1536,
+    .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
+
+/// Qwen3-30B-A3B (30.5B total, 3.3B active, 29.9B non-embedding): Qwen Team 2025, Qwen3
+/// Technical Report, and the HF Qwen/Qwen3-30B-A3B model card and config.json
+/// (48 layers, 2048, 32 heads x 128, 4 KV heads, 128 experts of 768, top-8, vocab 151936).
+inline constexpr transformer qwen3_30b_a3b{
+    .name = "qwen3-30b-a3b", .layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4, .ffn = 6144,
+    .vocab = 151936, .max_seq = 40960, .experts = 128, .experts_per_token = 8, .gated_mlp = true,
+    .source = "Qwen Team 2025, Qwen3 Technical Report; HF Qwen/Qwen3-30B-A3B config.json",
+    .head_dim_override = 128, .expert_ffn = 768};
+
+/// Qwen3-235B-A22B (235B total, 22B active, 234B non-embedding): Qwen3 Technical Report;
+/// HF Qwen/Qwen3-235B-A22B model card and config.json (94 layers, 4096, 64 heads x 128, 4 KV
+/// heads, 128 experts of 1536, top-8, vocab 151936).
+inline constexpr transformer qwen3_235b_a22b{
+    .name = "qwen3-235b-a22b", .layers = 94, .hidden = 4096, .heads = 64, .kv_heads = 4, .ffn = 12288,
+    .vocab = 151936, .max_seq = 40960, .experts = 128, .experts_per_token = 8, .gated_mlp = true,
+    .source = "Qwen Team 2025, Qwen3 Technical Report; HF Qwen/Qwen3-235B-A22B config.json",
+    .head_dim_override = 128, .expert_ffn = 1536};
+
+/// gpt-oss-120b (116.83B total, 5.13B active): OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model
+/// Card, Table 1; HF openai/gpt-oss-120b config.json (36 layers, 2880, 64 heads x 64, 8 KV heads,
+/// 128 experts of 2880 top-4, vocab 201088, sliding window 128 on every other layer, attention
+/// sinks, biases in attention, experts and router).
+inline constexpr transformer gpt_oss_120b{
+    .name = "gpt-oss-120b", .layers = 36, .hidden = 2880, .heads = 64, .kv_heads = 8, .ffn = 2880,
+    .vocab = 201088, .max_seq = 131072, .experts = 128, .experts_per_token = 4, .gated_mlp = true,
+    .biases = true, .source = "OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model Card; HF openai/gpt-oss-120b config.json",
+    .head_dim_override = 64, .sliding_window = 128, .sliding_layers = 18, .attention_sinks = true};
+
+/// Llama 4 Scout (17B active, 109B total with the vision encoder): Meta 2025, "The Llama 4 herd"
+/// and the meta-llama/Llama-4-Scout-17B-16E model card; text_config of its config.json (48
+/// layers, 5120, 40 heads, 8 KV heads, 16 routed experts of 8192 top-1 + 1 shared expert, dense
+/// MLP 16384 unused (interleave_moe_layer_step 1), vocab 202048, chunked attention of 8192 on the
+/// 36 RoPE layers, every fourth layer global).
+inline constexpr transformer llama4_scout{
+    .name = "llama4-scout", .layers = 48, .hidden = 5120, .heads = 40, .kv_heads = 8, .ffn = 16384,
+    .vocab = 202048, .max_seq = 10485760, .experts = 16, .experts_per_token = 1, .gated_mlp = true,
+    .source = "Meta 2025, Llama 4 Scout model card; HF meta-llama/Llama-4-Scout-17B-16E config.json (text_config)",
+    .expert_ffn = 8192, .shared_experts = 1, .sliding_window = 8192, .sliding_layers = 36};
+
+/// Llama 4 Maverick (17B active, 400B total with the vision encoder): Meta 2025, the
+/// meta-llama/Llama-4-Maverick-17B-128E model card; text_config of its config.json: as Scout with
+/// 128 routed experts on every other layer (interleave_moe_layer_step 2), dense MLP 16384 on the
+/// others, context 1048576.
+inline constexpr transformer llama4_maverick{
+    .name = "llama4-maverick", .layers = 48, .hidden = 5120, .heads = 40, .kv_heads = 8, .ffn = 16384,
+    .vocab = 202048, .max_seq = 1048576, .experts = 128, .experts_per_token = 1, .gated_mlp = true,
+    .source = "Meta 2025, Llama 4 Maverick model card; HF meta-llama/Llama-4-Maverick-17B-128E config.json (text_config)",
+    .expert_ffn = 8192, .shared_experts = 1, .dense_layers = 24, .sliding_window = 8192, .sliding_layers = 36};
+
 }  // namespace models
 
 /// @brief Every preset, in the order of CLI.md.
-inline constexpr std::array<transformer, 13> model_presets{
+inline constexpr std::array<transformer, 21> model_presets{
     models::gpt2_large, models::gpt3_175b,  models::llama2_7b,   models::llama2_13b,  models::llama2_70b,
     models::llama3_8b,  models::llama3_70b, models::llama3_405b, models::opt_175b,    models::bloom_176b,
-    models::mt_nlg_530b, models::megatron_1t, models::mixtral_8x7b};
+    models::mt_nlg_530b, models::megatron_1t, models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
+    models::kimi_k2, models::qwen3_30b_a3b, models::qwen3_235b_a22b, models::gpt_oss_120b, models::llama4_scout,
+    models::llama4_maverick};
 
 /// @brief All presets.
 [[nodiscard]] constexpr std::span<const transformer> all_models() { return model_presets; }

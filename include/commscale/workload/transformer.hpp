@@ -15,6 +15,31 @@
 ///              learned absolute positions (GPT-2/3, OPT, MT-NLG, Megatron)
 /// With plain MLP, ffn = 4h, kv = h this is the familiar 12 l h^2 (1 + 13/(12h)) + (V + s) h of
 /// Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters", eq. (2).
+///
+/// Modern mixture-of-experts models (all fields below default to "absent", so a plain shape is
+/// counted as above):
+///   MLA        multi-head latent attention (DeepSeek-AI 2024, DeepSeek-V2 technical report,
+///              section 2.1.2-2.1.3; DeepSeek-V3 technical report, section 2.1.1), a heads, d_n
+///              qk_nope_head_dim, d_r qk_rope_head_dim, d_v v_head_dim, r_q q_lora_rank, r_kv
+///              kv_lora_rank: W_DQ h x r_q + q_norm r_q + W_UQ r_q x a (d_n + d_r)
+///              (without q_lora_rank: W_Q h x a (d_n + d_r)), W_DKV h x (r_kv + d_r) + kv_norm
+///              r_kv + W_UK/W_UV r_kv x a (d_n + d_v), W_O a d_v x h.
+///   experts    E routed experts of width expert_ffn (moe_intermediate_size) and S shared experts
+///              of the same width that every token passes (DeepSeekMoE, Dai et al. 2024; Llama 4);
+///              top-k of the routed ones per token; router h x E (+ E biases with `biases`).
+///   dense      dense_layers of an MoE model carry a dense MLP of width ffn instead of experts
+///              (DeepSeek-V3 first_k_dense_replace = 3; Llama 4 Maverick every other layer).
+///   MTP        mtp_layers multi-token-prediction modules (DeepSeek-V3 section 2.2): each one
+///              transformer layer (an MoE layer) + projection M 2h x h + two RMSNorms, sharing the
+///              embedding and output head with the main model; counted apart (mtp_parameters),
+///              as DeepSeek's 671B excludes them.
+///   sinks      attention_sinks: one learned logit per head (GPT-OSS, OpenAI 2025 model card).
+///   sliding    sliding_layers attend a window of sliding_window keys (GPT-OSS every other layer;
+///              Llama 4's chunked attention counted as such): no parameters, fewer attention FLOPs.
+/// Publishers count "active" parameters differently: active_parameters counts both embedding
+/// tables (Mixtral, Qwen, Kimi K2, Llama 4 match it); DeepSeek's 37B and OpenAI's 5.13B leave out
+/// the input embedding table (a lookup), tests/unit/model_moe.cpp checks each against its own.
+/// GPT-OSS's RMSNorms have no bias, but `biases` counts LayerNorm biases (2h per layer, 0.0002%).
 
 #include <string>
 #include <string_view>
@@ -46,6 +71,19 @@ struct transformer {
     int head_dim_override = 0;     ///< head_dim when not hidden / heads (Gemma 7B: 256 with h 3072, 16 heads)
     bool alibi = false;            ///< ALiBi attention biases instead of rotary (BLOOM, MPT): no rotary kernel
     bool parallel_attention = false;  ///< attention and MLP read the same input (GPT-J, GPT-NeoX, Falcon)
+    // Mixture-of-experts and attention variants (defaults: absent).
+    int expert_ffn = 0;            ///< moe_intermediate_size: width of one expert's MLP (0 = ffn)
+    int shared_experts = 0;        ///< n_shared_experts: experts every token passes (DeepSeekMoE, Llama 4)
+    int dense_layers = 0;          ///< layers of an MoE model with a dense MLP of width ffn (first_k_dense_replace, ...)
+    int mtp_layers = 0;            ///< num_nextn_predict_layers: multi-token-prediction modules (DeepSeek-V3)
+    int q_lora_rank = 0;           ///< MLA query compression rank (0 = full-rank query projection)
+    int kv_lora_rank = 0;          ///< MLA key/value compression rank (> 0 means multi-head latent attention)
+    int qk_nope_head_dim = 0;      ///< MLA per-head query/key width without rotary
+    int qk_rope_head_dim = 0;      ///< MLA per-head (decoupled) rotary query/key width
+    int v_head_dim = 0;            ///< MLA per-head value width
+    int sliding_window = 0;        ///< keys a sliding-window layer attends (0 = none)
+    int sliding_layers = 0;        ///< layers with sliding-window attention (GPT-OSS: every other one)
+    bool attention_sinks = false;  ///< one learned sink logit per head (GPT-OSS)
 
     /// @brief Head dimension: head_dim_override, else h / a.
     [[nodiscard]] constexpr int head_dim() const {
@@ -58,31 +96,104 @@ struct transformer {
     [[nodiscard]] constexpr int kv_dim() const { return kv_heads * head_dim(); }
     /// @brief True for a mixture-of-experts model (experts > 1).
     [[nodiscard]] constexpr bool is_moe() const { return experts > 1; }
+    /// @brief True with multi-head latent attention (kv_lora_rank > 0).
+    [[nodiscard]] constexpr bool is_mla() const { return kv_lora_rank > 0; }
+    /// @brief Width of one expert's MLP: expert_ffn, else ffn.
+    [[nodiscard]] constexpr int expert_width() const { return expert_ffn > 0 ? expert_ffn : ffn; }
+    /// @brief Layers whose MLP is routed experts: layers - dense_layers for MoE, 0 for dense.
+    [[nodiscard]] constexpr int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
+    /// @brief Fraction of layers that are MoE layers (0 for a dense model).
+    [[nodiscard]] constexpr double moe_fraction() const {
+        return layers > 0 ? static_cast<double>(moe_layers()) / layers : 0.0;
+    }
+    /// @brief Per-head width of queries and keys: qk_nope + qk_rope with MLA, else head_dim.
+    [[nodiscard]] constexpr int qk_head_dim() const { return is_mla() ? qk_nope_head_dim + qk_rope_head_dim : head_dim(); }
+    /// @brief Per-head width of values: v_head_dim with MLA, else head_dim.
+    [[nodiscard]] constexpr int value_head_dim() const { return is_mla() ? v_head_dim : head_dim(); }
+    /// @brief Mean over layers of the FFN width one token passes: (top-k + shared) x expert width
+    /// on MoE layers, ffn on dense layers (and on every layer of a dense model).
+    [[nodiscard]] constexpr double mlp_width_per_token() const {
+        if (!is_moe()) return ffn;
+        const double moe = moe_fraction();
+        return moe * (experts_per_token + shared_experts) * static_cast<double>(expert_width()) + (1.0 - moe) * ffn;
+    }
+    /// @brief Mean over layers of the keys one query is charged in the full-square convention of
+    /// workload/flops.hpp (seq keys per query, twice the causal mean of seq / 2): seq on
+    /// full-attention layers; on sliding-window layers twice the causal mean of a window of w
+    /// keys, w - w^2 / (2 seq) for seq >= w, i.e. 2w - w^2 / seq (= seq at w = seq, ~2w for w << seq).
+    [[nodiscard]] constexpr double attention_span(double seq) const {
+        if (sliding_window <= 0 || sliding_layers <= 0 || layers <= 0 || !(seq > 0)) return seq;
+        const double sl = static_cast<double>(sliding_layers) / layers, w = sliding_window;
+        const double window = w >= seq ? seq : 2.0 * w - w * w / seq;
+        return (1.0 - sl) * seq + sl * window;
+    }
 };
 
-/// @brief Parameters of one transformer layer, by component (all counts, not bytes).
+/// @brief Parameters of one transformer layer, by component (all counts, not bytes). Where MoE
+/// and dense layers mix (dense_layers > 0), the MLP fields are means over the model's layers, so
+/// that layers x total() is every layer's parameters.
 struct layer_parameters {
-    double attention = 0;   ///< Q, K, V, O projections (with biases when the model has them)
-    double mlp_expert = 0;  ///< one expert's MLP (the whole MLP for a dense model)
-    double mlp = 0;         ///< all experts' MLPs
-    double router = 0;      ///< MoE gate h x experts (0 for dense)
+    double attention = 0;   ///< Q, K, V, O projections (MLA: its down/up projections and norms; sinks)
+    double mlp_expert = 0;  ///< one routed expert's MLP (the whole MLP for a dense model)
+    double mlp = 0;         ///< all routed experts' MLPs (mean over layers), or the dense model's MLP
+    double shared = 0;      ///< MoE models: shared experts and the dense layers' MLPs (mean over layers)
+    double router = 0;      ///< MoE gate h x experts (mean over layers; 0 for dense)
     double norms = 0;       ///< the layer's two norms
     /// @brief All parameters of the layer.
-    [[nodiscard]] constexpr double total() const { return attention + mlp + router + norms; }
+    [[nodiscard]] constexpr double total() const { return attention + mlp + shared + router + norms; }
 };
 
-/// @brief Parameters of one layer. Formula in the file comment; counts, dimensionless.
+/// @brief Attention parameters of one layer (file comment: standard/GQA or MLA, + sinks).
+[[nodiscard]] constexpr double attention_parameters(const transformer& m) {
+    const double h = m.hidden, a = m.heads;
+    const double bias = m.biases ? 1.0 : 0.0;
+    double p = 0;
+    if (m.is_mla()) {
+        const double dn = m.qk_nope_head_dim, dr = m.qk_rope_head_dim, dv = m.v_head_dim;
+        const double rq = m.q_lora_rank, rkv = m.kv_lora_rank;
+        p += m.q_lora_rank > 0 ? h * rq + rq + rq * a * (dn + dr) : h * a * (dn + dr);  // W_DQ, q_norm, W_UQ (or W_Q)
+        p += h * (rkv + dr) + rkv + rkv * a * (dn + dv);                              // W_DKV (+ W_KR), kv_norm, W_UK, W_UV
+        p += a * dv * h;                                                              // W_O
+        p += bias * (a * (dn + dr) + rkv + dr + a * (dn + dv) + h);
+    } else {
+        const double kv = m.kv_dim(), q = m.q_dim();
+        // Q is h x q and O q x h (q = heads x head_dim, = h usually); K and V are h x kv
+        // (grouped-query attention shares them).
+        p = 2.0 * h * q + 2.0 * h * kv + bias * (q + h + 2.0 * kv);
+    }
+    if (m.attention_sinks) p += a;
+    return p;
+}
+
+/// @brief Parameters of an MLP of width f (gated: 3 h f; plain: 2 h f; + biases).
+[[nodiscard]] constexpr double mlp_parameters(const transformer& m, double f) {
+    const double h = m.hidden, bias = m.biases ? 1.0 : 0.0;
+    return m.gated_mlp ? 3.0 * h * f + bias * (2.0 * f + h) : 2.0 * h * f + bias * (f + h);
+}
+
+/// @brief Router parameters of one MoE layer: h x E (+ E biases with `biases`); 0 for dense.
+[[nodiscard]] constexpr double router_parameters(const transformer& m) {
+    return m.is_moe() ? static_cast<double>(m.hidden) * m.experts + (m.biases ? m.experts : 0.0) : 0.0;
+}
+
+/// @brief Parameters of one layer (mean over layers where MoE and dense layers mix). Formula in
+/// the file comment; counts, dimensionless.
 [[nodiscard]] constexpr layer_parameters parameters_per_layer(const transformer& m) {
-    const double h = m.hidden, kv = m.kv_dim(), f = m.ffn, q = m.q_dim();
+    const double h = m.hidden;
     const double bias = m.biases ? 1.0 : 0.0;
     layer_parameters p;
-    // Q is h x q and O q x h (q = heads x head_dim, = h usually); K and V are h x kv
-    // (grouped-query attention shares them).
-    p.attention = 2.0 * h * q + 2.0 * h * kv + bias * (q + h + 2.0 * kv);
-    p.mlp_expert = m.gated_mlp ? 3.0 * h * f + bias * (2.0 * f + h) : 2.0 * h * f + bias * (f + h);
-    p.mlp = p.mlp_expert * m.experts;
-    p.router = m.experts > 1 ? h * m.experts : 0.0;
+    p.attention = attention_parameters(m);
     p.norms = 2.0 * h * (1.0 + bias);
+    if (!m.is_moe()) {
+        p.mlp_expert = mlp_parameters(m, m.ffn);
+        p.mlp = p.mlp_expert;
+        return p;
+    }
+    const double moe = m.moe_fraction();
+    p.mlp_expert = mlp_parameters(m, m.expert_width());
+    p.mlp = moe * p.mlp_expert * m.experts;
+    p.shared = moe * p.mlp_expert * m.shared_experts + (1.0 - moe) * mlp_parameters(m, m.ffn);
+    p.router = moe * router_parameters(m);
     return p;
 }
 
@@ -97,23 +208,43 @@ struct layer_parameters {
     return p;
 }
 
-/// @brief Total parameter count: layers x per-layer + embeddings (all experts included).
+/// @brief Total parameter count of the main model: all layers + embeddings (all experts
+/// included; multi-token-prediction modules apart, see mtp_parameters).
 [[nodiscard]] constexpr double total_parameters(const transformer& m) {
     return m.layers * parameters_per_layer(m).total() + embedding_parameters(m);
 }
 
-/// @brief Parameters one token passes through: as total_parameters, but only
-/// experts_per_token of the experts' MLPs (Mixtral 8x7B: 12.9B active of 46.7B, Jiang et al. 2024).
+/// @brief Parameters of the multi-token-prediction modules (DeepSeek-V3 technical report,
+/// section 2.2): per module one MoE transformer layer, the projection M (2h x h) and the RMSNorms
+/// of the hidden state and of the embedding, + the output head's norm; embedding and output head
+/// shared with the main model. 0 without MTP.
+[[nodiscard]] constexpr double mtp_parameters(const transformer& m) {
+    if (m.mtp_layers <= 0) return 0.0;
+    const double h = m.hidden;
+    const double layer = attention_parameters(m) + 2.0 * h * (m.biases ? 2.0 : 1.0) +
+                         (m.is_moe() ? mlp_parameters(m, m.expert_width()) * (m.experts + m.shared_experts) + router_parameters(m)
+                                     : mlp_parameters(m, m.ffn));
+    return m.mtp_layers * (layer + 2.0 * h * h + 3.0 * h);
+}
+
+/// @brief Parameters one token passes through: as total_parameters, but on MoE layers only
+/// experts_per_token of the routed experts (+ the shared ones). Embeddings included (input table
+/// and output head); MTP modules not. Mixtral 8x7B: 12.9B active of 46.7B (Jiang et al. 2024).
 [[nodiscard]] constexpr double active_parameters(const transformer& m) {
     const auto p = parameters_per_layer(m);
-    const int k = m.experts > 1 ? m.experts_per_token : 1;
-    const double layer = p.attention + p.mlp_expert * k + p.router + p.norms;
-    return m.layers * layer + embedding_parameters(m);
+    double mlp = p.mlp;
+    if (m.is_moe()) mlp = m.moe_fraction() * p.mlp_expert * m.experts_per_token + p.shared;
+    return m.layers * (p.attention + mlp + p.router + p.norms) + embedding_parameters(m);
 }
 
 /// @brief Parameters without the embedding tables (what Kaplan et al. 2020 call N), all experts.
 [[nodiscard]] constexpr double non_embedding_parameters(const transformer& m) {
     return m.layers * parameters_per_layer(m).total();
+}
+
+/// @brief Parameters of all routed experts (what expert parallelism shards), 0 for dense models.
+[[nodiscard]] constexpr double routed_expert_parameters(const transformer& m) {
+    return m.is_moe() ? m.layers * parameters_per_layer(m).mlp : 0.0;
 }
 
 /// @brief Largest model validate accepts: 1e15 parameters (about 500x the largest published).
@@ -161,6 +292,35 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     if (m.experts_per_token > m.experts)
         throw input_error(f + ".experts_per_token", std::to_string(m.experts_per_token),
                           "an integer in [1, experts = " + std::to_string(m.experts) + "]");
+    // (messages built only on failure: validate runs in the step predictor's allocation-free path)
+    auto in_range = [&](const char* name, int v, int lo, int hi, const char* what) {
+        if (v < lo || v > hi)
+            throw input_error(f + "." + name, std::to_string(v),
+                              std::string(what) + " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    };
+    in_range("expert_ffn", m.expert_ffn, 0, model_size_limits::ffn, "0 (= ffn) or an expert MLP width, an integer");
+    in_range("shared_experts", m.shared_experts, 0, model_size_limits::experts, "an integer");
+    if (!m.is_moe() && m.dense_layers != 0)
+        throw input_error(f + ".dense_layers", std::to_string(m.dense_layers),
+                          "0 (only a mixture-of-experts model has dense layers apart)");
+    in_range("dense_layers", m.dense_layers, 0, m.is_moe() ? m.layers - 1 : 0, "an integer (at least one MoE layer)");
+    in_range("mtp_layers", m.mtp_layers, 0, model_size_limits::layers, "an integer");
+    in_range("q_lora_rank", m.q_lora_rank, 0, model_size_limits::hidden, "an integer");
+    in_range("kv_lora_rank", m.kv_lora_rank, 0, model_size_limits::hidden, "an integer");
+    in_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, model_size_limits::hidden, "an integer");
+    in_range("qk_rope_head_dim", m.qk_rope_head_dim, 0, model_size_limits::hidden, "an integer");
+    in_range("v_head_dim", m.v_head_dim, 0, model_size_limits::hidden, "an integer");
+    if (m.is_mla()) {
+        if (m.qk_nope_head_dim + m.qk_rope_head_dim < 1)
+            throw input_error(f + ".qk_nope_head_dim", std::to_string(m.qk_nope_head_dim),
+                              "qk_nope_head_dim + qk_rope_head_dim >= 1 with multi-head latent attention");
+        if (m.v_head_dim < 1)
+            throw input_error(f + ".v_head_dim", std::to_string(m.v_head_dim),
+                              "an integer >= 1 with multi-head latent attention (kv_lora_rank > 0)");
+    }
+    in_range("sliding_layers", m.sliding_layers, 0, m.layers, "an integer (layers with a sliding window)");
+    in_range("sliding_window", m.sliding_window, m.sliding_layers > 0 ? 1 : 0, model_size_limits::max_seq,
+             "an integer (>= 1 with sliding_layers > 0)");
     // model_size_limits (above)
     auto at_most = [&](const char* name, int v, int limit) {
         if (v > limit)
