@@ -52,6 +52,9 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     o.push_back({"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"});
     o.push_back({"bucket", true, "DP gradient bucket size (default: the framework's)"});
     o.push_back({"gradient-bytes", true, "bytes per reduced gradient element: 2 or 4 (default: the framework's)"});
+    o.push_back({"expert-load", true, "MoE routing imbalance: busiest EP rank's tokens / the mean (default 1)"});
+    o.push_back({"capacity-factor", true, "MoE expert capacity factor: tokens beyond it are dropped (default: dropless)"});
+    o.push_back({"pad-to-capacity", false, "pad every expert's input to the capacity (needs --capacity-factor)"});
     o.push_back({"dp-overlap", false, "overlap the DP gradient reduction with backward"});
     o.push_back({"no-dp-overlap", false, "do not overlap the DP reduction with backward"});
     o.push_back({"tp-overlap", false, "overlap TP collectives with matmuls (needs --sequence-parallel)"});
@@ -128,6 +131,12 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     if (a.has("compute-efficiency"))
         p.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
     if (auto v = a.get("bucket")) p.bucket = parse_size(*v, "--bucket");
+    if (a.has("expert-load")) p.expert_load = require_range("--expert-load", a.number("expert-load", 1.0), 1.0, 1e6);
+    if (a.has("capacity-factor"))
+        p.capacity_factor = require_range("--capacity-factor", a.number("capacity-factor", 1.0), 1e-3, 1e6);
+    p.pad_to_capacity = a.flag("pad-to-capacity");
+    if (p.pad_to_capacity && !a.has("capacity-factor"))
+        throw input_error("--pad-to-capacity", "given without --capacity-factor", "a --capacity-factor to pad to");
     if (a.has("gradient-bytes")) {
         p.gradient_bytes = ival("gradient-bytes", 4, 1, 4);
         if (p.gradient_bytes == 3) throw input_error("--gradient-bytes", "3", "1, 2 or 4");
@@ -246,6 +255,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
             {"overlap", {{"dp", p.overlap.dp}, {"tp", p.overlap.tp}, {"pp", p.overlap.pp}, {"zero", p.overlap.zero}, {"cp", p.overlap.cp}}},
             {"attention", std::string(attention_kernel_name(p.attention))},
             {"reduce_every_micro_batch", p.reduce_every_micro_batch},
+            {"expert_load", p.expert_load}, {"capacity_factor", p.capacity_factor}, {"pad_to_capacity", p.pad_to_capacity},
             {"stage_layers", stages}};
 }
 

@@ -299,9 +299,16 @@ TEST_CASE("hostile CLI: fit refuses rows that would give an unreadable calibrati
     }
     const fs::path flat_log = write("flat.log", flat), tiny_log = write("tiny.log", tiny);
     const fs::path out = scratch() / "flat_calibrated.json";
-    // 100 s for 8 B to 16 KiB: the fit's step latency leaves what --cluster reads back
-    require_invalid("fit " + q(flat_log) + " --out " + q(out), "rows");
-    CHECK_FALSE(fs::exists(out));
+    // 100 s for 8 B to 16 KiB: the MAP fit stays inside what --cluster reads back (the half size
+    // goes to terabytes), and says that a parameter went far from the datasheet
+    const auto flat_run = run("fit " + q(flat_log) + " --out " + q(out) + " --json");
+    INFO(flat_run.err);
+    REQUIRE(flat_run.rc == 0);
+    const auto fj = nlohmann::json::parse(flat_run.out);
+    REQUIRE(fj["warnings"].size() >= 1);
+    CHECK_THAT(fj["warnings"][0].get<std::string>(), Catch::Matchers::Contains("prior widths from the datasheet"));
+    REQUIRE(fs::exists(out));
+    CHECK(run("collective --op all_reduce --bytes 1MiB --cluster " + q(out)).rc == 0);
     require_invalid("fit " + q(tiny_log), "tiny.log:4");
     require_invalid("fit " + q(tiny_log), "time 1e-300 us for 8 bytes");
 }

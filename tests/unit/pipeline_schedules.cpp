@@ -187,3 +187,46 @@ TEST_CASE("max_stage_layers equals the largest stage of every even split (brute 
                 REQUIRE(max_stage_layers(p, layers) == best);
             }
 }
+
+TEST_CASE("MoE routing imbalance, token dropping and padding set the busiest EP rank's load") {
+    // Effective load of the busiest rank (plan::effective_expert_load): dropless = the imbalance;
+    // dropping caps it at the capacity factor (GShard/Switch); padding always does the capacity's work.
+    plan p;
+    CHECK(p.effective_expert_load() == 1.0);
+    p.expert_load = 1.6;
+    CHECK(p.effective_expert_load() == 1.6);
+    p.capacity_factor = 1.25;
+    CHECK(p.effective_expert_load() == 1.25);
+    p.pad_to_capacity = true;
+    p.expert_load = 1.1;
+    CHECK(p.effective_expert_load() == 1.25);
+
+    // In the step: the all-to-all bytes and the routed-expert GEMMs of the busiest rank scale with
+    // the load; attention and the dense parts do not.
+    const transformer mixtral = model_by_name("mixtral-8x7b");
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 8;
+    plan q{.tp = 2, .pp = 4, .dp = 8, .ep = 8, .micro_batch = 1, .global_batch = 128, .seq = 4096};
+    const auto balanced = predict_step(mixtral, c, q);
+    q.expert_load = 1.5;
+    const auto skewed = predict_step(mixtral, c, q);
+    const double ep_ratio = in_seconds(skewed.ep.total) / in_seconds(balanced.ep.total);
+    CHECK(ep_ratio > 1.3);  // bandwidth-bound all-to-all of 1.5x the bytes (latency part unchanged)
+    CHECK(ep_ratio <= 1.5 + 1e-9);
+    // Expert GEMMs are ~89% of Mixtral's layer GEMM FLOPs at top-2 (2 x 3 h f = 352M vs QKV + O
+    // h (2h + 2kv) = 42M per token): x1.5 load gives about 0.11 + 0.89 x 1.5 = 1.45.
+    CHECK(in_seconds(skewed.layer.gemm_fwd) > 1.2 * in_seconds(balanced.layer.gemm_fwd));
+    CHECK(in_seconds(skewed.layer.gemm_fwd) < 1.5 * in_seconds(balanced.layer.gemm_fwd));
+    CHECK(in_seconds(skewed.layer.attention_fwd) == Approx(in_seconds(balanced.layer.attention_fwd)));
+    // Dropping at capacity 1.0 undoes the skew entirely.
+    q.capacity_factor = 1.0;
+    const auto dropped = predict_step(mixtral, c, q);
+    CHECK(in_seconds(dropped.step) == Approx(in_seconds(balanced.step)));
+    // Bad values name the field.
+    q.expert_load = 0.5;
+    CHECK_THROWS_WITH(predict_step(mixtral, c, q), Catch::Matchers::Contains("plan.expert_load"));
+    q.expert_load = 1.0;
+    q.capacity_factor = 0.0;
+    q.pad_to_capacity = true;
+    CHECK_THROWS_WITH(predict_step(mixtral, c, q), Catch::Matchers::Contains("plan.pad_to_capacity"));
+}

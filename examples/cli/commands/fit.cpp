@@ -242,6 +242,7 @@ cli::registrar reg{cli::command{
                          {"kept", f.kept_names()},
                          {"step_latencies_tied", f.step_latencies_tied},
                          {"fitted_class", std::string(cls)},
+                         {"warnings", f.warnings},
                          {"calibration", io::comm_params_to_json(f.calibrated.comm)}};
         if (a.flag("json")) {
             cli::print_json(out, j);
@@ -274,6 +275,7 @@ cli::registrar reg{cli::command{
         if (kept.empty()) out << " none";
         for (const auto& k : kept) out << " " << k;
         out << "\n";
+        for (const auto& w : f.warnings) out << "warning: " << w << "\n";
         return 0;
     },
     1, -1}};

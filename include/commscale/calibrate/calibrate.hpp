@@ -405,7 +405,15 @@ struct calibrated_parameter {
     /// the prior does (a direction the rows leave flat). 1 for a kept parameter.
     double prior_ratio = 1.0;
     bool fitted = false;       ///< false: kept at the prior (the rows do not identify it)
+    /// |value - prior| in `space`, in prior widths: beyond calibration_far_from_prior the rows
+    /// pulled the parameter far from the datasheet (a warning of the calibration).
+    double prior_distance = 0.0;
 };
+
+/// @brief Prior widths beyond which a fitted parameter is reported in
+/// `collective_calibration::warnings`: a Gaussian prior puts 1 in 1.7 million draws that far, so
+/// the rows (or their units) contradict the datasheet rather than refine it.
+inline constexpr double calibration_far_from_prior = 5.0;
 
 /// @brief A collective's sweep fitted through the collective model itself: `calibrated` is the
 /// input cluster with the realistic-mode parameters (`comm`) of one link class replaced, and
@@ -424,6 +432,8 @@ struct collective_calibration {
     std::array<double, 2> protocol_fraction_sigma{};  ///< one σ of the LL / LL128 payload fractions
     /// Every calibrated parameter in the order of `calibration_parameter_names`, fitted or kept.
     std::vector<calibrated_parameter> parameters;
+    /// Fitted parameters more than calibration_far_from_prior prior widths from the datasheet, in words.
+    std::vector<std::string> warnings;
     /// The three step latencies were fitted as one common factor on their priors (a short sweep
     /// cannot separate the protocols); their uncertainties are then fully correlated.
     bool step_latencies_tied = false;
@@ -817,7 +827,20 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
         const std::array<double, collective_calibration_parameters> priors{
             in_us(in.step_latency[0]), in_us(in.step_latency[1]), in_us(in.step_latency[2]), in.efficiency,
             in_bytes(in.half_size), in.exponent, c.comm.protocol_bandwidth[0], c.comm.protocol_bandwidth[1]};
-        for (std::size_t i = 0; i < collective_calibration_parameters; ++i)
+        // distance from the prior in the prior's own space (log, logit, or logit onto the exponent's range)
+        auto transformed = [&](std::size_t i, double x) {
+            if (i == 0 || i == 1 || i == 2 || i == 4) return std::log(std::max(x, 1e-300));
+            const double u = i == 5 ? (x - min_exponent) / (max_exponent - min_exponent) : x;
+            const double cl = std::clamp(u, 1e-12, 1.0 - 1e-12);
+            return std::log(cl / (1.0 - cl));
+        };
+        for (std::size_t i = 0; i < collective_calibration_parameters; ++i) {
+            const double dist = std::abs(transformed(i, values[i]) - transformed(i, priors[i])) / calibration_prior_width[i];
+            if (free[i] && dist > calibration_far_from_prior)
+                out.warnings.push_back(std::string(calibration_parameter_names[i]) + " = " + detail::number_text(values[i]) +
+                                       " is " + detail::number_text(std::round(dist * 10.0) / 10.0) +
+                                       " prior widths from the datasheet value " + detail::number_text(priors[i]) +
+                                       ": check the log's units, or the hardware is far from its datasheet");
             out.parameters.push_back({.name = std::string(calibration_parameter_names[i]),
                                       .value = values[i],
                                       .uncertainty = free[i] ? sigmas[i] : 0.0,
@@ -825,7 +848,9 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
                                       .prior_width = calibration_prior_width[i],
                                       .space = (i == 0 || i == 1 || i == 2 || i == 4) ? "log" : "logit",
                                       .prior_ratio = free[i] ? sdv(static_cast<Eigen::Index>(i)) / calibration_prior_width[i] : 1.0,
-                                      .fitted = free[i]});
+                                      .fitted = free[i],
+                                      .prior_distance = dist});
+        }
     }
     const auto tiny = predict_collective(out.calibrated, g, op, bytes(v.front().bytes), opt.model);
     const auto huge = predict_collective(out.calibrated, g, op, bytes(1e18), opt.model);

@@ -141,6 +141,24 @@ struct plan {
     bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (ZeRO-3/FSDP without no_sync)
     int first_stage_layers = 0;  ///< layers of the first pipeline stage (0 = split evenly; Megatron --decoder-first-pipeline-num-layers)
     int last_stage_layers = 0;   ///< layers of the last pipeline stage (0 = split evenly; --decoder-last-pipeline-num-layers)
+    /// MoE routing imbalance: routed tokens of the busiest EP rank / the mean (1 = balanced). The
+    /// busiest rank sets the pace of the expert GEMMs and of the all-to-all.
+    double expert_load = 1.0;
+    /// MoE token dropping: expert capacity as a multiple of the balanced load (Megatron-Core
+    /// `--moe-expert-capacity-factor`, GShard/Switch's capacity factor); 0 = dropless, Megatron-Core's
+    /// default (no capacity factor). Tokens beyond capacity are dropped.
+    double capacity_factor = 0.0;
+    /// With a capacity factor, pad every expert's input to capacity (Megatron-Core
+    /// `--moe-pad-expert-input-to-capacity`): fixed shapes, the capacity's work on every rank.
+    bool pad_to_capacity = false;
+
+    /// @brief Load of the busiest EP rank relative to a balanced one, after dropping or padding:
+    /// dropless `expert_load`; dropping min(expert_load, capacity_factor); padded capacity_factor.
+    [[nodiscard]] constexpr double effective_expert_load() const {
+        if (capacity_factor <= 0.0) return expert_load;
+        if (pad_to_capacity) return capacity_factor;
+        return expert_load < capacity_factor ? expert_load : capacity_factor;
+    }
 
     /// @brief GPUs the plan occupies: tp x pp x dp x cp.
     [[nodiscard]] constexpr long long gpus() const {
@@ -269,6 +287,14 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     at_least_one("global_batch", p.global_batch, 1 << 30);
     at_least_one("seq", p.seq, 1 << 26);
     at_least_one("virtual_stages", p.virtual_stages, 1 << 16);
+    if (!(p.expert_load >= 1.0) || !(p.expert_load <= 1e6))
+        throw input_error("plan.expert_load", detail::number_text(p.expert_load),
+                          "the busiest expert rank's load relative to the mean, >= 1 (1 = balanced routing)");
+    if (!(p.capacity_factor == 0.0 || (p.capacity_factor > 0.0 && p.capacity_factor <= 1e6)))
+        throw input_error("plan.capacity_factor", detail::number_text(p.capacity_factor),
+                          "0 (dropless) or a positive capacity factor such as 1.0 or 1.25");
+    if (p.pad_to_capacity && p.capacity_factor == 0.0)
+        throw input_error("plan.pad_to_capacity", "true without a capacity factor", "a capacity_factor > 0 to pad to");
     if (p.zero < 0 || p.zero > 3)
         throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
     if (p.gradient_bytes != 1 && p.gradient_bytes != 2 && p.gradient_bytes != 4)

@@ -17,7 +17,9 @@
 ///   "Ring Attention with Blockwise Transformers"; Megatron-Core context parallelism).
 /// * EP: per MoE layer one all-to-all dispatching the tokens to their experts and one combining
 ///   them, forward and backward (4 per layer; 6 with full recompute); k b (s/c) h e / t bytes
-///   per rank with top-k routing (Lepikhin et al. 2021, "GShard", Sec. 2.2; Fedus et al. 2022).
+///   per rank with top-k routing (Lepikhin et al. 2021, "GShard", Sec. 2.2; Fedus et al. 2022),
+///   times the busiest rank's effective load (plan::effective_expert_load: routing imbalance,
+///   capped by a capacity factor when tokens are dropped, the capacity when padded).
 /// * PP: per micro-batch per stage boundary one activation send forward and one gradient send
 ///   backward, b (s/c) h e bytes, cut to 1/t per TP rank by the scatter-gather optimization
 ///   (each TP rank sends its slice over its own rail, then an NVLink all-gather rebuilds it:
@@ -126,7 +128,8 @@ struct step_traffic {
         const double k = m.experts_per_token;
         t.ep.op = collective_op::all_to_all;
         t.ep.group = group_placement(p, parallel_dim::ep, gpus_per_node);
-        t.ep.bytes = bytes(k * b * s_local * h * e / p.tp);
+        // the all-to-all finishes when the busiest rank has received its tokens: x the effective load
+        t.ep.bytes = bytes(k * b * s_local * h * e / p.tp * p.effective_expert_load());
         t.ep.count = mb * layers_stage * m.moe_fraction() * (full ? 6.0 : 4.0);  // MoE layers only
     }
 

@@ -219,7 +219,9 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
         // width; the router. Dense layers of the model: the dense MLP of width ffn.
         const double moe = m.moe_fraction(), fe = m.expert_width();
         const double local_experts = std::max(1.0, static_cast<double>(m.experts) / p.ep);
-        const double tokens_here = T * k;  // EP carved out of DP: each rank receives T k tokens on average
+        // EP carved out of DP: each rank receives T k tokens on average; the busiest rank (which
+        // sets the pace) its effective load times that (routing imbalance, capacity, padding)
+        const double tokens_here = T * k * p.effective_expert_load();
         const double per_expert = tokens_here / local_experts;
         add(detail::gemm_fwd_bwd(per_expert, gate * fe / t, h, c, local_experts), moe);
         add(detail::gemm_fwd_bwd(per_expert, h, fe / t, c, local_experts), moe);
@@ -276,9 +278,9 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
 namespace detail {
 /// Everything layer_compute_time reads, for an exact memo.
 struct layer_key {
-    double v[36]{};
+    double v[37]{};
     [[nodiscard]] bool operator==(const layer_key& o) const {
-        for (int i = 0; i < 36; ++i)
+        for (int i = 0; i < 37; ++i)
             if (v[i] != o.v[i]) return false;
         return true;
     }
@@ -296,7 +298,7 @@ struct layer_key {
              static_cast<double>(m.expert_ffn), static_cast<double>(m.shared_experts), static_cast<double>(m.dense_layers),
              static_cast<double>(m.q_lora_rank), static_cast<double>(m.kv_lora_rank), static_cast<double>(m.qk_nope_head_dim),
              static_cast<double>(m.qk_rope_head_dim), static_cast<double>(m.v_head_dim), static_cast<double>(m.sliding_window),
-             static_cast<double>(m.sliding_layers), m.alibi ? 1.0 : 0.0}};
+             static_cast<double>(m.sliding_layers), m.alibi ? 1.0 : 0.0, p.effective_expert_load()}};
 }
 }  // namespace detail
 
