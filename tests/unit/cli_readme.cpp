@@ -2,7 +2,9 @@
 // README.md whose first line is `$ commscale ARGS` is run, and its output must equal the rest of
 // the block (trailing spaces aside). A block whose first line is `$ commscale ARGS   # excerpt`
 // must appear in the output as consecutive lines. Blocks of other kinds (sh, cpp, cmake, yaml)
-// are not run.
+// are not run. The listings run in README order in a scratch directory where `data` is the
+// repository's data/, so relative paths work as from the repository root and the files a
+// listing writes (`--out my-a100.json`) are there for the next one.
 #include "cli_runner.hpp"
 
 #include <fstream>
@@ -34,8 +36,10 @@ std::vector<std::string> lines_of(const std::string& text) {
     return v;
 }
 
+fs::path repo_root() { return fs::path(COMMSCALE_TEST_DATA_DIR).parent_path().parent_path(); }
+
 std::vector<listing> readme_listings() {
-    const fs::path readme = fs::path(COMMSCALE_TEST_DATA_DIR).parent_path().parent_path() / "README.md";
+    const fs::path readme = repo_root() / "README.md";
     REQUIRE(fs::exists(readme));
     std::ifstream in(readme);
     std::vector<listing> out;
@@ -81,8 +85,12 @@ std::vector<listing> readme_listings() {
 
 TEST_CASE("README listings are what the commands print") {
     const auto listings = readme_listings();
-    // The README shows at least the step and collective listings.
-    REQUIRE(listings.size() >= 2);
+    // The README shows at least the step, collective, sweep, fit and fit-step listings.
+    REQUIRE(listings.size() >= 7);
+    const fs::path work = scratch() / "readme";
+    fs::create_directories(work);
+    fs::create_directory_symlink(repo_root() / "data", work / "data");
+    fs::current_path(work);
     for (const auto& x : listings) {
         INFO("README.md:" << x.line << ": commscale " << x.args);
         const run_result r = run(x.args);

@@ -108,42 +108,43 @@ fit_input read_logs(const std::vector<std::string>& files, std::optional<collect
 }
 
 std::string svg_plot(const collective_calibration& f, const std::vector<fit_point>& pts) {
-    const double w = 720, h = 420, l = 70, r = 20, t = 30, b = 50;
-    double lo = pts.front().bytes, hi = pts.front().bytes, top = 1.0;
+    using cli::svg::axis;
+    double lo = pts.front().bytes, hi = pts.front().bytes, top = 1.0, emax = 5.0;
+    auto measured = [&](const fit_point& p) { return f.bytes_factor * p.bytes / p.time_us * 1e-3; };
+    auto fitted = [&](double size) {
+        const double tt = in_seconds(predict_time(f, bytes(size)));
+        return tt > 0 ? f.bytes_factor * size / tt / 1e9 : 0.0;
+    };
+    std::vector<std::pair<double, double>> meas, err;
+    std::vector<std::string> tips;
     for (const auto& p : pts) {
         lo = std::min(lo, p.bytes);
         hi = std::max(hi, p.bytes);
-        top = std::max(top, f.bytes_factor * p.bytes / p.time_us * 1e-3);
+        top = std::max(top, measured(p));
+        const double e = 100.0 * (fitted(p.bytes) - measured(p)) / measured(p);
+        meas.emplace_back(p.bytes, measured(p));
+        err.emplace_back(p.bytes, e);
+        tips.push_back(cli::svg::bytes_text(p.bytes) + ": measured " + cli::num(measured(p), 2) + " GB/s, fitted " +
+                       cli::num(fitted(p.bytes), 2) + " GB/s (" + cli::num(e, 1) + "%)");
+        emax = std::max(emax, std::abs(e));
     }
-    lo = std::max(lo, 1.0);
-    hi = std::max(hi, 2.0 * lo);
-    top = std::max(top, in_GBps(f.peak_busbw)) * 1.1;
-    const double xl = std::log2(lo), xh = std::log2(hi);
-    auto X = [&](double s) { return l + (std::log2(std::max(s, 1.0)) - xl) / (xh - xl) * (w - l - r); };
-    auto Y = [&](double gbps) { return h - b - gbps / top * (h - t - b); };
-    std::string s = cli::svg::open(w, h);
-    s += cli::svg::line(l, h - b, w - r, h - b) + cli::svg::line(l, t, l, h - b);
-    s += cli::svg::text(w / 2, h - 10, "message size (bytes, log2)", "middle");
-    s += cli::svg::text(15, t - 10, "busbw (GB/s)", "start");
-    for (int k = static_cast<int>(std::ceil(xl)); k <= static_cast<int>(std::floor(xh)); k += 4) {
-        const double x = l + (k - xl) / (xh - xl) * (w - l - r);
-        s += cli::svg::line(x, h - b, x, h - b + 5) + cli::svg::text(x, h - b + 18, "2^" + std::to_string(k), "middle");
-    }
-    for (int k = 0; k <= 4; ++k) {
-        const double v = top * k / 4.0;
-        s += cli::svg::text(l - 6, Y(v) + 4, cli::num(v, 0), "end");
-    }
+    top = std::max(top, in_GBps(f.peak_busbw)) * 1.05;
+    const std::string title = std::string(op_name(f.op)) + " on " + std::to_string(f.group.ranks) + " ranks: measured and fitted busbw";
+    cli::svg::chart upper(820, 480, title, axis{lo, hi, "message size (bytes, log2 scale)", true}, axis{0, top, "busbw (GB/s)"});
     std::vector<std::pair<double, double>> curve;
+    const double xl = std::log2(std::max(lo, 1.0)), xh = std::log2(std::max(hi, 2.0 * std::max(lo, 1.0)));
     for (int i = 0; i <= 200; ++i) {
         const double size = std::exp2(xl + (xh - xl) * i / 200.0);
-        const double tt = in_seconds(predict_time(f, bytes(size)));
-        curve.emplace_back(X(size), Y(tt > 0 ? f.bytes_factor * size / tt / 1e9 : 0.0));
+        curve.emplace_back(size, fitted(size));
     }
-    s += cli::svg::polyline(curve, "#1f77b4");
-    for (const auto& p : pts) s += cli::svg::rect(X(p.bytes) - 3, Y(f.bytes_factor * p.bytes / p.time_us * 1e-3) - 3, 6, 6, "#d62728");
-    s += cli::svg::text(w - r, t, "measured (squares), fitted (line)", "end");
-    s += cli::svg::close();
-    return s;
+    upper.line(curve, "#1f77b4", "fitted model");
+    upper.points(meas, tips, "#d62728", "measured");
+    cli::svg::chart lower(820, 260, "fit error per size", axis{lo, hi, "message size (bytes, log2 scale)", true},
+                          axis{-emax * 1.1, emax * 1.1, "error (%)"});
+    lower.hline(0);
+    lower.line(err, "#d62728", "", 1.0, true);
+    lower.points(err, tips, "#d62728", "(fitted - measured) / measured");
+    return cli::svg::document({&upper, &lower}, title);
 }
 
 cli::registrar reg{cli::command{
@@ -155,7 +156,8 @@ cli::registrar reg{cli::command{
     "              without it, several collectives (same ranks) are fitted jointly: one parameter set\n"
     "              (e.g. all_reduce + all_gather on a node separates per-step latency from saturation)\n"
     "  --out FILE  write the calibrated cluster JSON (a \"calibration\" section) for --cluster FILE\n"
-    "  --svg FILE  measured busbw (squares) and the fitted curve vs size, log2 x axis\n"
+    "  --svg FILE  measured busbw (squares) over the fitted curve vs size (log2 axis), and the\n"
+    "              fit error per size below\n"
     "topology: --cluster NAME|FILE or the topology flags; without them the log decides: the preset\n"
     "          of its GPU model (A100 dgx-a100, H100 dgx-h100, H200 hgx-h200, B200 dgx-b200,\n"
     "          MI300X mi300x-roce, else dgx-a100) with the log's node count.\n"

@@ -66,7 +66,7 @@ std::string svg_plot(const step_fit& f) {
     s += "<text x=\"18\" y=\"" + cli::svg::n((t + H - b) / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " +
          cli::svg::n((t + H - b) / 2) + ")\">predicted step time (s)</text>\n";
     s += cli::svg::line(X(0), Y(0), X(hi), Y(hi), "#888");
-    s += cli::svg::line(X(0), Y(0), X(hi), Y(1.1 * hi), "#ddd");
+    s += cli::svg::line(X(0), Y(0), X(hi / 1.1), Y(hi), "#ddd");  // +10%, ending at the top of the plot
     s += cli::svg::line(X(0), Y(0), X(hi), Y(0.9 * hi), "#ddd");
     for (const auto& run : f.runs) {
         s += cli::svg::rect(X(run.measured_step_s) - 3, Y(run.predicted_before_s) - 3, 6, 6, "#bbbbbb",
