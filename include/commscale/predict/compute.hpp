@@ -317,7 +317,14 @@ struct layer_key {
         std::memcpy(&bits, &x, sizeof(bits));
         h = (h ^ bits) * 1099511628211ull;
     }
-    slot& s = table[(h ^ (h >> 29)) & 15u];
+    // FNV over whole 64-bit words leaves the low bits blind to the high ones (a double's exponent),
+    // so finish with MurmurHash3's fmix64 before taking the slot from the low bits
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    slot& s = table[h & 15u];
     if (s.used && s.key == k) return s.value;
     s.key = k;
     s.value = layer_compute_time(m, p, c);
