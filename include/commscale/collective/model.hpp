@@ -36,6 +36,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "../error.hpp"
 #include "../hardware/comm_params.hpp"
@@ -841,6 +842,56 @@ struct verdict {
     return detail::applies(c, g, op, a);
 }
 
+namespace detail {
+/// The automatic choice among the candidates of `opt` (opt.algo == automatic): every candidate's
+/// time without its latency/transfer split (branch-free), the fastest kept; `best_plan` is left
+/// holding scratch. Returns the algorithm and its time in seconds.
+[[nodiscard]] inline std::pair<algorithm, double> choose_algorithm(const cluster& c, const group_path& p, const rate_context& x,
+                                                                  collective_op op, double s, const collective_options& opt,
+                                                                  plan& best_plan) {
+    algorithm chosen = opt.algo;
+    // Every candidate's time without its latency/transfer split (branch-free), the fastest
+    // kept; its plan is rebuilt once at the end for the split and the bottleneck.
+    double best_time = std::numeric_limits<double>::infinity();
+    double peer_bound = -1;  // computed when first needed
+    auto consider = [&]<algorithm a>() {
+        // Dominated candidates (same steps, never fewer bytes): the single tree by the double
+        // tree (not a candidate); for one-to-all / all-to-one the parameter server by direct;
+        // for reduce_scatter / all_gather the sharded server is the direct exchange itself.
+        if constexpr (a == algorithm::parameter_server || a == algorithm::parameter_server_sharded)
+            if (op != collective_op::all_reduce) return;
+        if (opt.candidates == algorithm_set::nccl && !nccl_implements(op, a)) return;
+        if (!applies_to(c, p.r, p.nodes, op, a)) return;
+        // Pruning before the plan: the one-message-per-peer algorithms pay O(n) step
+        // latencies and O(n) bytes per node; once their bound exceeds the best time they
+        // cannot win.
+        if constexpr (a == algorithm::direct || a == algorithm::parameter_server ||
+                      a == algorithm::parameter_server_sharded) {
+            if (op != collective_op::send_recv) {
+                if (peer_bound < 0) peer_bound = peer_transfer_bound(x, p, s);
+                if (step_bound(x, p, op, a) + peer_bound > best_time) return;
+            }
+        }
+        build_plan_for<a>(c, p, op, s, best_plan);
+        const double t = plan_time(x, best_plan, shape_of(x, best_plan));
+        // Ties keep the algorithm listed first in `algorithm` (as a scan in that order would).
+        const bool better = t < best_time || (t == best_time && a < chosen);
+        chosen = better ? a : chosen;
+        best_time = better ? t : best_time;
+    };
+    // Most often fastest first, so that the bounds prune the rest.
+    consider.template operator()<algorithm::ring>();
+    consider.template operator()<algorithm::nvls>();
+    consider.template operator()<algorithm::double_binary_tree>();
+    consider.template operator()<algorithm::hierarchical>();
+    consider.template operator()<algorithm::halving_doubling>();
+    consider.template operator()<algorithm::direct>();
+    consider.template operator()<algorithm::parameter_server>();
+    consider.template operator()<algorithm::parameter_server_sharded>();
+    return {chosen, best_time};
+}
+}  // namespace detail
+
 /// @brief Predicted time of one collective `op` on `bytes` (nccl-tests size) over the ranks `g`
 /// of cluster `c`. Closed forms per algorithm in detail::build_plan; ideal or realistic costs per
 /// `opt.mode` (see file comment). `automatic` keeps the fastest applicable algorithm among
@@ -878,46 +929,7 @@ struct verdict {
     const detail::rate_context x = detail::make_context(c, p, s, opt.mode);
     detail::plan best_plan;
     algorithm chosen = opt.algo;
-    if (opt.algo == algorithm::automatic) {
-        // Every candidate's time without its latency/transfer split (branch-free), the fastest
-        // kept; its plan is rebuilt once at the end for the split and the bottleneck.
-        double best_time = std::numeric_limits<double>::infinity();
-        double peer_bound = -1;  // computed when first needed
-        auto consider = [&]<algorithm a>() {
-            // Dominated candidates (same steps, never fewer bytes): the single tree by the double
-            // tree (not a candidate); for one-to-all / all-to-one the parameter server by direct;
-            // for reduce_scatter / all_gather the sharded server is the direct exchange itself.
-            if constexpr (a == algorithm::parameter_server || a == algorithm::parameter_server_sharded)
-                if (op != collective_op::all_reduce) return;
-            if (opt.candidates == algorithm_set::nccl && !detail::nccl_implements(op, a)) return;
-            if (!detail::applies_to(c, p.r, p.nodes, op, a)) return;
-            // Pruning before the plan: the one-message-per-peer algorithms pay O(n) step
-            // latencies and O(n) bytes per node; once their bound exceeds the best time they
-            // cannot win.
-            if constexpr (a == algorithm::direct || a == algorithm::parameter_server ||
-                          a == algorithm::parameter_server_sharded) {
-                if (op != collective_op::send_recv) {
-                    if (peer_bound < 0) peer_bound = detail::peer_transfer_bound(x, p, s);
-                    if (detail::step_bound(x, p, op, a) + peer_bound > best_time) return;
-                }
-            }
-            detail::build_plan_for<a>(c, p, op, s, best_plan);
-            const double t = detail::plan_time(x, best_plan, detail::shape_of(x, best_plan));
-            // Ties keep the algorithm listed first in `algorithm` (as a scan in that order would).
-            const bool better = t < best_time || (t == best_time && a < chosen);
-            chosen = better ? a : chosen;
-            best_time = better ? t : best_time;
-        };
-        // Most often fastest first, so that the bounds prune the rest.
-        consider.template operator()<algorithm::ring>();
-        consider.template operator()<algorithm::nvls>();
-        consider.template operator()<algorithm::double_binary_tree>();
-        consider.template operator()<algorithm::hierarchical>();
-        consider.template operator()<algorithm::halving_doubling>();
-        consider.template operator()<algorithm::direct>();
-        consider.template operator()<algorithm::parameter_server>();
-        consider.template operator()<algorithm::parameter_server_sharded>();
-    }
+    if (opt.algo == algorithm::automatic) chosen = detail::choose_algorithm(c, p, x, op, s, opt, best_plan).first;
     detail::build_plan(c, p, op, chosen, s, best_plan);
     const detail::evaluation best = detail::evaluate(x, best_plan);
     if (!std::isfinite(best.time()) || best.latency < 0 || best.transfer < 0)
@@ -944,6 +956,24 @@ struct verdict {
                              .algbw = alg, .busbw = detail::busbw_factor_of(op, p.n, p.inv_n) * alg,
                              .bottleneck = v.kind, .bottleneck_link = limiting, .sharing = v.sharing,
                              .proto = best.proto};
+}
+
+/// @brief predict_collective(c, g, op, bytes, opt).time alone, without building the result's
+/// latency/transfer split, protocol and bottleneck: what the step predictor prices with. Same
+/// checks and errors, the same time to the bit (the fastest candidate's plan_time is the time
+/// evaluate gives its rebuilt plan).
+[[nodiscard]] inline duration predict_collective_time(const cluster& c, const placement& g, collective_op op,
+                                                      data_size bytes, const collective_options& opt = {}) {
+    if (opt.algo != algorithm::automatic) return predict_collective(c, g, op, bytes, opt).time;
+    const int nodes = detail::check_inputs(c, g, bytes);
+    const double s = bytes.value();
+    if (g.ranks <= 1 || s <= 0) return seconds(0);
+    const detail::group_path p = detail::make_path(c, g, nodes);
+    const detail::rate_context x = detail::make_context(c, p, s, opt.mode);
+    detail::plan scratch;
+    const double t = detail::choose_algorithm(c, p, x, op, s, opt, scratch).second;
+    if (!(t >= 0) || !std::isfinite(t)) return predict_collective(c, g, op, bytes, opt).time;  // throws its error
+    return seconds(t);
 }
 
 /// @brief The limiting resource in words, e.g. "inter-node NIC ib-hdr-4x shared by 2 GPUs",

@@ -417,7 +417,7 @@ struct collective_pricer {
     const cluster* c = nullptr;
     collective_options options{};
     [[nodiscard]] duration operator()(const placement& g, collective_op op, data_size s) const {
-        return predict_collective(*c, g, op, s, options).time;
+        return predict_collective_time(*c, g, op, s, options);
     }
 };
 

@@ -1,0 +1,42 @@
+// predict_collective_time (the step predictor's pricer) returns exactly predict_collective's time:
+// every preset cluster, every collective, placements inside and across nodes, sizes from 1 B to
+// 64 GiB, both efficiency modes and both candidate sets, compared to the bit; and the same errors.
+#include "catch_shim.hpp"
+
+#include <commscale/collective/model.hpp>
+#include <commscale/hardware/clusters.hpp>
+
+#include <cmath>
+
+using namespace commscale;
+
+TEST_CASE("predict_collective_time equals predict_collective(...).time to the bit") {
+    long long compared = 0;
+    for (const auto& preset : cluster_presets) {
+        cluster c = preset;
+        c.nodes = std::max(c.nodes, 4);
+        const int g = c.node.gpus;
+        const placement groups[] = {{g, g, 1}, {2 * g, g, 1}, {4, 1, g}, {4 * g, g, 1}, {2, 2, 1}};
+        for (const auto& pl : groups) {
+            if (pl.ranks_per_node > g || pl.nodes() > c.nodes) continue;
+            for (collective_op op : {collective_op::all_reduce, collective_op::all_gather, collective_op::reduce_scatter,
+                                     collective_op::broadcast, collective_op::reduce, collective_op::all_to_all,
+                                     collective_op::send_recv})
+                for (double s = 1; s <= 64.0 * (1ull << 30); s *= 7.3)
+                    for (auto mode : {efficiency_mode::realistic, efficiency_mode::ideal})
+                        for (auto set : {algorithm_set::nccl, algorithm_set::any}) {
+                            const collective_options o{algorithm::automatic, mode, set};
+                            const double full = in_seconds(predict_collective(c, pl, op, bytes(s), o).time);
+                            const double fast = in_seconds(predict_collective_time(c, pl, op, bytes(s), o));
+                            INFO(c.name << " " << op_name(op) << " " << pl.ranks << " ranks, " << s << " B");
+                            REQUIRE(fast == full);
+                            ++compared;
+                        }
+        }
+    }
+    CHECK(compared > 5000);
+    // Errors are predict_collective's.
+    const cluster a100 = cluster_by_name("dgx-a100");
+    CHECK_THROWS_AS(predict_collective_time(a100, placement{16, 8, 1}, collective_op::all_reduce, bytes(1e6)), input_error);
+    CHECK_THROWS_AS(predict_collective_time(a100, placement{8, 8, 1}, collective_op::all_reduce, bytes(-1.0)), input_error);
+}
