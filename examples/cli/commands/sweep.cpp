@@ -117,6 +117,7 @@ std::vector<cli::option_spec> options() {
     auto o = cli::topology_options();
     auto more = cli::collective_options_spec();
     o.insert(o.end(), more.begin(), more.end());
+    o.push_back({"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"});
     o.push_back({"min", true, "smallest size (e.g. 8B, 1KiB)"});
     o.push_back({"max", true, "largest size (e.g. 8GiB)"});
     o.push_back({"factor", true, "size multiplier between rows, > 1 (default 2)"});
@@ -130,13 +131,13 @@ cli::registrar reg{cli::command{
     "usage: commscale sweep --op OP --min SIZE --max SIZE [--factor 2] [topology] [--algo ALGO]\n"
     "                       [--efficiency ideal|default] [--ranks N] [--ranks-per-node R] [--json] [--svg FILE]\n"
     "  sizes min, min*f, min*f^2, ... <= max (rounded to whole bytes; at most 4096 rows)\n"
-    "  options and topology flags as for `commscale collective`\n"
+    "  options and topology flags as for `commscale collective` (--gpus N instead of --nodes too)\n"
     "--json: {rows: [{bytes, time_us, algbw_GBps, busbw_GBps, algorithm}]}\n"
     "--svg FILE: busbw vs size with a log2 size axis, a standalone SVG (written atomically)",
     options(),
     [](const cli::args& a, std::ostream& out) {
         using namespace commscale;
-        const cluster c = cli::resolve_cluster(a);
+        const cluster c = cli::resolve_cluster_gpus(a);
         const cli::collective_request req = cli::read_collective_request(a, c);
         const double lo = in_bytes(parse_size(a.require("min", "a size such as 8B"), "--min"));
         const double hi = in_bytes(parse_size(a.require("max", "a size such as 8GiB"), "--max"));

@@ -129,17 +129,9 @@ struct plan {
     }
 };
 
-/// @brief Bytes per element of a data type (fp32/tf32 4, bf16/fp16 2, fp8 1).
-[[nodiscard]] constexpr double dtype_bytes(dtype d) {
-    switch (d) {
-        case dtype::fp32:
-        case dtype::tf32: return 4.0;
-        case dtype::bf16:
-        case dtype::fp16: return 2.0;
-        case dtype::fp8: return 1.0;
-    }
-    return 2.0;
-}
+/// @brief Bytes per element of a data type, block scales included (fp32/tf32 4, bf16/fp16 2,
+/// fp8 1, mxfp8 1.03125, nvfp4 0.5625, fp4 0.53125; see dtype_bits).
+[[nodiscard]] constexpr double dtype_bytes(dtype d) { return dtype_bits(d) / 8.0; }
 
 /// @brief Layers of pipeline stage `stage` (0-based) of `p` for a model of `layers` layers, as
 /// Megatron-Core splits them: `first_stage_layers` / `last_stage_layers` when given (the other
