@@ -330,7 +330,16 @@ enum class parallel_dim { tp, cp, ep, pp, dp };
             const int inner_dp = members_per_node(outer, s_dp, g);
             const int ranks = p.dp * p.cp;
             const long long first_stride = p.cp > 1 ? s_cp : (p.ep > 1 ? s_ep : s_dp);
-            const long long per = static_cast<long long>(inner_cp) * inner_ep * inner_dp;
+            long long per = static_cast<long long>(inner_cp) * inner_ep * inner_dp;
+            // A node size the model-parallel span does not tile (72-GPU NVL72 racks with
+            // tp x cp x ep x pp = 32) leaves some nodes with one member more than the floor
+            // above: the group's GPUs (outer x s_dp) fill ceil(outer x s_dp / g) nodes, so at
+            // least ranks / that many share one. Layouts that tile are unchanged (equality).
+            const long long span_nodes = (static_cast<long long>(outer) * s_dp + g - 1) / g;
+            if (span_nodes >= 1) {
+                const long long fill = (ranks + span_nodes - 1) / span_nodes;
+                if (fill > per) per = fill;
+            }
             return make(ranks, static_cast<int>(per > ranks ? ranks : per), first_stride);
         }
     }
