@@ -15,7 +15,7 @@ const std::string llama70b_nvl72 =
     "--seq 8192 --json";
 }  // namespace
 
-TEST_CASE("--gpus: the node count is GPUs over GPUs per node") {
+TEST_CASE("gpus flag: the node count is GPUs over GPUs per node") {
     const auto by_gpus = run_json(llama70b_nvl72 + " --gpus 144");
     const auto by_nodes = run_json(llama70b_nvl72 + " --nodes 2");
     CHECK(by_gpus["nodes"].get<int>() == 2);
@@ -25,7 +25,7 @@ TEST_CASE("--gpus: the node count is GPUs over GPUs per node") {
     CHECK(coll["ranks"].get<int>() == 32);
 }
 
-TEST_CASE("--gpus: an N the node size does not divide, or both flags, is an error") {
+TEST_CASE("gpus flag: an N the node size does not divide, or both flags, is an error") {
     require_invalid("step --cluster gb200-nvl72 --model llama3-70b --tp 8 --gpus 100", "--gpus");
     const auto r = run("step --cluster gb200-nvl72 --model llama3-70b --tp 8 --gpus 100");
     CHECK(r.err.find("100") != std::string::npos);
@@ -44,7 +44,7 @@ TEST_CASE("scale --gpus lists GPU counts") {
     CHECK(j["rows"][2]["gpus"].get<int>() == 32);
 }
 
-TEST_CASE("--dtype mxfp8 and nvfp4 run on Blackwell and raise the GEMM rate over bf16") {
+TEST_CASE("dtype flag: mxfp8 and nvfp4 run on Blackwell and raise the GEMM rate over bf16") {
     const auto bf16 = run_json(llama70b_nvl72 + " --gpus 72 --dtype bf16");
     const auto mx = run_json(llama70b_nvl72 + " --gpus 72 --dtype mxfp8");
     const auto nv = run_json(llama70b_nvl72 + " --gpus 72 --dtype nvfp4");
@@ -53,7 +53,7 @@ TEST_CASE("--dtype mxfp8 and nvfp4 run on Blackwell and raise the GEMM rate over
     CHECK(mx["plan"]["dtype"].get<std::string>() == "mxfp8");
 }
 
-TEST_CASE("--dtype the accelerator lacks is an error naming what it supports") {
+TEST_CASE("dtype flag: a precision the accelerator lacks is an error naming what it supports") {
     require_invalid("step --cluster mi355x-roce --model llama3-8b --dtype nvfp4", "--dtype");
     const auto r = run("step --cluster mi355x-roce --model llama3-8b --dtype nvfp4");
     CHECK(r.err.find("mi355x supports: fp32, bf16, fp16, fp8, mxfp8, fp4") != std::string::npos);
