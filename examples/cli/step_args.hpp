@@ -32,6 +32,9 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
         for (auto& x : o)
             if (x.name == "nodes") x.help = "comma-separated node counts, e.g. 1,2,4,8";
     }
+    o.push_back({"gpus", true,
+                 scale ? "comma-separated GPU counts instead of --nodes (each a multiple of the GPUs per node)"
+                       : "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"});
     o.push_back(model_option());
     o.push_back({"tp", true, "tensor-parallel degree"});
     o.push_back({"pp", true, "pipeline stages"});
@@ -47,7 +50,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     o.push_back({"virtual-stages", true, "model chunks per device for the interleaved schedule"});
     o.push_back({"sequence-parallel", false, "sequence parallelism with TP"});
     o.push_back({"compute-efficiency", true, "achievable fraction of peak, overriding the default"});
-    o.push_back({"dtype", true, "fp32|tf32|bf16|fp16|fp8 (default bf16)"});
+    o.push_back({"dtype", true, "fp32|tf32|bf16|fp16|fp8|mxfp8|nvfp4|fp4 (default bf16; the accelerator must have a peak for it)"});
     o.push_back({"efficiency", true, "collective model: ideal|default"});
     o.push_back({"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"});
     o.push_back({"bucket", true, "DP gradient bucket size (default: the framework's)"});
@@ -75,7 +78,9 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
 }
 
 /// True when no model, cluster or topology flag is given: the embedded demo runs.
-[[nodiscard]] inline bool is_demo(const args& a) { return !a.has("model") && !a.has("cluster") && !has_topology_override(a); }
+[[nodiscard]] inline bool is_demo(const args& a) {
+    return !a.has("model") && !a.has("cluster") && !a.has("gpus") && !has_topology_override(a);
+}
 
 /// The cluster of a step/scale command (demo: 16 DGX A100 nodes). `nodes_is_list` skips --nodes.
 [[nodiscard]] inline commscale::cluster step_cluster(const args& a, bool nodes_is_list) {
@@ -84,12 +89,13 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
         c.nodes = demo_nodes;
         return c;
     }
-    if (nodes_is_list && a.has("nodes")) {
+    if (nodes_is_list && (a.has("nodes") || a.has("gpus"))) {
         args b = a;
         b.values_.erase("nodes");
+        b.values_.erase("gpus");
         return resolve_cluster(b);
     }
-    return resolve_cluster(a);
+    return resolve_cluster_gpus(a);
 }
 
 /// The model of a step/scale command (demo: GPT-3 175B).
@@ -164,6 +170,13 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
 }
 
 /// Predictor options from --efficiency.
+/// @brief --dtype must be a precision the cluster's accelerator has a peak for: an input_error naming
+/// --dtype, the value and the accelerator's supported data types otherwise.
+inline void check_precision(const commscale::cluster& c, const commscale::plan& p) {
+    using namespace commscale;
+    if (auto acc = find_accelerator(c.node.accelerator)) (void)peak_for(*acc, p.precision, "--dtype");
+}
+
 [[nodiscard]] inline commscale::step_options step_opts(const args& a) {
     commscale::step_options o;
     const std::string e = a.get("efficiency").value_or("default");

@@ -125,6 +125,33 @@ namespace cli {
     return c;
 }
 
+/// The node count a --gpus N stands for on a cluster of `gpus_per_node`-GPU nodes (step, scale,
+/// collective, sweep): N / gpus_per_node; an input_error naming --gpus, N and the node size when
+/// the node size does not divide N.
+[[nodiscard]] inline int nodes_for_gpus(long long n, int gpus_per_node, std::string_view cluster_name) {
+    if (gpus_per_node < 1 || n % gpus_per_node != 0)
+        throw commscale::input_error("--gpus", std::to_string(n),
+                                     "a multiple of the " + std::to_string(gpus_per_node) + " GPUs per node of cluster '" +
+                                         std::string(cluster_name) + "'");
+    return static_cast<int>(n / gpus_per_node);
+}
+
+/// resolve_cluster, with --gpus N as an alternative to --nodes (nodes = N / GPUs per node); both
+/// given is an error.
+[[nodiscard]] inline commscale::cluster resolve_cluster_gpus(const args& a) {
+    using namespace commscale;
+    if (!a.has("gpus")) return resolve_cluster(a);
+    const long long n = a.integer("gpus", 0, 1, 1'000'000'000);
+    if (a.has("nodes"))
+        throw input_error("--gpus", std::to_string(n) + " together with --nodes " + a.get("nodes").value_or(""),
+                          "either --gpus N or --nodes N, not both");
+    cluster c = resolve_cluster(a);
+    c.nodes = nodes_for_gpus(n, c.node.gpus, c.name);
+    if (c.nodes > 1'000'000) throw input_error("--gpus", std::to_string(n), "at most 1000000 nodes' worth of GPUs");
+    validate(c, "cluster");
+    return c;
+}
+
 /// Options of the commands that run collectives (collective, sweep): --op, --algo, --efficiency,
 /// --ranks, --ranks-per-node.
 inline std::vector<option_spec> collective_options_spec() {

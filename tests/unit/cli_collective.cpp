@@ -24,11 +24,11 @@ using namespace cli_test;
 
 TEST_CASE("clusters and cluster list the presets, --nodes overrides, unknown names exit 2") {
     const json list = run_json("clusters");
-    REQUIRE(list["clusters"].size() == 10);
+    REQUIRE(list["clusters"].size() == 14);
     std::set<std::string> names;
     for (const auto& c : list["clusters"]) names.insert(c["name"].get<std::string>());
-    for (const char* n : {"dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "aws-p4d", "aws-p5", "gcp-a3-mega",
-                          "mi300x-roce", "gaudi2-hls", "baskerville"})
+    for (const char* n : {"dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "dgx-b300", "gb200-nvl72", "gb300-nvl72",
+                          "aws-p4d", "aws-p5", "gcp-a3-mega", "mi300x-roce", "mi355x-roce", "gaudi2-hls", "baskerville"})
         CHECK(names.count(n) == 1);
     CHECK(run("clusters").rc == 0);
 

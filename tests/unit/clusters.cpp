@@ -22,7 +22,7 @@ TEST_CASE("presets are found at compile time and validate") {
     STATIC_REQUIRE(find_cluster("dgx-h100").has_value());
     STATIC_REQUIRE(!find_cluster("dgx-h1000").has_value());
     STATIC_REQUIRE(find_cluster(default_cluster_name).has_value());
-    STATIC_REQUIRE(all_clusters().size() == 10);
+    STATIC_REQUIRE(all_clusters().size() == 14);
     std::set<std::string_view> names;
     for (const cluster& c : all_clusters()) {
         INFO(c.name);

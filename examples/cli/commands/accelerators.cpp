@@ -21,12 +21,16 @@ std::vector<std::string> row(const commscale::accelerator& a) {
             peak_text(a, dtype::bf16),
             peak_text(a, dtype::fp16),
             peak_text(a, dtype::fp8),
+            peak_text(a, dtype::mxfp8),
+            peak_text(a, dtype::nvfp4),
+            peak_text(a, dtype::fp4),
+            a.power ? cli::num(*a.power, 0) : std::string("-"),
             cli::num(a.compute_efficiency, 3),
             std::string(a.scale_up_link)};
 }
 
 const std::vector<std::string> header = {"name", "memory GiB", "mem GB/s", "fp32", "tf32", "bf16", "fp16", "fp8",
-                                         "gemm eff", "scale-up link"};
+                                         "mxfp8", "nvfp4", "fp4", "power W", "gemm eff", "scale-up link"};
 
 cli::registrar reg_accelerators{cli::command{
     "accelerators",
@@ -57,8 +61,9 @@ cli::registrar reg_accelerator{cli::command{
     "show one catalog accelerator (commscale accelerator h100-sxm)",
     "usage: commscale accelerator NAME [--json]\n"
     "  NAME  v100-sxm2, a100-40gb-sxm, a100-80gb-sxm, a100-80gb-pcie, a800-80gb-sxm, h100-sxm, h100-pcie,\n"
-    "        h800-sxm, h200-sxm, gh200, b200, mi250x, mi300x, mi325x, gaudi2, l40s\n"
-    "JSON: {name, memory_GiB, memory_bandwidth_GBps, peak_tflops: {fp32, tf32, bf16, fp16, fp8}, scale_up_link, source, ...}",
+    "        h800-sxm, h200-sxm, gh200, b200, b300, gb200, gb300, mi250x, mi300x, mi325x, mi355x, gaudi2, l40s\n"
+    "JSON: {name, memory_GiB, memory_bandwidth_GBps, peak_tflops: {fp32, tf32, bf16, fp16, fp8, mxfp8, nvfp4, fp4},\n"
+    "       scale_up_link, power_W, source, ...}",
     {},
     [](const cli::args& a, std::ostream& out) {
         using namespace commscale;
@@ -77,6 +82,7 @@ cli::registrar reg_accelerator{cli::command{
             out << "\n"
                 << "gemm efficiency   " << cli::num(x.compute_efficiency, 3) << " of the bf16 peak\n"
                 << "scale-up link     " << x.scale_up_link << "\n"
+                << "power             " << (x.power ? cli::num(*x.power, 0) + " W" : std::string("not published")) << "\n"
                 << "source            " << x.source << "\n";
         }
         return 0;

@@ -161,7 +161,7 @@ cli::registrar reg{cli::command{
     "  --flops Z       total training FLOPs: a number or with a unit (420ZFLOP, 4.2e23)\n"
     "  --params P      parameters (175e9); with --model, the model's active parameters\n"
     "  --tokens D      training tokens; FLOPs = k x P x D with k = 6, or 8 with full recompute\n"
-    "  --peak-tflops T per-GPU peak in TFLOPS, or --accelerator NAME with --dtype fp32|tf32|bf16|fp16|fp8\n"
+    "  --peak-tflops T per-GPU peak in TFLOPS, or --accelerator NAME with --dtype fp32|tf32|bf16|fp16|fp8|mxfp8|nvfp4|fp4\n"
     "                  (default bf16; the catalog's dense peak)\n"
     "  --utilization U sustained fraction of the peak, in [0.0001, 1]\n"
     "Accepted: work 1 to 1e30 FLOPs (params 1 to 1e15, tokens 1 to 1e18), peak 0.001 to 1e6 TFLOPS,\n"
@@ -175,7 +175,7 @@ cli::registrar reg{cli::command{
      cli::model_option(),
      {"peak-tflops", true, "per-GPU peak TFLOPS"},
      {"accelerator", true, "accelerator name (commscale accelerators)"},
-     {"dtype", true, "fp32, tf32, bf16 (default), fp16 or fp8"},
+     {"dtype", true, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"},
      {"utilization", true, "fraction of peak sustained, in (0, 1]"},
      {"weeks", true, "training time in weeks"},
      {"days", true, "training time in days"},

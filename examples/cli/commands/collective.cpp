@@ -16,6 +16,7 @@ std::vector<cli::option_spec> options() {
     auto o = cli::topology_options();
     auto more = cli::collective_options_spec();
     o.insert(o.end(), more.begin(), more.end());
+    o.push_back({"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"});
     o.push_back({"bytes", true, "the buffer size, nccl-tests convention (e.g. 1GiB, 8GB, 4194304)"});
     return o;
 }
@@ -36,11 +37,12 @@ cli::registrar reg{cli::command{
     "  --ranks-per-node R  ranks on each node (default: min(N, GPUs per node))\n"
     "topology: --cluster NAME|FILE, or --nodes N --gpus-per-node G --intra LINK [--intra-fabric switch|mesh|pcie]\n"
     "          [--inter LINK] [--nics-per-node K] [--accelerator NAME] [--oversubscription R];\n"
-    "          flags override the preset's fields; default preset dgx-a100.\n"
+    "          flags override the preset's fields; default preset dgx-a100. --gpus N instead of --nodes:\n"
+    "          nodes = N / GPUs per node (an N the node size does not divide, or both flags, is an error).\n"
     "--json: {op, algorithm, ranks, nodes, bytes, time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck}",
     options(),
     [](const cli::args& a, std::ostream& out) {
-        const commscale::cluster c = cli::resolve_cluster(a);
+        const commscale::cluster c = cli::resolve_cluster_gpus(a);
         const cli::collective_request req = cli::read_collective_request(a, c);
         const commscale::data_size size = commscale::parse_size(a.require("bytes", "a size such as 1GiB"), "--bytes");
         if (!(commscale::in_bytes(size) >= 1.0))

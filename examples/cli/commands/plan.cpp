@@ -243,7 +243,7 @@ std::vector<cli::option_spec> plan_options() {
     o.push_back({"max-cp", true, "largest context-parallel degree (default: any)"});
     o.push_back({"no-sequence-parallel", false, "do not try sequence parallelism"});
     o.push_back({"no-zero-bubble", false, "do not try the zb-h1, zb-v and dualpipe schedules"});
-    o.push_back({"dtype", true, "fp32|tf32|bf16|fp16|fp8 (default bf16)"});
+    o.push_back({"dtype", true, "fp32|tf32|bf16|fp16|fp8|mxfp8|nvfp4|fp4 (default bf16; the accelerator must have a peak for it)"});
     o.push_back({"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"});
     o.push_back({"compute-efficiency", true, "achievable fraction of peak, overriding the default"});
     o.push_back({"efficiency", true, "collective model: ideal|default"});
@@ -307,6 +307,7 @@ cli::registrar reg_plan{cli::command{
         r.try_zero_bubble = !a.flag("no-zero-bubble");
         apply_framework(r.base, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
         if (auto v = a.get("dtype")) r.base.precision = precision_from_name(*v, "--dtype");
+        (void)peak_for(acc, r.base.precision, "--dtype");
         if (a.has("compute-efficiency"))
             r.base.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
         r.options = cli::step_opts(a);

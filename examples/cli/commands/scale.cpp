@@ -19,20 +19,26 @@ namespace {
 
 using namespace commscale;
 
-std::vector<int> parse_nodes(const std::string& text) {
+std::vector<int> parse_counts(const std::string& text, const std::string& flag, const std::string& what,
+                              const std::string& example, long long max) {
     std::vector<int> out;
     std::stringstream ss(text);
     std::string item;
     while (std::getline(ss, item, ',')) {
-        if (item.empty()) throw input_error("--nodes", "'" + text + "'", "comma-separated node counts, e.g. 1,2,4,8");
-        out.push_back(static_cast<int>(cli::args::parse_int("--nodes", item, 1, 1'000'000)));
+        if (item.empty()) throw input_error(flag, "'" + text + "'", "comma-separated " + what + " counts, e.g. " + example);
+        out.push_back(static_cast<int>(cli::args::parse_int(flag, item, 1, max)));
         for (std::size_t i = 0; i + 1 < out.size(); ++i)
             if (out[i] == out.back())
-                throw input_error("--nodes", "'" + text + "' (" + item + " twice)", "distinct node counts, e.g. 1,2,4,8");
-        if (out.size() > 256) throw input_error("--nodes", "more than 256 counts", "at most 256 node counts");
+                throw input_error(flag, "'" + text + "' (" + item + " twice)", "distinct " + what + " counts, e.g. " + example);
+        if (out.size() > 256) throw input_error(flag, "more than 256 counts", "at most 256 " + what + " counts");
     }
-    if (out.empty()) throw input_error("--nodes", "'" + text + "'", "comma-separated node counts, e.g. 1,2,4,8");
+    if (out.empty()) throw input_error(flag, "'" + text + "'", "comma-separated " + what + " counts, e.g. " + example);
     return out;
+}
+
+std::vector<int> parse_nodes(const std::string& text) { return parse_counts(text, "--nodes", "node", "1,2,4,8", 1'000'000); }
+std::vector<int> parse_gpu_counts(const std::string& text) {
+    return parse_counts(text, "--gpus", "GPU", "8,16,32,64", 1'000'000'000);
 }
 
 std::string render_svg(const std::vector<scale_point>& pts, const std::string& title) {
@@ -99,7 +105,8 @@ std::string render_svg(const std::vector<scale_point>& pts, const std::string& t
 cli::registrar reg{cli::command{
     "scale",
     "will it scale? the training step and scaling efficiency at several node counts",
-    "usage: commscale scale [step options] --nodes 1,2,4,8 [--strong] [--json] [--svg FILE]\n"
+    "usage: commscale scale [step options] --nodes 1,2,4,8 | --gpus 8,16,32,64 [--strong] [--json] [--svg FILE]\n"
+    "--gpus: GPU counts instead of node counts, each a multiple of the GPUs per node.\n"
     "Step options as in `commscale step --help`; the plan's TP/PP/CP layout is kept, dp grows with\n"
     "the cluster. Weak scaling (default) keeps the batch per data-parallel replica (the global\n"
     "batch given is the one at the first node count); --strong keeps the global batch.\n"
@@ -107,11 +114,20 @@ cli::registrar reg{cli::command{
     "JSON: {model, cluster, mode, rows: [{nodes, gpus, dp, global_batch, efficiency, speedup, <step keys>}]}",
     cli::step_options_spec(true),
     [](const cli::args& a, std::ostream& out) {
-        const std::vector<int> counts = parse_nodes(a.get("nodes").value_or(cli::is_demo(a) ? "8,16,32,64" : "1,2,4,8"));
         cluster c = cli::step_cluster(a, true);
+        if (a.has("gpus") && a.has("nodes"))
+            throw input_error("--gpus", a.get("gpus").value_or("") + " together with --nodes " + a.get("nodes").value_or(""),
+                              "either --gpus N,... or --nodes N,..., not both");
+        std::vector<int> counts;
+        if (auto g = a.get("gpus")) {
+            for (int n : parse_gpu_counts(*g)) counts.push_back(cli::nodes_for_gpus(n, c.node.gpus, c.name));
+        } else {
+            counts = parse_nodes(a.get("nodes").value_or(cli::is_demo(a) ? "8,16,32,64" : "1,2,4,8"));
+        }
         c.nodes = counts.front();
         const transformer m = cli::step_model(a);
         const plan p = cli::step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
+        cli::check_precision(c, p);
         const step_options o = cli::step_opts(a);
         const scaling_mode mode = a.flag("strong") ? scaling_mode::strong : scaling_mode::weak;
         std::vector<scale_skip> skipped;

@@ -100,6 +100,7 @@ cli::registrar reg{cli::command{
         const cluster c = cli::step_cluster(a, false);
         const transformer m = cli::step_model(a);
         const plan p = cli::step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
+        cli::check_precision(c, p);
         const step_options o = cli::step_opts(a);
         const step_breakdown r = predict_step(m, c, p, o);
         const std::string title = std::string(m.name) + " on " + std::to_string(c.nodes) + " x " + std::string(c.name) +

@@ -95,6 +95,7 @@ std::vector<cli::option_spec> options() {
     auto o = cli::topology_options();
     auto more = cli::collective_options_spec();
     o.insert(o.end(), more.begin(), more.end());
+    o.push_back({"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"});
     o.push_back({"min", true, "smallest size (e.g. 8B, 1KiB)"});
     o.push_back({"max", true, "largest size (e.g. 8GiB)"});
     o.push_back({"factor", true, "size multiplier between rows, > 1 (default 2)"});
@@ -110,7 +111,7 @@ cli::registrar reg{cli::command{
     "                       [--efficiency ideal|default] [--ranks N] [--ranks-per-node R] [--json] [--svg FILE]\n"
     "       commscale sweep --measured LOG [topology] [--op OP] [--min SIZE --max SIZE] [--json] [--svg FILE]\n"
     "  sizes min, min*f, min*f^2, ... <= max (rounded to whole bytes; at most 4096 rows)\n"
-    "  options and topology flags as for `commscale collective`\n"
+    "  options and topology flags as for `commscale collective` (--gpus N instead of --nodes too)\n"
     "  --measured LOG  compare with a measured log: its sizes, collective and ranks unless given;\n"
     "                  adds the measured busbw and the error (predicted - measured) / measured per size\n"
     "--json: {rows: [{bytes, time_us, algbw_GBps, busbw_GBps, algorithm[, measured_busbw_GBps,\n"
@@ -120,7 +121,7 @@ cli::registrar reg{cli::command{
     options(),
     [](const cli::args& a, std::ostream& out) {
         using namespace commscale;
-        const cluster c = cli::resolve_cluster(a);
+        const cluster c = cli::resolve_cluster_gpus(a);
         // The measured log, when given: its collective, ranks and sizes stand in for missing flags.
         std::optional<measurement_set> log;
         if (auto path = a.get("measured")) {

@@ -14,13 +14,36 @@
 namespace commscale {
 
 /// @brief Numeric formats with a tensor-core peak.
-enum class dtype { fp32, tf32, bf16, fp16, fp8 };
-inline constexpr std::size_t dtype_count = 5;
+/// * fp8: per-tensor scaled FP8 (E4M3/E5M2), 8 bits per element.
+/// * mxfp8: OCP Microscaling MXFP8 (OCP MX Specification v1.0): 32 FP8 elements share one 8-bit
+///   E8M0 scale, 8 + 8/32 = 8.25 bits per element.
+/// * nvfp4: NVIDIA NVFP4 (NVIDIA technical blog "Introducing NVFP4 for Efficient and Accurate
+///   Low-Precision Inference"; Transformer Engine docs): 16 FP4 E2M1 elements share one FP8 E4M3
+///   scale, 4 + 8/16 = 4.5 bits per element (the per-tensor FP32 scale is negligible).
+/// * fp4: OCP MXFP4 (OCP MX v1.0): 32 FP4 E2M1 elements share one E8M0 scale, 4 + 8/32 = 4.25 bits.
+enum class dtype { fp32, tf32, bf16, fp16, fp8, mxfp8, nvfp4, fp4 };
+inline constexpr std::size_t dtype_count = 8;
 
-/// @brief Lower-case name: "fp32", "tf32", "bf16", "fp16", "fp8".
+/// @brief Lower-case name: "fp32", "tf32", "bf16", "fp16", "fp8", "mxfp8", "nvfp4", "fp4".
 [[nodiscard]] constexpr std::string_view dtype_name(dtype d) {
-    constexpr std::string_view names[] = {"fp32", "tf32", "bf16", "fp16", "fp8"};
+    constexpr std::string_view names[] = {"fp32", "tf32", "bf16", "fp16", "fp8", "mxfp8", "nvfp4", "fp4"};
     return names[static_cast<std::size_t>(d)];
+}
+
+/// @brief Storage bits per element, block scales included (see dtype): fp32/tf32 32, bf16/fp16
+/// 16, fp8 8, mxfp8 8.25, nvfp4 4.5, fp4 (MXFP4) 4.25.
+[[nodiscard]] constexpr double dtype_bits(dtype d) {
+    switch (d) {
+        case dtype::fp32:
+        case dtype::tf32: return 32.0;
+        case dtype::bf16:
+        case dtype::fp16: return 16.0;
+        case dtype::fp8: return 8.0;
+        case dtype::mxfp8: return 8.0 + 8.0 / 32.0;
+        case dtype::nvfp4: return 4.0 + 8.0 / 16.0;
+        case dtype::fp4: return 4.0 + 8.0 / 32.0;
+    }
+    return 16.0;
 }
 
 /// @brief One accelerator model.
@@ -33,6 +56,7 @@ struct accelerator {
     std::string_view scale_up_link;                          ///< catalog link name (full complement per GPU)
     double compute_efficiency = 0.5;                         ///< achievable fraction of peak for large matmuls (documented per entry)
     std::string_view source;
+    std::optional<double> power;                             ///< board power in watts (TDP/TBP from the datasheet); nullopt = not published
 
     /// @brief Dense peak for a data type, or nullopt if unsupported.
     [[nodiscard]] constexpr std::optional<flop_rate> peak(dtype d) const {

@@ -32,15 +32,17 @@ namespace commscale {
 inline constexpr double default_compute_efficiency = 0.8;
 
 namespace detail {
-/// Dense peaks in TFLOPS; a negative value marks an unsupported/unpublished data type.
+/// Dense peaks in TFLOPS (fp32, tf32, bf16, fp16, fp8, then the block-scaled mxfp8, nvfp4 and fp4 =
+/// MXFP4, unsupported unless given); a negative value marks an unsupported/unpublished data type.
 [[nodiscard]] constexpr std::array<std::optional<flop_rate>, dtype_count> peaks(double fp32, double tf32,
                                                                                 double bf16, double fp16,
-                                                                                double fp8) {
+                                                                                double fp8, double mxfp8 = -1.0,
+                                                                                double nvfp4 = -1.0, double fp4 = -1.0) {
     auto one = [](double t) -> std::optional<flop_rate> {
         if (t < 0) return std::nullopt;
         return flops_per_second(t * tera);
     };
-    return {one(fp32), one(tf32), one(bf16), one(fp16), one(fp8)};
+    return {one(fp32), one(tf32), one(bf16), one(fp16), one(fp8), one(mxfp8), one(nvfp4), one(fp4)};
 }
 inline constexpr double unsupported = -1.0;
 }  // namespace detail
@@ -52,7 +54,8 @@ inline constexpr accelerator v100_sxm2{
     .memory = bytes(32.0 * gibi), .memory_bandwidth = bytes_per_second(900.0 * giga),
     .dense_peak = detail::peaks(15.7, detail::unsupported, detail::unsupported, 125.0, detail::unsupported),
     .scale_up_link = "nvlink2", .compute_efficiency = default_compute_efficiency,
-    .source = "NVIDIA Tesla V100 datasheet (SXM2): FP32 15.7, Tensor 125 TFLOPS, 32 GB HBM2 900 GB/s, NVLink 300 GB/s"};
+    .source = "NVIDIA Tesla V100 datasheet (SXM2): FP32 15.7, Tensor 125 TFLOPS, 32 GB HBM2 900 GB/s, NVLink 300 GB/s",
+    .power = 300.0};  // V100 SXM2 datasheet: max power 300 W
 
 /// @brief NVIDIA A100 SXM4 40GB: fp32 19.5, tf32 156, bf16/fp16 312 TFLOPS dense (datasheet 312/624*
 /// sparse); HBM2 1555 GB/s; NVLink3 600 GB/s. Efficiency 0.869 = 271.2/312 (MAMF, A100 SXM).
@@ -62,7 +65,8 @@ inline constexpr accelerator a100_40gb_sxm{
     .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
     .scale_up_link = "nvlink3", .compute_efficiency = 0.869,
     .source = "NVIDIA A100 datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS dense, 40GB HBM2 1,555 GB/s; "
-              "efficiency: ml-engineering MAMF A100 SXM 271.2/312"};
+              "efficiency: ml-engineering MAMF A100 SXM 271.2/312",
+    .power = 400.0};  // A100 datasheet: SXM max TDP 400 W
 
 /// @brief NVIDIA A100 SXM4 80GB: as the 40GB but HBM2e 2039 GB/s. Efficiency 0.869 (MAMF, A100 SXM).
 inline constexpr accelerator a100_80gb_sxm{
@@ -71,7 +75,8 @@ inline constexpr accelerator a100_80gb_sxm{
     .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
     .scale_up_link = "nvlink3", .compute_efficiency = 0.869,
     .source = "NVIDIA A100 datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS dense, 80GB HBM2e 2,039 GB/s; "
-              "efficiency: ml-engineering MAMF A100 SXM 271.2/312"};
+              "efficiency: ml-engineering MAMF A100 SXM 271.2/312",
+    .power = 400.0};  // A100 datasheet: SXM max TDP 400 W
 
 /// @brief NVIDIA A100 PCIe 80GB: same peaks, HBM2e 1935 GB/s; talks to peers over PCIe 4 x16 unless
 /// an NVLink bridge pairs two cards. Efficiency 0.811 = 252.9/312 (MAMF, A100 PCIe).
@@ -81,7 +86,8 @@ inline constexpr accelerator a100_80gb_pcie{
     .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
     .scale_up_link = "pcie4-x16", .compute_efficiency = 0.811,
     .source = "NVIDIA A100 datasheet (2021), PCIe 80GB: 312 TFLOPS BF16 dense, 1,935 GB/s, PCIe Gen4 64 GB/s "
-              "(NVLink bridge optional); efficiency: ml-engineering MAMF A100 PCIe 252.9/312"};
+              "(NVLink bridge optional); efficiency: ml-engineering MAMF A100 PCIe 252.9/312",
+    .power = 300.0};  // A100 datasheet: 80GB PCIe max TDP 300 W
 
 /// @brief NVIDIA A800 SXM4 80GB: A100 silicon with NVLink limited to 400 GB/s both directions
 /// (8 NVLink3 links, 200 GB/s per direction). Efficiency as A100 SXM (same silicon).
@@ -91,7 +97,8 @@ inline constexpr accelerator a800_80gb_sxm{
     .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
     .scale_up_link = "nvlink3-nv8", .compute_efficiency = 0.869,
     .source = "NVIDIA A800 datasheet: A100 compute, 80GB HBM2e 2,039 GB/s, NVLink 400 GB/s; "
-              "distributed-training-lecture: A800 400 (200 per direction)"};
+              "distributed-training-lecture: A800 400 (200 per direction)",
+    .power = std::nullopt};  // A800 datasheet gives no board power
 
 /// @brief NVIDIA H100 SXM5 80GB: fp32 67, tf32 494.5, bf16/fp16 989.5, fp8 1979 TFLOPS dense
 /// (datasheet 989/1979/3958 with sparsity); HBM3 3.35 TB/s; NVLink4 900 GB/s. Efficiency 0.803 =
@@ -102,7 +109,8 @@ inline constexpr accelerator h100_sxm{
     .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
     .scale_up_link = "nvlink4", .compute_efficiency = 0.803,
     .source = "NVIDIA H100 datasheet (SXM): FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958* TFLOPS (*sparse, halved), "
-              "80GB HBM3 3.35 TB/s, NVLink 900 GB/s; efficiency: ml-engineering MAMF H100 SXM 794.5/989"};
+              "80GB HBM3 3.35 TB/s, NVLink 900 GB/s; efficiency: ml-engineering MAMF H100 SXM 794.5/989",
+    .power = 700.0};  // H100 datasheet: SXM max TDP up to 700 W
 
 /// @brief NVIDIA H100 PCIe 80GB: fp32 51, tf32 378, bf16/fp16 756.5, fp8 1513 TFLOPS dense; HBM2e
 /// 2.0 TB/s; PCIe 5 x16. Efficiency: no MAMF measurement -> default_compute_efficiency.
@@ -112,7 +120,8 @@ inline constexpr accelerator h100_pcie{
     .dense_peak = detail::peaks(51.0, 378.0, 756.5, 756.5, 1513.0),
     .scale_up_link = "pcie5-x16", .compute_efficiency = default_compute_efficiency,
     .source = "NVIDIA H100 datasheet (PCIe): FP32 51, TF32 756*, BF16/FP16 1,513*, FP8 3,026* TFLOPS (*sparse, halved), "
-              "80GB 2 TB/s, PCIe Gen5 128 GB/s"};
+              "80GB 2 TB/s, PCIe Gen5 128 GB/s",
+    .power = 350.0};  // H100 datasheet: PCIe max TDP 300-350 W
 
 /// @brief NVIDIA H800 SXM5: H100 silicon with NVLink limited to 400 GB/s both directions (8 NVLink4
 /// links). Efficiency as H100 SXM (same silicon).
@@ -121,7 +130,8 @@ inline constexpr accelerator h800_sxm{
     .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(3350.0 * giga),
     .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
     .scale_up_link = "nvlink4-nv8", .compute_efficiency = 0.803,
-    .source = "NVIDIA H800 datasheet: H100 SXM compute, 80GB HBM3 3.35 TB/s, NVLink 400 GB/s"};
+    .source = "NVIDIA H800 datasheet: H100 SXM compute, 80GB HBM3 3.35 TB/s, NVLink 400 GB/s",
+    .power = std::nullopt};  // H800 datasheet gives no board power
 
 /// @brief NVIDIA H200 SXM 141GB: H100 compute, HBM3e 4.8 TB/s. Efficiency as H100 SXM (same silicon).
 inline constexpr accelerator h200_sxm{
@@ -130,7 +140,8 @@ inline constexpr accelerator h200_sxm{
     .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
     .scale_up_link = "nvlink4", .compute_efficiency = 0.803,
     .source = "NVIDIA H200 datasheet: FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958* TFLOPS (*sparse, halved), "
-              "141GB HBM3e 4.8 TB/s, NVLink 900 GB/s"};
+              "141GB HBM3e 4.8 TB/s, NVLink 900 GB/s",
+    .power = 700.0};  // H200 datasheet: SXM max TDP up to 700 W
 
 /// @brief NVIDIA GH200 Grace Hopper (GPU side, 96GB HBM3 version): H100 compute, 4.0 TB/s.
 /// Efficiency 0.836 = 828.6/989 (MAMF, GH200; measured on the 141GB HBM3e version).
@@ -140,18 +151,64 @@ inline constexpr accelerator gh200{
     .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
     .scale_up_link = "nvlink4", .compute_efficiency = 0.836,
     .source = "NVIDIA GH200 datasheet: FP32 67, TF32 494, BF16/FP16 990, FP8 1,979 TFLOPS dense, 96GB HBM3 4 TB/s, "
-              "NVLink 900 GB/s; efficiency: ml-engineering MAMF GH200 828.6/989"};
+              "NVLink 900 GB/s; efficiency: ml-engineering MAMF GH200 828.6/989",
+    .power = std::nullopt};  // GH200 module power is configurable 450-1,000 W, CPU and GPU together
 
 /// @brief NVIDIA B200 (HGX B200, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8 4500 TFLOPS dense
 /// (HGX B200 8-GPU: FP32 600 TF, TF32 18, FP16/BF16 36, FP8 72 PF with sparsity); 180 GB HBM3e
-/// (DGX B200: 1,440 GB total), 8 TB/s; NVLink5 1.8 TB/s. Efficiency 0.776 = 1745/2250 (ml-engineering).
+/// (DGX B200: 1,440 GB total), 8 TB/s; NVLink5 1.8 TB/s. Block-scaled formats: mxfp8 at the fp8 rate
+/// (Blackwell tensor cores scale MX blocks in hardware), nvfp4 and MXFP4 at the FP4 rate, 144 PF sparse
+/// per 8 GPUs = 9 PF dense per GPU. Efficiency 0.776 = 1745/2250 (ml-engineering).
 inline constexpr accelerator b200{
     .name = "b200", .display_name = "NVIDIA B200 (SXM)",
     .memory = bytes(180.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
-    .dense_peak = detail::peaks(75.0, 1125.0, 2250.0, 2250.0, 4500.0),
+    .dense_peak = detail::peaks(75.0, 1125.0, 2250.0, 2250.0, 4500.0, 4500.0, 9000.0, 9000.0),
     .scale_up_link = "nvlink5", .compute_efficiency = 0.776,
     .source = "NVIDIA HGX B200 / DGX B200 datasheets: per GPU FP32 75, TF32 2.25*, BF16/FP16 4.5*, FP8 9* PFLOPS (*sparse, "
-              "halved), 180 GB HBM3e 8 TB/s, NVLink 1.8 TB/s; efficiency: ml-engineering B200 ~1745/2250 BF16"};
+              "halved), 180 GB HBM3e 8 TB/s, NVLink 1.8 TB/s; efficiency: ml-engineering B200 ~1745/2250 BF16",
+    .power = 1000.0};  // HGX B200: up to 1,000 W per GPU
+
+/// @brief NVIDIA B300 / Blackwell Ultra (HGX B300, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8
+/// and mxfp8 4500, nvfp4/MXFP4 13500 TFLOPS dense (HGX B300 8-GPU: FP4 144 PF sparse | 108 PF dense,
+/// FP8/FP6 72, FP16/BF16 36, TF32 18 PF sparse, FP32 600 TF); 288 GB HBM3e (2.3 TB per 8), 8 TB/s;
+/// NVLink5 1.8 TB/s; 1,100 W. Efficiency: no measurement -> default_compute_efficiency.
+inline constexpr accelerator b300{
+    .name = "b300", .display_name = "NVIDIA B300 (Blackwell Ultra, SXM)",
+    .memory = bytes(288.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
+    .dense_peak = detail::peaks(75.0, 1125.0, 2250.0, 2250.0, 4500.0, 4500.0, 13500.0, 13500.0),
+    .scale_up_link = "nvlink5", .compute_efficiency = default_compute_efficiency,
+    .source = "NVIDIA HGX B300 datasheet (nvidia.com/en-us/data-center/hgx): 8 GPUs FP4 144* | 108 PF, FP8/FP6 72*, "
+              "FP16/BF16 36*, TF32 18* PF (*sparse, halved), FP32 600 TF, 2.3 TB HBM3e, NVLink 1.8 TB/s per GPU; "
+              "TDP 1.1 kW per GPU (Verda, NVIDIA GB300 NVL72: GPU Architecture & Performance)",
+    .power = 1100.0};
+
+/// @brief NVIDIA GB200 (one Blackwell GPU of a GB200 NVL72 rack): the rack's figures / 72: fp32
+/// 5,760/72 = 80, tf32 180 PF* -> 1250, bf16/fp16 360 PF* -> 2500, fp8/mxfp8 720 PF* -> 5000, FP4
+/// 1,440 PF* -> 10000 TFLOPS dense (* sparse, halved); 13.4 TB HBM3e / 72 = 186 GB, 576 TB/s / 72 =
+/// 8 TB/s; NVLink5 1.8 TB/s; 1,200 W. Efficiency: no measurement -> default_compute_efficiency.
+inline constexpr accelerator gb200{
+    .name = "gb200", .display_name = "NVIDIA GB200 (Blackwell GPU of GB200 NVL72)",
+    .memory = bytes(186.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
+    .dense_peak = detail::peaks(80.0, 1250.0, 2500.0, 2500.0, 5000.0, 5000.0, 10000.0, 10000.0),
+    .scale_up_link = "nvlink5", .compute_efficiency = default_compute_efficiency,
+    .source = "NVIDIA GB200 NVL72 product page (nvidia.com/en-us/data-center/gb200-nvl72): 72 GPUs FP4 1,440*, "
+              "FP8/FP6 720*, FP16/BF16 360*, TF32 180* PF (*sparse, halved), FP32 5,760 TF, up to 13.4 TB HBM3e "
+              "576 TB/s, NVLink 130 TB/s; TDP 1.2 kW per GPU (Verda, NVIDIA GB300 NVL72: GPU Architecture & Performance)",
+    .power = 1200.0};
+
+/// @brief NVIDIA GB300 (one Blackwell Ultra GPU of a GB300 NVL72 rack): the rack's figures / 72:
+/// fp32 80, tf32 180 PF* -> 1250, bf16/fp16 360 PF* -> 2500, fp8/mxfp8 720 PF* -> 5000, FP4 1,080 PF
+/// dense -> 15000 TFLOPS; 288 GB HBM3e (20 TB / 72), 8 TB/s (576 / 72); NVLink5 1.8 TB/s; 1,400 W.
+/// Efficiency: no measurement -> default_compute_efficiency.
+inline constexpr accelerator gb300{
+    .name = "gb300", .display_name = "NVIDIA GB300 (Blackwell Ultra GPU of GB300 NVL72)",
+    .memory = bytes(288.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
+    .dense_peak = detail::peaks(80.0, 1250.0, 2500.0, 2500.0, 5000.0, 5000.0, 15000.0, 15000.0),
+    .scale_up_link = "nvlink5", .compute_efficiency = default_compute_efficiency,
+    .source = "NVIDIA GB300 NVL72 product page (nvidia.com/en-us/data-center/gb300-nvl72): 72 GPUs FP4 1,440* | 1,080 PF, "
+              "FP8/FP6 720*, FP16/BF16 360*, TF32 180* PF (*sparse, halved), up to 20 TB HBM3e 576 TB/s, NVLink 130 TB/s; "
+              "FP32 80 TF and TDP 1.4 kW per GPU (Verda, NVIDIA GB300 NVL72: GPU Architecture & Performance)",
+    .power = 1400.0};
 
 /// @brief AMD Instinct MI250X (OAM, both GCDs): fp32 matrix 95.7, bf16/fp16 383 TFLOPS; no tf32/fp8;
 /// 128 GB HBM2e 3.2768 TB/s. Efficiency 0.767 = 147.0/191.5 (MAMF, one GCD).
@@ -161,7 +218,8 @@ inline constexpr accelerator mi250x{
     .dense_peak = detail::peaks(95.7, detail::unsupported, 383.0, 383.0, detail::unsupported),
     .scale_up_link = "xgmi-mi250x", .compute_efficiency = 0.767,
     .source = "AMD Instinct MI250X datasheet: FP32 matrix 95.7, FP16/BF16 383 TFLOPS, 128GB HBM2e 3.2768 TB/s; "
-              "efficiency: ml-engineering MAMF MI250X 147.0/191.5 per GCD"};
+              "efficiency: ml-engineering MAMF MI250X 147.0/191.5 per GCD",
+    .power = 560.0};  // MI250X datasheet: 560 W peak TBP
 
 /// @brief AMD Instinct MI300X: fp32 163.4, tf32 653.7, bf16/fp16 1307.4, fp8 2614.9 TFLOPS dense;
 /// 192 GB HBM3 5.3 TB/s; 7 xGMI links. Efficiency 0.514 = 668.4/1300 (MAMF v2, ROCm 6.3).
@@ -171,7 +229,8 @@ inline constexpr accelerator mi300x{
     .dense_peak = detail::peaks(163.4, 653.7, 1307.4, 1307.4, 2614.9),
     .scale_up_link = "xgmi-mi300x", .compute_efficiency = 0.514,
     .source = "AMD Instinct MI300X datasheet: FP32 163.4, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 TFLOPS dense, "
-              "192GB HBM3 5.3 TB/s, 896 GB/s Infinity Fabric; efficiency: ml-engineering MAMF MI300X 668.4/1300"};
+              "192GB HBM3 5.3 TB/s, 896 GB/s Infinity Fabric; efficiency: ml-engineering MAMF MI300X 668.4/1300",
+    .power = 750.0};  // MI300X datasheet: 750 W peak TBP
 
 /// @brief AMD Instinct MI325X: MI300X compute, 256 GB HBM3e 6 TB/s, same Infinity Fabric.
 /// Efficiency 0.604 = 784.9/1300 (MAMF, MI325X).
@@ -181,7 +240,23 @@ inline constexpr accelerator mi325x{
     .dense_peak = detail::peaks(163.4, 653.7, 1307.4, 1307.4, 2614.9),
     .scale_up_link = "xgmi-mi300x", .compute_efficiency = 0.604,
     .source = "AMD Instinct MI325X datasheet: FP32 163.4, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 TFLOPS dense, "
-              "256GB HBM3e 6 TB/s; efficiency: ml-engineering MAMF MI325X 784.9/1300"};
+              "256GB HBM3e 6 TB/s; efficiency: ml-engineering MAMF MI325X 784.9/1300",
+    .power = 1000.0};  // MI325X datasheet: 1,000 W peak TBP
+
+/// @brief AMD Instinct MI355X (CDNA 4): fp32 157.3, bf16/fp16 2516.6, fp8 and MXFP8 5033.2, MXFP4
+/// (and MXFP6) 10066.3 TFLOPS dense; no tf32 (CDNA 4 drops XF32) and no NVFP4; 288 GB HBM3E 8 TB/s;
+/// 7 Infinity Fabric links x 153.6 GB/s; 1,400 W TBP. Efficiency: no measurement ->
+/// default_compute_efficiency.
+inline constexpr accelerator mi355x{
+    .name = "mi355x", .display_name = "AMD Instinct MI355X",
+    .memory = bytes(288.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
+    .dense_peak = detail::peaks(157.3, detail::unsupported, 2516.6, 2516.6, 5033.2, 5033.2, detail::unsupported,
+                                10066.3),
+    .scale_up_link = "xgmi-mi355x", .compute_efficiency = default_compute_efficiency,
+    .source = "AMD Instinct MI355X datasheet (amd.com/en/products/accelerators/instinct/mi350/mi355x): FP32 157.3, "
+              "FP16/BF16 2.5, FP8/OCP-MXFP8 5.0, MXFP6/MXFP4 10.1 PFLOPS dense, 288 GB HBM3E 8 TB/s, "
+              "Infinity Fabric 153.6 GB/s per link, 1,400 W TBP",
+    .power = 1400.0};
 
 /// @brief Intel Gaudi2: bf16 432, fp8 865 TFLOPS (MME); fp32/tf32/fp16 peaks not published;
 /// 96 GB HBM2e 2.45 TB/s; 21 x 100 GbE scale-up. Efficiency 0.969 = 418.7/432 (MAMF v2, Gaudi 2).
@@ -191,7 +266,8 @@ inline constexpr accelerator gaudi2{
     .dense_peak = detail::peaks(detail::unsupported, detail::unsupported, 432.0, detail::unsupported, 865.0),
     .scale_up_link = "gaudi2-scaleup", .compute_efficiency = 0.969,
     .source = "Intel Gaudi2 whitepaper: MME BF16 432, FP8 865 TFLOPS, 96GB HBM2e 2.45 TB/s, 24 x 100 GbE RoCE; "
-              "efficiency: ml-engineering MAMF Gaudi 2 418.7/432"};
+              "efficiency: ml-engineering MAMF Gaudi 2 418.7/432",
+    .power = 600.0};  // Gaudi2 HL-225H: 600 W TDP
 
 /// @brief NVIDIA L40S: fp32 91.6, tf32 183, bf16/fp16 362.05, fp8 733 TFLOPS dense (datasheet 366*,
 /// 733*, 1,466* with sparsity); 48 GB GDDR6 864 GB/s; PCIe 4 x16, no NVLink. Efficiency: no MAMF
@@ -202,12 +278,14 @@ inline constexpr accelerator l40s{
     .dense_peak = detail::peaks(91.6, 183.0, 362.05, 362.05, 733.0),
     .scale_up_link = "pcie4-x16", .compute_efficiency = default_compute_efficiency,
     .source = "NVIDIA L40S datasheet: FP32 91.6, TF32 366*, BF16/FP16 733*, FP8 1,466* TFLOPS (*sparse, halved), "
-              "48GB GDDR6 864 GB/s, PCIe Gen4 x16"};
+              "48GB GDDR6 864 GB/s, PCIe Gen4 x16",
+    .power = 350.0};  // L40S datasheet: max power 350 W
 
 /// @brief Every catalog accelerator, in a stable order.
-inline constexpr std::array<accelerator, 16> accelerator_catalog = {
-    v100_sxm2, a100_40gb_sxm, a100_80gb_sxm, a100_80gb_pcie, a800_80gb_sxm, h100_sxm, h100_pcie, h800_sxm,
-    h200_sxm,  gh200,         b200,          mi250x,         mi300x,        mi325x,   gaudi2,    l40s};
+inline constexpr std::array<accelerator, 20> accelerator_catalog = {
+    v100_sxm2, a100_40gb_sxm, a100_80gb_sxm, a100_80gb_pcie, a800_80gb_sxm, h100_sxm, h100_pcie,
+    h800_sxm,  h200_sxm,      gh200,         b200,           b300,          gb200,    gb300,
+    mi250x,    mi300x,        mi325x,        mi355x,         gaudi2,        l40s};
 
 /// @brief The names of all catalog accelerators, in catalog order.
 inline constexpr auto accelerator_names = [] {

@@ -120,6 +120,79 @@ inline constexpr cluster dgx_b200{
         "InfiniBand compute ports (4x OSFP); DGX SuperPOD B200 reference architecture: 32 nodes per "
         "scalable unit rail leaf."};
 
+/// @brief dgx-b300: see `.source`.
+inline constexpr cluster dgx_b300{
+    .name = "dgx-b300",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "b300",
+             .intra = nvlink<5>,
+             .fabric = intra_fabric::switched,
+             .in_switch_reduction = true,
+             .pcie_p2p = true,
+             .inter = infiniband<ib_rate::xdr, 4>,
+             .nics = 8,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "NVIDIA DGX B300 datasheet: 8x B300 (Blackwell Ultra), NVLink5 through NVLink switch chips "
+        "(1.8 TB/s per GPU duplex, 14.4 TB/s total, NVLS), 8x OSFP ports serving 8x single-port "
+        "ConnectX-8 VPI, up to 800 Gb/s InfiniBand per GPU; rail leaf as in the DGX SuperPOD reference "
+        "architecture (32 nodes per scalable unit)."};
+
+/// @brief gb200-nvl72: one rack = one NVLink domain of 72 GPUs, modelled as one 72-GPU node (every
+/// GPU reaches every other through the NVLink switch trays at its full 1.8 TB/s); see `.source`.
+inline constexpr cluster gb200_nvl72{
+    .name = "gb200-nvl72",
+    .nodes = 1,
+    .node = {.gpus = 72,
+             .accelerator = "gb200",
+             .intra = nvlink<5>,
+             .fabric = intra_fabric::switched,
+             .in_switch_reduction = true,
+             .pcie_p2p = true,
+             .inter = infiniband<ib_rate::ndr, 4>,
+             .nics = 72,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "NVIDIA GB200 NVL72 product page: 72 Blackwell GPUs and 36 Grace CPUs in 18 compute trays of "
+        "4 GPUs, 9 NVLink switch trays, one NVLink domain of 130 TB/s (NVLink5, 1.8 TB/s per GPU "
+        "duplex) with SHARP in-switch reduction (NVLS); NVIDIA GB200 NVL72 reference architecture: one "
+        "400 Gb/s ConnectX-7 per GPU (4 per compute tray) on the InfiniBand compute fabric, rail leaf "
+        "as in the DGX SuperPOD reference architecture. A node here is the whole rack (the NVLink "
+        "domain); --gpus-per-node 4 models the compute tray alone."};
+
+/// @brief gb300-nvl72: as gb200-nvl72 with Blackwell Ultra GPUs and 800G NICs; see `.source`.
+inline constexpr cluster gb300_nvl72{
+    .name = "gb300-nvl72",
+    .nodes = 1,
+    .node = {.gpus = 72,
+             .accelerator = "gb300",
+             .intra = nvlink<5>,
+             .fabric = intra_fabric::switched,
+             .in_switch_reduction = true,
+             .pcie_p2p = true,
+             .inter = infiniband<ib_rate::xdr, 4>,
+             .nics = 72,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "NVIDIA GB300 NVL72 product page: 72 Blackwell Ultra GPUs and 36 Grace CPUs in 18 compute "
+        "trays of 4 GPUs, one NVLink domain of 130 TB/s (NVLink5, 1.8 TB/s per GPU duplex, NVLink "
+        "switch with SHARP), 72 ConnectX-8 SuperNICs (800 Gb/s, one per GPU) on Quantum-X800 "
+        "InfiniBand or Spectrum-X Ethernet. A node here is the whole rack (the NVLink domain); "
+        "--gpus-per-node 4 models the compute tray alone."};
+
 /// @brief aws-p4d: see `.source`.
 inline constexpr cluster aws_p4d{
     .name = "aws-p4d",
@@ -212,6 +285,29 @@ inline constexpr cluster mi300x_roce{
         "AMD reference cluster design: one 400 Gb/s RoCEv2 NIC per GPU (e.g. Broadcom Thor2 or AMD "
         "Pollara 400) on a rail-optimized Ethernet fabric."};
 
+/// @brief mi355x-roce: see `.source`.
+inline constexpr cluster mi355x_roce{
+    .name = "mi355x-roce",
+    .nodes = 1,
+    .node = {.gpus = 8,
+             .accelerator = "mi355x",
+             .intra = xgmi_mi355x,
+             .fabric = intra_fabric::mesh,
+             .in_switch_reduction = false,
+             .pcie_p2p = true,
+             .inter = roce_400,
+             .nics = 8,
+             .gpudirect_rdma = true},
+    .oversubscription = 1.0,
+    .nodes_per_leaf = 32,
+    .rail_optimized = true,
+    .in_network_reduction = false,
+    .source =
+        "AMD Instinct MI355X platform datasheet: 8x MI355X OAM on a fully connected Infinity Fabric "
+        "mesh, 7 links x 153.6 GB/s (76.8 per direction) per GPU; AMD Pensando Pollara 400 AI NIC "
+        "product brief: 400 Gb/s RoCEv2 (UEC-ready), one per GPU in AMD's MI355X rack reference "
+        "designs (Broadcom Thor2 400G the alternative), rail-optimized Ethernet fabric."};
+
 /// @brief gaudi2-hls: see `.source`.
 inline constexpr cluster gaudi2_hls{
     .name = "gaudi2-hls",
@@ -266,9 +362,10 @@ inline constexpr cluster baskerville{
 }  // namespace presets
 
 /// @brief Every preset, in a stable order (NVIDIA servers, cloud instances, AMD, Intel, installations).
-inline constexpr std::array<cluster, 10> cluster_presets{
-    presets::dgx_a100, presets::dgx_h100,    presets::hgx_h200,    presets::dgx_b200,   presets::aws_p4d,
-    presets::aws_p5,   presets::gcp_a3_mega, presets::mi300x_roce, presets::gaudi2_hls, presets::baskerville};
+inline constexpr std::array<cluster, 14> cluster_presets{
+    presets::dgx_a100,    presets::dgx_h100,    presets::hgx_h200,    presets::dgx_b200,    presets::dgx_b300,
+    presets::gb200_nvl72, presets::gb300_nvl72, presets::aws_p4d,     presets::aws_p5,      presets::gcp_a3_mega,
+    presets::mi300x_roce, presets::mi355x_roce, presets::gaudi2_hls,  presets::baskerville};
 
 /// @brief The names of all presets, in `cluster_presets` order.
 inline constexpr auto cluster_names = [] {

@@ -312,6 +312,22 @@ inline constexpr link xgmi_mi300x{
     .per_lane = xgmi_mi300x_link.per_lane, .encoding = line_encoding::none, .latency = std::nullopt,
     .source = "AMD Instinct MI300X datasheet: 7 xGMI links x 64 GB/s = 448 GB/s per direction (896 aggregate)"};
 
+/// @brief One AMD MI355X Infinity Fabric link: 153.6 GB/s peak both directions = 76.8 GB/s per
+/// direction, 16 lanes x 38.4 Gbit/s (AMD Instinct MI355X datasheet: "153.6 GB/s" per link).
+inline constexpr link xgmi_mi355x_link{
+    .name = "xgmi-mi355x-link", .family = link_family::xgmi, .kind = link_kind::scale_up, .rdma = true,
+    .per_direction = bytes_per_second(76.8 * giga), .lanes = 16, .links = 1,
+    .per_lane = bytes_per_second(38.4 * giga / 8.0), .encoding = line_encoding::none, .latency = std::nullopt,
+    .source = "AMD Instinct MI355X datasheet: Infinity Fabric link 153.6 GB/s peak (76.8 per direction)"};
+
+/// @brief One MI355X's complement: 7 links x 76.8 GB/s = 537.6 GB/s per direction, 1,075.2 GB/s
+/// aggregate (AMD Instinct MI355X datasheet: 7 Infinity Fabric links, 1,075 GB/s peak).
+inline constexpr link xgmi_mi355x{
+    .name = "xgmi-mi355x", .family = link_family::xgmi, .kind = link_kind::scale_up, .rdma = true,
+    .per_direction = 7.0 * xgmi_mi355x_link.per_direction, .lanes = 16, .links = 7,
+    .per_lane = xgmi_mi355x_link.per_lane, .encoding = line_encoding::none, .latency = std::nullopt,
+    .source = "AMD Instinct MI355X datasheet: 7 Infinity Fabric links x 76.8 GB/s = 537.6 GB/s per direction"};
+
 /// @brief One Gaudi2 card's scale-up complement: 21 of its 24 integrated 100 GbE RoCE v2 ports go to
 /// the other 7 cards (3 each): 21 x 100 Gbit/s = 2.1 Tbit/s = 262.5 GB/s per direction.
 /// Source: Intel Habana Gaudi2 whitepaper / HLS-Gaudi2 datasheet; ml-engineering-networking.
@@ -433,7 +449,8 @@ inline constexpr auto link_catalog = detail::concat(
     std::array<link, 6>{nvlink_bundle<5, 1>, nvlink_bundle<5, 2>, nvlink_bundle<5, 4>, nvlink_bundle<5, 6>,
                         nvlink_bundle<5, 8>, nvlink_bundle<5, 12>},
     detail::pcie_all<4>, detail::pcie_all<5>, detail::pcie_all<6>, detail::pcie_all<7>,
-    std::array<link, 4>{xgmi_mi250x, xgmi_mi250x_link, xgmi_mi300x, xgmi_mi300x_link},
+    std::array<link, 6>{xgmi_mi250x, xgmi_mi250x_link, xgmi_mi300x, xgmi_mi300x_link, xgmi_mi355x,
+                        xgmi_mi355x_link},
     std::array<link, 3>{gaudi2_scaleup, gaudi2_scaleout, gaudi2_scaleout_node},
     detail::ib_all<ib_rate::edr>, detail::ib_all<ib_rate::hdr>, detail::ib_all<ib_rate::ndr>,
     detail::ib_all<ib_rate::xdr>, detail::ib_all<ib_rate::gdr>,

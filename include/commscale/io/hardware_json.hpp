@@ -7,7 +7,8 @@
 /// * link: {name, kind, family, rdma, per_direction_GBps, duplex_GBps, per_lane_GBps, latency_us
 ///   (null if unpublished), lanes, links, encoding, source}
 /// * accelerator: {name, display_name, memory_GiB, memory_bandwidth_GBps, peak_tflops: {fp32, tf32,
-///   bf16, fp16, fp8} (dense, null where unsupported), scale_up_link, compute_efficiency, source}
+///   bf16, fp16, fp8, mxfp8, nvfp4, fp4} (dense, null where unsupported), scale_up_link, compute_efficiency,
+///   source, power_W (board power in watts, null if unpublished)}
 ///
 /// Input: a catalog name as a string ("nvlink4"), or an object. An object whose "name" is a catalog
 /// entry starts from that entry and overrides the fields it gives; any other object must give the
@@ -168,6 +169,7 @@ inline void require_consistent(const std::string& field, double given, double im
     j["scale_up_link"] = std::string(a.scale_up_link);
     j["compute_efficiency"] = a.compute_efficiency;
     j["source"] = std::string(a.source);
+    j["power_W"] = a.power ? nlohmann::json(*a.power) : nlohmann::json(nullptr);
     return j;
 }
 
@@ -220,7 +222,7 @@ inline void require_consistent(const std::string& field, double given, double im
         }
         p.finish();
     } else if (!base) {
-        throw input_error(r.field("peak_tflops"), "nothing (missing)", "an object {fp32, tf32, bf16, fp16, fp8} in TFLOPS");
+        throw input_error(r.field("peak_tflops"), "nothing (missing)", "an object {fp32, tf32, bf16, fp16, fp8, mxfp8, nvfp4, fp4} in TFLOPS");
     }
     bool any = false;
     for (const auto& p : a.dense_peak) any = any || p.has_value();
@@ -236,6 +238,10 @@ inline void require_consistent(const std::string& field, double given, double im
     else if (!base) a.compute_efficiency = default_compute_efficiency;
     if (r.has("source")) a.source = detail::intern(r.string("source"));
     else if (!base) a.source = "user-supplied";
+    if (r.has("power_W")) {
+        if (j.at("power_W").is_null()) a.power = std::nullopt;
+        else a.power = r.number("power_W", 1.0, 1e6);  // 1 W .. 1 MW per accelerator
+    }
     r.finish();
     return a;
 }

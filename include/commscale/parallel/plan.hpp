@@ -175,17 +175,9 @@ struct plan {
     }
 };
 
-/// @brief Bytes per element of a data type (fp32/tf32 4, bf16/fp16 2, fp8 1).
-[[nodiscard]] constexpr double dtype_bytes(dtype d) {
-    switch (d) {
-        case dtype::fp32:
-        case dtype::tf32: return 4.0;
-        case dtype::bf16:
-        case dtype::fp16: return 2.0;
-        case dtype::fp8: return 1.0;
-    }
-    return 2.0;
-}
+/// @brief Bytes per element of a data type, block scales included (fp32/tf32 4, bf16/fp16 2,
+/// fp8 1, mxfp8 1.03125, nvfp4 0.5625, fp4 0.53125; see dtype_bits).
+[[nodiscard]] constexpr double dtype_bytes(dtype d) { return dtype_bits(d) / 8.0; }
 
 /// @brief Layers of pipeline stage `stage` (0-based) of `p` for a model of `layers` layers, as
 /// Megatron-Core splits them: `first_stage_layers` / `last_stage_layers` when given (the other
@@ -406,7 +398,16 @@ enum class parallel_dim { tp, cp, ep, pp, dp };
             const int inner_dp = members_per_node(outer, s_dp, g);
             const int ranks = p.dp * p.cp;
             const long long first_stride = p.cp > 1 ? s_cp : (p.ep > 1 ? s_ep : s_dp);
-            const long long per = static_cast<long long>(inner_cp) * inner_ep * inner_dp;
+            long long per = static_cast<long long>(inner_cp) * inner_ep * inner_dp;
+            // A node size the model-parallel span does not tile (72-GPU NVL72 racks with
+            // tp x cp x ep x pp = 32) leaves some nodes with one member more than the floor
+            // above: the group's GPUs (outer x s_dp) fill ceil(outer x s_dp / g) nodes, so at
+            // least ranks / that many share one. Layouts that tile are unchanged (equality).
+            const long long span_nodes = (static_cast<long long>(outer) * s_dp + g - 1) / g;
+            if (span_nodes >= 1) {
+                const long long fill = (ranks + span_nodes - 1) / span_nodes;
+                if (fill > per) per = fill;
+            }
             return make(ranks, static_cast<int>(per > ranks ? ranks : per), first_stride);
         }
     }

@@ -191,17 +191,24 @@ struct layer_flops {
 /// accelerator has no peak for it (e.g. fp8 on A100).
 [[nodiscard]] inline flop_rate peak_for(const accelerator& acc, dtype precision, std::string_view field = "dtype") {
     if (auto p = acc.peak(precision)) return *p;
+    std::string supported;
+    for (std::size_t i = 0; i < dtype_count; ++i) {
+        const auto d = static_cast<dtype>(i);
+        if (!acc.peak(d)) continue;
+        supported += (supported.empty() ? "" : ", ") + std::string(dtype_name(d));
+    }
     throw input_error(std::string(field), std::string(dtype_name(precision)),
-                      "a data type " + std::string(acc.name) + " supports");
+                      "a data type " + std::string(acc.name) + " supports: " + supported);
 }
 
-/// @brief Parses "fp32" | "tf32" | "bf16" | "fp16" | "fp8"; input_error naming `field` otherwise.
+/// @brief Parses "fp32" | "tf32" | "bf16" | "fp16" | "fp8" | "mxfp8" | "nvfp4" | "fp4"; input_error
+/// naming `field` otherwise.
 [[nodiscard]] inline dtype precision_from_name(std::string_view name, std::string_view field = "dtype") {
     for (std::size_t i = 0; i < dtype_count; ++i) {
         const auto d = static_cast<dtype>(i);
         if (dtype_name(d) == name) return d;
     }
-    throw input_error(std::string(field), "'" + std::string(name) + "'", "fp32, tf32, bf16, fp16 or fp8");
+    throw input_error(std::string(field), "'" + std::string(name) + "'", "fp32, tf32, bf16, fp16, fp8, mxfp8, nvfp4 or fp4");
 }
 
 }  // namespace commscale
