@@ -192,3 +192,20 @@ TEST_CASE("NVL72: an 8-GPU group inside one rack runs on NVLink, one GPU per rac
     CHECK(in_GBps(across.busbw) <= 50.0);
     CHECK(in_GBps(across.busbw) > 20.0);
 }
+
+TEST_CASE("preset_for_gpu maps the device names nccl-tests and rccl-tests print to presets") {
+    // cudaDeviceProp::name / hipDeviceProp_t::name strings as they appear in device lines
+    CHECK(preset_for_gpu("NVIDIA A100-SXM4-80GB") == "dgx-a100");
+    CHECK(preset_for_gpu("NVIDIA H100 80GB HBM3") == "dgx-h100");
+    CHECK(preset_for_gpu("NVIDIA H200") == "hgx-h200");
+    CHECK(preset_for_gpu("NVIDIA B200") == "dgx-b200");
+    CHECK(preset_for_gpu("NVIDIA B300 SXM6 AC") == "dgx-b300");
+    CHECK(preset_for_gpu("NVIDIA GB200") == "gb200-nvl72");  // not dgx-b200
+    CHECK(preset_for_gpu("NVIDIA GB300") == "gb300-nvl72");
+    CHECK(preset_for_gpu("AMD Instinct MI300X") == "mi300x-roce");
+    CHECK(preset_for_gpu("AMD Instinct MI355X") == "mi355x-roce");
+    CHECK(preset_for_gpu("Tesla V100-SXM2-16GB") == default_cluster_name);
+    CHECK(preset_for_gpu("") == default_cluster_name);
+    for (const char* gpu : {"NVIDIA GB200", "NVIDIA B300 SXM6 AC", "AMD Instinct MI355X", "HL-225"})
+        CHECK(find_cluster(preset_for_gpu(gpu)).has_value());
+}

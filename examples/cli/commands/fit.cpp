@@ -54,21 +54,6 @@ std::string significant(double v) {
     return o.str();
 }
 
-std::string lower(std::string s) {
-    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return s;
-}
-
-// The preset for a GPU model string of the device lines (see the file comment).
-std::string_view preset_for_gpu(const std::string& gpu) {
-    const std::string g = lower(gpu);
-    if (g.find("h100") != std::string::npos) return "dgx-h100";
-    if (g.find("h200") != std::string::npos) return "hgx-h200";
-    if (g.find("b200") != std::string::npos) return "dgx-b200";
-    if (g.find("mi300") != std::string::npos) return "mi300x-roce";
-    return default_cluster_name;  // dgx-a100 (A100, or unknown)
-}
-
 struct fit_input {
     measurement_set set;                 // the first collective read
     std::vector<measurement_set> others;  // further collectives, fitted jointly with it
@@ -159,8 +144,9 @@ cli::registrar reg{cli::command{
     "  --svg FILE  measured busbw (squares) over the fitted curve vs size (log2 axis), and the\n"
     "              fit error per size below\n"
     "topology: --cluster NAME|FILE or the topology flags; without them the log decides: the preset\n"
-    "          of its GPU model (A100 dgx-a100, H100 dgx-h100, H200 hgx-h200, B200 dgx-b200,\n"
-    "          MI300X mi300x-roce, else dgx-a100) with the log's node count.\n"
+    "          of its GPU model (preset_for_gpu: A100 dgx-a100, H100 dgx-h100, H200 hgx-h200, B200 dgx-b200,\n"
+    "          B300 dgx-b300, GB200/GB300 gb200-nvl72/gb300-nvl72 (racks filled in rank order), MI300X/MI325X\n"
+    "          mi300x-roce, MI355X mi355x-roce, Gaudi2 gaudi2-hls, else dgx-a100) with the log's node count.\n"
     "fitted parameters: from 9 distinct sizes all 8 (LL/LL128/Simple step latencies, efficiency, half\n"
     "          size, exponent, LL/LL128 fractions); from 5 the step latencies (one common factor),\n"
     "          efficiency, half size and exponent; from 2 the latency factor (a row <= 1 MiB) and the\n"
@@ -168,7 +154,7 @@ cli::registrar reg{cli::command{
     "          sane; the rest is kept at the prior and listed.\n"
     "--json: {op, ops, ranks, nodes, rows, cluster, latency_us, latency_sigma_us, bandwidth_GBps, peak_busbw_GBps,\n"
     "         efficiency, median_rel_error, max_rel_error, cv_median_rel_error, r2, fitted_class,\n"
-    "         fitted: {NAME: {value, uncertainty}}, kept: [NAME], step_latencies_tied, calibration}",
+    "         fitted: {NAME: {value, uncertainty}}, kept: [NAME], step_latencies_tied, warnings, calibration}",
     options(),
     [](const cli::args& a, std::ostream& out) {
         std::optional<collective_op> op;
@@ -184,12 +170,14 @@ cli::registrar reg{cli::command{
             c = cli::resolve_cluster(a);
         } else {
             c = cluster_by_name(preset_for_gpu(m.gpu), "--cluster");
-            c.nodes = std::max(c.nodes, nodes);
+            // an NVL72 rack is one 72-GPU node here, its trays are the log's hosts: racks packed in order
+            c.nodes = c.node.gpus >= 72 ? std::max(c.nodes, (ranks + c.node.gpus - 1) / c.node.gpus) : std::max(c.nodes, nodes);
             const int per_node = (ranks + nodes - 1) / nodes;
             if (per_node > c.node.gpus) c.node.gpus = per_node;
             validate(c, "cluster");
         }
-        const int per_node = std::min((ranks + nodes - 1) / nodes, c.node.gpus);
+        // a rack-scale node (NVL72) holds the log's trays: its ranks fill racks in order
+        const int per_node = c.node.gpus >= 72 ? std::min(ranks, c.node.gpus) : std::min((ranks + nodes - 1) / nodes, c.node.gpus);
         const placement g{.ranks = ranks, .ranks_per_node = per_node, .stride = 1};
         std::vector<fit_point> pts;
         for (const auto& r : m.rows)
