@@ -23,7 +23,7 @@
 ///              every other layer for gpt_oss; window sliding_window (Llama 4: its chunked
 ///              attention, attention_chunk_size, on the no_rope_layers = 1 layers)
 ///   sinks      attention_sinks (default true for gpt_oss)
-///   tied       tie_word_embeddings (default true, as transformers' PretrainedConfig)
+///   tied       tie_word_embeddings (default: the family's transformers config class, below)
 ///   gated MLP  gated_mlp if given; else model_type in the SwiGLU families (llama, mistral, mixtral,
 ///              qwen2, gemma, ...) or hidden_act/activation_function silu/swiglu/geglu
 ///   positions  learned_positions if given; else model_type gpt2/opt/gpt_neo/... or n_positions present
@@ -260,8 +260,15 @@ namespace detail {
         m.sliding_window = r.int32(w, 1, lim::max_seq);
     }
     m.attention_sinks = r.boolean_or("attention_sinks", type == "gpt_oss");
-    // GPT-NeoX and GPT-J configs untie the output projection (GPTNeoXConfig default False)
-    m.tied_embeddings = r.boolean_or("tie_word_embeddings", !detail::one_of(type, {"gpt_neox", "gptj"}));
+    // Without the key, each family's transformers config class decides: LlamaConfig, MistralConfig,
+    // MixtralConfig, Qwen2Config, Qwen2MoeConfig, Qwen3Config, Qwen3MoeConfig, DeepseekV3Config,
+    // Phi3Config, NemotronConfig, GptOssConfig, Llama4TextConfig, GPTNeoXConfig and GPTJConfig
+    // default tie_word_embeddings=False; the others (GPT-2, Gemma, OPT, BLOOM, MPT, Falcon) keep
+    // PretrainedConfig's True.
+    m.tied_embeddings = r.boolean_or(
+        "tie_word_embeddings",
+        !detail::one_of(type, {"llama", "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
+                               "deepseek_v3", "kimi_k2", "phi3", "nemotron", "gpt_oss", "gpt_neox", "gptj"}));
     const char* act_key = detail::first_key(r, {"hidden_act", "activation_function"});
     const std::string act = act_key ? r.string(act_key) : std::string();
     if (r.has("gated_mlp")) m.gated_mlp = r.boolean("gated_mlp");
