@@ -49,6 +49,8 @@ inline int run(const std::vector<std::string>& all, std::ostream& out, std::ostr
             out << it->usage << "\n";
             return 0;
         }
+        // A captured JSON document (the Python module) bypasses the output: nothing to buffer.
+        if (json_capture()) return it->run(a, out);
         // Buffer the output so an error midway never leaves partial output.
         std::ostringstream buf;
         const int rc = it->run(a, buf);

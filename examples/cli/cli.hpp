@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,9 +33,11 @@ class args {
 public:
     std::vector<std::string> positional;
 
-    [[nodiscard]] bool has(const std::string& name) const { return values_.count(name) || flags_.count(name); }
-    [[nodiscard]] bool flag(const std::string& name) const { return flags_.count(name) > 0; }
-    [[nodiscard]] std::optional<std::string> get(const std::string& name) const {
+    // Names are looked up as string_views (transparent comparators): commands ask about dozens of
+    // options per call, and the Python module runs commands tens of thousands of times a second.
+    [[nodiscard]] bool has(std::string_view name) const { return values_.find(name) != values_.end() || flag(name); }
+    [[nodiscard]] bool flag(std::string_view name) const { return flags_.find(name) != flags_.end(); }
+    [[nodiscard]] std::optional<std::string> get(std::string_view name) const {
         auto it = values_.find(name);
         if (it == values_.end()) return std::nullopt;
         return it->second;
@@ -45,16 +48,16 @@ public:
         return *v;
     }
     /// Integer option in [lo, hi]; `fallback` if absent.
-    [[nodiscard]] long long integer(const std::string& name, long long fallback, long long lo, long long hi) const {
+    [[nodiscard]] long long integer(std::string_view name, long long fallback, long long lo, long long hi) const {
         auto v = get(name);
         if (!v) return fallback;
-        return parse_int("--" + name, *v, lo, hi);
+        return parse_int("--" + std::string(name), *v, lo, hi);
     }
     /// Number option (plain, finite, >= 0); `fallback` if absent.
-    [[nodiscard]] double number(const std::string& name, double fallback) const {
+    [[nodiscard]] double number(std::string_view name, double fallback) const {
         auto v = get(name);
         if (!v) return fallback;
-        return commscale::parse_number(*v, "--" + name);
+        return commscale::parse_number(*v, "--" + std::string(name));
     }
 
     static long long parse_int(const std::string& field, const std::string& text, long long lo, long long hi) {
@@ -74,8 +77,8 @@ public:
         return commscale::require_int_range(field, v, lo, hi);
     }
 
-    std::map<std::string, std::string> values_;
-    std::set<std::string> flags_;
+    std::map<std::string, std::string, std::less<>> values_;
+    std::set<std::string, std::less<>> flags_;
 };
 
 /// One CLI command.
@@ -117,8 +120,6 @@ inline std::vector<option_spec> topology_options() {
 /// Parses argv (after the command name) against a command's spec.
 inline args parse_args(const command& cmd, const std::vector<std::string>& argv) {
     args a;
-    std::vector<std::string> known{"json", "help"};
-    for (const auto& o : cmd.options) known.push_back(o.name);
     auto find = [&](const std::string& n) -> const option_spec* {
         for (const auto& o : cmd.options)
             if (o.name == n) return &o;
@@ -140,8 +141,8 @@ inline args parse_args(const command& cmd, const std::vector<std::string>& argv)
             }
             const option_spec* o = find(name);
             if (!o) {
-                std::vector<std::string> cands;
-                for (const auto& k : known) cands.push_back("--" + k);
+                std::vector<std::string> cands{"--json", "--help"};
+                for (const auto& k : cmd.options) cands.push_back("--" + k.name);
                 throw commscale::unknown_name("option of '" + cmd.name + "'", "--" + name, cands);
             }
             if (!o->takes_value) {
@@ -172,8 +173,41 @@ inline args parse_args(const command& cmd, const std::vector<std::string>& argv)
     return a;
 }
 
-/// Prints a JSON document (exactly one) with a trailing newline.
-inline void print_json(std::ostream& out, const nlohmann::json& j) { out << j.dump(2) << "\n"; }
+/// Where print_json hands its document instead of printing it, when set: the Python module runs
+/// commands in-process and converts the document to Python objects without a text round trip.
+/// Thread-local, so commands run from several threads each capture their own.
+inline nlohmann::json*& json_capture() {
+    thread_local nlohmann::json* target = nullptr;
+    return target;
+}
+
+/// Sets json_capture() for one scope.
+class capture_json {
+public:
+    explicit capture_json(nlohmann::json& into) : previous_(json_capture()) { json_capture() = &into; }
+    ~capture_json() { json_capture() = previous_; }
+    capture_json(const capture_json&) = delete;
+    capture_json& operator=(const capture_json&) = delete;
+
+private:
+    nlohmann::json* previous_;
+};
+
+/// Prints a JSON document (exactly one) with a trailing newline, or hands it to json_capture().
+inline void print_json(std::ostream& out, const nlohmann::json& j) {
+    if (nlohmann::json* into = json_capture()) {
+        *into = j;
+        return;
+    }
+    out << j.dump(2) << "\n";
+}
+inline void print_json(std::ostream& out, nlohmann::json&& j) {
+    if (nlohmann::json* into = json_capture()) {
+        *into = std::move(j);
+        return;
+    }
+    out << j.dump(2) << "\n";
+}
 
 /// A plain-text table with left-aligned first column and right-aligned others.
 inline void print_table(std::ostream& out, const std::vector<std::string>& header,

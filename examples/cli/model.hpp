@@ -1,6 +1,6 @@
 #pragma once
 // The --model flag of every command that needs a transformer (../shared/CLI.md "Models"):
-//   --model NAME|FILE   a preset (commscale models) or a Hugging Face config.json file
+//   --model NAME|FILE   a preset (commscale models), a Hugging Face config.json file or its JSON inline
 // With no --model the model is `cli::default_model_name` (llama2-7b: a widely trained open model
 // whose published shape is in data/models/llama2-7b.json).
 
@@ -26,13 +26,24 @@ inline constexpr std::string_view default_model_name = "llama2-7b";
     return std::filesystem::is_regular_file(v, ec);
 }
 
-/// The model --model names (preset or config.json), or the default preset. Errors name --model
-/// (unknown preset, with "did you mean") or --model.<key> (a bad field in the file).
+/// A model from a preset name, a config.json file or a config.json object written inline ('{'
+/// first: what the Python module passes for a dict). Errors name `field` or `field.<key>`. A preset
+/// name is a preset even where a file of that name exists (no file-system look-up for presets).
+[[nodiscard]] inline commscale::transformer load_model_value(const std::string& v, const std::string& field) {
+    if (auto preset = commscale::find_model(v)) return *preset;
+    const auto first = v.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && v[first] == '{')
+        return commscale::io::model_from_json(commscale::io::parse_json(v, field), field, "custom");
+    if (model_looks_like_file(v)) return commscale::io::load_model_file(v, field);
+    return commscale::model_by_name(v, field);
+}
+
+/// The model --model names (preset, config.json or inline JSON), or the default preset. Errors name
+/// --model (unknown preset, with "did you mean") or --model.<key> (a bad field in the file).
 [[nodiscard]] inline commscale::transformer resolve_model(const args& a) {
     const auto v = a.get("model");
     if (!v) return commscale::model_by_name(default_model_name, "--model");
-    if (model_looks_like_file(*v)) return commscale::io::load_model_file(*v, "--model");
-    return commscale::model_by_name(*v, "--model");
+    return load_model_value(*v, "--model");
 }
 
 /// The option spec of --model, for a command's options list.

@@ -1,7 +1,7 @@
 #pragma once
 // Shared flags of the commands that need a cluster and of those that run collectives.
 // The topology flags of every command that needs a cluster (../shared/CLI.md "Topology flags"):
-//   --cluster NAME|FILE   a preset (commscale clusters) or a cluster JSON file
+//   --cluster NAME|FILE   a preset (commscale clusters), a cluster JSON file or inline cluster JSON
 //   --nodes N --gpus-per-node G --intra LINK --intra-fabric switch|mesh|pcie --inter LINK
 //   --nics-per-node K --accelerator NAME --oversubscription R
 // Explicit flags override the preset's (or file's) fields. With no --cluster the base is the
@@ -28,6 +28,18 @@
 
 namespace cli {
 
+/// True when the value of --cluster or --model is a JSON object written inline ('{' first, after
+/// any blanks): what the Python module passes for a dict, and handy in scripts.
+[[nodiscard]] inline bool is_inline_json(const std::string& v) {
+    const auto first = v.find_first_not_of(" \t\r\n");
+    return first != std::string::npos && v[first] == '{';
+}
+
+/// A cluster from a preset name, a cluster JSON file or inline cluster JSON; errors name `field`
+/// (and `field.<key>` for a bad key of inline JSON). A preset name is a preset even where a file
+/// of that name exists.
+[[nodiscard]] inline commscale::cluster load_cluster_value(const std::string& v, const std::string& field);
+
 /// True when --cluster's value names a file rather than a preset: it ends in ".json", contains a
 /// path separator, or is an existing file.
 [[nodiscard]] inline bool looks_like_file(const std::string& v) {
@@ -35,6 +47,13 @@ namespace cli {
     if (v.find('/') != std::string::npos || v.find('\\') != std::string::npos) return true;
     std::error_code ec;
     return std::filesystem::is_regular_file(v, ec);
+}
+
+inline commscale::cluster load_cluster_value(const std::string& v, const std::string& field) {
+    if (auto preset = commscale::find_cluster(v)) return *preset;  // no file-system look-up for presets
+    if (is_inline_json(v)) return commscale::io::cluster_from_json(commscale::io::parse_json(v, field), field);
+    if (looks_like_file(v)) return commscale::io::load_cluster_file(v, field);
+    return commscale::cluster_by_name(v, field);
 }
 
 /// Parses an --intra-fabric value.
@@ -64,7 +83,7 @@ namespace cli {
     const auto given = a.get("cluster");
     cluster c{};
     if (given) {
-        c = looks_like_file(*given) ? io::load_cluster_file(*given, "--cluster") : cluster_by_name(*given, "--cluster");
+        c = load_cluster_value(*given, "--cluster");
     } else {
         c = cluster_by_name(default_cluster_name, "--cluster");
     }

@@ -91,3 +91,41 @@ TEST_CASE("commscale convert 400Gbps GB/s prints 50 (CLI.md), 1GiB GB prints 1.0
     CHECK(j.at("result").get<double>() == Approx(50.0).epsilon(1e-12));
     CHECK(j.at("unit") == "GB/s");
 }
+
+TEST_CASE("cluster and model values may be JSON written inline (what the Python module passes for a dict)") {
+    // the CLI.md example pod, inline: 4 x 8 H100 on NDR (400 Gb/s = 50 GB/s per NIC, 8 per node)
+    const std::string pod = R"('{"name": "my-pod", "nodes": 4, "gpus_per_node": 8, "accelerator": "h100-sxm",)"
+                            R"( "intra": {"link": "nvlink4", "fabric": "switch"},)"
+                            R"( "inter": {"link": "ib-ndr-4x", "nics_per_node": 8}}')";
+    const run_result c = run("cluster " + pod + " --json");
+    REQUIRE(c.rc == 0);
+    const auto j = nlohmann::json::parse(c.out);
+    CHECK(j.at("name") == "my-pod");
+    CHECK(j.at("nodes") == 4);
+    const run_result ar = run("collective --op all_reduce --bytes 1GiB --cluster " + pod + " --json");
+    REQUIRE(ar.rc == 0);
+    CHECK(nlohmann::json::parse(ar.out).at("ranks") == 32);
+    // a config.json inline: Llama 2 7B's shape (Touvron et al. 2023: 6.74 B parameters)
+    const run_result m = run(R"(model '{"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,)"
+                             R"( "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000,)"
+                             R"( "max_position_embeddings": 4096}' --json)");
+    REQUIRE(m.rc == 0);
+    CHECK(nlohmann::json::parse(m.out).at("parameters").get<double>() == Approx(6.74e9).epsilon(0.01));
+    // errors name the flag and the key
+    require_invalid(R"(collective --op all_reduce --bytes 1MiB --cluster '{"name": "x"}')", "--cluster.gpus_per_node");
+    require_invalid(R"(collective --op all_reduce --bytes 1MiB --cluster '{"name": ')", "--cluster");
+    require_invalid(R"(step --model '{"model_type": "llama", "hidden_size": -1}')", "--model");
+}
+
+TEST_CASE("cluster NAME takes the topology flags and --gpus as every command does") {
+    const run_result r = run("cluster dgx-a100 --gpus 32 --inter ib-ndr-4x --json");
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j.at("nodes") == 4);  // 32 GPUs / 8 per DGX A100
+    CHECK(j.at("inter").at("link") == "ib-ndr-4x");
+    CHECK(j.at("name") == "dgx-a100+flags");
+    // --nodes alone keeps the preset's name, as before
+    CHECK(nlohmann::json::parse(run("cluster dgx-h100 --nodes 4 --json").out).at("name") == "dgx-h100");
+    require_invalid("cluster dgx-h100 --gpus 12", "--gpus");
+    require_invalid("cluster dgx-h100 --gpus 16 --nodes 2", "--gpus");
+}

@@ -54,18 +54,37 @@ cli::registrar reg_list{cli::command{
     },
     0, 0}};
 
+std::vector<cli::option_spec> cluster_options() {
+    std::vector<cli::option_spec> o;
+    for (auto& t : cli::topology_options())
+        if (t.name != "cluster") o.push_back(std::move(t));
+    o.push_back({"gpus", true, "total GPUs (nodes = N / GPUs per node)"});
+    return o;
+}
+
 cli::registrar reg_one{cli::command{
     "cluster",
     "show one cluster preset or cluster JSON file (--nodes N overrides the node count)",
-    "usage: commscale cluster NAME|FILE [--nodes N] [--json]\n"
-    "  NAME   a preset (commscale clusters), FILE a cluster JSON file (schema in CLI.md)\n"
-    "  --nodes N  override the node count\n"
+    "usage: commscale cluster NAME|FILE [--nodes N | --gpus N] [topology flags] [--json]\n"
+    "  NAME   a preset (commscale clusters), FILE a cluster JSON file (schema in CLI.md), or the JSON inline\n"
+    "  --nodes N  override the node count (--gpus N: nodes = N / GPUs per node)\n"
+    "  --gpus-per-node G --intra LINK --intra-fabric switch|mesh|pcie --inter LINK --nics-per-node K\n"
+    "  --accelerator NAME --oversubscription R  override the preset's fields, as on every command\n"
     "--json prints the cluster JSON (which --cluster FILE accepts) plus a \"derived\" object.",
-    {{"nodes", true, "an integer in [1, 1000000]"}},
+    cluster_options(),
     [](const cli::args& a, std::ostream& out) {
-        const std::string& what = a.positional[0];
-        cluster c = cli::looks_like_file(what) ? commscale::io::load_cluster_file(what, "cluster")
-                                               : commscale::cluster_by_name(what, "cluster");
+        // NAME|FILE stands for --cluster; --nodes/--gpus alone keep the preset's name.
+        cli::args b = a;
+        b.values_["cluster"] = a.positional[0];
+        b.values_.erase("nodes");
+        b.values_.erase("gpus");
+        cluster c = cli::has_topology_override(b) ? cli::resolve_cluster(b) : cli::load_cluster_value(a.positional[0], "cluster");
+        if (a.has("gpus")) {
+            if (a.has("nodes"))
+                throw commscale::input_error("--gpus", *a.get("gpus") + " together with --nodes " + *a.get("nodes"),
+                                             "either --gpus N or --nodes N, not both");
+            c.nodes = cli::nodes_for_gpus(a.integer("gpus", 0, 1, 1'000'000'000), c.node.gpus, c.name);
+        }
         if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, 1'000'000));
         commscale::validate(c, "cluster");
         if (a.flag("json")) {

@@ -71,7 +71,7 @@ cli::registrar reg_model{cli::command{
     {{"seq", true, "context length (tokens)"}},
     [](const cli::args& a, std::ostream& out) {
         const std::string& v = a.positional[0];
-        const transformer m = cli::model_looks_like_file(v) ? io::load_model_file(v, "model") : model_by_name(v, "model");
+        const transformer m = cli::load_model_value(v, "model");
         const double seq = static_cast<double>(a.integer("seq", std::min(m.max_seq, 2048), 1, 1 << 24));
         const auto j = describe(m, seq);
         if (a.flag("json")) {

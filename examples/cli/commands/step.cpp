@@ -115,7 +115,7 @@ cli::registrar reg{cli::command{
             j["accelerator"] = std::string(c.node.accelerator);
             j["plan"] = cli::plan_json(p, m);
             j["verdict"] = verdict_text(r);
-            cli::print_json(out, j);
+            cli::print_json(out, std::move(j));
             return 0;
         }
         out << title << "\n";
