@@ -1,0 +1,18 @@
+# Installs the build tree BUILD into PREFIX (cmake --install) and imports the Python module from the
+# site-packages there, as a user of `cmake --install build --prefix P` would with
+# PYTHONPATH=P/lib/python3.X/site-packages.
+file(REMOVE_RECURSE ${PREFIX})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD} --prefix ${PREFIX} RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cmake --install ${BUILD} --prefix ${PREFIX} failed")
+endif()
+set(site ${PREFIX}/${SITE})
+if(NOT EXISTS ${site}/commscale/__init__.py)
+  message(FATAL_ERROR "the install put no commscale/__init__.py in ${site}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${site} ${PYTHON} -c
+  "import commscale as cs, os; assert os.path.realpath(cs.__file__).startswith(os.path.realpath('${site}')), cs.__file__; r = cs.step(); print('installed module:', cs.__file__, r['bottleneck'], r['gpus'])"
+  RESULT_VARIABLE rc WORKING_DIRECTORY ${PREFIX})
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "import commscale from ${site} failed")
+endif()
