@@ -320,10 +320,23 @@ TEST_CASE("2, 3 and 8 rows of the A100 table: what is fitted, and the held-out r
         if (!f.step_latencies_tied) CHECK(f.fitted_names() == std::vector<std::string>{"efficiency"});
         else CHECK(f.fitted_names().size() == 4);  // three tied step latencies + efficiency
     }
-    // 3 rows: measured 4.8-15.7% (median 12.0%).
-    const auto m3 = held_out_medians(3);
+    // 3 rows: measured 4.8-15.7% (median 12.0%). Fitted: the tied step latencies when a row is
+    // <= 1 MiB and the efficiency when one is above; never the shape or the protocol fractions
+    // (fewer than 5 sizes).
+    std::vector<collective_calibration> three;
+    const auto m3 = held_out_medians(3, &three);
     for (const double m : m3) CHECK(m <= 0.16);
     CHECK(median(m3) <= 0.13);
+    for (const auto& f : three) {
+        const auto fitted = f.fitted_names(), kept = f.kept_names();
+        INFO("3-row fit: " << fitted.size() << " fitted");
+        CHECK(!fitted.empty());
+        for (const auto& n : fitted)
+            CHECK((n == "efficiency" || n == "step_latency_LL_us" || n == "step_latency_LL128_us" ||
+                   n == "step_latency_Simple_us"));
+        for (const char* k : {"half_size_bytes", "exponent", "LL_fraction", "LL128_fraction"}) CHECK(has(kept, k));
+        CHECK(f.step_latencies_tied == has(fitted, "step_latency_LL_us"));
+    }
     // 8 rows (5-8 sizes): the saturation half size and exponent are fitted too; measured 6.9, 7.7%.
     std::vector<collective_calibration> eight;
     const auto m8 = held_out_medians(8, &eight);

@@ -55,7 +55,15 @@ TEST_CASE("fit --out writes a cluster that --cluster reads and that reproduces t
     const auto r = run("fit \"" + a100_log + "\" --json --out \"" + file.string() + "\" --svg \"" + svg.string() + "\"");
     REQUIRE(r.rc == 0);
     REQUIRE(fs::exists(file));
-    CHECK(slurp(svg).find("<svg") != std::string::npos);
+    // The plot: measured squares over the fitted curve on a log2 size axis with every size labelled
+    // (32 KiB .. 16 GiB in the published table), and the error panel under it.
+    const std::string plot = slurp(svg);
+    CHECK(plot.find("<svg") != std::string::npos);
+    CHECK(plot.find("</svg>") != std::string::npos);
+    for (const char* label : {">32KiB<", ">1MiB<", ">1GiB<", ">16GiB<", ">busbw (GB/s)<", ">fit error per size<", ">measured<"})
+        CHECK(plot.find(label) != std::string::npos);
+    CHECK(plot.find("<rect") != std::string::npos);  // measured rows
+    CHECK(plot.find("nan") == std::string::npos);
     const auto c = run("collective --op all_reduce --bytes 1073741824 --cluster \"" + file.string() + "\" --json");
     REQUIRE(c.rc == 0);
     // The table's 1 GiB row: 8203.9 us (busbw 229.04 GB/s); the calibrated description within 5%.

@@ -4,6 +4,7 @@
 // not see, the SVG, and errors that name the row and column.
 #include "cli_runner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +60,41 @@ TEST_CASE("fit-step --out: step --cluster FILE predicts a run the fit did not se
                            "--seq 8192 --json");
     REQUIRE(plain.rc == 0);
     CHECK(json::parse(plain.out)["step_s"].get<double>() < 0.85 * 14.98);
+}
+
+TEST_CASE("fit-step --out: scale and plan --cluster FILE use the fitted compute calibration too") {
+    const fs::path cal = scratch() / "nemo-h100-scale.json";
+    REQUIRE(run("fit-step \"" + runs_csv + "\" --cluster dgx-h100 --out \"" + cal.string() + "\"").rc == 0);
+    const std::string shape = " --model llama3-70b --tp 4 --pp 4 --cp 2 --schedule interleaved --virtual-stages 5"
+                              " --sequence-parallel --micro-batch 1 --global-batch 4096 --seq 8192 --json";
+    // scale's first row is the step at that node count (weak scaling starts from the given batch)
+    const auto sc = run("scale --cluster \"" + cal.string() + "\" --nodes 128,256" + shape);
+    const auto st = run("step --cluster \"" + cal.string() + "\" --nodes 128" + shape);
+    const auto plain = run("step --cluster dgx-h100 --nodes 128" + shape);
+    REQUIRE(sc.rc == 0);
+    REQUIRE(st.rc == 0);
+    REQUIRE(plain.rc == 0);
+    const double scaled = json::parse(sc.out)["rows"][0]["step_s"].get<double>();
+    CHECK(scaled == Approx(json::parse(st.out)["step_s"].get<double>()).epsilon(1e-12));
+    CHECK(scaled > 1.1 * json::parse(plain.out)["step_s"].get<double>());  // the calibration slows compute
+    // plan ranks with the calibrated compute: its best plan, priced by step on the same file, agrees
+    const auto pl = run("plan --model llama3-8b --cluster \"" + cal.string() + "\" --gpus 64 --global-batch 256 --seq 8192 --top 1 --json");
+    REQUIRE(pl.rc == 0);
+    const json best = json::parse(pl.out)["plans"][0];
+    std::string args = "step --model llama3-8b --cluster \"" + cal.string() + "\" --nodes 8 --global-batch 256 --seq 8192 --json";
+    for (const char* k : {"tp", "pp", "dp", "cp", "ep", "micro_batch", "zero", "virtual_stages"}) {
+        std::string flag = k;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        args += " --" + flag + " " + std::to_string(best[k].get<int>());
+    }
+    args += " --recompute " + best["recompute"].get<std::string>() + " --schedule " + best["schedule"].get<std::string>();
+    if (best["sequence_parallel"].get<bool>()) args += " --sequence-parallel";
+    const auto again = run(args);
+    REQUIRE(again.rc == 0);
+    CHECK(json::parse(again.out)["step_s"].get<double>() == Approx(best["step_s"].get<double>()).epsilon(1e-9));
+    CHECK(best["breakdown"]["compute_efficiency"].get<double>() <
+          json::parse(run("plan --model llama3-8b --cluster dgx-h100 --nodes 8 --gpus 64 --global-batch 256 --seq 8192 --top 1 "
+                          "--json").out)["plans"][0]["breakdown"]["compute_efficiency"].get<double>());
 }
 
 TEST_CASE("fit-step errors name the file, row and column, and nothing is written") {
