@@ -96,3 +96,39 @@ TEST_CASE("scale: rows per node count with efficiency, first row 1") {
     CHECK(s["rows"][1]["global_batch"] == 64);
     require_invalid("scale --model gpt2-large --cluster dgx-a100 --nodes 1,,2", "--nodes");
 }
+
+TEST_CASE("scale skips and lists node counts that cannot hold the plan, and runs the rest") {
+    // TP 8 x PP 2 needs 16 GPUs: one 8-GPU DGX H100 cannot hold it, two and four can
+    const auto j = run_json("scale --model llama3-8b --cluster dgx-h100 --tp 8 --pp 2 --micro-batch 1 --global-batch 64 --nodes 1,2,4");
+    REQUIRE(j["rows"].size() == 2);
+    CHECK(j["rows"][0]["nodes"] == 2);
+    CHECK(j["rows"][0]["global_batch"] == 64);  // the given batch is the first count that holds the plan's
+    CHECK(j["rows"][1]["global_batch"] == 128);
+    REQUIRE(j["skipped"].size() == 1);
+    CHECK(j["skipped"][0]["nodes"] == 1);
+    CHECK_THAT(j["skipped"][0]["reason"].get<std::string>(), Catch::Contains("--tp x --pp x --cp") && Catch::Contains("16"));
+    const auto text = run("scale --model llama3-8b --cluster dgx-h100 --tp 8 --pp 2 --micro-batch 1 --global-batch 64 --nodes 1,2,4");
+    REQUIRE(text.rc == 0);
+    CHECK_THAT(text.out, Catch::Contains("skipped 1 node(s): --tp x --pp x --cp"));
+    // no count holds it: the first count's reason, exit 2
+    require_invalid("scale --model llama3-8b --cluster dgx-h100 --tp 8 --pp 16 --micro-batch 1 --global-batch 64 --nodes 1,2",
+                    "--tp x --pp x --cp");
+}
+
+TEST_CASE("step --no-zero-overlap and --no-cp-overlap expose what the overlaps hide, and the plan echoes them") {
+    // FSDP (ZeRO-3): per-layer all-gathers and reduce-scatters prefetched under neighbouring layers
+    const std::string fsdp = "step --model llama2-7b --cluster dgx-a100 --nodes 4 --framework fsdp --micro-batch 2 --global-batch 256";
+    const auto on = run_json(fsdp), off = run_json(fsdp + " --no-zero-overlap");
+    CHECK(on["plan"]["overlap"]["zero"] == true);
+    CHECK(off["plan"]["overlap"]["zero"] == false);
+    CHECK(off["dp_comm_s"].get<double>() == Approx(on["dp_comm_s"].get<double>()));  // the same traffic
+    CHECK(off["dp_comm_exposed_s"].get<double>() > 10 * on["dp_comm_exposed_s"].get<double>());
+    CHECK(off["step_s"].get<double>() > on["step_s"].get<double>());
+    // context parallelism: the K/V ring hidden behind attention, or all of it on the critical path
+    const std::string cp = "step --model llama3-8b --cluster dgx-h100 --nodes 2 --tp 2 --cp 4 --micro-batch 1 --global-batch 64 --seq 32768";
+    const auto cp_on = run_json(cp), cp_off = run_json(cp + " --no-cp-overlap");
+    CHECK(cp_on["plan"]["overlap"]["cp"] == true);
+    CHECK(cp_off["plan"]["overlap"]["cp"] == false);
+    CHECK(cp_off["cp_comm_exposed_s"].get<double>() == Approx(cp_off["cp_comm_s"].get<double>()));
+    CHECK(cp_on["cp_comm_exposed_s"].get<double>() < cp_off["cp_comm_exposed_s"].get<double>());
+}

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,7 +110,8 @@ cli::registrar reg{cli::command{
     "--gpus: GPU counts instead of node counts, each a multiple of the GPUs per node.\n"
     "Step options as in `commscale step --help`; the plan's TP/PP/CP layout is kept, dp grows with\n"
     "the cluster. Weak scaling (default) keeps the batch per data-parallel replica (the global\n"
-    "batch given is the one at the first node count); --strong keeps the global batch.\n"
+    "batch given is the one at the first node count that holds the plan); --strong keeps the global\n"
+    "batch. Node counts that cannot hold the plan are skipped and listed (JSON: skipped [{nodes, reason}]).\n"
     "Scaling efficiency = per-GPU tokens/s relative to the first node count.\n"
     "JSON: {model, cluster, mode, rows: [{nodes, gpus, dp, global_batch, efficiency, speedup, <step keys>}]}",
     cli::step_options_spec(true),
@@ -124,13 +126,28 @@ cli::registrar reg{cli::command{
         } else {
             counts = parse_nodes(a.get("nodes").value_or(cli::is_demo(a) ? "8,16,32,64" : "1,2,4,8"));
         }
-        c.nodes = counts.front();
         const transformer m = cli::step_model(a);
-        const plan p = cli::step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
+        // The plan is written for the first node count that can hold its layout (TP x PP x CP
+        // dividing the GPUs, the batch dividing, ...); smaller counts are skipped and listed.
+        std::vector<scale_skip> skipped;
+        std::optional<plan> first;
+        std::optional<input_error> first_error;
+        while (!counts.empty()) {
+            c.nodes = counts.front();
+            try {
+                first = cli::step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
+                break;
+            } catch (const input_error& e) {
+                if (!first_error) first_error = e;
+                skipped.push_back({counts.front(), e.what()});
+                counts.erase(counts.begin());
+            }
+        }
+        if (!first) throw *first_error;  // no node count holds the plan: the first count's reason
+        const plan& p = *first;
         cli::check_precision(c, p);
         const step_options o = cli::step_opts(a);
         const scaling_mode mode = a.flag("strong") ? scaling_mode::strong : scaling_mode::weak;
-        std::vector<scale_skip> skipped;
         const auto pts = scale_sweep(m, c, p, counts, mode, o, &skipped);
         const std::string title = std::string(m.name) + " on " + std::string(c.name) + " (" + std::string(c.node.accelerator) +
                                   "), " + (mode == scaling_mode::weak ? "weak" : "strong") + " scaling";
