@@ -97,8 +97,9 @@ cli::registrar reg{cli::command{
     "  --out FILE  write the cluster JSON with a \"compute_calibration\" section for --cluster FILE\n"
     "  --svg FILE  predicted vs measured step time per run, before and after the fit\n"
     "Fits kernel_efficiency (GEMM, attention, memory-bound kernels) from one run on, and\n"
-    "attention_efficiency when 3+ runs differ in attention share by 0.1 or more; a log-normal prior\n"
-    "around the documented model keeps short sets from wandering off.\n"
+    "attention_efficiency when 3+ runs differ in attention share by 0.1 or more, overlap_slowdown (the\n"
+    "compute lost beside overlapped communication) when 3+ runs differ in its share of the step by 0.02\n"
+    "or more; a log-normal prior around the documented model keeps short sets from wandering off.\n"
     "--json: {runs: [{label, measured_step_s, predicted_before_s, predicted_step_s, cv_predicted_step_s}],\n"
     "         fitted: {name: {value, uncertainty}}, kept, median_rel_error_before, median_rel_error,\n"
     "         cv_median_rel_error, noise, cluster, compute_calibration}",
@@ -118,6 +119,8 @@ cli::registrar reg{cli::command{
             j["compute_calibration"] = {{"kernel_efficiency", f.calibration.kernel_efficiency},
                                         {"attention_efficiency", f.calibration.attention_efficiency},
                                         {"fitted_from", a.positional.at(0)}};
+            if (f.calibration.overlap_slowdown != 1.0)
+                j["compute_calibration"]["overlap_slowdown"] = f.calibration.overlap_slowdown;
             io::write_file_atomic(*file, j.dump(2) + "\n", "--out");
         }
         if (a.flag("json")) {
@@ -140,7 +143,8 @@ cli::registrar reg{cli::command{
                                   {"cluster", std::string(base.name)},
                                   {"compute_calibration",
                                    {{"kernel_efficiency", f.calibration.kernel_efficiency},
-                                    {"attention_efficiency", f.calibration.attention_efficiency}}}});
+                                    {"attention_efficiency", f.calibration.attention_efficiency},
+                                    {"overlap_slowdown", f.calibration.overlap_slowdown}}}});
             return 0;
         }
         out << f.runs.size() << " run(s) on " << base.name << " (" << base.node.accelerator << ")\n\n";

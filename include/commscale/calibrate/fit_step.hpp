@@ -20,15 +20,23 @@
 /// Identifiability. `kernel_efficiency` is fitted from one run on. `attention_efficiency` is fitted
 /// only with three or more runs whose attention share of the compute time (from the uncalibrated
 /// prediction) spans at least 0.1 (different sequence lengths or model widths); otherwise it is
-/// kept at 1 and listed as kept.
+/// kept at 1 and listed as kept. `overlap_slowdown` (the scale on the compute lost beside
+/// overlapped communication, `overlap_compute_slowdown`) is fitted with three or more runs whose
+/// share of that slowdown in the step spans at least 0.02 (runs that hide very different amounts of
+/// communication: DP/ZeRO traffic at different scales, TP overlap on and off) and that determine it
+/// better than the prior does (step_fit_overlap_identified); otherwise kept at 1.
+/// With fewer runs or less spread these scales move every run alike and are not told apart from
+/// the kernel efficiency.
 ///
 /// Cross-validation: leave one run out, fit the others, predict it; the median relative error of
 /// those predictions (absent with a single run).
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -49,6 +57,11 @@ inline constexpr double step_fit_prior_sigma = 0.4;
 inline constexpr double step_fit_default_noise = 0.03;
 /// @brief Smallest spread of the runs' attention share for fitting attention_efficiency apart.
 inline constexpr double step_fit_attention_spread = 0.1;
+/// @brief Smallest spread of the runs' overlap-slowdown share of the step for fitting overlap_slowdown.
+inline constexpr double step_fit_overlap_spread = 0.02;
+/// @brief overlap_slowdown is reported fitted only when its posterior log-σ is below this fraction
+/// of the prior's (the runs carry at least as much information about it as the prior: 1/√2).
+inline constexpr double step_fit_overlap_identified = 0.7071067811865476;
 
 /// @brief One fitted scale with its one-sigma uncertainty.
 struct fitted_scale {
@@ -104,25 +117,40 @@ struct prepared_run {
     double measured;
 };
 
-[[nodiscard]] inline double predict_with(const prepared_run& pr, double kernel, double attention, const step_options& o) {
+/// The fitted scales: kernel, attention and overlap-slowdown (in that order).
+inline constexpr std::size_t step_fit_scales = 3;
+inline constexpr std::array<std::string_view, step_fit_scales> step_fit_names{"kernel_efficiency", "attention_efficiency",
+                                                                              "overlap_slowdown"};
+using scale_vector = std::array<double, step_fit_scales>;
+
+[[nodiscard]] inline double predict_with(const prepared_run& pr, const scale_vector& v, const step_options& o) {
     cluster c = pr.c;
-    c.compute.kernel_efficiency = std::clamp(kernel, 0.05, 1.5);
-    c.compute.attention_efficiency = std::clamp(attention, 0.05, 1.5);
+    c.compute.kernel_efficiency = std::clamp(v[0], 0.05, 1.5);
+    c.compute.attention_efficiency = std::clamp(v[1], 0.05, 1.5);
+    c.compute.overlap_slowdown = std::clamp(v[2], 0.0, 5.0);
     return in_seconds(predict_step(pr.run->model, c, pr.acc, pr.run->p, o).step);
 }
 
 struct fit_core {
-    double kernel = 1.0, attention = 1.0, sd_kernel = 0.0, sd_attention = 0.0, noise = step_fit_default_noise;
+    scale_vector value{1.0, 1.0, 1.0}, sd{0.0, 0.0, 0.0};
+    double noise = step_fit_default_noise;
 };
 
-/// MAP fit of the log-scales on `subset`; `fit_attention` selects the second parameter.
-[[nodiscard]] inline fit_core fit_scales(const std::vector<const prepared_run*>& subset, bool fit_attention,
-                                         const step_options& o) {
-    const Eigen::Index n = fit_attention ? 2 : 1;
+/// MAP fit of the log-scales on `subset`; `free[j]` selects scale j (the kernel's always).
+[[nodiscard]] inline fit_core fit_scales(const std::vector<const prepared_run*>& subset,
+                                         const std::array<bool, step_fit_scales>& free, const step_options& o) {
+    std::vector<std::size_t> idx;  // scale of each fitted coordinate
+    for (std::size_t j = 0; j < step_fit_scales; ++j)
+        if (j == 0 || free[j]) idx.push_back(j);
+    const auto n = static_cast<Eigen::Index>(idx.size());
     const auto m = static_cast<Eigen::Index>(subset.size());
+    auto scales = [&](const Eigen::VectorXd& x) {
+        scale_vector v{1.0, 1.0, 1.0};
+        for (Eigen::Index j = 0; j < n; ++j) v[idx[static_cast<std::size_t>(j)]] = std::exp(x(j));
+        return v;
+    };
     auto raw = [&](const Eigen::VectorXd& x, std::size_t i) {
-        const double att = fit_attention ? std::exp(x(1)) : 1.0;
-        return std::log(predict_with(*subset[i], std::exp(x(0)), att, o) / subset[i]->measured);
+        return std::log(predict_with(*subset[i], scales(x), o) / subset[i]->measured);
     };
     fit_core out;
     // noise: estimated from an unregularised pass when the runs outnumber the parameters
@@ -162,11 +190,12 @@ struct fit_core {
         for (Eigen::Index k = 0; k < n; ++k) J(m + k, j) = (k == j) ? 1.0 / step_fit_prior_sigma : 0.0;
     }
     const Eigen::MatrixXd cov = (J.transpose() * J).inverse();
-    out.kernel = std::clamp(std::exp(x(0)), 0.05, 1.5);
-    out.sd_kernel = out.kernel * std::sqrt(std::max(0.0, cov(0, 0)));
-    if (fit_attention) {
-        out.attention = std::clamp(std::exp(x(1)), 0.05, 1.5);
-        out.sd_attention = out.attention * std::sqrt(std::max(0.0, cov(1, 1)));
+    const scale_vector v = scales(x);
+    const scale_vector lo{0.05, 0.05, 0.0}, hi{1.5, 1.5, 5.0};
+    for (Eigen::Index j = 0; j < n; ++j) {
+        const std::size_t q = idx[static_cast<std::size_t>(j)];
+        out.value[q] = std::clamp(v[q], lo[q], hi[q]);
+        out.sd[q] = out.value[q] * std::sqrt(std::max(0.0, cov(j, j)));
     }
     return out;
 }
@@ -188,7 +217,7 @@ struct fit_core {
     if (runs.empty()) throw input_error("runs", "none", "at least one measured training run");
     std::vector<detail::prepared_run> prepared;
     prepared.reserve(runs.size());
-    std::vector<double> attention_share;
+    std::vector<double> attention_share, overlap_share;
     for (const auto& r : runs) {
         detail::prepared_run pr{&r, detail::cluster_for_run(base, r), {}, detail::measured_step(r)};
         pr.c.compute = {};
@@ -201,22 +230,37 @@ struct fit_core {
         }
         const double lt = in_seconds(s.layer.forward() + s.layer.backward());
         attention_share.push_back(lt > 0 ? in_seconds(s.layer.attention_fwd + s.layer.attention_bwd) / lt : 0.0);
+        overlap_share.push_back(in_seconds(s.step) > 0 ? in_seconds(s.overlap_slowdown) / in_seconds(s.step) : 0.0);
         prepared.push_back(pr);
     }
-    const auto [lo, hi] = std::minmax_element(attention_share.begin(), attention_share.end());
-    const bool fit_attention = runs.size() >= 3 && (*hi - *lo) >= step_fit_attention_spread;
+    auto spread = [](const std::vector<double>& v) {
+        const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+        return *hi - *lo;
+    };
+    std::array<bool, detail::step_fit_scales> free{
+        true, runs.size() >= 3 && spread(attention_share) >= step_fit_attention_spread,
+        runs.size() >= 3 && spread(overlap_share) >= step_fit_overlap_spread};
 
     std::vector<const detail::prepared_run*> all;
     for (const auto& pr : prepared) all.push_back(&pr);
-    const detail::fit_core core = detail::fit_scales(all, fit_attention, o);
+    detail::fit_core core = detail::fit_scales(all, free, o);
+    // overlap_slowdown only where the runs, not the prior, determine it (posterior log-σ under
+    // step_fit_overlap_identified x the prior's): its share of a step is a few percent at most
+    if (free[2] && core.sd[2] > step_fit_overlap_identified * step_fit_prior_sigma * core.value[2]) {
+        free[2] = false;
+        core = detail::fit_scales(all, free, o);
+    }
 
     step_fit out;
     out.noise = core.noise;
-    out.calibration.kernel_efficiency = core.kernel;
-    out.calibration.attention_efficiency = core.attention;
-    out.fitted.push_back({"kernel_efficiency", core.kernel, core.sd_kernel});
-    if (fit_attention) out.fitted.push_back({"attention_efficiency", core.attention, core.sd_attention});
-    else out.kept.push_back("attention_efficiency");
+    out.calibration.kernel_efficiency = core.value[0];
+    out.calibration.attention_efficiency = core.value[1];
+    out.calibration.overlap_slowdown = core.value[2];
+    for (std::size_t j = 0; j < detail::step_fit_scales; ++j) {
+        const std::string name(detail::step_fit_names[j]);
+        if (free[j]) out.fitted.push_back({name, core.value[j], core.sd[j]});
+        else out.kept.push_back(name);
+    }
 
     std::vector<double> meas, before, after, cv_pred, cv_meas;
     for (std::size_t i = 0; i < prepared.size(); ++i) {
@@ -224,15 +268,16 @@ struct fit_core {
         fitted_run fr;
         fr.label = pr.run->label;
         fr.measured_step_s = pr.measured;
-        fr.predicted_before_s = detail::predict_with(pr, 1.0, 1.0, o);
-        fr.predicted_after_s = detail::predict_with(pr, core.kernel, core.attention, o);
+        fr.predicted_before_s = detail::predict_with(pr, {1.0, 1.0, 1.0}, o);
+        fr.predicted_after_s = detail::predict_with(pr, core.value, o);
         if (prepared.size() >= 2) {
             std::vector<const detail::prepared_run*> others;
             for (std::size_t j = 0; j < prepared.size(); ++j)
                 if (j != i) others.push_back(&prepared[j]);
-            const bool att = fit_attention && others.size() >= 3;
-            const detail::fit_core loo = detail::fit_scales(others, att, o);
-            fr.cv_predicted_s = detail::predict_with(pr, loo.kernel, loo.attention, o);
+            const std::array<bool, detail::step_fit_scales> loo_free{true, free[1] && others.size() >= 3,
+                                                                     free[2] && others.size() >= 3};
+            const detail::fit_core loo = detail::fit_scales(others, loo_free, o);
+            fr.cv_predicted_s = detail::predict_with(pr, loo.value, o);
             cv_pred.push_back(*fr.cv_predicted_s);
             cv_meas.push_back(pr.measured);
         }

@@ -57,8 +57,11 @@ struct node_spec {
 struct compute_calibration {
     double kernel_efficiency = 1.0;     ///< GEMM, attention and memory-bound kernels alike
     double attention_efficiency = 1.0;  ///< the attention core, on top of kernel_efficiency
+    double overlap_slowdown = 1.0;      ///< scale on overlap_compute_slowdown (compute lost beside overlapped comm)
 
-    [[nodiscard]] constexpr bool is_default() const { return kernel_efficiency == 1.0 && attention_efficiency == 1.0; }
+    [[nodiscard]] constexpr bool is_default() const {
+        return kernel_efficiency == 1.0 && attention_efficiency == 1.0 && overlap_slowdown == 1.0;
+    }
 };
 
 struct cluster {
@@ -134,6 +137,10 @@ inline void validate(const cluster& c, std::string_view where = "cluster") {
     if (!(c.compute.attention_efficiency >= 0.05) || !(c.compute.attention_efficiency <= 1.5))
         throw input_error(w + ".compute_calibration.attention_efficiency",
                           detail::number_text(c.compute.attention_efficiency), "a scale in [0.05, 1.5] (1 = uncalibrated)");
+    // the overlapped-communication slowdown: from none to 5x the documented 12% of the hidden time
+    if (!(c.compute.overlap_slowdown >= 0.0) || !(c.compute.overlap_slowdown <= 5.0))
+        throw input_error(w + ".compute_calibration.overlap_slowdown", detail::number_text(c.compute.overlap_slowdown),
+                          "a scale in [0, 5] (1 = uncalibrated)");
 }
 
 }  // namespace commscale

@@ -8,7 +8,8 @@
 ///  "inter": {"link": "ib-ndr-4x", "nics_per_node": 8, "oversubscription": 1.0, "nodes_per_leaf": 32,
 ///            "rail_optimized": true, "in_network_reduction": false, "gpudirect_rdma": true},
 ///  "source": "where the figures come from", "calibration": {...comm_params fields, optional...},
-///  "compute_calibration": {"kernel_efficiency": 0.8, "attention_efficiency": 1.0} (optional, fit-step)}
+///  "compute_calibration": {"kernel_efficiency": 0.8, "attention_efficiency": 1.0, "overlap_slowdown": 1.0}
+///                         (optional, fit-step; overlap_slowdown omitted when 1)}
 /// ```
 /// Links are catalog names (`commscale links`) or link objects (io/hardware_json.hpp). Keys
 /// beyond CLI.md's minimal example are optional, with the defaults documented at each field.
@@ -218,6 +219,7 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
         const json_reader cc = r.object("compute_calibration");
         c.compute.kernel_efficiency = cc.number_or("kernel_efficiency", 1.0, 0.05, 1.5);
         c.compute.attention_efficiency = cc.number_or("attention_efficiency", 1.0, 0.05, 1.5);
+        c.compute.overlap_slowdown = cc.number_or("overlap_slowdown", 1.0, 0.0, 5.0);
         cc.ignore({"fitted_from"});
         cc.finish();
     }
@@ -249,9 +251,11 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
                       {"gpudirect_rdma", c.node.gpudirect_rdma}};
     if (!c.source.empty()) j["source"] = std::string(c.source);
     if (!same_comm_params(c.comm, comm_params{})) j["calibration"] = comm_params_to_json(c.comm);
-    if (!c.compute.is_default())
+    if (!c.compute.is_default()) {
         j["compute_calibration"] = {{"kernel_efficiency", c.compute.kernel_efficiency},
                                     {"attention_efficiency", c.compute.attention_efficiency}};
+        if (c.compute.overlap_slowdown != 1.0) j["compute_calibration"]["overlap_slowdown"] = c.compute.overlap_slowdown;
+    }
     return j;
 }
 

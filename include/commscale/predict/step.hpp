@@ -342,7 +342,8 @@ template <class Pricer>
         r.dp.exposed = std::min(r.dp.total, r.dp.exposed);
     }
     hidden += r.dp.total - r.dp.exposed;
-    r.overlap_slowdown = p.compute_efficiency ? seconds(0.0) : overlap_compute_slowdown * hidden;
+    r.overlap_slowdown =
+        p.compute_efficiency ? seconds(0.0) : overlap_compute_slowdown * c.compute.overlap_slowdown * hidden;
     r.compute = busy_compute + r.optimizer + r.overlap_slowdown;
     r.efficiency = r.hardware_flops.value() / (n_gpus * peak.value() * r.compute.value());
     r.exposed_comm = r.tp.exposed + r.cp.exposed + r.ep.exposed + r.pp.exposed + r.dp.exposed;
