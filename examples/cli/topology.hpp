@@ -157,7 +157,7 @@ namespace cli {
 inline std::vector<option_spec> collective_options_spec() {
     return {
         {"op", true, "all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"},
-        {"algo", true, "auto ring tree double_binary_tree parameter_server direct halving_doubling hierarchical nvls"},
+        {"algo", true, "auto ring tree double_binary_tree parameter_server direct halving_doubling hierarchical nvls pat"},
         {"efficiency", true, "default (realistic) or ideal (closed forms on datasheet peaks)"},
         {"ranks", true, "ranks in the group (default: every GPU of the cluster)"},
         {"ranks-per-node", true, "ranks on each node (default: min(ranks, GPUs per node))"},
