@@ -75,7 +75,11 @@ cli::registrar reg_one{cli::command{
             return 0;
         }
         out << "name              " << c.name << "\n"
-            << "nodes             " << c.nodes << " x " << c.node.gpus << " GPUs = " << c.total_gpus() << " GPUs\n"
+            << "nodes             " << c.nodes << " x " << c.node.gpus << " GPUs = " << c.total_gpus() << " GPUs\n";
+        if (c.domain_spans_nodes())
+            out << "NVLink domain     " << c.scale_up_domain << " GPUs (" << c.scale_up_domain / c.node.gpus
+                << " nodes) on one switched fabric\n";
+        out
             << "accelerator       " << (c.node.accelerator.empty() ? "-" : std::string(c.node.accelerator)) << "\n"
             << "intra-node        " << link_summary(c.node.intra) << " per GPU per direction, fabric "
             << commscale::fabric_name(c.node.fabric) << (c.node.in_switch_reduction ? ", in-switch reduction" : "")

@@ -931,10 +931,16 @@ namespace detail {
 /// first in `algorithm` order); it skips, without building their plans, the one-message-per-peer
 /// algorithms whose exact lower bound (step latencies plus the bytes every one of them moves)
 /// already exceeds the best time, and works out the latency/transfer split and the bottleneck
-/// for the winner only. One rank or zero bytes cost zero. Allocation-free; throws input_error
+/// for the winner only. One rank or zero bytes cost zero. On a cluster whose NVLink domain spans
+/// nodes (`cluster::scale_up_domain`, e.g. an NVL72 rack of 4-GPU trays) the group is placed on
+/// `comm_view(c)`: `g.ranks_per_node` counts ranks per NVLink domain, every rank of a domain
+/// reaches the others over NVLink (NVLS inside it), and a group spanning domains crosses the
+/// NICs. Allocation-free; throws input_error
 /// for an invalid placement, size, or an algorithm that does not apply (naming why).
 [[nodiscard]] inline collective_result predict_collective(const cluster& c, const placement& g, collective_op op,
                                                           data_size bytes, const collective_options& opt = {}) {
+    // An NVLink domain spanning nodes (NVL72): one node of the model per domain (comm_view).
+    if (c.domain_spans_nodes()) return predict_collective(comm_view(c), g, op, bytes, opt);
     const int nodes = detail::check_inputs(c, g, bytes);
     if (opt.algo != algorithm::automatic && !detail::applies(c, g, op, opt.algo)) {
         const bool nvls = opt.algo == algorithm::nvls;
@@ -997,6 +1003,7 @@ namespace detail {
 [[nodiscard]] inline duration predict_collective_time(const cluster& c, const placement& g, collective_op op,
                                                       data_size bytes, const collective_options& opt = {}) {
     if (opt.algo != algorithm::automatic) return predict_collective(c, g, op, bytes, opt).time;
+    if (c.domain_spans_nodes()) return predict_collective_time(comm_view(c), g, op, bytes, opt);
     const int nodes = detail::check_inputs(c, g, bytes);
     const double s = bytes.value();
     if (g.ranks <= 1 || s <= 0) return seconds(0);

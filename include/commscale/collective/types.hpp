@@ -46,7 +46,9 @@ enum class algorithm_set { nccl, any };
 enum class efficiency_mode { ideal, realistic };
 
 /// @brief A group of ranks placed on a cluster: `ranks_per_node` ranks on each of
-/// ceil(ranks / ranks_per_node) nodes. `stride` is the distance between the group's GPUs inside a
+/// ceil(ranks / ranks_per_node) nodes. On a cluster whose NVLink domain spans nodes
+/// (`cluster::scale_up_domain`, NVL72) a "node" here is one domain (`comm_view`): ranks per
+/// NVLink domain, domains spanned. `stride` is the distance between the group's GPUs inside a
 /// node (1 = consecutive local GPUs; TP x CP = 8 makes DP groups stride 8, i.e. one GPU per node).
 struct placement {
     int ranks = 1;
