@@ -101,3 +101,13 @@ TEST_CASE("algo pat: NCCL's PAT on one GPU per node from the command line") {
     CHECK(j["algorithm"].get<std::string>() == "pat");
     require_invalid("collective --cluster dgx-a100 --nodes 2 --op all_gather --bytes 64 --algo pat", "algo");
 }
+
+TEST_CASE("plan on gb200-nvl72: TP may span the rack's NVLink domain") {
+    const std::string base = "plan --cluster gb200-nvl72 --model llama3-70b --gpus 144 --global-batch 144 --seq 8192 "
+                             "--top 1 --threads 1 --json";
+    const auto j = run_json(base);
+    CHECK(j["space"]["scale_up_domain"].get<int>() == 72);
+    const auto tray = run_json(base + " --scale-up-domain 4");
+    CHECK(tray["space"]["scale_up_domain"].get<int>() == 4);
+    CHECK(j["plans"][0]["step_s"].get<double>() <= tray["plans"][0]["step_s"].get<double>());
+}
