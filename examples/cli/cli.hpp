@@ -114,6 +114,7 @@ inline std::vector<option_spec> topology_options() {
         {"nics-per-node", true, "NICs per node"},
         {"accelerator", true, "accelerator name"},
         {"oversubscription", true, "leaf-to-spine oversubscription ratio (e.g. 7 for 7:1)"},
+        {"scale-up-domain", true, "GPUs sharing one NVLink fabric: GPUs per node, or a multiple (72: an NVL72 rack of trays)"},
     };
 }
 

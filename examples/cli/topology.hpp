@@ -3,7 +3,7 @@
 // The topology flags of every command that needs a cluster (../shared/CLI.md "Topology flags"):
 //   --cluster NAME|FILE   a preset (commscale clusters), a cluster JSON file or inline cluster JSON
 //   --nodes N --gpus-per-node G --intra LINK --intra-fabric switch|mesh|pcie --inter LINK
-//   --nics-per-node K --accelerator NAME --oversubscription R
+//   --nics-per-node K --accelerator NAME --oversubscription R --scale-up-domain G
 // Explicit flags override the preset's (or file's) fields. With no --cluster the base is the
 // default preset `commscale::default_cluster_name` (dgx-a100: the 8 x A100 NVLink3 node whose
 // nccl-tests all-reduce table ml-engineering-networking publishes).
@@ -78,7 +78,11 @@ inline commscale::cluster load_cluster_value(const std::string& v, const std::st
 /// - without --cluster, --intra and no --accelerator: the accelerator is the first catalog entry
 ///   whose scale-up link is --intra (nvlink4 -> h100-sxm), else the default preset's.
 /// The result is validated (`commscale::validate`); errors name the flag.
-[[nodiscard]] inline commscale::cluster resolve_cluster(const args& a) {
+/// --scale-up-domain G (GPUs sharing one NVLink fabric): G = GPUs per node cuts the domain to the
+/// node, a multiple spans nodes on a switched fabric (e.g. 72 for an NVL72 rack of 4-GPU trays).
+/// A G below the node's GPUs is an error, except where `sub_node_domain` (plan: a limit on TP
+/// only) leaves the cluster as it is.
+[[nodiscard]] inline commscale::cluster resolve_cluster(const args& a, bool sub_node_domain = false) {
     using namespace commscale;
     const auto given = a.get("cluster");
     cluster c{};
@@ -128,11 +132,25 @@ inline commscale::cluster load_cluster_value(const std::string& v, const std::st
     if (a.has("oversubscription"))
         c.oversubscription = require_range("--oversubscription", a.number("oversubscription", 1.0), 1.0, 1000.0);
 
+    if (a.has("scale-up-domain")) {
+        const long long g = a.integer("scale-up-domain", 0, 1, 1'000'000);
+        if (g >= c.node.gpus || !sub_node_domain) {
+            const int domain = g == c.node.gpus ? 0 : static_cast<int>(g);
+            if (domain != (c.domain_spans_nodes() ? c.scale_up_domain : 0)) {
+                c.scale_up_domain = domain;
+                if (!custom) c.name = detail::intern(given ? std::string(c.name) + "+flags" : std::string("custom"));
+            }
+        }
+    }
+
     try {
         validate(c, "cluster");
     } catch (const input_error& e) {
         // Name the flag when the offending field came from one.
         const std::string& f = e.field();
+        auto ends_with = [&](std::string_view suffix) { return f.size() >= suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0; };
+        if (ends_with(".scale_up_domain") && a.has("scale-up-domain"))
+            throw input_error("--scale-up-domain", e.value(), e.expected());
         auto flag_for = [&](std::string_view suffix, const char* flag) { return f.size() >= suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0 && a.has(flag); };
         if (flag_for(".inter.nics_per_node", "nics-per-node")) throw input_error("--nics-per-node", e.value(), e.expected());
         if (flag_for(".inter.link", "inter")) throw input_error("--inter", e.value(), e.expected());
@@ -176,10 +194,10 @@ inline commscale::cluster load_cluster_value(const std::string& v, const std::st
 inline std::vector<option_spec> collective_options_spec() {
     return {
         {"op", true, "all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"},
-        {"algo", true, "auto ring tree double_binary_tree parameter_server direct halving_doubling hierarchical nvls"},
+        {"algo", true, "auto ring tree double_binary_tree parameter_server direct halving_doubling hierarchical nvls pat"},
         {"efficiency", true, "default (realistic) or ideal (closed forms on datasheet peaks)"},
         {"ranks", true, "ranks in the group (default: every GPU of the cluster)"},
-        {"ranks-per-node", true, "ranks on each node (default: min(ranks, GPUs per node))"},
+        {"ranks-per-node", true, "ranks on each node, or on each NVLink domain where it spans nodes (default: min(ranks, GPUs per node or domain))"},
     };
 }
 
@@ -212,12 +230,15 @@ struct collective_request {
     }
     const long long total = static_cast<long long>(c.nodes) * c.node.gpus;
     const int ranks = static_cast<int>(a.integer("ranks", total, 1, total));
-    const int per_node = static_cast<int>(a.integer("ranks-per-node", std::min(ranks, c.node.gpus), 1, c.node.gpus));
+    // on an NVLink domain spanning nodes (NVL72) the group is placed per domain (comm_view)
+    const cluster v = comm_view(c);
+    const int per_node = static_cast<int>(a.integer("ranks-per-node", std::min(ranks, v.node.gpus), 1, v.node.gpus));
     r.group = placement{.ranks = ranks, .ranks_per_node = std::min(per_node, ranks), .stride = 1};
-    if (r.group.nodes() > c.nodes)
+    if (r.group.nodes() > v.nodes)
         throw input_error("--ranks", std::to_string(ranks) + " at " + std::to_string(per_node) + " per node (" +
                                          std::to_string(r.group.nodes()) + " nodes)",
-                          "a group that fits on the cluster's " + std::to_string(c.nodes) + " node(s)");
+                          "a group that fits on the cluster's " + std::to_string(v.nodes) +
+                              (c.domain_spans_nodes() ? " NVLink domain(s)" : " node(s)"));
     return r;
 }
 

@@ -17,8 +17,8 @@ const std::string llama70b_nvl72 =
 
 TEST_CASE("gpus flag: the node count is GPUs over GPUs per node") {
     const auto by_gpus = run_json(llama70b_nvl72 + " --gpus 144");
-    const auto by_nodes = run_json(llama70b_nvl72 + " --nodes 2");
-    CHECK(by_gpus["nodes"].get<int>() == 2);
+    const auto by_nodes = run_json(llama70b_nvl72 + " --nodes 36");
+    CHECK(by_gpus["nodes"].get<int>() == 36);  // 36 compute trays = 2 racks
     CHECK(by_gpus["step_s"].get<double>() == Approx(by_nodes["step_s"].get<double>()));
     const auto coll = run_json("collective --cluster dgx-h100 --gpus 32 --op all_reduce --bytes 1GiB --json");
     CHECK(coll["nodes"].get<int>() == 4);
@@ -26,10 +26,10 @@ TEST_CASE("gpus flag: the node count is GPUs over GPUs per node") {
 }
 
 TEST_CASE("gpus flag: an N the node size does not divide, or both flags, is an error") {
-    require_invalid("step --cluster gb200-nvl72 --model llama3-70b --tp 8 --gpus 100", "--gpus");
-    const auto r = run("step --cluster gb200-nvl72 --model llama3-70b --tp 8 --gpus 100");
-    CHECK(r.err.find("100") != std::string::npos);
-    CHECK(r.err.find("72 GPUs per node") != std::string::npos);
+    require_invalid("step --cluster gb200-nvl72 --model llama3-70b --tp 8 --gpus 102", "--gpus");
+    const auto r = run("step --cluster gb200-nvl72 --model llama3-70b --tp 8 --gpus 102");
+    CHECK(r.err.find("102") != std::string::npos);
+    CHECK(r.err.find("4 GPUs per node") != std::string::npos);
     require_invalid("step --cluster dgx-h100 --model llama3-8b --gpus 16 --nodes 2", "--gpus");
     require_invalid("collective --cluster dgx-h100 --gpus 12 --op all_reduce --bytes 1GiB", "--gpus");
     require_invalid("sweep --cluster dgx-h100 --gpus 16 --nodes 2 --op all_reduce --min 1KiB --max 1MiB", "--gpus");
@@ -69,4 +69,45 @@ TEST_CASE("gb200-nvl72: Llama 3 70B TP8 on two racks gives a verdict") {
     CHECK(j["mfu"].get<double>() < 0.9);
     CHECK(j["fits_in_memory"].get<bool>());
     CHECK(j["cluster"].get<std::string>().rfind("gb200-nvl72", 0) == 0);
+}
+
+TEST_CASE("gb200-nvl72: --gpus 100 is a full rack and part of another (25 trays)") {
+    const auto j = run_json("step --cluster gb200-nvl72 --model llama3-70b --tp 4 --sequence-parallel --micro-batch 1 "
+                            "--global-batch 100 --seq 8192 --gpus 100 --json");
+    CHECK(j["nodes"].get<int>() == 25);
+    CHECK(j["step_s"].get<double>() > 0.0);
+}
+
+TEST_CASE("scale-up-domain flag: the NVL72 domain, cut to the tray with 4, a non-multiple is an error") {
+    const std::string ag = "collective --cluster gb200-nvl72 --gpus 8 --op all_gather --bytes 1GiB --json";
+    const auto rack = run_json(ag);
+    CHECK(rack["nodes"].get<int>() == 1);  // one NVLink domain
+    CHECK(rack["busbw_GBps"].get<double>() > 0.6 * 900.0);
+    const auto tray = run_json(ag + " --scale-up-domain 4");
+    CHECK(tray["nodes"].get<int>() == 2);  // two trays: the ring crosses their 4 x 400G NICs (200 GB/s)
+    CHECK(tray["busbw_GBps"].get<double>() < 200.0);
+    CHECK(tray["busbw_GBps"].get<double>() < 0.3 * rack["busbw_GBps"].get<double>());
+    require_invalid(ag + " --scale-up-domain 6", "--scale-up-domain");
+    require_invalid("collective --cluster mi300x-roce --nodes 2 --op all_gather --bytes 1GiB --scale-up-domain 16",
+                    "--scale-up-domain");
+    const auto c = run_json("cluster gb200-nvl72 --json");
+    CHECK(c["scale_up_domain"].get<int>() == 72);
+    CHECK(c["gpus_per_node"].get<int>() == 4);
+}
+
+TEST_CASE("algo pat: NCCL's PAT on one GPU per node from the command line") {
+    const auto j = run_json("collective --cluster dgx-a100 --nodes 8 --ranks 8 --ranks-per-node 1 --op all_gather "
+                            "--bytes 64 --algo pat --efficiency ideal --json");
+    CHECK(j["algorithm"].get<std::string>() == "pat");
+    require_invalid("collective --cluster dgx-a100 --nodes 2 --op all_gather --bytes 64 --algo pat", "algo");
+}
+
+TEST_CASE("plan on gb200-nvl72: TP may span the rack's NVLink domain") {
+    const std::string base = "plan --cluster gb200-nvl72 --model llama3-70b --gpus 144 --global-batch 144 --seq 8192 "
+                             "--top 1 --threads 1 --json";
+    const auto j = run_json(base);
+    CHECK(j["space"]["scale_up_domain"].get<int>() == 72);
+    const auto tray = run_json(base + " --scale-up-domain 4");
+    CHECK(tray["space"]["scale_up_domain"].get<int>() == 4);
+    CHECK(j["plans"][0]["step_s"].get<double>() <= tray["plans"][0]["step_s"].get<double>());
 }

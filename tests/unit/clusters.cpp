@@ -137,6 +137,7 @@ void require_same(const cluster& a, const cluster& b) {
     CHECK(a.name == b.name);
     CHECK(a.nodes == b.nodes);
     CHECK(a.node.gpus == b.node.gpus);
+    CHECK(a.domain_gpus() == b.domain_gpus());
     CHECK(a.node.accelerator == b.node.accelerator);
     CHECK(a.node.intra.name == b.node.intra.name);
     CHECK(a.node.intra.per_direction == b.node.intra.per_direction);

@@ -14,11 +14,13 @@ TEST_CASE("predict_collective_time equals predict_collective(...).time to the bi
     long long compared = 0;
     for (const auto& preset : cluster_presets) {
         cluster c = preset;
-        c.nodes = std::max(c.nodes, 4);
-        const int g = c.node.gpus;
+        // placements count ranks per NVLink domain (the node, or an NVL72 rack): 4 domains at least
+        c.nodes = std::max(c.nodes, 4 * (c.domain_spans_nodes() ? c.scale_up_domain / c.node.gpus : 1));
+        const cluster v = comm_view(c);
+        const int g = v.node.gpus;
         const placement groups[] = {{g, g, 1}, {2 * g, g, 1}, {4, 1, g}, {4 * g, g, 1}, {2, 2, 1}};
         for (const auto& pl : groups) {
-            if (pl.ranks_per_node > g || pl.nodes() > c.nodes) continue;
+            if (pl.ranks_per_node > g || pl.nodes() > v.nodes) continue;
             for (collective_op op : {collective_op::all_reduce, collective_op::all_gather, collective_op::reduce_scatter,
                                      collective_op::broadcast, collective_op::reduce, collective_op::all_to_all,
                                      collective_op::send_recv})

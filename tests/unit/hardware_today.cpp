@@ -162,13 +162,16 @@ TEST_CASE("accelerator JSON: power_W and the new peaks round-trip") {
 
 TEST_CASE("presets: NVL72 racks, DGX B300 and MI355X RoCE as their sources describe") {
     const cluster g2 = cluster_by_name("gb200-nvl72");
-    CHECK(g2.node.gpus == 72);  // one NVLink domain per rack
-    CHECK(g2.node.nics == 72);  // one NIC per GPU
+    CHECK(g2.node.gpus == 4);           // compute tray
+    CHECK(g2.nodes == 18);              // 18 trays per rack
+    CHECK(g2.scale_up_domain == 72);    // one NVLink domain per rack
+    CHECK(g2.node.nics == 4);           // one NIC per GPU
     CHECK(in_GBps(g2.node.intra.per_direction) == Approx(900.0));
     CHECK(in_GBps(g2.node.inter.per_direction) * 8 == Approx(400.0));  // ConnectX-7 400 Gb/s
     CHECK(g2.node.in_switch_reduction);
     const cluster g3 = cluster_by_name("gb300-nvl72");
-    CHECK(g3.node.gpus == 72);
+    CHECK(g3.node.gpus == 4);
+    CHECK(g3.domain_gpus() == 72);
     CHECK(in_GBps(g3.node.inter.per_direction) * 8 == Approx(800.0));  // ConnectX-8 800 Gb/s
     CHECK(cluster_by_name("dgx-b300").node.accelerator == "b300");
     CHECK(in_GBps(cluster_by_name("dgx-b300").node.inter.per_direction) * 8 == Approx(800.0));
@@ -180,7 +183,7 @@ TEST_CASE("presets: NVL72 racks, DGX B300 and MI355X RoCE as their sources descr
 
 TEST_CASE("NVL72: an 8-GPU group inside one rack runs on NVLink, one GPU per rack on the NICs") {
     cluster c = cluster_by_name("gb200-nvl72");
-    c.nodes = 8;
+    c.nodes = 8 * 18;  // 8 racks of 18 trays; a placement counts ranks per NVLink domain (rack)
     const auto inside = predict_collective(c, placement{.ranks = 8, .ranks_per_node = 8, .stride = 1},
                                            collective_op::all_gather, bytes(1.0 * gibi));
     const auto across = predict_collective(c, placement{.ranks = 8, .ranks_per_node = 1, .stride = 1},

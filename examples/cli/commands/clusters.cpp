@@ -32,7 +32,9 @@ cli::registrar reg_list{cli::command{
     "list the cluster presets (dgx-a100, dgx-h100, aws-p5, baskerville, ...)",
     "usage: commscale clusters [--json]\n"
     "Lists the cluster presets. Product presets (servers, cloud instances) describe one node; use\n"
-    "--nodes N with any command to scale them. --json: {clusters: [cluster JSON, ...]}.",
+    "--nodes N with any command to scale them. The rack-scale presets (gb200-nvl72, gb300-nvl72) are one\n"
+    "rack: 18 nodes (compute trays of 4 GPUs) in one 72-GPU NVLink domain (scale_up_domain).\n"
+    "--json: {clusters: [cluster JSON, ...]}.",
     {},
     [](const cli::args& a, std::ostream& out) {
         if (a.flag("json")) {
@@ -94,7 +96,11 @@ cli::registrar reg_one{cli::command{
             return 0;
         }
         out << "name              " << c.name << "\n"
-            << "nodes             " << c.nodes << " x " << c.node.gpus << " GPUs = " << c.total_gpus() << " GPUs\n"
+            << "nodes             " << c.nodes << " x " << c.node.gpus << " GPUs = " << c.total_gpus() << " GPUs\n";
+        if (c.domain_spans_nodes())
+            out << "NVLink domain     " << c.scale_up_domain << " GPUs (" << c.scale_up_domain / c.node.gpus
+                << " nodes) on one switched fabric\n";
+        out
             << "accelerator       " << (c.node.accelerator.empty() ? "-" : std::string(c.node.accelerator)) << "\n"
             << "intra-node        " << link_summary(c.node.intra) << " per GPU per direction, fabric "
             << commscale::fabric_name(c.node.fabric) << (c.node.in_switch_reduction ? ", in-switch reduction" : "")

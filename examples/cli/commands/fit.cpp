@@ -170,14 +170,19 @@ cli::registrar reg{cli::command{
             c = cli::resolve_cluster(a);
         } else {
             c = cluster_by_name(preset_for_gpu(m.gpu), "--cluster");
-            // an NVL72 rack is one 72-GPU node here, its trays are the log's hosts: racks packed in order
-            c.nodes = c.node.gpus >= 72 ? std::max(c.nodes, (ranks + c.node.gpus - 1) / c.node.gpus) : std::max(c.nodes, nodes);
-            const int per_node = (ranks + nodes - 1) / nodes;
-            if (per_node > c.node.gpus) c.node.gpus = per_node;
+            if (c.domain_spans_nodes()) {
+                // an NVL72 log's hosts are trays: enough trays for its ranks, racks filled in order
+                c.nodes = std::max(c.nodes, (ranks + c.node.gpus - 1) / c.node.gpus);
+            } else {
+                c.nodes = std::max(c.nodes, nodes);
+                const int per_node = (ranks + nodes - 1) / nodes;
+                if (per_node > c.node.gpus) c.node.gpus = per_node;
+            }
             validate(c, "cluster");
         }
-        // a rack-scale node (NVL72) holds the log's trays: its ranks fill racks in order
-        const int per_node = c.node.gpus >= 72 ? std::min(ranks, c.node.gpus) : std::min((ranks + nodes - 1) / nodes, c.node.gpus);
+        // an NVLink domain spanning nodes (NVL72) holds the log's trays: its ranks fill domains in order
+        const int per_node = c.domain_spans_nodes() ? std::min(ranks, c.domain_gpus())
+                                                    : std::min((ranks + nodes - 1) / nodes, c.node.gpus);
         const placement g{.ranks = ranks, .ranks_per_node = per_node, .stride = 1};
         std::vector<fit_point> pts;
         for (const auto& r : m.rows)

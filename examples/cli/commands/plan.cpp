@@ -237,7 +237,6 @@ std::vector<cli::option_spec> plan_options() {
     o.push_back({"top", true, "plans to return (default 10)"});
     o.push_back({"threads", true, "worker threads (default: the machine's cores)"});
     o.push_back({"shard", true, "i/N: search only shard i (0-based) of N; merge with plan-merge"});
-    o.push_back({"scale-up-domain", true, "GPUs tensor parallelism may span (default: one node)"});
     o.push_back({"max-micro-batch", true, "largest micro-batch tried (default: any)"});
     o.push_back({"max-virtual-stages", true, "largest V of the interleaved schedule (default: any)"});
     o.push_back({"max-cp", true, "largest context-parallel degree (default: any)"});
@@ -261,7 +260,8 @@ cli::registrar reg_plan{cli::command{
     "                      [--dtype bf16] [--framework NAME] [--compute-efficiency X] [--efficiency ideal|default]\n"
     "                      [--json] [--out FILE]\n"
     "Enumerates every valid plan (divisibility of heads, layers x V, batch, experts, sequence; TP inside\n"
-    "the scale-up domain), predicts each with the step model, and lists the fastest that fit in memory,\n"
+    "the scale-up domain: the cluster's NVLink domain, or --scale-up-domain G, where a G below the node's\n"
+    "GPUs limits TP only and a multiple of them makes the domain span nodes), predicts each with the step model, and lists the fastest that fit in memory,\n"
     "best first; ties by tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, V, sp ascending.\n"
     "--shard i/N searches one of N disjoint parts (0 <= i < N), for N independent jobs (Slurm job array:\n"
     "--shard $SLURM_ARRAY_TASK_ID/N; Kubernetes indexed job: --shard $JOB_COMPLETION_INDEX/N) each\n"
@@ -274,7 +274,7 @@ cli::registrar reg_plan{cli::command{
         const transformer m = cli::resolve_model(a);
         if (!a.has("gpus")) throw input_error("--gpus", "nothing (missing)", "the number of GPUs to plan for");
         const long long gpus = a.integer("gpus", 0, 1, 1LL << 30);
-        cluster c = cli::resolve_cluster(a);
+        cluster c = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only
         if (gpus % c.node.gpus != 0)
             throw input_error("--gpus", std::to_string(gpus),
                               "a multiple of the " + std::to_string(c.node.gpus) + " GPUs per node of '" + std::string(c.name) + "'");
@@ -326,7 +326,7 @@ cli::registrar reg_plan{cli::command{
                          {"seq", r.seq},
                          {"top", r.top_k},
                          {"space",
-                          {{"scale_up_domain", r.scale_up_domain > 0 ? r.scale_up_domain : c.node.gpus},
+                          {{"scale_up_domain", r.scale_up_domain > 0 ? r.scale_up_domain : c.domain_gpus()},
                            {"max_micro_batch", r.max_micro_batch},
                            {"max_virtual_stages", r.max_virtual_stages},
                            {"max_cp", r.max_cp},

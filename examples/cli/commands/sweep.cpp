@@ -144,11 +144,14 @@ cli::registrar reg{cli::command{
                 throw input_error("--measured", std::to_string(log->ranks) + " ranks in the log",
                                   "a log of at most the cluster's " + std::to_string(total) + " GPUs (" + std::to_string(c.nodes) +
                                       " nodes of " + std::to_string(c.node.gpus) + "; set --nodes)");
-            int per_node = std::min(log->ranks, c.node.gpus);
-            if (log->nodes > 0 && log->ranks % log->nodes == 0) per_node = std::min(per_node, log->ranks / log->nodes);
+            // per node, or per NVLink domain where it spans nodes (an NVL72 log's trays fill racks in order)
+            const cluster v = comm_view(c);
+            int per_node = std::min(log->ranks, v.node.gpus);
+            if (!c.domain_spans_nodes() && log->nodes > 0 && log->ranks % log->nodes == 0)
+                per_node = std::min(per_node, log->ranks / log->nodes);
             if (a.get("ranks-per-node")) per_node = std::min(req.group.ranks_per_node, log->ranks);
             req.group = placement{.ranks = log->ranks, .ranks_per_node = per_node, .stride = 1};
-            if (req.group.nodes() > c.nodes)
+            if (req.group.nodes() > v.nodes)
                 throw input_error("--measured", std::to_string(log->ranks) + " ranks at " + std::to_string(per_node) + " per node",
                                   "a group that fits on the cluster's " + std::to_string(c.nodes) + " node(s) (set --nodes)");
         }

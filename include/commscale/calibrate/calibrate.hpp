@@ -362,7 +362,7 @@ inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, dou
 /// @brief Per-direction peak of the link that bounds a collective over the whole cluster: the
 /// scale-up link inside one node, else one GPU's share of its NIC (per_direction / gpus_per_nic).
 [[nodiscard]] inline byte_rate bounding_link_peak(const cluster& c) {
-    if (c.nodes <= 1) return c.node.intra.per_direction;
+    if (comm_view(c).nodes <= 1) return c.node.intra.per_direction;  // one NVLink domain (the node, or an NVL72 rack)
     return c.node.inter.per_direction / static_cast<double>(c.node.gpus_per_nic());
 }
 
@@ -1070,7 +1070,8 @@ std::optional<double> cross_validate_calibration(const std::vector<fit_point>& v
     if (ranks < 2 || ranks > c.total_gpus())
         throw input_error("ranks", std::to_string(ranks),
                           "between 2 and the cluster's GPU count (" + std::to_string(c.total_gpus()) + ")");
-    const placement g{.ranks = ranks, .ranks_per_node = std::min(ranks, c.node.gpus), .stride = 1};
+    // ranks per NVLink domain (the node unless the domain spans nodes: comm_view)
+    const placement g{.ranks = ranks, .ranks_per_node = std::min(ranks, c.domain_gpus()), .stride = 1};
     std::vector<fit_point> pts;
     for (int i = 0; i <= 31; ++i) {
         const double s = std::ldexp(8.0, i);

@@ -77,7 +77,7 @@ inline constexpr std::array<std::string_view, 7> op_names{
     "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "send_recv"};
 inline constexpr std::array<std::string_view, algorithm_count> algorithm_names{
     "auto", "ring", "tree", "double_binary_tree", "parameter_server", "direct", "halving_doubling",
-    "hierarchical", "nvls", "parameter_server_sharded"};
+    "hierarchical", "nvls", "parameter_server_sharded", "pat"};
 
 /// @brief CLI/JSON spelling of an operation: "all_reduce", ..., "send_recv" (nccl-tests naming).
 [[nodiscard]] constexpr std::string_view op_name(collective_op op) {
@@ -242,6 +242,7 @@ struct phase {
     int steps_intra, steps_net;
     bool intra_switch;        ///< intra part reduced in the switch (NVLS)
     bool net_switch;          ///< net part reduced in the network (SHARP)
+    bool net_pat;             ///< net part run by PAT (NCCL's bandwidth derating in realistic mode)
     bottleneck_kind net_kind;
     int net_sharing;
 };
@@ -251,6 +252,7 @@ struct phase {
 struct plan {
     std::array<phase, 3> ph;
     int count = 0;
+    bool simple_only = false;  ///< only NCCL's Simple protocol implements it (PAT)
     phase& add() {
         phase& p = ph[static_cast<std::size_t>(count++)];
         p = phase{};
@@ -291,6 +293,9 @@ struct plan {
             if (op == o::all_reduce) return in_switch || (nodes > 1 && c.in_network_reduction);
             return (op == o::reduce_scatter || op == o::all_gather) && in_switch && nodes == 1;
         }
+        case algorithm::pat:
+            // NCCL enables PAT only with one rank per node (ncclPatEnable: nRanks == nNodes)
+            return (op == o::reduce_scatter || op == o::all_gather) && r == 1 && nodes > 1;
     }
     return false;
 }
@@ -302,7 +307,7 @@ struct plan {
         case o::all_reduce:
             return a == algorithm::ring || a == algorithm::double_binary_tree || a == algorithm::nvls;
         case o::reduce_scatter:
-        case o::all_gather: return a == algorithm::ring || a == algorithm::nvls;
+        case o::all_gather: return a == algorithm::ring || a == algorithm::nvls || a == algorithm::pat;
         case o::broadcast:
         case o::reduce: return a == algorithm::ring;
         case o::all_to_all:
@@ -341,12 +346,20 @@ struct plan {
 ///   (r+1)/r S for all_reduce (S out for the reduce, S/r back; S/r out, S back for the multicast);
 ///   S for reduce_scatter / all_gather. Multi-node: SHARP all-reduce moves S per node, otherwise a
 ///   ring of 2(N-1)/N S among nodes.
+/// * pat (Parallel Aggregated Trees, NCCL 2.23+; NVIDIA/nccl src/graph/tuning.cc and
+///   src/device/prims_*: all_gather / reduce_scatter with one rank per node, Simple protocol):
+///   the ring's (n-1)/n S through each GPU's NIC, in ceil(log2 n) latency steps instead of n-1
+///   (the aggregated trees reach every rank in a logarithmic number of rounds). NCCL's tuner
+///   derates PAT's bus bandwidth to 3/4 of the ring's (`nccl_pat_bandwidth_factor`, realistic
+///   mode only) so that the ring wins for large messages, and adds a small per-rank latency
+///   term that is not modelled here.
 /// build_plan for an algorithm known at compile time (the automatic choice instantiates one per
 /// candidate, so each is inlined with only its own formulas).
 template <algorithm a>
 inline void build_plan_for(const cluster& c, const group_path& p, collective_op op, double s, plan& pl) {
     using o = collective_op;
     pl.count = 0;
+    pl.simple_only = a == algorithm::pat;
     const int n = p.n, N = p.nodes, r = p.r;
     const double nd = n, rd = r;
     const bool multi = N > 1;
@@ -499,6 +512,12 @@ inline void build_plan_for(const cluster& c, const group_path& p, collective_op 
             set_net(a2, 2.0 * frac_N * s * p.inv_r, node_net * rd, 2 * (N - 1), p.sharing);
             break;
         }
+        case algorithm::pat: {
+            phase& ph = pl.add();
+            set_net(ph, frac_n * s, node_net, ceil_log2(n), p.sharing);
+            ph.net_pat = true;
+            break;
+        }
         case algorithm::nvls: {
             phase& ph = pl.add();
             const bool in_switch = c.node.in_switch_reduction && r > 1;
@@ -539,6 +558,7 @@ inline void build_plan(const cluster& c, const group_path& p, collective_op op, 
         case algorithm::parameter_server_sharded:
             build_plan_for<algorithm::parameter_server_sharded>(c, p, op, s, pl);
             return;
+        case algorithm::pat: build_plan_for<algorithm::pat>(c, p, op, s, pl); return;
     }
 }
 
@@ -553,6 +573,11 @@ inline void build_plan(const cluster& c, const group_path& p, collective_op op, 
     return 1.0 + (k.exponent == 0.5 ? std::sqrt(x) : k.exponent == 1.0 ? x : std::pow(x, k.exponent));
 }
 
+/// NCCL's tuner: PAT's bus bandwidth is 0.75 of the ring's on the same graph (NVIDIA/nccl
+/// src/graph/tuning.cc, ncclTopoTuneModel, NCCL 2.23+), which makes the ring win for large
+/// messages. Realistic mode only; the closed form (ideal mode) moves the ring's bytes at the peak.
+inline constexpr double nccl_pat_bandwidth_factor = 0.75;
+
 /// Per-prediction constants of the cost layer (everything that does not depend on the algorithm),
 /// as multipliers so that a candidate costs no division. Ideal mode: one "protocol" with the
 /// published link latencies and datasheet peaks.
@@ -566,6 +591,7 @@ struct rate_context {
     double ik_intra = 1.0, ik_net = 1.0;  ///< 1 / (efficiency x saturation) per part
     double nvls = 1.0, sharp = 1.0;       ///< in-switch, in-network reduction efficiency
     double ik_intra_switch = 1.0, ik_net_switch = 1.0;  ///< ik_* / nvls, ik_* / sharp
+    double ik_net_pat = 1.0;              ///< ik_net / nccl_pat_bandwidth_factor (realistic mode)
     double min_inv_fraction = 1.0;        ///< smallest inv_fraction (lower bound of any protocol)
     double min_base = 0, min_step_intra = 0, min_step_net = 0;  ///< smallest latencies over protocols
     bool capped = false;
@@ -603,6 +629,7 @@ struct rate_context {
     x.ik_net = gn * inv_en;
     x.ik_intra_switch = gi * inv_eiv;
     x.ik_net_switch = gn * inv_ens;
+    x.ik_net_pat = x.ik_net / nccl_pat_bandwidth_factor;
     for (std::size_t q = 0; q < protocol_count; ++q) {
         x.base[q] = cp.base_latency[q].value();
         // A protocol step is never faster than the port's published latency.
@@ -635,7 +662,7 @@ struct evaluation {
     return ph.c_intra * (ph.intra_switch ? x.ik_intra_switch : x.ik_intra);
 }
 [[nodiscard]] inline double net_cost(const rate_context& x, const phase& ph) {
-    return ph.c_net * (ph.net_switch ? x.ik_net_switch : x.ik_net);
+    return ph.c_net * (ph.net_switch ? x.ik_net_switch : ph.net_pat ? x.ik_net_pat : x.ik_net);
 }
 
 /// The protocol-independent part of a plan: its transfer time at full protocol payload, and its
@@ -664,7 +691,9 @@ struct plan_shape {
 [[nodiscard]] inline evaluation evaluate(const rate_context& x, const plan& pl, const plan_shape& sh) {
     evaluation best;
     double best_time = -1;
-    for (std::size_t q = 0; q < static_cast<std::size_t>(x.protocols); ++q) {
+    // a Simple-only plan (PAT) in realistic mode: the Simple protocol alone
+    const std::size_t first = pl.simple_only && x.protocols > 1 ? static_cast<std::size_t>(protocol::simple) : 0;
+    for (std::size_t q = first; q < static_cast<std::size_t>(x.protocols); ++q) {
         const double lat = x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q];
         double tr = sh.t0 * x.inv_fraction[q];
         if (x.capped && x.inv_cap[q] > 0) {  // per-channel cap: re-evaluate the parts with it
@@ -690,7 +719,8 @@ struct plan_shape {
 [[nodiscard]] inline double plan_time(const rate_context& x, const plan& pl, const plan_shape& sh) {
     if (x.capped) return evaluate(x, pl, sh).time();
     double t = std::numeric_limits<double>::infinity();
-    for (std::size_t q = 0; q < static_cast<std::size_t>(x.protocols); ++q) {
+    const std::size_t first = pl.simple_only && x.protocols > 1 ? static_cast<std::size_t>(protocol::simple) : 0;
+    for (std::size_t q = first; q < static_cast<std::size_t>(x.protocols); ++q) {
         // The same expression, in the same order, as evaluate (so the times agree to the bit).
         const double tq = x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q] +
                           sh.t0 * x.inv_fraction[q];
@@ -836,6 +866,7 @@ struct verdict {
 /// is). tree / double_binary_tree / parameter_server: all_reduce, broadcast, reduce;
 /// halving_doubling / parameter_server_sharded: all_reduce, reduce_scatter, all_gather;
 /// hierarchical: all_reduce; nvls: needs in-switch (node) or in-network (cluster) reduction;
+/// pat: all_gather / reduce_scatter with one rank per node on several nodes;
 /// ring: all but send_recv; direct: all.
 [[nodiscard]] constexpr bool algorithm_applies(const cluster& c, const placement& g, collective_op op,
                                                algorithm a) {
@@ -882,6 +913,7 @@ namespace detail {
     // Most often fastest first, so that the bounds prune the rest.
     consider.template operator()<algorithm::ring>();
     consider.template operator()<algorithm::nvls>();
+    consider.template operator()<algorithm::pat>();
     consider.template operator()<algorithm::double_binary_tree>();
     consider.template operator()<algorithm::hierarchical>();
     consider.template operator()<algorithm::halving_doubling>();
@@ -899,10 +931,16 @@ namespace detail {
 /// first in `algorithm` order); it skips, without building their plans, the one-message-per-peer
 /// algorithms whose exact lower bound (step latencies plus the bytes every one of them moves)
 /// already exceeds the best time, and works out the latency/transfer split and the bottleneck
-/// for the winner only. One rank or zero bytes cost zero. Allocation-free; throws input_error
+/// for the winner only. One rank or zero bytes cost zero. On a cluster whose NVLink domain spans
+/// nodes (`cluster::scale_up_domain`, e.g. an NVL72 rack of 4-GPU trays) the group is placed on
+/// `comm_view(c)`: `g.ranks_per_node` counts ranks per NVLink domain, every rank of a domain
+/// reaches the others over NVLink (NVLS inside it), and a group spanning domains crosses the
+/// NICs. Allocation-free; throws input_error
 /// for an invalid placement, size, or an algorithm that does not apply (naming why).
 [[nodiscard]] inline collective_result predict_collective(const cluster& c, const placement& g, collective_op op,
                                                           data_size bytes, const collective_options& opt = {}) {
+    // An NVLink domain spanning nodes (NVL72): one node of the model per domain (comm_view).
+    if (c.domain_spans_nodes()) return predict_collective(comm_view(c), g, op, bytes, opt);
     const int nodes = detail::check_inputs(c, g, bytes);
     if (opt.algo != algorithm::automatic && !detail::applies(c, g, op, opt.algo)) {
         const bool nvls = opt.algo == algorithm::nvls;
@@ -965,6 +1003,7 @@ namespace detail {
 [[nodiscard]] inline duration predict_collective_time(const cluster& c, const placement& g, collective_op op,
                                                       data_size bytes, const collective_options& opt = {}) {
     if (opt.algo != algorithm::automatic) return predict_collective(c, g, op, bytes, opt).time;
+    if (c.domain_spans_nodes()) return predict_collective_time(comm_view(c), g, op, bytes, opt);
     const int nodes = detail::check_inputs(c, g, bytes);
     const double s = bytes.value();
     if (g.ranks <= 1 || s <= 0) return seconds(0);

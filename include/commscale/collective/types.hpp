@@ -27,14 +27,16 @@ enum class algorithm {
     hierarchical,        ///< intra-node reduce-scatter, inter-node all-reduce per local rank, intra-node all-gather
     nvls,                ///< in-switch reduction (NVLS on NVSwitch; SHARP in InfiniBand switches)
     parameter_server_sharded,  ///< every rank serves 1/n of the buffer (push to owners, pull back)
+    pat,                 ///< NCCL's Parallel Aggregated Trees (2.23+): all_gather / reduce_scatter, one GPU per node
 };
 /// @brief Number of `algorithm` values (automatic included), for iterating over them.
-inline constexpr int algorithm_count = 10;
+inline constexpr int algorithm_count = 11;
 
 /// @brief The candidates of the automatic choice. `nccl` (the default): what NCCL (2.18-2.27)
 /// implements for each operation, so `automatic` answers "what would NCCL take": all_reduce ring,
 /// tree (NCCL's is the double binary tree of Sanders et al. 2009, NCCL 2.4) and NVLS/CollNet
-/// (in-switch or in-network reduction, `nvls` here); reduce_scatter / all_gather ring and NVLS;
+/// (in-switch or in-network reduction, `nvls` here); reduce_scatter / all_gather ring, NVLS and
+/// (one GPU per node, NCCL 2.23+) PAT;
 /// broadcast / reduce ring; all_to_all and send_recv the direct exchange (NCCL's grouped
 /// send/recv). `any`: every algorithm of this library that applies (halving-doubling, the
 /// parameter servers, hierarchical and direct included), for "what is the fastest possible".
@@ -44,7 +46,9 @@ enum class algorithm_set { nccl, any };
 enum class efficiency_mode { ideal, realistic };
 
 /// @brief A group of ranks placed on a cluster: `ranks_per_node` ranks on each of
-/// ceil(ranks / ranks_per_node) nodes. `stride` is the distance between the group's GPUs inside a
+/// ceil(ranks / ranks_per_node) nodes. On a cluster whose NVLink domain spans nodes
+/// (`cluster::scale_up_domain`, NVL72) a "node" here is one domain (`comm_view`): ranks per
+/// NVLink domain, domains spanned. `stride` is the distance between the group's GPUs inside a
 /// node (1 = consecutive local GPUs; TP x CP = 8 makes DP groups stride 8, i.e. one GPU per node).
 struct placement {
     int ranks = 1;

@@ -3,8 +3,9 @@
 /// @brief Cluster presets: real systems as constexpr `cluster` values, each with its sources.
 /// The same presets live in data/clusters/<name>.json (a test proves the two agree field by
 /// field). Product presets (DGX/HGX servers, cloud instances) describe ONE node; scale them with
-/// `--nodes N` (CLI) or by setting `.nodes`. `baskerville` is a named installation and carries
-/// its real node count (57).
+/// `--nodes N` (CLI) or by setting `.nodes`. The rack-scale presets (gb200-nvl72, gb300-nvl72)
+/// describe one rack: 18 compute-tray nodes in one 72-GPU NVLink domain (`scale_up_domain`).
+/// `baskerville` is a named installation and carries its real node count (57).
 ///
 /// Lookup: `all_clusters()`, `find_cluster(name)` (constexpr, nullopt if unknown) and
 /// `cluster_by_name(name, field)` (throws input_error with "did you mean").
@@ -144,20 +145,23 @@ inline constexpr cluster dgx_b300{
         "ConnectX-8 VPI, up to 800 Gb/s InfiniBand per GPU; rail leaf as in the DGX SuperPOD reference "
         "architecture (32 nodes per scalable unit)."};
 
-/// @brief gb200-nvl72: one rack = one NVLink domain of 72 GPUs, modelled as one 72-GPU node (every
-/// GPU reaches every other through the NVLink switch trays at its full 1.8 TB/s); see `.source`.
+/// @brief gb200-nvl72: one rack of 18 compute trays (nodes) of 4 GPUs, one NVLink domain of 72
+/// GPUs across them (every GPU reaches every other through the NVLink switch trays at its full
+/// 1.8 TB/s), one NIC per GPU; `--nodes` / `--gpus` count trays / GPUs (36 trays = 2 racks); see
+/// `.source`.
 inline constexpr cluster gb200_nvl72{
     .name = "gb200-nvl72",
-    .nodes = 1,
-    .node = {.gpus = 72,
+    .nodes = 18,
+    .node = {.gpus = 4,
              .accelerator = "gb200",
              .intra = nvlink<5>,
              .fabric = intra_fabric::switched,
              .in_switch_reduction = true,
              .pcie_p2p = true,
              .inter = infiniband<ib_rate::ndr, 4>,
-             .nics = 72,
+             .nics = 4,
              .gpudirect_rdma = true},
+    .scale_up_domain = 72,
     .oversubscription = 1.0,
     .nodes_per_leaf = 32,
     .rail_optimized = true,
@@ -167,22 +171,25 @@ inline constexpr cluster gb200_nvl72{
         "4 GPUs, 9 NVLink switch trays, one NVLink domain of 130 TB/s (NVLink5, 1.8 TB/s per GPU "
         "duplex) with SHARP in-switch reduction (NVLS); NVIDIA GB200 NVL72 reference architecture: one "
         "400 Gb/s ConnectX-7 per GPU (4 per compute tray) on the InfiniBand compute fabric, rail leaf "
-        "as in the DGX SuperPOD reference architecture. A node here is the whole rack (the NVLink "
-        "domain); --gpus-per-node 4 models the compute tray alone."};
+        "as in the DGX SuperPOD reference architecture. A node here is the compute tray (4 GPUs, 4 "
+        "NICs); the NVLink domain (scale_up_domain) is the rack's 72 GPUs; nodes 18 = one rack; "
+        "nodes_per_leaf is the library default (in trays)."};
 
-/// @brief gb300-nvl72: as gb200-nvl72 with Blackwell Ultra GPUs and 800G NICs; see `.source`.
+/// @brief gb300-nvl72: as gb200-nvl72 (18 trays of 4 GPUs, a 72-GPU NVLink domain) with
+/// Blackwell Ultra GPUs and 800G NICs; see `.source`.
 inline constexpr cluster gb300_nvl72{
     .name = "gb300-nvl72",
-    .nodes = 1,
-    .node = {.gpus = 72,
+    .nodes = 18,
+    .node = {.gpus = 4,
              .accelerator = "gb300",
              .intra = nvlink<5>,
              .fabric = intra_fabric::switched,
              .in_switch_reduction = true,
              .pcie_p2p = true,
              .inter = infiniband<ib_rate::xdr, 4>,
-             .nics = 72,
+             .nics = 4,
              .gpudirect_rdma = true},
+    .scale_up_domain = 72,
     .oversubscription = 1.0,
     .nodes_per_leaf = 32,
     .rail_optimized = true,
@@ -191,8 +198,9 @@ inline constexpr cluster gb300_nvl72{
         "NVIDIA GB300 NVL72 product page: 72 Blackwell Ultra GPUs and 36 Grace CPUs in 18 compute "
         "trays of 4 GPUs, one NVLink domain of 130 TB/s (NVLink5, 1.8 TB/s per GPU duplex, NVLink "
         "switch with SHARP), 72 ConnectX-8 SuperNICs (800 Gb/s, one per GPU) on Quantum-X800 "
-        "InfiniBand or Spectrum-X Ethernet. A node here is the whole rack (the NVLink domain); "
-        "--gpus-per-node 4 models the compute tray alone."};
+        "InfiniBand or Spectrum-X Ethernet. A node here is the compute tray (4 GPUs, 4 NICs); the "
+        "NVLink domain (scale_up_domain) is the rack's 72 GPUs; nodes 18 = one rack; nodes_per_leaf "
+        "is the library default (in trays)."};
 
 /// @brief aws-p4d: see `.source`.
 inline constexpr cluster aws_p4d{

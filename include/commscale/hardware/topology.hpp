@@ -68,6 +68,12 @@ struct cluster {
     std::string_view name;
     int nodes = 1;
     node_spec node{};
+    /// GPUs that share one scale-up (NVLink) fabric. 0, or `node.gpus`, is the node itself; a
+    /// multiple of `node.gpus` spans several nodes (compute trays) behind switches, as in an
+    /// NVL72 rack (72 GPUs in 18 trays of 4, NVLink switch trays). Only a switched fabric spans
+    /// nodes. The collective model and the step placement see such a cluster through
+    /// `comm_view` (one "node" per domain).
+    int scale_up_domain = 0;
     double oversubscription = 1.0;   ///< leaf-to-spine oversubscription (7.0 means 7:1), >= 1
     /// Leaf downlinks in nodes: a rail-optimized leaf takes NIC i of `nodes_per_leaf` nodes; a
     /// top-of-rack leaf (not rail-optimized) with the same ports takes every NIC of
@@ -81,6 +87,18 @@ struct cluster {
     compute_calibration compute{};   ///< compute-model scales from training runs (fit-step)
 
     [[nodiscard]] constexpr int total_gpus() const { return nodes * node.gpus; }
+
+    /// @brief Whether the scale-up domain spans several nodes (scale_up_domain > node.gpus).
+    [[nodiscard]] constexpr bool domain_spans_nodes() const { return scale_up_domain > node.gpus; }
+
+    /// @brief GPUs one NVLink fabric connects, as communication sees them: `scale_up_domain`
+    /// when it spans nodes (never more than the cluster's GPUs: a cluster smaller than one
+    /// domain is one partial domain), else the node's GPUs.
+    [[nodiscard]] constexpr int domain_gpus() const {
+        if (!domain_spans_nodes()) return node.gpus;
+        const long long all = static_cast<long long>(nodes) * node.gpus;
+        return all < scale_up_domain ? static_cast<int>(all) : scale_up_domain;
+    }
 
     /// Nodes one leaf switch serves: `nodes_per_leaf` when rail-optimized, else
     /// nodes_per_leaf / NICs per node (at least 1).
@@ -102,6 +120,28 @@ struct cluster {
     return static_cast<long long>(switch_ports) * rails;
 }
 
+/// @brief The cluster as communication sees it: one node per scale-up domain. Where the domain
+/// is the node (`scale_up_domain` 0 or `node.gpus`) this is `c` itself. Otherwise a node of the
+/// view is one domain: `domain_gpus()` GPUs on the same scale-up link and switched fabric (with
+/// its in-switch reduction), the NICs of its nodes (`node.nics` x nodes per domain, so GPUs per
+/// NIC is unchanged), ceil(nodes / nodes per domain) nodes, and `nodes_per_leaf` counted in
+/// domains (at least 1). A last domain the nodes do not fill (a partial rack) is priced like a
+/// full one: the collective model prices the fullest node of a group. `placement`s on such a
+/// cluster count ranks per domain (`ranks_per_node` = ranks in one NVLink domain), which is what
+/// `predict_collective` and `group_placement` (via `domain_gpus()`) use.
+[[nodiscard]] constexpr cluster comm_view(const cluster& c) {
+    if (!c.domain_spans_nodes() || c.node.gpus < 1) return c;
+    cluster v = c;
+    const int per_domain = c.scale_up_domain / c.node.gpus;  // nodes (trays) per domain
+    const int trays = c.nodes < per_domain ? c.nodes : per_domain;
+    v.node.gpus = trays * c.node.gpus;
+    v.node.nics = trays * c.node.nics;
+    v.nodes = (c.nodes + per_domain - 1) / per_domain;
+    v.nodes_per_leaf = c.nodes_per_leaf / per_domain > 1 ? c.nodes_per_leaf / per_domain : 1;
+    v.scale_up_domain = 0;
+    return v;
+}
+
 /// @brief Throws input_error (field path under `where`) if the cluster is not usable.
 inline void validate(const cluster& c, std::string_view where = "cluster") {
     const std::string w(where);
@@ -109,6 +149,19 @@ inline void validate(const cluster& c, std::string_view where = "cluster") {
         throw input_error(w + ".nodes", std::to_string(c.nodes), "an integer in [1, 1000000]");
     if (c.node.gpus < 1 || c.node.gpus > 1024)
         throw input_error(w + ".gpus_per_node", std::to_string(c.node.gpus), "an integer in [1, 1024]");
+    if (c.scale_up_domain != 0 && c.scale_up_domain != c.node.gpus) {
+        const bool multiple = c.scale_up_domain > c.node.gpus && c.scale_up_domain % c.node.gpus == 0 &&
+                              c.scale_up_domain <= 1'000'000;
+        if (!multiple)
+            throw input_error(w + ".scale_up_domain", std::to_string(c.scale_up_domain),
+                              "0 (the node) or a multiple of gpus_per_node (" + std::to_string(c.node.gpus) +
+                                  ") up to 1000000: GPUs sharing one NVLink fabric, whole nodes");
+        if (c.node.fabric != intra_fabric::switched)
+            throw input_error(w + ".scale_up_domain", std::to_string(c.scale_up_domain),
+                              "0 or " + std::to_string(c.node.gpus) + " (the node) with a " +
+                                  std::string(fabric_name(c.node.fabric)) +
+                                  " fabric: only a switched scale-up fabric (NVLink switch) spans nodes");
+    }
     if (c.node.nics < 0 || c.node.nics > 1024)
         throw input_error(w + ".inter.nics_per_node", std::to_string(c.node.nics), "an integer in [0, 1024]");
     if (c.nodes > 1 && c.node.nics < 1)

@@ -4,6 +4,7 @@
 /// errors and written back so that `cluster_from_json(cluster_to_json(c))` reproduces `c`:
 /// ```json
 /// {"name": "my-pod", "nodes": 4, "gpus_per_node": 8, "accelerator": "h100-sxm",
+///  "scale_up_domain": 0 (optional: GPUs on one NVLink fabric across nodes, e.g. 72 for NVL72),
 ///  "intra": {"link": "nvlink4", "fabric": "switch", "in_switch_reduction": true, "pcie_p2p": true},
 ///  "inter": {"link": "ib-ndr-4x", "nics_per_node": 8, "oversubscription": 1.0, "nodes_per_leaf": 32,
 ///            "rail_optimized": true, "in_network_reduction": false, "gpudirect_rdma": true},
@@ -173,7 +174,8 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
 /// @brief Reads a cluster from JSON. Every error is an input_error whose field is the path under
 /// `path` (e.g. `cluster.inter.nics_per_node`). Defaults: name "custom", nodes 1; intra.fabric
 /// "switch", intra.in_switch_reduction false, intra.pcie_p2p true; inter absent = no scale-out
-/// network (only valid with nodes = 1); inter.nics_per_node = gpus_per_node (one NIC per GPU),
+/// network (only valid with nodes = 1); scale_up_domain 0 (the node; a multiple of
+/// gpus_per_node spans nodes, e.g. 72 for an NVL72 rack of 4-GPU trays); inter.nics_per_node = gpus_per_node (one NIC per GPU),
 /// inter.oversubscription 1 (non-blocking), inter.nodes_per_leaf 32, inter.rail_optimized true,
 /// inter.in_network_reduction false, inter.gpudirect_rdma true; calibration absent = the
 /// documented defaults of `comm_params` (see `comm_params_from_json`). The result passes `validate`.
@@ -183,6 +185,8 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     c.name = commscale::detail::intern(r.string_or("name", "custom"));
     c.nodes = r.int32_or("nodes", 1, 1, 1'000'000);
     c.node.gpus = r.int32("gpus_per_node", 1, 1024);
+    // GPUs sharing one NVLink fabric (whole nodes; validate checks multiple and fabric)
+    c.scale_up_domain = r.int32_or("scale_up_domain", 0, 0, 1'000'000);
     if (r.has("accelerator")) c.node.accelerator = accelerator_by_name(r.string("accelerator"), r.field("accelerator")).name;
     else c.node.accelerator = {};
 
@@ -235,6 +239,7 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     j["name"] = std::string(c.name);
     j["nodes"] = c.nodes;
     j["gpus_per_node"] = c.node.gpus;
+    if (c.domain_spans_nodes()) j["scale_up_domain"] = c.scale_up_domain;  // omitted: the node
     if (!c.node.accelerator.empty()) j["accelerator"] = std::string(c.node.accelerator);
     j["intra"] = {{"link", detail::link_json(c.node.intra)},
                   {"fabric", std::string(fabric_name(c.node.fabric))},

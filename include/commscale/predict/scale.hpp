@@ -110,8 +110,9 @@ template <class Pricer>
                                                           std::vector<scale_skip>* skipped = nullptr) {
     const accelerator acc = accelerator_by_name(c.node.accelerator, "cluster.accelerator");
     auto make = [&o](const cluster& cn) {
-        return [cn, opt = collective_options{o.algo, o.mode, o.candidates}](const placement& g, collective_op op, data_size s) {
-            return predict_collective(cn, g, op, s, opt).time;
+        // priced on the communication view (one node per NVLink domain), converted once per size
+        return [v = comm_view(cn), opt = collective_options{o.algo, o.mode, o.candidates}](const placement& g, collective_op op, data_size s) {
+            return predict_collective(v, g, op, s, opt).time;
         };
     };
     return scale_sweep_with(m, c, acc, base, node_counts, make, mode, o, skipped);

@@ -256,7 +256,10 @@ template <class Pricer>
     r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(optimizer_shard, cpar);
     const duration busy_compute = mb * slowest;
 
-    const step_traffic t = plan_traffic(m, p, c.node.gpus);
+    // groups placed on NVLink domains (the node, or an NVL72 rack of trays: comm_view); the
+    // pricer sees placements counted per domain
+    const int domain = c.domain_gpus();
+    const step_traffic t = plan_traffic(m, p, domain);
     duration hidden = seconds(0.0);  // communication that runs beside compute
     // TP: userbuffer overlap (needs sequence parallelism) hides all but one chunk in t behind the GEMMs
     r.tp.total = detail::calls_time(t.tp_main, price) + detail::calls_time(t.tp_gather, price);
@@ -388,7 +391,9 @@ template <class Pricer>
     r.fits_in_memory = acc.memory.value() <= 0 || fits_in_memory(r.memory, acc.memory);
 
     // required inter-node bandwidth to hide the DP reduction under its window
-    r.dp_inter_node_bytes = dp_inter_node_bytes_per_node(t, c.node.gpus);
+    // per domain, then per node: a domain's NICs are its nodes' NICs
+    r.dp_inter_node_bytes = dp_inter_node_bytes_per_node(t, domain);
+    if (domain != c.node.gpus) r.dp_inter_node_bytes = r.dp_inter_node_bytes * (static_cast<double>(c.node.gpus) / domain);
     r.required_inter_node = required_bandwidth(r.dp_inter_node_bytes, r.dp_window);
     r.required_inter_node_step = required_bandwidth(r.dp_inter_node_bytes, r.compute);
 
@@ -413,7 +418,9 @@ template <class Pricer>
 }
 
 /// @brief Prices a collective with the library's collective model (collective/model.hpp):
-/// `predict_collective(cluster, group, op, bytes, {algo, mode}).time`.
+/// `predict_collective(cluster, group, op, bytes, {algo, mode}).time`. Point it at
+/// `comm_view(cluster)` (as predict_step does) to convert an NVLink domain spanning nodes once,
+/// not per price.
 struct collective_pricer {
     const cluster* c = nullptr;
     collective_options options{};
@@ -426,7 +433,8 @@ struct collective_pricer {
 /// by the collective model in `o.mode` with `o.algo`. See predict_step_with.
 [[nodiscard]] inline step_breakdown predict_step(const transformer& m, const cluster& c, const accelerator& acc,
                                                  const plan& p, const step_options& o = {}) {
-    return predict_step_with(m, c, acc, p, collective_pricer{&c, collective_options{o.algo, o.mode, o.candidates}}, o);
+    const cluster view = comm_view(c);
+    return predict_step_with(m, c, acc, p, collective_pricer{&view, collective_options{o.algo, o.mode, o.candidates}}, o);
 }
 
 /// @brief As above, with the accelerator named by the cluster's nodes (`c.node.accelerator`,

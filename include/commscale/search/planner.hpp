@@ -7,8 +7,9 @@
 /// breakdowns and the Pareto front of step time against memory headroom.
 ///
 /// The space (a plan is in it iff `validate(plan, model, cluster)` accepts it and):
-/// * TP inside the scale-up domain: tp divides `scale_up_domain` (the node's GPUs unless the
-///   request says otherwise, e.g. a whole NVL72 rack): TP's per-layer collectives need the
+/// * TP inside the scale-up domain: tp divides `scale_up_domain` (the cluster's NVLink domain,
+///   `cluster::domain_gpus()`: the node's GPUs, or a whole NVL72 rack, unless the request says
+///   otherwise): TP's per-layer collectives need the
 ///   scale-up link (Shoeybi et al. 2019 Sec. 3; Narayanan et al. 2021 Sec. 3.3 "tensor model
 ///   parallelism ... within a multi-GPU server").
 /// * pipeline schedules only with pp >= 2 (one stage is gradient accumulation: 1F1B spelling);
@@ -80,7 +81,7 @@ struct search_request {
     int threads = 1;              ///< worker threads (>= 1)
     int shard = 0;                ///< this job's shard, in [0, shards)
     int shards = 1;               ///< total shards the space is split into
-    int scale_up_domain = 0;      ///< GPUs TP may span (0: the node's GPUs)
+    int scale_up_domain = 0;      ///< GPUs TP may span (0: the cluster's NVLink domain, `cluster::domain_gpus()`)
     int max_micro_batch = 0;      ///< largest micro-batch tried (0: up to B / dp)
     int max_virtual_stages = 0;   ///< largest V of the interleaved schedule (0: any)
     bool try_zero_bubble = true;  ///< also search zb-h1, zb-v and dualpipe (parallel/plan.hpp)
@@ -296,7 +297,7 @@ inline void validate(const search_request& r) {
     using search_detail::divisors;
     std::vector<search_detail::shape> out;
     const long long gpus = static_cast<long long>(c.nodes) * c.node.gpus;
-    const int domain = r.scale_up_domain > 0 ? r.scale_up_domain : c.node.gpus;
+    const int domain = r.scale_up_domain > 0 ? r.scale_up_domain : c.domain_gpus();
     const auto all = divisors(gpus);
     for (int tp : all) {
         if (domain % tp != 0 || m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)) continue;
@@ -446,7 +447,8 @@ template <class Pricer>
 /// (`collective_pricer`, predict/step.hpp) in `r.options.mode` with `r.options.algo`.
 [[nodiscard]] inline search_result search_plans(const transformer& m, const cluster& c, const accelerator& acc,
                                                 const search_request& r) {
-    return search_plans_with(m, c, acc, r, collective_pricer{&c, collective_options{r.options.algo, r.options.mode, r.options.candidates}});
+    const cluster view = comm_view(c);
+    return search_plans_with(m, c, acc, r, collective_pricer{&view, collective_options{r.options.algo, r.options.mode, r.options.candidates}});
 }
 
 /// @brief Why a search returned no plan, in words ("" when it returned one): no shape (no
