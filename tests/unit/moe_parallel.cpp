@@ -12,6 +12,7 @@
 #include <commscale/hardware/accelerators.hpp>
 #include <commscale/hardware/clusters.hpp>
 #include <commscale/predict/step.hpp>
+#include <commscale/search/planner.hpp>
 #include <commscale/workload/memory.hpp>
 #include <commscale/workload/models.hpp>
 
@@ -159,11 +160,10 @@ TEST_CASE("expert weights per GPU scale as 1 / (ep x etp): DeepSeek-V3 by hand")
             }
         }
     }
-    // the expert weights alone: 2 x 59 x 256 x 44.04M / (ep x etp) bytes; 1 / 64 of them at ep 64
+    // the expert weights alone: 2 x 59 x 256 x 44.04M / (ep x etp) bytes (20.79 GB at ep 64)
     const auto ep1 = model_state_per_gpu(m, 1, 1, 64, 1, 0);
     const auto ep64 = model_state_per_gpu(m, 1, 1, 64, 64, 0);
     CHECK_THAT(in_bytes(ep1.weights) - in_bytes(ep64.weights), WithinRel(2.0 * routed * 63.0 / 64.0, 1e-12));
-    CHECK_THAT(2.0 * routed / 64.0 / 1e9, WithinRel(20.79, 1e-3));  // 20.79 GB of expert weights per GPU at ep 64
     // ZeRO 1: Adam's 12 bytes of the experts are sharded over expert-DP (dp tp / (etp ep) = 8 for
     // dp 64, ep 8), the rest over all 64 DP ranks (Megatron-Core's distributed optimizer)
     const auto z1 = model_state_per_gpu(m, 1, 1, 64, 8, 1);
@@ -279,4 +279,28 @@ TEST_CASE("expert tensor parallelism: the same expert FLOPs per rank, in GEMMs e
     CHECK(t.etp_reduce.op == collective_op::reduce_scatter);
     CHECK(t.etp_gather.count == Approx(58.0 / 61.0 * 61.0 * 2.0));
     CHECK(t.etp_gather.bytes.value() == Approx(8.0 * 4096 * 7168 * 2.0 * 2.0 / 8.0));
+}
+
+TEST_CASE("planner: EP searched over every divisor of dp x cp, with etp = tp") {
+    // Mixtral 8x7B (8 experts) on 2 DGX H100 nodes: with cp 2 and dp 4 (tp 2, pp 1) the search
+    // now holds ep 8, which divides dp x cp but not dp; every shape's ep divides dp x cp and the
+    // experts, and every shape validates
+    const cluster c = h100_nodes(2);
+    const auto& m = models::mixtral_8x7b;
+    search_request r;
+    r.global_batch = 64;
+    r.seq = 4096;
+    const auto shapes = plan_shapes(m, c, r);
+    bool folded = false;
+    for (const auto& s : shapes) {
+        INFO("tp " << s.tp << " pp " << s.pp << " dp " << s.dp << " cp " << s.cp << " ep " << s.ep);
+        CHECK((s.dp * s.cp) % s.ep == 0);
+        CHECK(m.experts % s.ep == 0);
+        folded = folded || (s.dp % s.ep != 0);
+    }
+    CHECK(folded);
+    const auto res = search_plans(m, c, accelerator_by_name(c.node.accelerator), r);
+    REQUIRE_FALSE(res.top.empty());
+    CHECK(res.rejected == 0);  // every enumerated plan validates
+    for (const auto& x : res.top) CHECK(x.p.expert_tp() == x.p.tp);
 }
