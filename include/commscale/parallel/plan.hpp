@@ -128,7 +128,7 @@ inline constexpr double whole_gradient_bucket = 1e18;
 struct plan {
     int tp = 1;                  ///< tensor-parallel degree (Shoeybi et al. 2019)
     int pp = 1;                  ///< pipeline stages
-    int dp = 1;                  ///< data-parallel replicas (EP is carved out of DP)
+    int dp = 1;                  ///< data-parallel replicas (EP is carved out of DP x CP)
     int cp = 1;                  ///< context-parallel degree (sequence split for attention)
     int ep = 1;                  ///< expert-parallel degree (MoE experts spread over EP ranks; carved out of tp x cp x dp / etp)
     /// expert tensor-parallel degree: each routed expert's GEMMs split over etp ranks (0 = tp,
