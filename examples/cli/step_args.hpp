@@ -41,7 +41,8 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     o.push_back({"pp", true, "pipeline stages"});
     o.push_back({"dp", true, "data-parallel degree (default: GPUs / (tp x pp x cp))"});
     o.push_back({"cp", true, "context-parallel degree"});
-    o.push_back({"ep", true, "expert-parallel degree (divides dp)"});
+    o.push_back({"ep", true, "expert-parallel degree (divides dp x cp, or tp x cp x dp / etp)"});
+    o.push_back({"etp", true, "expert tensor-parallel degree: each expert's GEMMs split over etp ranks (default: tp)"});
     o.push_back({"micro-batch", true, "sequences per micro-batch"});
     o.push_back({"global-batch", true, "sequences per optimizer step"});
     o.push_back({"seq", true, "sequence length in tokens"});
@@ -121,6 +122,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     p.pp = ival("pp", demo ? 8 : 1, 1, 1 << 20);
     p.cp = ival("cp", 1, 1, 1 << 20);
     p.ep = ival("ep", 1, 1, 1 << 20);
+    if (a.has("etp")) p.etp = ival("etp", 1, 1, 1 << 20);
     const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
     if (!a.has("dp") && gpus % mp != 0)
         throw input_error("--tp x --pp x --cp", std::to_string(mp), "a divisor of the cluster's " + std::to_string(gpus) + " GPUs");
@@ -275,6 +277,7 @@ inline void check_precision(const commscale::cluster& c, const commscale::plan& 
     put("dp", p.dp);
     put("cp", p.cp);
     put("ep", p.ep);
+    put("etp", p.expert_tp());
     put("micro_batch", p.micro_batch);
     put("global_batch", p.global_batch);
     put("seq", p.seq);

@@ -131,4 +131,26 @@ TEST_CASE("step --no-zero-overlap and --no-cp-overlap expose what the overlaps h
     CHECK(cp_off["plan"]["overlap"]["cp"] == false);
     CHECK(cp_off["cp_comm_exposed_s"].get<double>() == Approx(cp_off["cp_comm_s"].get<double>()));
     CHECK(cp_on["cp_comm_exposed_s"].get<double>() < cp_off["cp_comm_exposed_s"].get<double>());
+
+TEST_CASE("step --ep and --etp: EP carved out of DP x CP, expert TP in the plan JSON, errors naming plan.ep") {
+    // Mixtral 8x22B on 2 DGX H100 nodes: tp 2, cp 2, dp 4 takes ep 8 (dp x cp = 8)
+    const std::string base = "step --model mixtral-8x22b --cluster dgx-h100 --nodes 2 --tp 2 --cp 2 --seq 4096 --ep 8";
+    const auto j = run_json(base);
+    CHECK(j["plan"]["ep"].get<int>() == 8);
+    CHECK(j["plan"]["etp"].get<int>() == 2);  // default: tp
+    CHECK(j["ep_comm_s"].get<double>() > 0);
+    const auto k = run_json(base + " --etp 1");
+    CHECK(k["plan"]["etp"].get<int>() == 1);
+    // whole experts per GPU: more expert weights than with etp = tp
+    CHECK(k["memory_breakdown_GiB"]["weights"].get<double>() > j["memory_breakdown_GiB"]["weights"].get<double>());
+    const auto text = run(base + " --etp 1");
+    CHECK(text.rc == 0);
+    CHECK_THAT(text.out, Catch::Matchers::Contains("ep 8, etp 1, micro-batch"));
+    // ep 16 divides no dp x cp of 8
+    const auto bad = run("step --model mixtral-8x22b --cluster dgx-h100 --nodes 2 --tp 2 --cp 2 --seq 4096 --ep 16");
+    CHECK(bad.rc == 2);
+    CHECK_THAT(bad.err, Catch::Matchers::Contains("plan.ep"));
+    const auto bad_etp = run(base + " --etp 0");
+    CHECK(bad_etp.rc == 2);
+    CHECK_THAT(bad_etp.err, Catch::Matchers::Contains("--etp"));
 }

@@ -216,6 +216,17 @@ TEST_CASE("training-runs CSV: columns, defaults, relative model paths and errors
     CHECK_THAT(err(head), Catch::Contains("no runs"));
     CHECK_THAT(err(""), Catch::Contains("empty"));
     CHECK_THAT(err(head + "llama3-8b,8,1,1,1,64,nan\n"), Catch::Contains("column step_s"));
+    // MoE runs: ep carved out of dp x cp, etp (absent or 0: tp)
+    const auto moe = io::parse_training_runs("model,gpus,tp,pp,cp,ep,etp,micro_batch,global_batch,step_s\n"
+                                             "mixtral-8x7b,16,2,1,2,8,1,1,64,1.0\n"
+                                             "mixtral-8x7b,16,2,1,2,4,0,1,64,1.0\n",
+                                             "moe.csv");
+    REQUIRE(moe.size() == 2);
+    CHECK(moe[0].p.ep == 8);
+    CHECK(moe[0].p.etp == 1);
+    CHECK(moe[1].p.expert_tp() == 2);
+    CHECK_THAT(err("model,gpus,tp,pp,etp,micro_batch,global_batch,step_s\nmixtral-8x7b,8,1,1,-1,1,64,1.0\n"),
+               Catch::Contains("column etp"));
 }
 
 TEST_CASE("fit-step: a run whose GPUs the node does not divide is an error naming the run") {

@@ -124,7 +124,7 @@ cli::registrar reg{cli::command{
                 << cli::num(in_bytes(r.memory_capacity) / gibi, 1)
                 << " GiB available; the times below are what the plan would take with enough memory\n";
         out << "plan: tp " << p.tp << ", pp " << p.pp << ", dp " << p.dp << ", cp " << p.cp << ", ep " << p.ep
-            << ", micro-batch " << p.micro_batch << ", global batch " << p.global_batch << " x " << p.seq
+            << (p.expert_tp() != p.tp ? ", etp " + std::to_string(p.expert_tp()) : std::string()) << ", micro-batch " << p.micro_batch << ", global batch " << p.global_batch << " x " << p.seq
             << " tokens, " << r.micro_batches << " micro-batches, ZeRO " << p.zero << ", recompute "
             << recompute_name(p.recompute_mode) << ", " << schedule_name(p.schedule)
             << (p.chunks() > 1 ? " x" + std::to_string(p.chunks()) : std::string()) << (p.sequence_parallel ? ", SP" : "")
@@ -139,7 +139,7 @@ cli::registrar reg{cli::command{
             row("TP comm", r.tp.total, r.tp.exposed), row("PP comm", r.pp.total, r.pp.exposed),
             row("DP comm", r.dp.total, r.dp.exposed)};
         if (p.cp > 1) rows.push_back(row("CP comm", r.cp.total, r.cp.exposed));
-        if (m.experts > 1 && p.ep > 1) rows.push_back(row("EP comm", r.ep.total, r.ep.exposed));
+        if (m.experts > 1 && (p.ep > 1 || in_seconds(r.ep.total) > 0)) rows.push_back(row("EP comm", r.ep.total, r.ep.exposed));
         rows.push_back({"step", "", cli::secs(r.step), "100%"});
         cli::print_table(out, {"component", "total", "on critical path", "share"}, rows);
         out << "\nMFU " << cli::num(100 * r.mfu, 1) << "%, HFU " << cli::num(100 * r.hfu, 1) << "%, "

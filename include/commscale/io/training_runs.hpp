@@ -11,7 +11,8 @@
 /// | `gpus` | yes | GPUs of the run |
 /// | `tp`, `pp` | yes | tensor- and pipeline-parallel degrees |
 /// | `dp` | no | data-parallel degree (default gpus / (tp pp cp)) |
-/// | `cp`, `ep` | no | context- and expert-parallel degrees (default 1) |
+/// | `cp`, `ep` | no | context- and expert-parallel degrees (default 1; ep divides dp x cp, EP carved out of DP x CP) |
+/// | `etp` | no | expert tensor-parallel degree (default, or 0: tp, Megatron-Core's default) |
 /// | `micro_batch`, `global_batch` | yes | sequences per micro-batch and per step |
 /// | `seq` | no | sequence length (default min(2048, the model's context)) |
 /// | `dtype` | no | bf16 (default), fp16, fp8, ... |
@@ -96,7 +97,7 @@ namespace detail {
 /// label, `base_dir` resolves relative model paths.
 [[nodiscard]] inline std::vector<training_run> parse_training_runs(std::string_view text, const std::string& name,
                                                                    const std::filesystem::path& base_dir = {}) {
-    static constexpr const char* known[] = {"model", "gpus", "tp", "pp", "dp", "cp", "ep", "micro_batch",
+    static constexpr const char* known[] = {"model", "gpus", "tp", "pp", "dp", "cp", "ep", "etp", "micro_batch",
                                             "global_batch", "seq", "dtype", "framework", "zero", "recompute",
                                             "sequence_parallel", "virtual_stages", "step_s", "tflops_per_gpu", "name"};
     std::vector<std::string> header;
@@ -118,7 +119,7 @@ namespace detail {
                 for (const char* k : known) ok = ok || h == k;
                 if (!ok)
                     throw input_error(where + ": header", "'" + h + "'",
-                                      "columns model, gpus, tp, pp, dp, cp, ep, micro_batch, global_batch, seq, dtype, "
+                                      "columns model, gpus, tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, dtype, "
                                       "framework, zero, recompute, sequence_parallel, virtual_stages, name, and step_s "
                                       "or tflops_per_gpu");
             }
@@ -190,6 +191,7 @@ namespace detail {
         p.pp = static_cast<int>(integer("pp", 1, 1, 1 << 20));
         p.cp = static_cast<int>(integer("cp", 1, 1, 1 << 20));
         p.ep = static_cast<int>(integer("ep", 1, 1, 1 << 20));
+        p.etp = static_cast<int>(integer("etp", 0, 0, 1 << 20));  // 0 or absent: = tp (Megatron-Core's default)
         const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
         if (!cell("dp") && r.gpus % mp != 0)
             throw input_error(where + ": columns tp x pp x cp", std::to_string(mp),

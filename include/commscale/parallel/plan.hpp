@@ -7,9 +7,19 @@
 ///
 /// Rank layout (Megatron-LM convention, Narayanan et al. 2021, "Efficient Large-Scale Language
 /// Model Training on GPU Clusters Using Megatron-LM", Sec. 3): TP innermost (consecutive ranks,
-/// inside a node, on NVLink), then CP, then EP (carved out of DP), then PP, then the rest of DP
-/// outermost. `group_placement(...)` derives each dimension's group (ranks, ranks per node,
-/// stride) from that layout so its collectives are priced on the links they really use.
+/// inside a node, on NVLink), then CP, then the part of DP that the expert groups need, then PP,
+/// then the rest of DP outermost. `group_placement(...)` derives each dimension's group (ranks,
+/// ranks per node, stride) from that layout so its collectives are priced on the links they
+/// really use.
+///
+/// Expert layers (Megatron-Core "MoE parallel folding", megatron/core/parallel_state.py,
+/// `initialize_model_parallel`): the same ranks of one pipeline stage, tp x cp x dp of them, are
+/// decomposed again for the experts as expert-TP (etp, default tp: `--expert-tensor-parallel-size`
+/// unset) x EP x expert-DP, ETP innermost, then EP, then expert-DP; so etp x ep must divide
+/// tp x cp x dp, i.e. with etp = tp, EP divides dp x cp and is carved out of CP and DP together.
+/// The expert parameters' gradients are reduced over the expert-DP group, tp x cp x dp / (etp x ep)
+/// ranks, the dense ones over dp x cp (Megatron-Core's distributed optimizer keeps one buffer of
+/// each).
 
 #include <algorithm>
 #include <cmath>
@@ -118,9 +128,12 @@ inline constexpr double whole_gradient_bucket = 1e18;
 struct plan {
     int tp = 1;                  ///< tensor-parallel degree (Shoeybi et al. 2019)
     int pp = 1;                  ///< pipeline stages
-    int dp = 1;                  ///< data-parallel replicas (EP is carved out of DP)
+    int dp = 1;                  ///< data-parallel replicas (EP is carved out of DP x CP)
     int cp = 1;                  ///< context-parallel degree (sequence split for attention)
-    int ep = 1;                  ///< expert-parallel degree (MoE experts spread over EP ranks)
+    int ep = 1;                  ///< expert-parallel degree (MoE experts spread over EP ranks; carved out of tp x cp x dp / etp)
+    /// expert tensor-parallel degree: each routed expert's GEMMs split over etp ranks (0 = tp,
+    /// Megatron-Core's default when --expert-tensor-parallel-size is unset); see expert_tp()
+    int etp = 0;
     int micro_batch = 1;         ///< sequences per micro-batch (b)
     int global_batch = 1;        ///< sequences per optimizer step (B = dp x b x m)
     int seq = 2048;              ///< sequence length in tokens (s)
@@ -158,6 +171,17 @@ struct plan {
         if (capacity_factor <= 0.0) return expert_load;
         if (pad_to_capacity) return capacity_factor;
         return expert_load < capacity_factor ? expert_load : capacity_factor;
+    }
+
+    /// @brief Expert tensor-parallel degree in effect: etp, or tp when etp is 0.
+    [[nodiscard]] constexpr int expert_tp() const { return etp > 0 ? etp : tp; }
+    /// @brief Expert-data-parallel degree: the ranks holding the same expert shard, over which the
+    /// expert gradients are reduced, tp x cp x dp / (etp x ep) (Megatron-Core
+    /// `expert_data_parallel_size`); dp x cp / ep with etp = tp. At least 1.
+    [[nodiscard]] constexpr int expert_dp() const {
+        const long long stage = static_cast<long long>(tp) * cp * dp;
+        const long long shard = static_cast<long long>(expert_tp()) * (ep > 0 ? ep : 1);
+        return shard > 0 && stage >= shard ? static_cast<int>(stage / shard) : 1;
     }
 
     /// @brief GPUs the plan occupies: tp x pp x dp x cp.
@@ -262,7 +286,8 @@ constexpr void apply_framework(plan& p, framework f) {
 /// @brief Throws input_error naming the plan field unless the plan is usable for this model on
 /// this cluster: every degree >= 1; tp x pp x dp x cp == GPUs; heads % tp == 0 and kv_heads
 /// divisible (or divisor, for replicated K/V) ; layers % (pp x V) == 0; B % (dp x b) == 0;
-/// experts % ep == 0 and dp % ep == 0; seq % cp == 0 (and % tp with sequence parallelism);
+/// experts % ep == 0 and ep x etp dividing tp x cp x dp (EP carved out of DP x CP; with etp =
+/// tp: ep divides dp x cp); seq % cp == 0 (and % tp with sequence parallelism);
 /// ZeRO stage in 0-3; interleaved needs V >= 2 and pp >= 2 (Megatron-LM's rule).
 inline void validate(const plan& p, const transformer& m, const cluster& c) {
     auto at_least_one = [](const char* name, long long v, long long hi) {
@@ -275,6 +300,7 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     at_least_one("dp", p.dp, 1 << 24);
     at_least_one("cp", p.cp, 1 << 20);
     at_least_one("ep", p.ep, 1 << 20);
+    if (p.etp != 0) at_least_one("etp", p.etp, 1 << 20);
     at_least_one("micro_batch", p.micro_batch, 1 << 24);
     at_least_one("global_batch", p.global_batch, 1 << 30);
     at_least_one("seq", p.seq, 1 << 26);
@@ -343,9 +369,29 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
                                     std::string(schedule_name(p.schedule)));
     if (m.experts % p.ep != 0)
         throw input_error("plan.ep", std::to_string(p.ep), "a divisor of the experts (" + std::to_string(m.experts) + ")");
-    if (p.dp % p.ep != 0)
-        throw input_error("plan.ep", std::to_string(p.ep),
-                          "a divisor of dp (" + std::to_string(p.dp) + "): expert parallelism is carved out of data parallelism");
+    {
+        // Megatron-Core (megatron/core/parallel_state.py, initialize_model_parallel): the expert
+        // layers decompose each pipeline stage's tp x cp x dp ranks as etp x ep x expert-DP
+        const long long stage = static_cast<long long>(p.tp) * p.cp * p.dp;
+        const int etp = p.expert_tp();
+        if (p.etp != 0 && (!m.is_moe() ? etp != p.tp : m.expert_width() % etp != 0))
+            throw input_error("plan.etp", std::to_string(p.etp),
+                              m.is_moe() ? "a divisor of the expert width (" + std::to_string(m.expert_width()) + ")"
+                                         : "tp (" + std::to_string(p.tp) + ") or 0 for a dense model (no experts to split)");
+        if (stage % etp != 0)
+            throw input_error("plan.etp", std::to_string(etp),
+                              "a divisor of tp x cp x dp (" + std::to_string(stage) + "): the expert layers' ranks of one stage");
+        if ((stage / etp) % p.ep != 0) {
+            if (etp == p.tp)
+                throw input_error("plan.ep", std::to_string(p.ep),
+                                  "a divisor of dp x cp (" + std::to_string(p.dp) + " x " + std::to_string(p.cp) + " = " +
+                                      std::to_string(static_cast<long long>(p.dp) * p.cp) +
+                                      "): expert parallelism is carved out of data and context parallelism");
+            throw input_error("plan.ep", std::to_string(p.ep),
+                              "a divisor of tp x cp x dp / etp (" + std::to_string(stage) + " / " + std::to_string(etp) + " = " +
+                                  std::to_string(stage / etp) + "): expert parallelism is carved out of the stage's ranks");
+        }
+    }
     if (p.seq % p.cp != 0)
         throw input_error("plan.seq", std::to_string(p.seq), "a multiple of cp (" + std::to_string(p.cp) + ")");
     if (p.sequence_parallel && (p.seq / p.cp) % p.tp != 0)
@@ -355,8 +401,10 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
         throw input_error("cluster.intra.link", "0 GB/s", "a link with positive bandwidth");
 }
 
-/// @brief The parallel dimensions, in rank order from innermost.
-enum class parallel_dim { tp, cp, ep, pp, dp };
+/// @brief The parallel dimensions, in rank order from innermost (the dense layers' TP, CP, EP,
+/// PP, DP), and the expert layers' own two groups: etp (expert tensor parallelism, innermost) and
+/// edp (expert data parallelism: the ranks holding the same expert shard).
+enum class parallel_dim { tp, cp, ep, pp, dp, etp, edp };
 
 /// @brief Members of one group of size `n` whose consecutive members are `stride` ranks apart
 /// that share a node of `g` GPUs: all n if the group fits in the node's span, else g / stride
@@ -367,48 +415,79 @@ enum class parallel_dim { tp, cp, ep, pp, dp };
     return static_cast<int>(fit >= n ? n : (fit < 1 ? 1 : fit));
 }
 
+/// @brief Ranks of the innermost block of one pipeline stage that holds whole expert groups: the
+/// least common multiple of tp x cp (the dense layers' inner dimensions) and etp x ep (the expert
+/// layers'), i.e. tp x cp x the part of DP that the EP groups reach into. Ranks of this block are
+/// consecutive; PP comes after it and the rest of DP outermost. With etp = tp and cp = 1 it is
+/// tp x ep (EP carved out of DP right after TP); without EP, tp x cp.
+[[nodiscard]] constexpr long long expert_block_ranks(const plan& p) {
+    auto gcd = [](long long a, long long b) {
+        while (b != 0) {
+            const long long r = a % b;
+            a = b;
+            b = r;
+        }
+        return a;
+    };
+    const long long dense = static_cast<long long>(p.tp > 0 ? p.tp : 1) * (p.cp > 0 ? p.cp : 1);
+    const long long expert = static_cast<long long>(p.expert_tp()) * (p.ep > 0 ? p.ep : 1);
+    const long long g = gcd(dense, expert);
+    return g > 0 ? dense / g * expert : dense;
+}
+
 /// @brief Where one group of a parallel dimension lives on the cluster, from the rank layout
-/// TP (innermost), CP, EP, PP, DP/EP (outermost):
+/// TP (innermost), CP, DP_in, PP, DP_out (outermost), where TP x CP x DP_in is the expert block
+/// (expert_block_ranks): the expert layers see the same block as ETP x EP x expert-DP_in, ETP
+/// innermost, then EP (Megatron-Core's expert rank generator, megatron/core/parallel_state.py:
+/// order tp-ep-dp-pp over the same ranks). Per group:
 ///   stride of a dimension = product of the sizes of the dimensions inside it;
 ///   ranks per node       = members_per_node(size, stride, gpus per node).
-/// The DP group (gradient reduction of dense parameters) spans EP and the outer DP: its members
-/// per node multiply over both segments. For `pp` the group is the two neighbouring stages of a
-/// send/recv (ranks = 2). Assumes degrees that divide the node or are multiples of it (as
-/// deployments do); a stride is reported in ranks (>= the node size means one member per node).
+/// TP: tp ranks at stride 1; CP: cp at stride tp; EP: ep at stride etp; ETP: etp at stride 1.
+/// The DP group (gradient reduction of dense parameters, dp x cp ranks) spans CP x DP_in inside
+/// the block and DP_out outside it: its members per node multiply over both segments; the
+/// expert-DP group likewise spans the block's expert-DP_in (stride etp x ep) and DP_out. For `pp`
+/// the group is the two neighbouring stages of a send/recv (ranks = 2), at the block's stride.
+/// Assumes degrees that divide the node or are multiples of it (as deployments do); a stride is
+/// reported in ranks (>= the node size means one member per node).
 [[nodiscard]] constexpr placement group_placement(const plan& p, parallel_dim d, int gpus_per_node) {
     const int g = gpus_per_node;
-    const long long s_tp = 1, s_cp = p.tp, s_ep = s_cp * p.cp, s_pp = s_ep * p.ep,
-                    s_dp = s_pp * p.pp;
+    const int etp = p.expert_tp();
+    const long long block = expert_block_ranks(p);
+    const long long s_tp = 1, s_cp = p.tp, s_ep = etp, s_pp = block, s_dp = s_pp * p.pp;
+    const long long dp_in = block / (static_cast<long long>(p.tp) * p.cp);
+    const int outer = static_cast<int>(dp_in > 0 && p.dp >= dp_in ? p.dp / dp_in : 1);
     auto make = [](int ranks, int per_node, long long stride) {
         return placement{ranks, per_node < 1 ? 1 : per_node, static_cast<int>(stride > (1LL << 30) ? (1LL << 30) : stride)};
+    };
+    // a group of `inner` members at stride `s_in` inside the block and `outer` blocks at stride s_dp
+    auto spanning = [&](int ranks, int inner, long long s_in) {
+        long long per = static_cast<long long>(members_per_node(inner, s_in, g)) * members_per_node(outer, s_dp, g);
+        // A node size the model-parallel span does not tile (72-GPU NVL72 racks with
+        // tp x cp x ep x pp = 32) leaves some nodes with one member more than the floor
+        // above: the group's GPUs (outer x s_dp) fill ceil(outer x s_dp / g) nodes, so at
+        // least ranks / that many share one. Layouts that tile are unchanged (equality).
+        const long long span_nodes = (static_cast<long long>(outer) * s_dp + g - 1) / g;
+        if (span_nodes >= 1) {
+            const long long fill = (ranks + span_nodes - 1) / span_nodes;
+            if (fill > per) per = fill;
+        }
+        return make(ranks, static_cast<int>(per > ranks ? ranks : per), inner > 1 ? s_in : s_dp);
     };
     switch (d) {
         case parallel_dim::tp: return make(p.tp, members_per_node(p.tp, s_tp, g), s_tp);
         case parallel_dim::cp: return make(p.cp, members_per_node(p.cp, s_cp, g), s_cp);
         case parallel_dim::ep: return make(p.ep, members_per_node(p.ep, s_ep, g), s_ep);
+        case parallel_dim::etp: return make(etp, members_per_node(etp, s_tp, g), s_tp);
         case parallel_dim::pp: {
             const int n = p.pp >= 2 ? 2 : 1;
             return make(n, members_per_node(n, s_pp, g), s_pp);
         }
-        case parallel_dim::dp: {
-            const int outer = p.dp / (p.ep > 0 ? p.ep : 1);
+        case parallel_dim::dp:
             // dense-parameter gradients reduce over dp x cp ranks (Megatron reduces over DP x CP)
-            const int inner_cp = members_per_node(p.cp, s_cp, g);
-            const int inner_ep = members_per_node(p.ep, s_ep, g);
-            const int inner_dp = members_per_node(outer, s_dp, g);
-            const int ranks = p.dp * p.cp;
-            const long long first_stride = p.cp > 1 ? s_cp : (p.ep > 1 ? s_ep : s_dp);
-            long long per = static_cast<long long>(inner_cp) * inner_ep * inner_dp;
-            // A node size the model-parallel span does not tile (72-GPU NVL72 racks with
-            // tp x cp x ep x pp = 32) leaves some nodes with one member more than the floor
-            // above: the group's GPUs (outer x s_dp) fill ceil(outer x s_dp / g) nodes, so at
-            // least ranks / that many share one. Layouts that tile are unchanged (equality).
-            const long long span_nodes = (static_cast<long long>(outer) * s_dp + g - 1) / g;
-            if (span_nodes >= 1) {
-                const long long fill = (ranks + span_nodes - 1) / span_nodes;
-                if (fill > per) per = fill;
-            }
-            return make(ranks, static_cast<int>(per > ranks ? ranks : per), first_stride);
+            return spanning(p.dp * p.cp, static_cast<int>(p.cp * dp_in), s_cp);
+        case parallel_dim::edp: {
+            const long long shard = static_cast<long long>(etp) * p.ep;
+            return spanning(p.expert_dp(), static_cast<int>(block / shard), shard);
         }
     }
     return placement{};

@@ -19,15 +19,26 @@
 ///   them, forward and backward (4 per layer; 6 with full recompute); k b (s/c) h e / t bytes
 ///   per rank with top-k routing (Lepikhin et al. 2021, "GShard", Sec. 2.2; Fedus et al. 2022),
 ///   times the busiest rank's effective load (plan::effective_expert_load: routing imbalance,
-///   capped by a capacity factor when tokens are dropped, the capacity when padded).
+///   capped by a capacity factor when tokens are dropped, the capacity when padded). The group:
+///   ep ranks at stride etp (parallel/plan.hpp group_placement), inside a node or across the NICs.
+/// * ETP (expert tensor parallelism different from TP, 1 < etp != tp): per MoE layer the routed
+///   tokens that arrived by the all-to-all are all-gathered over the etp ranks before the expert
+///   GEMMs and reduce-scattered after them, forward and backward (Megatron-Core
+///   MoEAlltoAllTokenDispatcher: `gather_from_sequence_parallel_region` / `reduce_scatter_to_
+///   sequence_parallel_region` over the expert-TP group): buffers of k b (s/c) h e x etp / t.
+///   With etp = tp these are the layer's MLP-side TP collectives, counted under TP as before;
+///   with etp = 1 there are none (whole experts per rank).
 /// * PP: per micro-batch per stage boundary one activation send forward and one gradient send
 ///   backward, b (s/c) h e bytes, cut to 1/t per TP rank by the scatter-gather optimization
 ///   (each TP rank sends its slice over its own rail, then an NVLink all-gather rebuilds it:
 ///   Narayanan et al. 2021 Sec. 4.1; gpu-fabrics-for-genai "one-eighth smaller with eight
 ///   tensor parallel GPUs"). With sequence parallelism the activation is already split 1/t.
 ///   The interleaved schedule crosses V times as many boundaries.
-/// * DP: the local gradient shard (parameters / (t p), expert parameters also / ep) reduced
-///   across dp x c replicas once per step, in buckets: an all-reduce (ZeRO 0), a reduce-scatter
+/// * DP: the local gradient shard (parameters / (t p), expert parameters / (ep etp p) instead)
+///   reduced once per step, in buckets: the dense parameters' across dp x c replicas, the routed
+///   experts' across the expert-DP group of t c d / (etp ep) replicas (Megatron-Core's
+///   distributed optimizer: one buffer per group, the same bucket size); the two are one stream
+///   when the groups coincide (no EP, etp = tp). An all-reduce (ZeRO 0), a reduce-scatter
 ///   of gradients + all-gather of updated parameters (ZeRO 1/2: same volume), or ZeRO-3/FSDP
 ///   all-gathers of parameters in forward and backward + a reduce-scatter of gradients: 3 x
 ///   instead of 2 x the shard, the ~1.5x of gpu-fabrics-for-genai (Rajbhandari et al. 2020,
@@ -61,6 +72,8 @@ struct step_traffic {
     comm_call tp_gather{};     ///< all-gather with sequence parallelism (empty otherwise)
     comm_call cp{};            ///< ring send/recv of K/V blocks
     comm_call ep{};            ///< all-to-all of tokens
+    comm_call etp_gather{};    ///< all-gather of the routed tokens over expert-TP (1 < etp != tp; else empty)
+    comm_call etp_reduce{};    ///< reduce-scatter of the experts' output over expert-TP (1 < etp != tp)
     comm_call pp{};            ///< send/recv between neighbouring stages
     comm_call pp_gather{};     ///< intra-node all-gather after a scatter-gather send
     comm_call dp_main{};       ///< gradient all-reduce / reduce-scatter (one bucket per call)
@@ -70,12 +83,21 @@ struct step_traffic {
     data_size dp_gradient_bytes{};  ///< the local gradient shard reduced per step (per GPU)
     data_size zero3_gather_bytes{};  ///< ZeRO-3 parameter bytes gathered per step (fwd + bwd, every micro-batch), per GPU
     double zero3_gathers = 0;       ///< ZeRO-3 all-gather calls per step (2 per layer per micro-batch)
+    // The routed experts' gradients over the expert-DP group, when it differs from the DP group
+    // (EP > 1 or etp != tp); empty otherwise (then dp_* above carry the experts too).
+    comm_call dp_expert_main{};        ///< expert gradient all-reduce / reduce-scatter, one bucket per call
+    comm_call dp_expert_gather{};      ///< expert parameter all-gather (ZeRO 1-3), one bucket per call
+    double dp_expert_bucket_count = 0;
+    data_size dp_expert_last_bucket{};
+    data_size dp_expert_gradient_bytes{};  ///< the local expert gradient shard reduced per step
+    data_size zero3_expert_gather_bytes{};  ///< ZeRO-3 expert parameter bytes gathered per step, per GPU
 };
 
 /// @brief Parameters held by one GPU under the plan, before ZeRO sharding: layer parameters /
-/// (t p), experts' MLPs further / ep, embeddings / t (vocabulary-parallel, Shoeybi et al. 2019
-/// Sec. 3) counted on the first and last stages (we charge the larger: one table per stage end).
-/// Layers: those of the stage holding the most (max_stage_layers), which has the most to reduce.
+/// (t p), routed experts' MLPs / (ep etp p) instead (expert parallelism and expert tensor
+/// parallelism; / (ep t p) with etp = tp), embeddings / t (vocabulary-parallel, Shoeybi et al.
+/// 2019 Sec. 3) counted on the first and last stages (we charge the larger: one table per stage
+/// end). Layers: those of the stage holding the most (max_stage_layers), which has the most to reduce.
 [[nodiscard]] constexpr double parameters_per_gpu(const transformer& m, const plan& p) {
     const auto lp = parameters_per_layer(m);
     const double layers_per_stage = max_stage_layers(p, m.layers);
@@ -83,7 +105,22 @@ struct step_traffic {
     const double dense = lp.attention + lp.router + lp.norms + lp.shared + (m.experts > 1 ? 0.0 : lp.mlp);
     const double expert = m.experts > 1 ? lp.mlp / p.ep : 0.0;
     const double emb = static_cast<double>(m.vocab) * m.hidden * (m.tied_embeddings || p.pp > 1 ? 1.0 : 2.0);
+    if (p.expert_tp() != p.tp) return layers_per_stage * (dense / p.tp + expert / p.expert_tp()) + emb / p.tp;
     return layers_per_stage * (dense + expert) / p.tp + emb / p.tp;
+}
+
+/// @brief The routed experts' part of parameters_per_gpu: layers of the largest stage x their
+/// MLPs / (ep etp); 0 for a dense model. What the expert-DP group reduces.
+[[nodiscard]] constexpr double expert_parameters_per_gpu(const transformer& m, const plan& p) {
+    if (m.experts <= 1) return 0.0;
+    const double layers_per_stage = max_stage_layers(p, m.layers);
+    return layers_per_stage * parameters_per_layer(m).mlp / (static_cast<double>(p.ep) * p.expert_tp());
+}
+
+/// @brief True when the routed experts' gradients are reduced over a group other than the dense
+/// parameters' DP group: an MoE model with EP > 1 or etp != tp.
+[[nodiscard]] constexpr bool separate_expert_reduction(const transformer& m, const plan& p) {
+    return m.experts > 1 && (p.ep > 1 || p.expert_tp() != p.tp);
 }
 
 /// @brief The traffic of one step of `p` training `m` on nodes of `gpus_per_node` GPUs.
@@ -132,6 +169,16 @@ struct step_traffic {
         t.ep.bytes = bytes(k * b * s_local * h * e / p.tp * p.effective_expert_load());
         t.ep.count = mb * layers_stage * m.moe_fraction() * (full ? 6.0 : 4.0);  // MoE layers only
     }
+    // Expert tensor parallelism apart from TP: all-gather before, reduce-scatter after the experts
+    if (m.experts > 1 && p.expert_tp() > 1 && p.expert_tp() != p.tp) {
+        const double k = m.experts_per_token;
+        t.etp_gather.op = collective_op::all_gather;
+        t.etp_gather.group = group_placement(p, parallel_dim::etp, gpus_per_node);
+        t.etp_gather.bytes = bytes(k * b * s_local * h * e * p.expert_tp() / p.tp * p.effective_expert_load());
+        t.etp_gather.count = mb * layers_stage * m.moe_fraction() * (full ? 3.0 : 2.0);
+        t.etp_reduce = t.etp_gather;
+        t.etp_reduce.op = collective_op::reduce_scatter;
+    }
 
     // Pipeline parallelism: activations forward, gradients backward, per boundary crossed
     if (p.pp > 1) {
@@ -148,36 +195,56 @@ struct step_traffic {
         }
     }
 
-    // Data parallelism (over dp x cp replicas), bucketed
+    // Data parallelism (over dp x cp replicas; routed experts over expert-DP), bucketed
     const double params = parameters_per_gpu(m, p);
     const placement dpg = group_placement(p, parallel_dim::dp, gpus_per_node);
-    const double grad = params * p.gradient_bytes;
-    t.dp_gradient_bytes = bytes(grad);
+    // Megatron-Core sizes every bucket from the dense DP group (max(40M, 1M x dp) parameters)
     const double bucket = std::max(p.bucket.value(), p.bucket_per_dp.value() * dpg.ranks);
-    const double full_buckets = std::floor(grad / bucket);
-    const double rest = grad - full_buckets * bucket;
-    t.dp_bucket_count = full_buckets + (rest > 0 ? 1.0 : 0.0);
-    t.dp_last_bucket = bytes(rest > 0 ? rest : (grad > 0 ? bucket : 0.0));
-    if (dpg.ranks > 1 && grad > 0) {
-        t.dp_main.group = dpg;
-        t.dp_main.bytes = bytes(grad < bucket ? grad : bucket);
-        t.dp_main.count = grad / t.dp_main.bytes.value();  // fractional: the last bucket is partial
-        if (p.zero == 0) {
-            t.dp_main.op = collective_op::all_reduce;
-        } else {
-            t.dp_main.op = collective_op::reduce_scatter;
-            // updated parameters (stage 1/2) are gathered once per step in the compute precision
-            t.dp_gather.op = collective_op::all_gather;
-            t.dp_gather.group = dpg;
-            t.dp_gather.bytes = bytes((grad < bucket ? grad : bucket) * e / p.gradient_bytes);
-            t.dp_gather.count = p.zero == 3 ? 0.0 : t.dp_main.count;
-            if (p.zero == 3) {
+    struct dp_stream {
+        comm_call* main;
+        comm_call* gather;
+        double* bucket_count;
+        data_size* last_bucket;
+        data_size* gradient_bytes;
+        data_size* zero3_bytes;
+    };
+    auto reduce = [&](double shard_params, const placement& group, const dp_stream& out) {
+        const double grad = shard_params * p.gradient_bytes;
+        *out.gradient_bytes = bytes(grad);
+        const double full_buckets = std::floor(grad / bucket);
+        const double rest = grad - full_buckets * bucket;
+        *out.bucket_count = full_buckets + (rest > 0 ? 1.0 : 0.0);
+        *out.last_bucket = bytes(rest > 0 ? rest : (grad > 0 ? bucket : 0.0));
+        if (group.ranks > 1 && grad > 0) {
+            out.main->group = group;
+            out.main->bytes = bytes(grad < bucket ? grad : bucket);
+            out.main->count = grad / out.main->bytes.value();  // fractional: the last bucket is partial
+            if (p.zero == 0) {
+                out.main->op = collective_op::all_reduce;
+            } else {
+                out.main->op = collective_op::reduce_scatter;
+                // updated parameters (stage 1/2) are gathered once per step in the compute precision
+                out.gather->op = collective_op::all_gather;
+                out.gather->group = group;
+                out.gather->bytes = bytes((grad < bucket ? grad : bucket) * e / p.gradient_bytes);
+                out.gather->count = p.zero == 3 ? 0.0 : out.main->count;
                 // FSDP: parameters gathered per layer in forward and again in backward, every micro-batch
-                t.zero3_gather_bytes = bytes(2.0 * params * e * mb);
-                t.zero3_gathers = 2.0 * layers_stage * mb;
+                if (p.zero == 3) *out.zero3_bytes = bytes(2.0 * shard_params * e * mb);
             }
         }
+    };
+    if (separate_expert_reduction(m, p)) {
+        const double experts = expert_parameters_per_gpu(m, p);
+        reduce(params - experts, dpg, {&t.dp_main, &t.dp_gather, &t.dp_bucket_count, &t.dp_last_bucket,
+                                       &t.dp_gradient_bytes, &t.zero3_gather_bytes});
+        reduce(experts, group_placement(p, parallel_dim::edp, gpus_per_node),
+               {&t.dp_expert_main, &t.dp_expert_gather, &t.dp_expert_bucket_count, &t.dp_expert_last_bucket,
+                &t.dp_expert_gradient_bytes, &t.zero3_expert_gather_bytes});
+    } else {
+        reduce(params, dpg, {&t.dp_main, &t.dp_gather, &t.dp_bucket_count, &t.dp_last_bucket, &t.dp_gradient_bytes,
+                             &t.zero3_gather_bytes});
     }
+    if (p.zero == 3 && (!t.dp_main.empty() || !t.dp_expert_main.empty())) t.zero3_gathers = 2.0 * layers_stage * mb;
     return t;
 }
 

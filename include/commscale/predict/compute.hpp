@@ -133,6 +133,26 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
 [[nodiscard]] constexpr gemm_pair gemm_fwd_bwd(double M, double N, double K, const compute_params& c, double batch = 1.0) {
     return {gemm_seconds(M, N, K, c, batch), gemm_seconds(M, K, N, c, batch) + gemm_seconds(K, N, M, c, batch)};
 }
+/// The routed experts' two grouped GEMMs of one MoE layer on one GPU, up (gate and up
+/// projections) and down. EP carved out of DP x CP: each TP rank dispatches its 1/t share of the
+/// T k routed tokens (Megatron-Core's MoE with TP runs sequence-parallel) and receives as many on
+/// average; an expert-TP group of e = etp ranks gathers its members' tokens, so each rank runs
+/// T k e / t tokens through 1/e of the width of each of its E / ep local experts: the same FLOPs
+/// for any etp, in GEMMs e times taller and 1/e as wide (e = t: T k tokens, width / t). The
+/// busiest rank (which sets the pace) runs its effective load times that (imbalance, capacity,
+/// padding).
+struct routed_gemms {
+    gemm_pair up, down;
+};
+[[nodiscard]] constexpr routed_gemms routed_expert_gemms(const transformer& m, const commscale::plan& p, const compute_params& c) {
+    const double t = p.tp, T = static_cast<double>(p.micro_batch) * p.seq / p.cp, h = m.hidden;
+    const double k = m.experts_per_token, fe = m.expert_width(), gate = m.gated_mlp ? 2.0 : 1.0;
+    const double local_experts = std::max(1.0, static_cast<double>(m.experts) / p.ep);
+    const double et = p.expert_tp();
+    const double tokens_here = T * k * p.effective_expert_load() * (et / t);
+    const double per_expert = tokens_here / local_experts;
+    return {gemm_fwd_bwd(per_expert, gate * fe / et, h, c, local_experts), gemm_fwd_bwd(per_expert, h, fe / et, c, local_experts)};
+}
 /// Time to move `bytes` through HBM at the memory-bound efficiency.
 [[nodiscard]] constexpr double memory_seconds(double bytes_moved, const compute_params& c) {
     return bytes_moved * c.inv_memory_rate;
@@ -163,7 +183,9 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
 /// Per GPU, T = b s / c tokens (c = CP), t = TP, h hidden, q = heads x head_dim, kv = K/V width,
 /// f = FFN width (per expert), k = experts per token:
 /// * GEMMs (forward): QKV (T x h)(h x (q + 2 kv)/t); output (T x q/t)(q/t x h); MLP (T k x h)
-///   (h x (2 or 1) f/t) and (T k x f/t)(f/t x h); MoE router (T x h)(h x E). Backward: the input
+///   (h x (2 or 1) f/t) and (T k x f/t)(f/t x h); routed experts with expert tensor parallelism
+///   e = etp: (T k e/t x h)(h x (2 or 1) f/e) and back, over the E/ep local experts; MoE router
+///   (T x h)(h x E). Backward: the input
 ///   and weight gradients, two GEMMs of the same FLOPs with their own output shapes. Each GEMM at
 ///   the accelerator's large-GEMM efficiency x its wave quantization, or memory-bound.
 /// * Attention core, flash: 4 T s q / t FLOPs forward (QK^T and AV; half of them skipped by the
@@ -188,7 +210,6 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
     layer_time r;
     const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
     const double h = m.hidden, q = static_cast<double>(m.heads) * m.head_dim(), kv = m.kv_dim(), f = m.ffn;
-    const double k = m.experts > 1 ? m.experts_per_token : 1.0;
     const double a = m.heads;
     // per-head widths of Q/K and V (MLA: d_n + d_r and d_v; else head_dim)
     const double d_qk = m.qk_head_dim(), d_v = m.value_head_dim();
@@ -218,13 +239,9 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
         // of them), T k tokens spread evenly; the shared experts as one dense MLP of S x expert
         // width; the router. Dense layers of the model: the dense MLP of width ffn.
         const double moe = m.moe_fraction(), fe = m.expert_width();
-        const double local_experts = std::max(1.0, static_cast<double>(m.experts) / p.ep);
-        // EP carved out of DP: each rank receives T k tokens on average; the busiest rank (which
-        // sets the pace) its effective load times that (routing imbalance, capacity, padding)
-        const double tokens_here = T * k * p.effective_expert_load();
-        const double per_expert = tokens_here / local_experts;
-        add(detail::gemm_fwd_bwd(per_expert, gate * fe / t, h, c, local_experts), moe);
-        add(detail::gemm_fwd_bwd(per_expert, h, fe / t, c, local_experts), moe);
+        const auto routed = detail::routed_expert_gemms(m, p, c);
+        add(routed.up, moe);
+        add(routed.down, moe);
         if (m.shared_experts > 0) {
             const double fs = m.shared_experts * fe;
             add(detail::gemm_fwd_bwd(T, gate * fs / t, h, c), moe);
@@ -278,9 +295,9 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
 namespace detail {
 /// Everything layer_compute_time reads, for an exact memo.
 struct layer_key {
-    double v[37]{};
+    double v[38]{};
     [[nodiscard]] bool operator==(const layer_key& o) const {
-        for (int i = 0; i < 37; ++i)
+        for (int i = 0; i < 38; ++i)
             if (v[i] != o.v[i]) return false;
         return true;
     }
@@ -298,7 +315,8 @@ struct layer_key {
              static_cast<double>(m.expert_ffn), static_cast<double>(m.shared_experts), static_cast<double>(m.dense_layers),
              static_cast<double>(m.q_lora_rank), static_cast<double>(m.kv_lora_rank), static_cast<double>(m.qk_nope_head_dim),
              static_cast<double>(m.qk_rope_head_dim), static_cast<double>(m.v_head_dim), static_cast<double>(m.sliding_window),
-             static_cast<double>(m.sliding_layers), m.alibi ? 1.0 : 0.0, p.effective_expert_load()}};
+             static_cast<double>(m.sliding_layers), m.alibi ? 1.0 : 0.0, p.effective_expert_load(),
+             static_cast<double>(p.expert_tp())}};
 }
 }  // namespace detail
 
@@ -330,6 +348,15 @@ struct layer_key {
     s.value = layer_compute_time(m, p, c);
     s.used = true;
     return s.value;
+}
+
+/// @brief Forward and backward time of the routed experts' GEMMs of one MoE layer for one
+/// micro-batch on one GPU (the part of layer_compute_time that EP and expert tensor parallelism
+/// shape; see detail::routed_expert_gemms). Zero for a dense model.
+[[nodiscard]] inline duration routed_expert_gemm_time(const transformer& m, const plan& p, const compute_params& c) {
+    if (m.experts <= 1) return seconds(0.0);
+    const auto g = detail::routed_expert_gemms(m, p, c);
+    return seconds(g.up.fwd + g.down.fwd + (g.up.bwd + g.down.bwd) * c.backward_gemm_slowdown);
 }
 
 /// @brief Extra forward time that recompute adds to one layer's backward: the whole forward

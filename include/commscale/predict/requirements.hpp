@@ -25,20 +25,26 @@ namespace commscale {
 /// of S bytes (Patarasuk & Yuan 2009 ring bound), (n - 1)/n x S for a reduce-scatter or
 /// all-gather; the node hosts G / r such groups. Zero if the group stays in one node.
 [[nodiscard]] constexpr data_size dp_inter_node_bytes_per_node(const step_traffic& t, int gpus_per_node) {
-    const placement g = t.dp_main.group;
-    if (t.dp_main.empty() || g.nodes() <= 1) return bytes(0.0);
-    const double n = g.nodes();
-    const double groups = static_cast<double>(gpus_per_node) / std::max(1, g.ranks_per_node);
-    const double shard = t.dp_gradient_bytes.value();
-    double per_group = 0;
-    if (t.dp_main.op == collective_op::all_reduce) per_group = 2.0 * (n - 1.0) / n * shard;
-    else {
-        per_group = (n - 1.0) / n * shard;  // gradients reduce-scattered
-        const double gathered = t.dp_gather.count > 0 ? t.dp_gather.bytes.value() * t.dp_gather.count : 0.0;
-        const double z3 = t.zero3_gather_bytes.value();
-        per_group += (n - 1.0) / n * (gathered + z3);
-    }
-    return bytes(groups * per_group);
+    // the dense parameters' stream over DP x CP, and the routed experts' over expert-DP (if apart)
+    auto stream = [gpus_per_node](const comm_call& main, const comm_call& gather, data_size shard_bytes, data_size z3_bytes) {
+        const placement g = main.group;
+        if (main.empty() || g.nodes() <= 1) return 0.0;
+        const double n = g.nodes();
+        const double groups = static_cast<double>(gpus_per_node) / std::max(1, g.ranks_per_node);
+        const double shard = shard_bytes.value();
+        double per_group = 0;
+        if (main.op == collective_op::all_reduce) per_group = 2.0 * (n - 1.0) / n * shard;
+        else {
+            per_group = (n - 1.0) / n * shard;  // gradients reduce-scattered
+            const double gathered = gather.count > 0 ? gather.bytes.value() * gather.count : 0.0;
+            const double z3 = z3_bytes.value();
+            per_group += (n - 1.0) / n * (gathered + z3);
+        }
+        return groups * per_group;
+    };
+    const double dense = stream(t.dp_main, t.dp_gather, t.dp_gradient_bytes, t.zero3_gather_bytes);
+    if (t.dp_expert_main.empty()) return bytes(dense);
+    return bytes(dense + stream(t.dp_expert_main, t.dp_expert_gather, t.dp_expert_gradient_bytes, t.zero3_expert_gather_bytes));
 }
 
 /// @brief Bandwidth needed to move `traffic` within `window`: traffic / window (bytes/s), i.e.

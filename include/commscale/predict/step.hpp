@@ -16,7 +16,8 @@
 ///               (`compute_efficiency` in the plan replaces the compute model: FLOPs / (peak x it))
 ///   tp        = calls x collective time (parallel/traffic.hpp); with TP overlap (userbuffers,
 ///               sequence parallelism) one chunk in t stays exposed plus what exceeds the GEMMs
-///   cp, ep    = CP exposed beyond the attention compute when overlapped; EP exposed (DualPipe:
+///   cp, ep    = CP exposed beyond the attention compute when overlapped; EP (the all-to-alls, and
+///               with 1 < etp != tp the expert-TP all-gather/reduce-scatter) exposed (DualPipe:
 ///               beyond the paired chunk's compute)
 ///   bubble    = (p - 1) / (V m) x (m x slowest stage + exposed TP/CP/EP)  (Narayanan et al. 2021,
 ///               Sec. 2.2); zero-bubble and DualPipe schedules as `pipeline_bubble`
@@ -252,7 +253,12 @@ template <class Pricer>
     const duration stage_first_b = static_cast<double>(r.first_stage_layers) * layer_b + (p.pp == 1 ? (2.0 / 3.0) * out_layer : seconds(0.0));
     const duration stage_first_f = static_cast<double>(r.first_stage_layers) * layer_f + (p.pp == 1 ? out_layer / 3.0 : seconds(0.0));
     const double local_params = parameters_per_gpu(m, p);
-    const double optimizer_shard = p.zero >= 1 ? local_params / (static_cast<double>(p.dp) * p.cp) : local_params;
+    double optimizer_shard = p.zero >= 1 ? local_params / (static_cast<double>(p.dp) * p.cp) : local_params;
+    if (p.zero >= 1 && separate_expert_reduction(m, p)) {
+        // the distributed optimizer shards the experts over expert-DP, the rest over DP x CP
+        const double experts = expert_parameters_per_gpu(m, p);
+        optimizer_shard = (local_params - experts) / (static_cast<double>(p.dp) * p.cp) + experts / p.expert_dp();
+    }
     r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(optimizer_shard, cpar);
     const duration busy_compute = mb * slowest;
 
@@ -277,7 +283,7 @@ template <class Pricer>
     hidden += r.cp.total - r.cp.exposed;
     // EP: DualPipe pairs a forward and a backward chunk of two micro-batches so that each one's
     // all-to-all runs under the other's compute (DeepSeek-V3 Technical Report Sec. 3.2.1)
-    r.ep.total = detail::calls_time(t.ep, price);
+    r.ep.total = detail::calls_time(t.ep, price) + detail::calls_time(t.etp_gather, price) + detail::calls_time(t.etp_reduce, price);
     r.ep.exposed = p.schedule == pipeline_schedule::dualpipe ? std::max(seconds(0.0), r.ep.total - busy_compute) : r.ep.total;
     hidden += r.ep.total - r.ep.exposed;
     // bubble
@@ -298,13 +304,29 @@ template <class Pricer>
     }
     // DP
     r.dp_window = stage_first_b;  // backward of the last micro-batch on the first stage
-    if (!t.dp_main.empty() && p.zero < 3) {
-        const duration last = price(t.dp_main.group, t.dp_main.op, t.dp_last_bucket);
-        const double n = std::max(1.0, t.dp_bucket_count);
-        const duration reduce =
-            (n > 1 ? (n - 1.0) * price(t.dp_main.group, t.dp_main.op, t.dp_main.bytes) : seconds(0.0)) + last;
+    // dense gradients over DP x CP; the routed experts' over expert-DP when that differs (one stream)
+    const bool dense_dp = !t.dp_main.empty(), expert_dp = !t.dp_expert_main.empty();
+    if ((dense_dp || expert_dp) && p.zero < 3) {
+        duration last = seconds(0.0), reduce = seconds(0.0);
+        double n = 0.0;
+        if (dense_dp) {
+            last = price(t.dp_main.group, t.dp_main.op, t.dp_last_bucket);
+            n = std::max(1.0, t.dp_bucket_count);
+            reduce = (n > 1 ? (n - 1.0) * price(t.dp_main.group, t.dp_main.op, t.dp_main.bytes) : seconds(0.0)) + last;
+        }
+        if (expert_dp) {
+            // expert buckets run on the same stream; the last bucket (first layers, embedding) is dense
+            const duration expert_last = price(t.dp_expert_main.group, t.dp_expert_main.op, t.dp_expert_last_bucket);
+            const double ne = std::max(1.0, t.dp_expert_bucket_count);
+            reduce += (ne > 1 ? (ne - 1.0) * price(t.dp_expert_main.group, t.dp_expert_main.op, t.dp_expert_main.bytes)
+                              : seconds(0.0)) +
+                      expert_last;
+            n += ne;
+            if (!dense_dp) last = expert_last;
+        }
         const double per_step = p.reduce_every_micro_batch ? mb : 1.0;
-        const duration gather = detail::calls_time(t.dp_gather, price);
+        duration gather = detail::calls_time(t.dp_gather, price);
+        if (expert_dp) gather += detail::calls_time(t.dp_expert_gather, price);
         r.dp.total = per_step * reduce + gather;
         duration exposed = reduce;
         if (p.overlap.dp) {
@@ -323,15 +345,23 @@ template <class Pricer>
         } else {
             exposed = per_step * reduce;
         }
-        const duration first_gather = t.dp_gather.empty() ? seconds(0.0) : price(t.dp_gather.group, t.dp_gather.op, t.dp_gather.bytes);
+        const comm_call& g0 = t.dp_gather.empty() ? t.dp_expert_gather : t.dp_gather;
+        const duration first_gather = g0.empty() ? seconds(0.0) : price(g0.group, g0.op, g0.bytes);
         exposed += p.overlap.zero ? std::max(first_gather, gather - stage_first_f) : gather;
         r.dp.exposed = std::min(r.dp.total, exposed);
-    } else if (!t.dp_main.empty()) {
+    } else if (dense_dp || expert_dp) {
         // ZeRO-3 / FSDP: per layer, an all-gather of its parameters in forward and in backward (every
-        // micro-batch) and a reduce-scatter of its gradients in backward
+        // micro-batch) and a reduce-scatter of its gradients in backward (the experts' on expert-DP)
         const double L = std::max(1, r.max_stage_layers);
-        const duration ag = price(t.dp_main.group, collective_op::all_gather, t.zero3_gather_bytes / t.zero3_gathers);
-        const duration rs = price(t.dp_main.group, collective_op::reduce_scatter, t.dp_gradient_bytes / L);
+        duration ag = seconds(0.0), rs = seconds(0.0);
+        if (dense_dp) {
+            ag = price(t.dp_main.group, collective_op::all_gather, t.zero3_gather_bytes / t.zero3_gathers);
+            rs = price(t.dp_main.group, collective_op::reduce_scatter, t.dp_gradient_bytes / L);
+        }
+        if (expert_dp) {
+            ag += price(t.dp_expert_main.group, collective_op::all_gather, t.zero3_expert_gather_bytes / t.zero3_gathers);
+            rs += price(t.dp_expert_main.group, collective_op::reduce_scatter, t.dp_expert_gradient_bytes / L);
+        }
         const double reductions = p.reduce_every_micro_batch ? mb : 1.0;
         r.dp.total = t.zero3_gathers * ag + reductions * L * rs;
         if (p.overlap.zero) {
@@ -369,6 +399,8 @@ template <class Pricer>
     mp.pp = p.pp;
     mp.dp = p.dp * p.cp;
     mp.ep = p.ep;
+    mp.etp = p.expert_tp();
+    mp.expert_dp = p.expert_dp();
     mp.zero_stage = p.zero;
     mp.sequence_parallel = p.sequence_parallel;
     // FlashAttention never stores the s x s scores: the activation memory of selective recompute

@@ -19,7 +19,9 @@
 ///   model can use pp 8 or 16.
 /// * sequence parallelism only with tp >= 2 (with one TP rank it is the same plan);
 ///   ZeRO stages 1-3 only with a data-parallel group (dp x cp >= 2; else they equal stage 0).
-/// * experts parallel only for MoE models (ep divides experts and dp); cp divides the sequence.
+/// * experts parallel only for MoE models (ep divides experts and dp x cp: EP carved out of DP x CP,
+///   with expert tensor parallelism equal to TP, Megatron-Core's default; etp = 1 is not searched);
+///   cp divides the sequence.
 /// * memory: the predictor's `fits_in_memory`. Plans that do not fit are evaluated, counted in
 ///   `evaluated`, never returned.
 ///
@@ -307,7 +309,7 @@ inline void validate(const search_request& r) {
                 if (pp > m.layers) continue;  // uneven splits allowed (parallel/plan.hpp stage_layers)
                 const int dp = static_cast<int>(gpus / tp / cp / pp);
                 if (r.global_batch % dp != 0) continue;
-                for (int ep : divisors(dp)) {
+                for (int ep : divisors(dp * cp)) {  // EP carved out of DP x CP (etp = tp)
                     if (m.experts % ep != 0 || (ep > 1 && m.experts <= 1)) continue;
                     struct sched_v { pipeline_schedule s; int v; };
                     std::vector<sched_v> scheds;

@@ -65,17 +65,37 @@ struct model_state {
     return s;
 }
 
-/// @brief Model state per GPU of a transformer, with expert parallelism: expert MLP parameters
-/// are further divided by `ep` (Lepikhin et al. 2020, GShard: experts sharded over the EP group).
+/// @brief Model state per GPU of a transformer, with expert parallelism: the routed experts'
+/// parameters are split over ep x etp ranks instead of tp (Lepikhin et al. 2020, GShard: experts
+/// sharded over the EP group; Megatron-Core expert tensor parallelism splits each expert's GEMMs
+/// over etp ranks, `etp` 0 meaning tp), and ZeRO shards their state over the expert-data-parallel
+/// ranks, the `expert_dp` replicas of each expert shard (0: dp x tp / (etp x ep), Megatron-Core's
+/// expert_data_parallel_size with `dp` the ranks that share dense state, DP x CP), as the
+/// distributed optimizer shards its expert buffer over the expert-DP group
+/// (megatron/core/distributed/distributed_data_parallel.py: `expert_data_parallel_group`).
+/// Everything else splits over tp x pp and shards over dp. Per GPU:
+///   dense state  (P - P_e) / (tp pp) x bytes, / dp where ZeRO shards it
+///   expert state P_e / (ep etp pp) x bytes, / expert_dp where ZeRO shards it
 [[nodiscard]] constexpr model_state model_state_per_gpu(const transformer& m, int tp, int pp, int dp, int ep,
-                                                        int zero_stage, state_bytes b = mixed_precision_adam) {
+                                                        int zero_stage, state_bytes b = mixed_precision_adam,
+                                                        int etp = 0, int expert_dp = 0) {
     // main model + multi-token-prediction modules (trained alongside, DeepSeek-V3 section 2.2);
     // routed experts of both sharded over EP
     const double total = total_parameters(m) + mtp_parameters(m);
     const double expert = routed_expert_parameters(m) +
                           (m.is_moe() ? m.mtp_layers * static_cast<double>(m.experts) * mlp_parameters(m, m.expert_width()) : 0.0);
-    const double effective = total - expert + expert / std::max(ep, 1);
-    return model_state_per_gpu(effective, tp, pp, dp, zero_stage, b);
+    const int e = std::max(ep, 1), t = std::max(tp, 1), d = std::max(dp, 1);
+    const int et = etp > 0 ? etp : t;
+    const long long num = static_cast<long long>(d) * t, den = static_cast<long long>(et) * e;
+    const int edp = expert_dp > 0 ? expert_dp : (num >= den ? static_cast<int>(num / den) : 1);
+    if (et == t && edp == d) {
+        // experts shard their state over the same ranks as the rest (no EP, no separate ETP)
+        const double effective = total - expert + expert / e;
+        return model_state_per_gpu(effective, tp, pp, dp, zero_stage, b);
+    }
+    const model_state dense = model_state_per_gpu(total - expert, tp, pp, dp, zero_stage, b);
+    const model_state experts = model_state_per_gpu(expert / e, et, pp, edp, zero_stage, b);
+    return {dense.weights + experts.weights, dense.gradients + experts.gradients, dense.optimizer + experts.optimizer};
 }
 
 // ---------------------------------------------------------------- activations
@@ -143,6 +163,8 @@ struct memory_plan {
     double seq = 2048;          ///< tokens per sequence on one GPU (divide by CP beforehand)
     double micro_batch = 1;     ///< sequences per micro-batch (b)
     int tp = 1, pp = 1, dp = 1, ep = 1;
+    int etp = 0;                ///< expert tensor parallelism (0 = tp)
+    int expert_dp = 0;          ///< replicas of each expert shard, ZeRO's shards of expert state (0 = dp tp / (etp ep))
     int zero_stage = 0;         ///< 0 (plain DP), 1, 2, 3 (= FSDP full shard)
     bool sequence_parallel = false;
     recompute recompute_mode = recompute::none;
@@ -162,7 +184,7 @@ struct memory_breakdown {
 /// (first stage; with pp = 1 the last stage's logits too, for one micro-batch).
 [[nodiscard]] constexpr memory_breakdown memory_per_gpu(const transformer& m, const memory_plan& p) {
     memory_breakdown r;
-    r.state = model_state_per_gpu(m, p.tp, p.pp, p.dp, p.ep, p.zero_stage, p.state);
+    r.state = model_state_per_gpu(m, p.tp, p.pp, p.dp, p.ep, p.zero_stage, p.state, p.etp, p.expert_dp);
     const int pp = std::max(p.pp, 1);
     const double layers_per_stage = (m.layers + pp - 1) / pp;
     const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode);
