@@ -131,6 +131,7 @@ TEST_CASE("step --no-zero-overlap and --no-cp-overlap expose what the overlaps h
     CHECK(cp_off["plan"]["overlap"]["cp"] == false);
     CHECK(cp_off["cp_comm_exposed_s"].get<double>() == Approx(cp_off["cp_comm_s"].get<double>()));
     CHECK(cp_on["cp_comm_exposed_s"].get<double>() < cp_off["cp_comm_exposed_s"].get<double>());
+}
 
 TEST_CASE("step --ep and --etp: EP carved out of DP x CP, expert TP in the plan JSON, errors naming plan.ep") {
     // Mixtral 8x22B on 2 DGX H100 nodes: tp 2, cp 2, dp 4 takes ep 8 (dp x cp = 8)
