@@ -2,7 +2,7 @@
 // The commscale CLI framework: a command registry (each command lives in its own file under
 // commands/ and registers itself, so adding a command touches no existing file), an argument
 // parser that rejects unknown options with "did you mean", and output helpers.
-// Contract: ../shared/CLI.md. Exit codes: 0 success, 2 invalid input, 1 internal error.
+// Contract: docs/CLI.md. Exit codes: 0 success, 2 invalid input, 1 internal error.
 
 #include <functional>
 #include <iostream>

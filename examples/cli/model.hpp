@@ -1,5 +1,5 @@
 #pragma once
-// The --model flag of every command that needs a transformer (../shared/CLI.md "Models"):
+// The --model flag of every command that needs a transformer (docs/CLI.md "Models"):
 //   --model NAME|FILE   a preset (commscale models), a Hugging Face config.json file or its JSON inline
 // With no --model the model is `cli::default_model_name` (llama2-7b: a widely trained open model
 // whose published shape is in data/models/llama2-7b.json).

@@ -1,6 +1,6 @@
 #pragma once
 // Shared by the `step` and `scale` commands: their options, the embedded demo defaults, the plan
-// they describe, and the JSON/text rendering of one step breakdown (../shared/CLI.md "Training
+// they describe, and the JSON/text rendering of one step breakdown (docs/CLI.md "Training
 // step").
 #include <cmath>
 #include <optional>

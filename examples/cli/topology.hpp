@@ -1,6 +1,6 @@
 #pragma once
 // Shared flags of the commands that need a cluster and of those that run collectives.
-// The topology flags of every command that needs a cluster (../shared/CLI.md "Topology flags"):
+// The topology flags of every command that needs a cluster (docs/CLI.md "Topology flags"):
 //   --cluster NAME|FILE   a preset (commscale clusters), a cluster JSON file or inline cluster JSON
 //   --nodes N --gpus-per-node G --intra LINK --intra-fabric switch|mesh|pcie --inter LINK
 //   --nics-per-node K --accelerator NAME --oversubscription R --scale-up-domain G

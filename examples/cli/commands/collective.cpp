@@ -1,6 +1,6 @@
 // `commscale collective --op OP --bytes SIZE [topology] [--algo ALGO] [--efficiency ideal|default]`:
 // one collective's predicted time, algbw/busbw (nccl-tests conventions) and bottleneck
-// (../shared/CLI.md "Collectives"; the model is include/commscale/collective/model.hpp).
+// (docs/CLI.md "Collectives"; the model is include/commscale/collective/model.hpp).
 #include <string>
 #include <vector>
 

@@ -1,7 +1,7 @@
 // `commscale fit LOG... [--op OP] [topology] [--json] [--out FILE] [--svg FILE]`: fits the
 // collective model's realistic-mode parameters to measured sweeps (nccl-tests / rccl-tests text
 // logs, nccl-tests JSON, probe output; `-` reads stdin) and reports the calibration
-// (../shared/CLI.md "Calibration and planning"; the fit is include/commscale/calibrate/calibrate.hpp).
+// (docs/CLI.md "Calibration and planning"; the fit is include/commscale/calibrate/calibrate.hpp).
 // Logs holding several collectives on the same ranks (without --op) are fitted jointly
 // (calibrate_collectives): one parameter set for all; "op" is the first, "ops" lists them all.
 //

@@ -1,7 +1,7 @@
 // `commscale plan [--model] [--cluster|topology] --gpus N --global-batch B [--seq S] [--top K]
 // [--threads T] [--shard i/N] [--json] [--out FILE]`: every valid TP x PP x DP x CP x EP x
 // micro-batch x ZeRO x recompute x schedule x sequence-parallel plan, ranked by predicted step
-// time (search/planner.hpp; ../shared/CLI.md "Calibration and planning").
+// time (search/planner.hpp; docs/CLI.md "Calibration and planning").
 // `commscale plan-merge FILE... [--top K] [--json] [--out FILE]`: combines the JSON outputs of
 // `plan --shard 0/N` ... `plan --shard N-1/N` into the ranking of the unsharded search.
 #include <algorithm>

@@ -1,7 +1,7 @@
 // `commscale scale [step options] --nodes 1,2,4,8 [--strong] [--json] [--svg FILE]`: the training
 // step predicted at several node counts with the same TP/PP/CP layout, data parallelism growing
 // with the cluster, and the scaling efficiency (per-GPU throughput relative to the first count).
-// "Will it scale to N GPUs?" (will-it-scale-to-n-gpus). ../shared/CLI.md "Training step".
+// "Will it scale to N GPUs?" (will-it-scale-to-n-gpus). docs/CLI.md "Training step".
 #include <algorithm>
 #include <cmath>
 #include <sstream>

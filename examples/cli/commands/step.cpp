@@ -2,7 +2,7 @@
 // --micro-batch b --global-batch B [--seq S] [--zero 0-3] [--recompute none|selective|full]
 // [--schedule gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe] [--virtual-stages V] [--sequence-parallel]
 // [--compute-efficiency X] [--json] [--svg FILE]`: the predicted training step, its breakdown and
-// the bottleneck verdict (../shared/CLI.md "Training step"). With no --model/--cluster it runs the
+// the bottleneck verdict (docs/CLI.md "Training step"). With no --model/--cluster it runs the
 // embedded demo (GPT-3 175B on 16 DGX A100 nodes).
 #include <string>
 

@@ -35,7 +35,7 @@ enum class line_encoding {
     b8b10b,      ///< 8b/10b (PCIe 1-2)
     b64b66b,     ///< 64b/66b (InfiniBand FDR/EDR, Ethernet)
     b128b130b,   ///< 128b/130b (PCIe 3-5)
-    flit,        ///< PCIe 6/7 FLIT mode (PAM4, 256-byte FLITs: 236 payload bytes of 256)
+    flit,        ///< PCIe 6/7 FLIT mode (PAM4, 256-byte FLITs: 236 TLP + 6 DLP = 242 payload bytes of 256, pcie_payload_efficiency)
 };
 
 /// @brief One link (a port, a NIC, or a GPU's scale-up complement), per direction.

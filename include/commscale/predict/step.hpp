@@ -465,8 +465,10 @@ struct collective_pricer {
 /// by the collective model in `o.mode` with `o.algo`. See predict_step_with.
 [[nodiscard]] inline step_breakdown predict_step(const transformer& m, const cluster& c, const accelerator& acc,
                                                  const plan& p, const step_options& o = {}) {
+    const collective_options co{o.algo, o.mode, o.candidates};
+    if (!c.domain_spans_nodes()) return predict_step_with(m, c, acc, p, collective_pricer{&c, co}, o);  // no copy
     const cluster view = comm_view(c);
-    return predict_step_with(m, c, acc, p, collective_pricer{&view, collective_options{o.algo, o.mode, o.candidates}}, o);
+    return predict_step_with(m, c, acc, p, collective_pricer{&view, co}, o);
 }
 
 /// @brief As above, with the accelerator named by the cluster's nodes (`c.node.accelerator`,
