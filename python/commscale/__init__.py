@@ -51,10 +51,15 @@ def _flags(command):
 
 
 def _text(value):
-    if isinstance(value, str):
+    t = type(value)
+    if t is str:
         return value
+    if t is int:
+        return str(value)
+    if isinstance(value, str):
+        return str(value)
     if isinstance(value, float):
-        return repr(value)
+        return repr(float(value))  # the shortest round-trip text, also for float subclasses (NumPy)
     if isinstance(value, (list, tuple)):
         return ",".join(_text(v) for v in value)
     if isinstance(value, _os.PathLike):
@@ -72,18 +77,20 @@ def _spec(value, derived):
 def _argv(command, positional, options):
     argv = [command]
     argv.extend(_text(p) for p in positional)
+    append = argv.append
     for key, value in options.items():
         if value is None:
             continue
-        name = key.replace("_", "-")
+        name = "--" + key.replace("_", "-")
         if value is True:
-            argv.append("--" + name)
+            append(name)
         elif value is False:
-            if "no-" + name in _flags(command):
-                argv.append("--no-" + name)
+            if "no-" + name[2:] in _flags(command):
+                append("--no-" + name[2:])
         else:
-            argv.append("--" + name)
-            argv.append(_text(value))
+            append(name)
+            t = type(value)
+            append(value if t is str else str(value) if t is int else _text(value))
     return argv
 
 

@@ -903,6 +903,13 @@ namespace detail {
                 if (step_bound(x, p, op, a) + peer_bound > best_time) return;
             }
         }
+        // PAT (one rank per node) moves the ring's (n-1)/n S through each node's NICs, as every
+        // algorithm must, at NCCL's derated bandwidth (ik_net_pat >= ik_net): large messages,
+        // where the ring wins, skip building its plan.
+        if constexpr (a == algorithm::pat) {
+            if (peer_bound < 0) peer_bound = peer_transfer_bound(x, p, s);
+            if (peer_bound * (x.ik_net_pat / x.ik_net) > best_time) return;
+        }
         build_plan_for<a>(c, p, op, s, best_plan);
         const double t = plan_time(x, best_plan, shape_of(x, best_plan));
         // Ties keep the algorithm listed first in `algorithm` (as a scan in that order would).
