@@ -4,6 +4,7 @@
 // parser that rejects unknown options with "did you mean", and output helpers.
 // Contract: docs/CLI.md. Exit codes: 0 success, 2 invalid input, 1 internal error.
 
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -27,6 +28,22 @@ struct option_spec {
     bool takes_value = true;
     std::string help;
 };
+
+/// True when the value of --cluster or --model is a JSON object written inline ('{' first, after
+/// any blanks): what the Python module passes for a dict, and handy in scripts.
+[[nodiscard]] inline bool is_inline_json(const std::string& v) {
+    const auto first = v.find_first_not_of(" \t\r\n");
+    return first != std::string::npos && v[first] == '{';
+}
+
+/// True when the value of --cluster or --model names a file rather than a preset: it ends in
+/// ".json", contains a path separator, or is an existing file.
+[[nodiscard]] inline bool looks_like_file(const std::string& v) {
+    if (v.size() > 5 && v.compare(v.size() - 5, 5, ".json") == 0) return true;
+    if (v.find('/') != std::string::npos || v.find('\\') != std::string::npos) return true;
+    std::error_code ec;
+    return std::filesystem::is_regular_file(v, ec);
+}
 
 /// Parsed arguments of one command invocation.
 class args {

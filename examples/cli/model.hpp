@@ -17,24 +17,13 @@ namespace cli {
 /// The preset used when --model is absent.
 inline constexpr std::string_view default_model_name = "llama2-7b";
 
-/// True when --model's value names a file rather than a preset: it ends in ".json", contains a
-/// path separator, or is an existing file.
-[[nodiscard]] inline bool model_looks_like_file(const std::string& v) {
-    if (v.size() > 5 && v.compare(v.size() - 5, 5, ".json") == 0) return true;
-    if (v.find('/') != std::string::npos || v.find('\\') != std::string::npos) return true;
-    std::error_code ec;
-    return std::filesystem::is_regular_file(v, ec);
-}
-
 /// A model from a preset name, a config.json file or a config.json object written inline ('{'
 /// first: what the Python module passes for a dict). Errors name `field` or `field.<key>`. A preset
 /// name is a preset even where a file of that name exists (no file-system look-up for presets).
 [[nodiscard]] inline commscale::transformer load_model_value(const std::string& v, const std::string& field) {
     if (auto preset = commscale::find_model(v)) return *preset;
-    const auto first = v.find_first_not_of(" \t\r\n");
-    if (first != std::string::npos && v[first] == '{')
-        return commscale::io::model_from_json(commscale::io::parse_json(v, field), field, "custom");
-    if (model_looks_like_file(v)) return commscale::io::load_model_file(v, field);
+    if (is_inline_json(v)) return commscale::io::model_from_json(commscale::io::parse_json(v, field), field, "custom");
+    if (looks_like_file(v)) return commscale::io::load_model_file(v, field);
     return commscale::model_by_name(v, field);
 }
 

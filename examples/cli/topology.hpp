@@ -28,28 +28,10 @@
 
 namespace cli {
 
-/// True when the value of --cluster or --model is a JSON object written inline ('{' first, after
-/// any blanks): what the Python module passes for a dict, and handy in scripts.
-[[nodiscard]] inline bool is_inline_json(const std::string& v) {
-    const auto first = v.find_first_not_of(" \t\r\n");
-    return first != std::string::npos && v[first] == '{';
-}
-
 /// A cluster from a preset name, a cluster JSON file or inline cluster JSON; errors name `field`
 /// (and `field.<key>` for a bad key of inline JSON). A preset name is a preset even where a file
 /// of that name exists.
-[[nodiscard]] inline commscale::cluster load_cluster_value(const std::string& v, const std::string& field);
-
-/// True when --cluster's value names a file rather than a preset: it ends in ".json", contains a
-/// path separator, or is an existing file.
-[[nodiscard]] inline bool looks_like_file(const std::string& v) {
-    if (v.size() > 5 && v.compare(v.size() - 5, 5, ".json") == 0) return true;
-    if (v.find('/') != std::string::npos || v.find('\\') != std::string::npos) return true;
-    std::error_code ec;
-    return std::filesystem::is_regular_file(v, ec);
-}
-
-inline commscale::cluster load_cluster_value(const std::string& v, const std::string& field) {
+[[nodiscard]] inline commscale::cluster load_cluster_value(const std::string& v, const std::string& field) {
     if (auto preset = commscale::find_cluster(v)) return *preset;  // no file-system look-up for presets
     if (is_inline_json(v)) return commscale::io::cluster_from_json(commscale::io::parse_json(v, field), field);
     if (looks_like_file(v)) return commscale::io::load_cluster_file(v, field);
