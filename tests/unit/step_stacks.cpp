@@ -222,3 +222,37 @@ TEST_CASE("scale skips node counts that cannot hold the plan and lists them") {
     // without the list the sweep still refuses
     CHECK_THROWS_AS(scale_sweep(m, c, base, nodes, scaling_mode::strong), input_error);
 }
+
+TEST_CASE("compute memo: models that differ only in vocabulary, MTP modules or GEMM efficiency are told apart") {
+    // The step predictor takes a layer's and the output layer's times from a per-thread memo
+    // (predict/compute.hpp layer_and_output_cached). Interleaving shapes that share every layer
+    // field but one must return what the uncached functions give, each time.
+    const accelerator acc = accelerator_by_name("h100-sxm");
+    transformer base = model_by_name("llama3-8b");
+    transformer big_vocab = base;
+    big_vocab.vocab = 2 * base.vocab;
+    transformer with_mtp = base;
+    with_mtp.mtp_layers = 1;
+    const plan p{.tp = 2, .pp = 1, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192};
+    compute_params c = compute_params_for(acc, p.precision);
+    compute_params slower = c;
+    slower.gemm_efficiency *= 0.5;
+    slower.finish();
+    for (int round = 0; round < 3; ++round) {
+        for (const transformer* m : {&base, &big_vocab, &with_mtp}) {
+            for (const compute_params* cp : {&c, &slower}) {
+                const layer_and_output got = layer_and_output_cached(*m, p, *cp);
+                CHECK(in_seconds(got.output) == in_seconds(output_layer_time(*m, p, *cp) + mtp_time(*m, p, *cp)));
+                CHECK(in_seconds(got.layer.forward()) == in_seconds(layer_compute_time(*m, p, *cp).forward()));
+            }
+        }
+    }
+    // the logits GEMM (T x h)(h x V/t) dominates the output layer: twice the vocabulary, about
+    // twice the time (the cross-entropy's bytes also scale with V); an MTP module adds a layer
+    // and a second output layer
+    const double out = in_seconds(layer_and_output_cached(base, p, c).output);
+    CHECK(in_seconds(layer_and_output_cached(big_vocab, p, c).output) / out == Approx(2.0).epsilon(0.05));
+    CHECK(in_seconds(layer_and_output_cached(with_mtp, p, c).output) > 2.0 * out);
+    // half the GEMM efficiency: the GEMM-bound output layer takes longer (not the memo's old value)
+    CHECK(in_seconds(layer_and_output_cached(base, p, slower).output) > 1.5 * out);
+}

@@ -283,6 +283,13 @@ constexpr void apply_framework(plan& p, framework f) {
     p.reduce_every_micro_batch = fp.reduce_every_micro_batch;
 }
 
+namespace detail {
+/// Cold, out-of-line thrower for validate(plan)'s degree and size ranges (the checks stay inline).
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_plan_range(const char* name, long long v, long long hi) {
+    throw input_error(std::string("plan.") + name, std::to_string(v), "an integer in [1, " + std::to_string(hi) + "]");
+}
+}  // namespace detail
+
 /// @brief Throws input_error naming the plan field unless the plan is usable for this model on
 /// this cluster: every degree >= 1; tp x pp x dp x cp == GPUs; heads % tp == 0 and kv_heads
 /// divisible (or divisor, for replicated K/V) ; layers % (pp x V) == 0; B % (dp x b) == 0;
@@ -291,9 +298,7 @@ constexpr void apply_framework(plan& p, framework f) {
 /// ZeRO stage in 0-3; interleaved needs V >= 2 and pp >= 2 (Megatron-LM's rule).
 inline void validate(const plan& p, const transformer& m, const cluster& c) {
     auto at_least_one = [](const char* name, long long v, long long hi) {
-        if (v < 1 || v > hi)
-            throw input_error(std::string("plan.") + name, std::to_string(v),
-                              "an integer in [1, " + std::to_string(hi) + "]");
+        if (v < 1 || v > hi) detail::throw_plan_range(name, v, hi);
     };
     at_least_one("tp", p.tp, 1 << 20);
     at_least_one("pp", p.pp, 1 << 20);
@@ -367,9 +372,9 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
                               : "at least 2 x pp (" + std::to_string(2 * p.pp) + ") micro-batches" +
                                     (p.schedule == pipeline_schedule::dualpipe ? ", an even number," : "") + " for " +
                                     std::string(schedule_name(p.schedule)));
-    if (m.experts % p.ep != 0)
+    if (p.ep != 1 && m.experts % p.ep != 0)
         throw input_error("plan.ep", std::to_string(p.ep), "a divisor of the experts (" + std::to_string(m.experts) + ")");
-    {
+    if (p.ep != 1 || p.etp != 0) {  // (ep 1 with etp = tp holds for every plan: no divisions)
         // Megatron-Core (megatron/core/parallel_state.py, initialize_model_parallel): the expert
         // layers decompose each pipeline stage's tp x cp x dp ranks as etp x ep x expert-DP
         const long long stage = static_cast<long long>(p.tp) * p.cp * p.dp;
@@ -430,6 +435,7 @@ enum class parallel_dim { tp, cp, ep, pp, dp, etp, edp };
         return a;
     };
     const long long dense = static_cast<long long>(p.tp > 0 ? p.tp : 1) * (p.cp > 0 ? p.cp : 1);
+    if (p.ep <= 1 && p.expert_tp() == p.tp) return dense;  // tp divides tp x cp: no gcd (the dense case)
     const long long expert = static_cast<long long>(p.expert_tp()) * (p.ep > 0 ? p.ep : 1);
     const long long g = gcd(dense, expert);
     return g > 0 ? dense / g * expert : dense;

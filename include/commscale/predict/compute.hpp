@@ -293,14 +293,11 @@ struct routed_gemms {
 }
 
 namespace detail {
-/// Everything layer_compute_time reads, for an exact memo.
+/// Everything layer_compute_time, output_layer_time and mtp_time read, for an exact memo.
 struct layer_key {
-    double v[38]{};
-    [[nodiscard]] bool operator==(const layer_key& o) const {
-        for (int i = 0; i < 38; ++i)
-            if (v[i] != o.v[i]) return false;
-        return true;
-    }
+    double v[43]{};
+    /// Bitwise equality (a memo may miss on -0.0 against 0.0 and recompute; never a wrong hit).
+    [[nodiscard]] bool operator==(const layer_key& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
 };
 [[nodiscard]] inline layer_key make_layer_key(const transformer& m, const commscale::plan& p, const compute_params& c) {
     return {{static_cast<double>(m.hidden), static_cast<double>(m.heads), static_cast<double>(m.kv_heads),
@@ -316,39 +313,10 @@ struct layer_key {
              static_cast<double>(m.q_lora_rank), static_cast<double>(m.kv_lora_rank), static_cast<double>(m.qk_nope_head_dim),
              static_cast<double>(m.qk_rope_head_dim), static_cast<double>(m.v_head_dim), static_cast<double>(m.sliding_window),
              static_cast<double>(m.sliding_layers), m.alibi ? 1.0 : 0.0, p.effective_expert_load(),
-             static_cast<double>(p.expert_tp())}};
+             static_cast<double>(p.expert_tp()), static_cast<double>(m.vocab), static_cast<double>(m.mtp_layers),
+             c.gemm_efficiency, c.memory_bandwidth.value(), c.memory_efficiency}};
 }
 }  // namespace detail
-
-/// @brief layer_compute_time through a small per-thread exact memo (16 entries, direct-mapped):
-/// the planner and scaling sweeps evaluate many plans that share a layer's shapes (they differ in
-/// pipeline depth, ZeRO stage, recompute or schedule). Same result as layer_compute_time;
-/// allocation-free.
-[[nodiscard]] inline layer_time layer_compute_time_cached(const transformer& m, const plan& p, const compute_params& c) {
-    struct slot { detail::layer_key key; layer_time value; bool used = false; };
-    thread_local slot table[16];
-    const detail::layer_key k = detail::make_layer_key(m, p, c);
-    std::uint64_t h = 1469598103934665603ull;
-    for (double x : k.v) {
-        std::uint64_t bits = 0;
-        static_assert(sizeof(bits) == sizeof(x));
-        std::memcpy(&bits, &x, sizeof(bits));
-        h = (h ^ bits) * 1099511628211ull;
-    }
-    // FNV over whole 64-bit words leaves the low bits blind to the high ones (a double's exponent),
-    // so finish with MurmurHash3's fmix64 before taking the slot from the low bits
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    slot& s = table[h & 15u];
-    if (s.used && s.key == k) return s.value;
-    s.key = k;
-    s.value = layer_compute_time(m, p, c);
-    s.used = true;
-    return s.value;
-}
 
 /// @brief Forward and backward time of the routed experts' GEMMs of one MoE layer for one
 /// micro-batch on one GPU (the part of layer_compute_time that EP and expert tensor parallelism
@@ -405,6 +373,57 @@ struct layer_key {
     const duration one = lt.forward() + lt.backward() + seconds(proj.fwd + proj.bwd * c.backward_gemm_slowdown) +
                          output_layer_time(m, p, c);
     return static_cast<double>(m.mtp_layers) * one;
+}
+
+/// @brief One transformer layer's times and the last stage's output layer (with the MTP modules)
+/// for one micro-batch: what the step predictor takes from the compute model per plan.
+struct layer_and_output {
+    layer_time layer;  ///< layer_compute_time
+    duration output{};  ///< output_layer_time + mtp_time
+};
+
+/// @brief layer_compute_time, output_layer_time and mtp_time through a small per-thread exact memo
+/// (16 entries, direct-mapped): the planner and scaling sweeps evaluate many plans that share a
+/// layer's shapes (they differ in pipeline depth, ZeRO stage, recompute or schedule). Same results
+/// as the functions themselves; allocation-free.
+[[nodiscard]] inline layer_and_output layer_and_output_cached(const transformer& m, const plan& p, const compute_params& c) {
+    struct slot { detail::layer_key key; layer_and_output value; bool used = false; };
+    thread_local slot table[16];
+    const detail::layer_key k = detail::make_layer_key(m, p, c);
+    // FNV-1a over whole 64-bit words in four independent lanes (one serial chain of 43
+    // multiplications was most of a memo hit's cost), folded together; FNV over whole words leaves
+    // the low bits blind to the high ones (a double's exponent), so finish with MurmurHash3's
+    // fmix64 before taking the slot from the low bits
+    constexpr std::size_t words = std::size(detail::layer_key{}.v);
+    constexpr std::size_t padded = (words + 3) / 4 * 4;  // zeros after the key
+    std::uint64_t bits[padded]{};
+    static_assert(sizeof(bits[0]) == sizeof(double));
+    std::memcpy(bits, k.v, sizeof(k.v));
+    constexpr std::uint64_t basis = 1469598103934665603ull, prime = 1099511628211ull;
+    std::uint64_t l0 = basis, l1 = basis ^ 1u, l2 = basis ^ 2u, l3 = basis ^ 3u;
+    for (std::size_t i = 0; i < padded; i += 4) {
+        l0 = (l0 ^ bits[i]) * prime;
+        l1 = (l1 ^ bits[i + 1]) * prime;
+        l2 = (l2 ^ bits[i + 2]) * prime;
+        l3 = (l3 ^ bits[i + 3]) * prime;
+    }
+    std::uint64_t h = ((l0 * 31u + l1) * 31u + l2) * 31u + l3;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    slot& s = table[h & 15u];
+    if (s.used && s.key == k) return s.value;
+    s.key = k;
+    s.value = {layer_compute_time(m, p, c), output_layer_time(m, p, c) + mtp_time(m, p, c)};
+    s.used = true;
+    return s.value;
+}
+
+/// @brief layer_compute_time through the memo of layer_and_output_cached.
+[[nodiscard]] inline layer_time layer_compute_time_cached(const transformer& m, const plan& p, const compute_params& c) {
+    return layer_and_output_cached(m, p, c).layer;
 }
 
 /// @brief Optimizer step (mixed-precision Adam, memory-bound) for `params` parameters held by

@@ -235,10 +235,11 @@ template <class Pricer>
         // weight gradients: half of the backward GEMM FLOPs (dW beside dX), as many as the forward GEMMs
         layer_w = share * (lf.total() - lf.attention_core()) / rate;
     } else {
-        r.layer = layer_compute_time_cached(m, p, cpar);
+        const layer_and_output lo = layer_and_output_cached(m, p, cpar);
+        r.layer = lo.layer;
         layer_f = r.layer.forward();
         layer_b = r.layer.backward() + recompute_time(r.layer, p.recompute_mode);
-        out_layer = output_layer_time(m, p, cpar) + mtp_time(m, p, cpar);  // MTP modules ride with the output layer
+        out_layer = lo.output;  // output layer + MTP modules (they ride with the output layer)
         attn_core = r.layer.attention_fwd + r.layer.attention_bwd;
         gemm_layer = r.layer.gemm_fwd + r.layer.gemm_bwd + (p.recompute_mode == recompute::full ? r.layer.gemm_fwd : seconds(0.0));
         layer_w = r.layer.gemm_bwd / 2.0;  // dW of every GEMM: half of the backward GEMMs (dX is the other)

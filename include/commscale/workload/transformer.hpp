@@ -266,10 +266,24 @@ struct model_size_limits {
 /// @brief Throws input_error (field path `<field>.<member>`) unless the shape is possible:
 /// every size >= 1, heads divide hidden, kv_heads divide heads, 1 <= experts_per_token <= experts,
 /// sizes within generous bounds and at most max_model_parameters in all.
+namespace detail {
+/// Cold, out-of-line throwers for validate(transformer): the checks stay inline and cheap, the
+/// messages are built only on failure (validate runs in the step predictor's hot path).
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_model_field(std::string_view field, const char* name, int v,
+                                                                      const std::string& accepted) {
+    throw input_error(std::string(field) + "." + name, std::to_string(v), accepted);
+}
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_model_range(std::string_view field, const char* name, int v,
+                                                                      int lo, int hi, const char* what) {
+    throw_model_field(field, name, v, std::string(what) + " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+}  // namespace detail
+
 inline void validate(const transformer& m, std::string_view field = "model") {
-    const std::string f(field);
-    auto positive = [&](const char* name, int v) {
-        if (v < 1) throw input_error(f + "." + name, std::to_string(v), "an integer >= 1");
+    // field paths built only on failure: validate runs in the step predictor's allocation-free path
+    auto path = [field](const char* name) { return std::string(field) + "." + name; };
+    auto positive = [field](const char* name, int v) {
+        if (v < 1) detail::throw_model_field(field, name, v, "an integer >= 1");
     };
     positive("layers", m.layers);
     positive("hidden", m.hidden);
@@ -281,27 +295,24 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     positive("experts", m.experts);
     positive("experts_per_token", m.experts_per_token);
     if (m.head_dim_override < 0 || m.head_dim_override > model_size_limits::hidden)
-        throw input_error(f + ".head_dim_override", std::to_string(m.head_dim_override),
+        throw input_error(path("head_dim_override"), std::to_string(m.head_dim_override),
                           "0 (hidden / heads) or a head dimension in [1, " + std::to_string(model_size_limits::hidden) + "]");
     if (m.head_dim_override == 0 && m.hidden % m.heads != 0)
-        throw input_error(f + ".heads", std::to_string(m.heads),
+        throw input_error(path("heads"), std::to_string(m.heads),
                           "a divisor of hidden (" + std::to_string(m.hidden) + ")");
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
-        throw input_error(f + ".kv_heads", std::to_string(m.kv_heads),
+        throw input_error(path("kv_heads"), std::to_string(m.kv_heads),
                           "a divisor of heads (" + std::to_string(m.heads) + ")");
     if (m.experts_per_token > m.experts)
-        throw input_error(f + ".experts_per_token", std::to_string(m.experts_per_token),
+        throw input_error(path("experts_per_token"), std::to_string(m.experts_per_token),
                           "an integer in [1, experts = " + std::to_string(m.experts) + "]");
-    // (messages built only on failure: validate runs in the step predictor's allocation-free path)
-    auto in_range = [&](const char* name, int v, int lo, int hi, const char* what) {
-        if (v < lo || v > hi)
-            throw input_error(f + "." + name, std::to_string(v),
-                              std::string(what) + " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    auto in_range = [field](const char* name, int v, int lo, int hi, const char* what) {
+        if (v < lo || v > hi) detail::throw_model_range(field, name, v, lo, hi, what);
     };
     in_range("expert_ffn", m.expert_ffn, 0, model_size_limits::ffn, "0 (= ffn) or an expert MLP width, an integer");
     in_range("shared_experts", m.shared_experts, 0, model_size_limits::experts, "an integer");
     if (!m.is_moe() && m.dense_layers != 0)
-        throw input_error(f + ".dense_layers", std::to_string(m.dense_layers),
+        throw input_error(path("dense_layers"), std::to_string(m.dense_layers),
                           "0 (only a mixture-of-experts model has dense layers apart)");
     in_range("dense_layers", m.dense_layers, 0, m.is_moe() ? m.layers - 1 : 0, "an integer (at least one MoE layer)");
     in_range("mtp_layers", m.mtp_layers, 0, model_size_limits::layers, "an integer");
@@ -312,19 +323,18 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     in_range("v_head_dim", m.v_head_dim, 0, model_size_limits::hidden, "an integer");
     if (m.is_mla()) {
         if (m.qk_nope_head_dim + m.qk_rope_head_dim < 1)
-            throw input_error(f + ".qk_nope_head_dim", std::to_string(m.qk_nope_head_dim),
+            throw input_error(path("qk_nope_head_dim"), std::to_string(m.qk_nope_head_dim),
                               "qk_nope_head_dim + qk_rope_head_dim >= 1 with multi-head latent attention");
         if (m.v_head_dim < 1)
-            throw input_error(f + ".v_head_dim", std::to_string(m.v_head_dim),
+            throw input_error(path("v_head_dim"), std::to_string(m.v_head_dim),
                               "an integer >= 1 with multi-head latent attention (kv_lora_rank > 0)");
     }
     in_range("sliding_layers", m.sliding_layers, 0, m.layers, "an integer (layers with a sliding window)");
     in_range("sliding_window", m.sliding_window, m.sliding_layers > 0 ? 1 : 0, model_size_limits::max_seq,
              "an integer (>= 1 with sliding_layers > 0)");
     // model_size_limits (above)
-    auto at_most = [&](const char* name, int v, int limit) {
-        if (v > limit)
-            throw input_error(f + "." + name, std::to_string(v), "an integer in [1, " + std::to_string(limit) + "]");
+    auto at_most = [field](const char* name, int v, int limit) {
+        if (v > limit) detail::throw_model_range(field, name, v, 1, limit, "an integer");
     };
     at_most("layers", m.layers, model_size_limits::layers);
     at_most("hidden", m.hidden, model_size_limits::hidden);
@@ -334,7 +344,7 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     at_most("max_seq", m.max_seq, model_size_limits::max_seq);
     const double params = total_parameters(m);
     if (!(params <= max_model_parameters))
-        throw input_error(f, commscale::detail::number_text(params) + " parameters (layers " + std::to_string(m.layers) +
+        throw input_error(std::string(field), commscale::detail::number_text(params) + " parameters (layers " + std::to_string(m.layers) +
                                  ", hidden " + std::to_string(m.hidden) + ", ffn " + std::to_string(m.ffn) + ", experts " +
                                  std::to_string(m.experts) + ")",
                           "a model of at most 1e15 parameters");
