@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "../error.hpp"
 #include "../units.hpp"
@@ -72,30 +73,61 @@ struct catalog_name {
 // NVLink
 // ---------------------------------------------------------------------------------------------
 
-/// @brief NVLink generations in the catalog: 2 (V100), 3 (A100), 4 (H100/H200), 5 (B200).
-template <int Gen>
-concept nvlink_generation = (Gen >= 2 && Gen <= 5);
+/// @brief What one NVLink generation is: links per GPU, differential pairs (lanes) per link per
+/// direction, the payload rate of one lane in one direction, and where the figures come from.
+struct nvlink_generation_facts {
+    int generation;
+    int links_per_gpu;
+    int lanes_per_link;
+    double lane_gbit_s;  ///< one lane, one direction, payload (decimal Gbit/s)
+    std::string_view source;
+};
 
-/// @brief Links per GPU of each NVLink generation (V100 6, A100 12, H100 18, B200 18).
-/// Sources: NVIDIA Tesla V100 whitepaper (2017), A100 Tensor Core GPU Architecture whitepaper
-/// (2020), H100 Tensor Core GPU Architecture whitepaper (2022), Blackwell B200 datasheet (2024).
-template <int Gen> requires nvlink_generation<Gen>
-inline constexpr int nvlink_links_per_gpu = Gen == 2 ? 6 : Gen == 3 ? 12 : 18;
-
-/// @brief Differential pairs (lanes) per link per direction: NVLink2 8 x 25 Gbit/s (V100
-/// whitepaper), NVLink3 4 x 50 Gbit/s (A100 whitepaper), NVLink4 2 x 100 Gbit/s (H100 whitepaper:
-/// "only two high-speed differential pairs to form a single link"), NVLink5 2 x 200 Gbit/s
-/// (Blackwell: 50 GB/s per link per direction).
+/// @brief The NVLink generations of the catalog, one row each (a new generation is one row: the
+/// catalog, its names and `nvlink<Gen>` follow from it).
+/// NVLink2 8 x 25 Gbit/s per link (V100 whitepaper), NVLink3 4 x 50 (A100 whitepaper), NVLink4
+/// 2 x 100 (H100 whitepaper: "only two high-speed differential pairs to form a single link"),
+/// NVLink5 2 x 200 (Blackwell: 50 GB/s per link per direction).
 /// Note: ml-engineering-networking's table gives "4 lanes of 6.25 GB/s" for NVLink 2, 3 and 4; that
 /// is NVLink3's layout only. The per-link figure (25 GB/s per direction) is the same for 2-4.
+inline constexpr std::array<nvlink_generation_facts, 4> nvlink_generations{{
+    {2, 6, 8, 25.0,
+     "NVIDIA Tesla V100 GPU Architecture whitepaper (2017): 6 NVLink2 links x 25 GB/s per direction, 300 GB/s total"},
+    {3, 12, 4, 50.0,
+     "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 12 NVLink3 links x 4 pairs x 50 Gbit/s, 600 GB/s total"},
+    {4, 18, 2, 100.0,
+     "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 18 NVLink4 links x 2 pairs x 100 Gbit/s, 900 GB/s total"},
+    {5, 18, 2, 200.0, "NVIDIA Blackwell/B200 datasheet (2024): 18 NVLink5 links x 50 GB/s per direction, 1.8 TB/s total"},
+}};
+
+/// @brief The row of NVLink generation `gen`, or nullptr.
+[[nodiscard]] constexpr const nvlink_generation_facts* find_nvlink_generation(int gen) {
+    for (const auto& g : nvlink_generations)
+        if (g.generation == gen) return &g;
+    return nullptr;
+}
+
+/// @brief NVLink generations in the catalog (rows of nvlink_generations): 2 (V100), 3 (A100),
+/// 4 (H100/H200), 5 (B200).
+template <int Gen>
+concept nvlink_generation = find_nvlink_generation(Gen) != nullptr;
+
+/// @brief Links per GPU of each NVLink generation (V100 6, A100 12, H100 18, B200 18).
 template <int Gen> requires nvlink_generation<Gen>
-inline constexpr int nvlink_lanes_per_link = Gen == 2 ? 8 : Gen == 3 ? 4 : 2;
+inline constexpr int nvlink_links_per_gpu = find_nvlink_generation(Gen)->links_per_gpu;
+
+/// @brief Differential pairs (lanes) per link per direction (nvlink_generations).
+template <int Gen> requires nvlink_generation<Gen>
+inline constexpr int nvlink_lanes_per_link = find_nvlink_generation(Gen)->lanes_per_link;
 
 /// @brief One lane, one direction: NVLink2 25 Gbit/s, NVLink3 50, NVLink4 100, NVLink5 200
-/// (payload; sources as for nvlink_lanes_per_link).
+/// (payload; nvlink_generations).
 template <int Gen> requires nvlink_generation<Gen>
-inline constexpr byte_rate nvlink_lane_rate =
-    bytes_per_second((Gen == 2 ? 25.0 : Gen == 3 ? 50.0 : Gen == 4 ? 100.0 : 200.0) * giga / 8.0);
+inline constexpr byte_rate nvlink_lane_rate = bytes_per_second(find_nvlink_generation(Gen)->lane_gbit_s * giga / 8.0);
+
+/// @brief Sub-bundle sizes the catalog lists below each generation's full complement: the "NV#"
+/// counts `nvidia-smi topo -m` reports between two GPUs (NV1 ... NV12).
+inline constexpr std::array<int, 6> nvlink_bundle_sizes{1, 2, 4, 6, 8, 12};
 
 namespace detail {
 template <int Gen>
@@ -112,12 +144,6 @@ constexpr catalog_name nvlink_bundle_name(int n_links) {
 template <int Gen, int Links>
 inline constexpr catalog_name nvlink_bundle_name_v = nvlink_bundle_name<Gen>(Links);
 
-inline constexpr std::string_view nvlink_source[] = {
-    "NVIDIA Tesla V100 GPU Architecture whitepaper (2017): 6 NVLink2 links x 25 GB/s per direction, 300 GB/s total",
-    "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 12 NVLink3 links x 4 pairs x 50 Gbit/s, 600 GB/s total",
-    "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 18 NVLink4 links x 2 pairs x 100 Gbit/s, 900 GB/s total",
-    "NVIDIA Blackwell/B200 datasheet (2024): 18 NVLink5 links x 50 GB/s per direction, 1.8 TB/s total",
-};
 }  // namespace detail
 
 /// @brief A bonded set of `Links` NVLinks between two GPUs, as `nvidia-smi topo -m` prints "NV#".
@@ -136,7 +162,7 @@ inline constexpr link nvlink_bundle{
     .per_lane = nvlink_lane_rate<Gen>,
     .encoding = line_encoding::none,
     .latency = std::nullopt,
-    .source = detail::nvlink_source[Gen - 2],
+    .source = find_nvlink_generation(Gen)->source,
 };
 
 /// @brief One GPU's full NVLink complement: 150 / 300 / 450 / 900 GB/s per direction for
@@ -148,26 +174,56 @@ inline constexpr link nvlink = nvlink_bundle<Gen, nvlink_links_per_gpu<Gen>>;
 // PCIe
 // ---------------------------------------------------------------------------------------------
 
-/// @brief PCIe generations in the catalog (4 to 7).
+/// @brief What one PCIe generation is: raw transfer rate per lane, line code and the fraction of
+/// the raw bit rate that carries transaction-layer data, and where the figures come from.
+struct pcie_generation_facts {
+    int generation;
+    double transfer_rate_gts;    ///< raw GT/s per lane
+    line_encoding encoding;
+    double payload_efficiency;   ///< payload bits per raw bit
+    std::string_view source;
+};
+
+/// @brief The PCIe generations of the catalog, one row each (the catalog's x1-x16 entries and
+/// `pcie<Gen, Width>` follow from the row).
+/// Rates: 16 (Gen4), 32 (Gen5), 64 (Gen6, PAM4), 128 (Gen7, PAM4) GT/s per lane (PCI-SIG, PCI
+/// Express Base Specification 4.0/5.0/6.0/7.0 announcements, pcisig.com).
+/// Payload: Gen4/5 use the 128b/130b line code (PCI Express Base Specification 3.0+) -> 128/130.
+/// Gen6/7 use FLIT mode (PCI Express Base Specification 6.0): a 256-byte FLIT holds 236 bytes of
+/// TLP, 6 of DLP, 8 of CRC and 6 of FEC; counting TLP+DLP bytes as payload gives 242/256 = 0.9453.
+/// This is the figure behind the usual "121 GB/s per direction at x16" for Gen6 (PCI-SIG,
+/// "PCIe 6.0 Specification: The Interconnect for I/O Needs of the Future", 2022), 242 for Gen7.
+inline constexpr std::array<pcie_generation_facts, 4> pcie_generations{{
+    {4, 16.0, line_encoding::b128b130b, 128.0 / 130.0, "PCI-SIG PCIe 4.0 base spec: 16 GT/s per lane, 128b/130b encoding"},
+    {5, 32.0, line_encoding::b128b130b, 128.0 / 130.0, "PCI-SIG PCIe 5.0 base spec: 32 GT/s per lane, 128b/130b encoding"},
+    {6, 64.0, line_encoding::flit, 242.0 / 256.0,
+     "PCI-SIG PCIe 6.0 base spec: 64 GT/s PAM4 per lane, FLIT mode (242 of 256 bytes payload)"},
+    {7, 128.0, line_encoding::flit, 242.0 / 256.0,
+     "PCI-SIG PCIe 7.0 base spec: 128 GT/s PAM4 per lane, FLIT mode (242 of 256 bytes payload)"},
+}};
+
+/// @brief The row of PCIe generation `gen`, or nullptr.
+[[nodiscard]] constexpr const pcie_generation_facts* find_pcie_generation(int gen) {
+    for (const auto& g : pcie_generations)
+        if (g.generation == gen) return &g;
+    return nullptr;
+}
+
+/// @brief PCIe generations in the catalog (rows of pcie_generations: 4 to 7).
 template <int Gen>
-concept pcie_generation = (Gen >= 4 && Gen <= 7);
+concept pcie_generation = find_pcie_generation(Gen) != nullptr;
 /// @brief Link widths defined by the PCIe base specification that the catalog lists: x1, x2, x4, x8, x16.
 template <int Width>
 concept pcie_width = (Width == 1 || Width == 2 || Width == 4 || Width == 8 || Width == 16);
 
-/// @brief Raw transfer rate per lane in GT/s: 16 (Gen4), 32 (Gen5), 64 (Gen6, PAM4), 128 (Gen7, PAM4).
-/// Source: PCI-SIG, PCI Express Base Specification 4.0/5.0/6.0/7.0 announcements (pcisig.com).
+/// @brief Raw transfer rate per lane in GT/s (pcie_generations).
 template <int Gen> requires pcie_generation<Gen>
-inline constexpr double pcie_transfer_rate_gts = Gen == 4 ? 16.0 : Gen == 5 ? 32.0 : Gen == 6 ? 64.0 : 128.0;
+inline constexpr double pcie_transfer_rate_gts = find_pcie_generation(Gen)->transfer_rate_gts;
 
-/// @brief Fraction of the raw bit rate that carries transaction-layer data.
-/// Gen4/5: 128b/130b line code (PCI Express Base Specification 3.0+) -> 128/130.
-/// Gen6/7: FLIT mode (PCI Express Base Specification 6.0): a 256-byte FLIT holds 236 bytes of TLP,
-/// 6 of DLP, 8 of CRC and 6 of FEC; counting TLP+DLP bytes as payload gives 242/256 = 0.9453.
-/// This is the figure behind the usual "121 GB/s per direction at x16" for Gen6 (PCI-SIG,
-/// "PCIe 6.0 Specification: The Interconnect for I/O Needs of the Future", 2022), 242 for Gen7.
+/// @brief Fraction of the raw bit rate that carries transaction-layer data (pcie_generations):
+/// 128/130 for Gen4/5, 242/256 for the FLIT mode of Gen6/7.
 template <int Gen> requires pcie_generation<Gen>
-inline constexpr double pcie_payload_efficiency = Gen <= 5 ? 128.0 / 130.0 : 242.0 / 256.0;
+inline constexpr double pcie_payload_efficiency = find_pcie_generation(Gen)->payload_efficiency;
 
 /// @brief One lane, one direction: GT/s x payload efficiency / 8 bits per byte.
 /// Gen4 1.969, Gen5 3.938, Gen6 7.5625, Gen7 15.125 GB/s (ml-engineering-networking rounds to
@@ -186,12 +242,6 @@ inline constexpr catalog_name pcie_name_v = [] {
     n += Width;
     return n;
 }();
-inline constexpr std::string_view pcie_source[] = {
-    "PCI-SIG PCIe 4.0 base spec: 16 GT/s per lane, 128b/130b encoding",
-    "PCI-SIG PCIe 5.0 base spec: 32 GT/s per lane, 128b/130b encoding",
-    "PCI-SIG PCIe 6.0 base spec: 64 GT/s PAM4 per lane, FLIT mode (242 of 256 bytes payload)",
-    "PCI-SIG PCIe 7.0 base spec: 128 GT/s PAM4 per lane, FLIT mode (242 of 256 bytes payload)",
-};
 }  // namespace detail
 
 /// @brief A PCIe slot/link of generation `Gen` and `Width` lanes, per direction:
@@ -206,9 +256,9 @@ inline constexpr link pcie{
     .lanes = Width,
     .links = 1,
     .per_lane = pcie_lane_rate<Gen>,
-    .encoding = Gen <= 5 ? line_encoding::b128b130b : line_encoding::flit,
+    .encoding = find_pcie_generation(Gen)->encoding,
     .latency = std::nullopt,
-    .source = detail::pcie_source[Gen - 4],
+    .source = find_pcie_generation(Gen)->source,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -434,21 +484,38 @@ constexpr auto concat(const std::array<link, N>&... parts) {
      ...);
     return out;
 }
+/// The sub-bundles of generation Gen: nvlink_bundle_sizes below its full complement, in order.
+template <int Gen, std::size_t... I>
+constexpr auto nvlink_bundles_of(std::index_sequence<I...>) {
+    constexpr int full = nvlink_links_per_gpu<Gen>;
+    constexpr std::size_t n = ((nvlink_bundle_sizes[I] < full ? std::size_t{1} : std::size_t{0}) + ...);
+    std::array<link, n> out{};
+    std::size_t k = 0;
+    // the bundle template is instantiated at most at the full complement (sizes above it skipped)
+    ((nvlink_bundle_sizes[I] < full ? void(out[k++] = nvlink_bundle<Gen, (nvlink_bundle_sizes[I] < full ? nvlink_bundle_sizes[I] : full)>)
+                                    : void()),
+     ...);
+    return out;
+}
+/// Every PCIe entry: each generation's widths, generation by generation.
+template <std::size_t... R>
+constexpr auto pcie_generations_all(std::index_sequence<R...>) {
+    return concat(pcie_all<pcie_generations[R].generation>...);
+}
+/// Every NVLink entry: each generation's full complement, then each generation's sub-bundles.
+template <std::size_t... R>
+constexpr auto nvlink_all(std::index_sequence<R...>) {
+    return concat(std::array<link, sizeof...(R)>{nvlink<nvlink_generations[R].generation>...},
+                  nvlink_bundles_of<nvlink_generations[R].generation>(std::make_index_sequence<nvlink_bundle_sizes.size()>{})...);
+}
 }  // namespace detail
 
 /// @brief Every catalog link, in a stable order: NVLink (full complements, then the NV# bundles
 /// that `nvidia-smi topo -m` reports), PCIe, xGMI, Gaudi2, InfiniBand, EFA, RoCE, Ethernet,
 /// Slingshot, Omni-Path, TCPX.
 inline constexpr auto link_catalog = detail::concat(
-    std::array<link, 4>{nvlink<2>, nvlink<3>, nvlink<4>, nvlink<5>},
-    std::array<link, 3>{nvlink_bundle<2, 1>, nvlink_bundle<2, 2>, nvlink_bundle<2, 4>},
-    std::array<link, 5>{nvlink_bundle<3, 1>, nvlink_bundle<3, 2>, nvlink_bundle<3, 4>, nvlink_bundle<3, 6>,
-                        nvlink_bundle<3, 8>},
-    std::array<link, 6>{nvlink_bundle<4, 1>, nvlink_bundle<4, 2>, nvlink_bundle<4, 4>, nvlink_bundle<4, 6>,
-                        nvlink_bundle<4, 8>, nvlink_bundle<4, 12>},
-    std::array<link, 6>{nvlink_bundle<5, 1>, nvlink_bundle<5, 2>, nvlink_bundle<5, 4>, nvlink_bundle<5, 6>,
-                        nvlink_bundle<5, 8>, nvlink_bundle<5, 12>},
-    detail::pcie_all<4>, detail::pcie_all<5>, detail::pcie_all<6>, detail::pcie_all<7>,
+    detail::nvlink_all(std::make_index_sequence<nvlink_generations.size()>{}),
+    detail::pcie_generations_all(std::make_index_sequence<pcie_generations.size()>{}),
     std::array<link, 6>{xgmi_mi250x, xgmi_mi250x_link, xgmi_mi300x, xgmi_mi300x_link, xgmi_mi355x,
                         xgmi_mi355x_link},
     std::array<link, 3>{gaudi2_scaleup, gaudi2_scaleout, gaudi2_scaleout_node},
@@ -475,11 +542,20 @@ inline constexpr auto link_names = [] {
 [[nodiscard]] constexpr std::optional<link> find_link(std::string_view name) {
     for (const link& l : link_catalog)
         if (l.name == name) return l;
-    constexpr std::array<std::pair<std::string_view, link>, 4> full_bundles{{
-        {"nvlink2-nv6", nvlink<2>}, {"nvlink3-nv12", nvlink<3>}, {"nvlink4-nv18", nvlink<4>},
-        {"nvlink5-nv18", nvlink<5>}}};
-    for (const auto& [alias, l] : full_bundles)
-        if (alias == name) return l;
+    // "nvlinkG-nvK" with K the full complement: the generation's plain entry
+    for (const nvlink_generation_facts& g : nvlink_generations) {
+        detail::catalog_name alias;
+        alias += "nvlink";
+        alias += g.generation;
+        alias += "-nv";
+        alias += g.links_per_gpu;
+        if (alias.view() == name) {
+            detail::catalog_name plain;
+            plain += "nvlink";
+            plain += g.generation;
+            return find_link(plain.view());
+        }
+    }
     return std::nullopt;
 }
 
