@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <commscale/collective/types.hpp>
 #include <commscale/error.hpp>
 #include <commscale/units/parse.hpp>
 
@@ -76,22 +77,25 @@ inline constexpr std::array<collective, 7> all_collectives{
     return c == collective::all_reduce || c == collective::reduce_scatter || c == collective::reduce;
 }
 
-/// @brief The bus-bandwidth factor of nccl-tests (doc/PERFORMANCE.md): busbw = algbw x factor.
-/// all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall (n-1)/n; broadcast, reduce, sendrecv 1.
-/// With n = 1 the first two give 0, as nccl-tests prints for a single GPU.
-[[nodiscard]] constexpr double busbw_factor(collective c, int ranks) {
-    const double n = static_cast<double>(ranks);
+/// @brief The library's operation for a probe collective (collective/types.hpp).
+[[nodiscard]] constexpr collective_op op_of(collective c) {
     switch (c) {
-        case collective::all_reduce: return 2.0 * (n - 1.0) / n;
-        case collective::all_gather:
-        case collective::reduce_scatter:
-        case collective::alltoall: return (n - 1.0) / n;
-        case collective::broadcast:
-        case collective::reduce:
-        case collective::sendrecv: return 1.0;
+        case collective::all_reduce: return collective_op::all_reduce;
+        case collective::all_gather: return collective_op::all_gather;
+        case collective::reduce_scatter: return collective_op::reduce_scatter;
+        case collective::broadcast: return collective_op::broadcast;
+        case collective::reduce: return collective_op::reduce;
+        case collective::alltoall: return collective_op::all_to_all;
+        case collective::sendrecv: return collective_op::send_recv;
     }
-    return 1.0;
+    return collective_op::send_recv;
 }
+
+/// @brief The bus-bandwidth factor of nccl-tests (doc/PERFORMANCE.md), the library's one
+/// `busbw_factor` (collective/types.hpp): busbw = algbw x factor. all_reduce 2(n-1)/n;
+/// all_gather, reduce_scatter, alltoall (n-1)/n; broadcast, reduce, sendrecv 1. With n = 1 the
+/// first two give 0, as nccl-tests prints for a single GPU.
+[[nodiscard]] constexpr double busbw_factor(collective c, int ranks) { return commscale::busbw_factor(op_of(c), ranks); }
 
 /// @brief Element types the probe can move.
 enum class element_type { float32, float16, bfloat16 };

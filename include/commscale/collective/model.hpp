@@ -109,24 +109,6 @@ inline constexpr std::array<std::string_view, algorithm_count> algorithm_names{
     throw unknown_name(std::string(field), s, algorithm_names);
 }
 
-/// @brief nccl-tests bus-bandwidth factor (nccl-tests doc/PERFORMANCE.md): all_reduce 2(n-1)/n;
-/// reduce_scatter, all_gather, all_to_all (n-1)/n; broadcast, reduce, send_recv 1.
-/// busbw = algbw x factor is the per-rank link traffic rate of a ring, comparable across n.
-[[nodiscard]] constexpr double busbw_factor(collective_op op, int n) {
-    if (n < 1) return 0.0;
-    const double nd = static_cast<double>(n);
-    switch (op) {
-        case collective_op::all_reduce: return 2.0 * (nd - 1.0) / nd;
-        case collective_op::reduce_scatter:
-        case collective_op::all_gather:
-        case collective_op::all_to_all: return (nd - 1.0) / nd;
-        case collective_op::broadcast:
-        case collective_op::reduce:
-        case collective_op::send_recv: return 1.0;
-    }
-    return 1.0;
-}
-
 /// @brief nccl-tests algorithm bandwidth: bytes / time (B/s). 0 when `t` is not positive (a
 /// one-rank or empty collective takes no time; the library never returns inf).
 [[nodiscard]] inline byte_rate algbw(data_size bytes, duration t) {

@@ -2,7 +2,7 @@
 /// @file collective/types.hpp
 /// @brief Vocabulary of the collective layer: operations, algorithms, the placement of a group of
 /// ranks on a cluster, and what can limit a collective. The realistic-mode parameters are in
-/// hardware/comm_params.hpp (`cluster::comm`); the model, its result type and the name/busbw
+/// hardware/comm_params.hpp (`cluster::comm`); the model, its result type and the name
 /// helpers in collective/model.hpp: `predict_collective(...)`.
 
 #include <string_view>
@@ -14,6 +14,24 @@ namespace commscale {
 
 /// @brief Collective operations (nccl-tests naming).
 enum class collective_op { all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv };
+
+/// @brief nccl-tests bus-bandwidth factor (nccl-tests doc/PERFORMANCE.md): all_reduce 2(n-1)/n;
+/// reduce_scatter, all_gather, all_to_all (n-1)/n; broadcast, reduce, send_recv 1.
+/// busbw = algbw x factor is the per-rank link traffic rate of a ring, comparable across n.
+[[nodiscard]] constexpr double busbw_factor(collective_op op, int n) {
+    if (n < 1) return 0.0;
+    const double nd = static_cast<double>(n);
+    switch (op) {
+        case collective_op::all_reduce: return 2.0 * (nd - 1.0) / nd;
+        case collective_op::reduce_scatter:
+        case collective_op::all_gather:
+        case collective_op::all_to_all: return (nd - 1.0) / nd;
+        case collective_op::broadcast:
+        case collective_op::reduce:
+        case collective_op::send_recv: return 1.0;
+    }
+    return 1.0;
+}
 
 /// @brief Algorithms. `automatic` picks the fastest (as NCCL would) and reports which.
 enum class algorithm {

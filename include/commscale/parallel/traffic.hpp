@@ -253,17 +253,7 @@ struct step_traffic {
 /// send/recv S. Used for traffic accounting (e.g. NVLink vs network bytes), not timing.
 [[nodiscard]] constexpr double wire_bytes_per_gpu(const comm_call& c) {
     if (c.empty()) return 0.0;
-    const double n = c.group.ranks, s = c.bytes.value();
-    switch (c.op) {
-        case collective_op::all_reduce: return 2.0 * (n - 1.0) / n * s;
-        case collective_op::reduce_scatter:
-        case collective_op::all_gather:
-        case collective_op::all_to_all: return (n - 1.0) / n * s;
-        case collective_op::broadcast:
-        case collective_op::reduce:
-        case collective_op::send_recv: return s;
-    }
-    return s;
+    return busbw_factor(c.op, c.group.ranks) * c.bytes.value();  // nccl-tests' factor (collective/types.hpp)
 }
 
 }  // namespace commscale
