@@ -13,6 +13,7 @@
 #include <commscale/collective/model.hpp>
 #include <commscale/hardware/accelerators.hpp>
 #include <commscale/hardware/clusters.hpp>
+#include <commscale/io/cluster_json.hpp>  // first: its io::detail must not hide commscale::detail
 #include <commscale/io/result_json.hpp>
 #include <commscale/predict/step.hpp>
 #include <commscale/search/planner.hpp>

@@ -176,7 +176,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
         if (name.empty() || name.find(' ') != std::string_view::npos)
             throw input_error(field, "'" + text + "'", "a bottleneck as the CLI words it (a link name without blanks)");
         if (const auto l = find_link(name)) return l->name;
-        return detail::intern(name);
+        return commscale::detail::intern(name);
     };
     // "NAME" or "NAME shared by N GPUs"
     auto shared_link = [&](std::string_view rest) {
@@ -489,7 +489,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
 /// [1, 2^20] (dp [1, 2^24]), micro_batch [1, 2^20], global_batch [1, 2^30], seq [1, 2^26], zero
 /// 0-3, gradient_bytes 1, 2 or 4, sizes in [0, 1e18] bytes, expert_load [1, 1e6],
 /// capacity_factor 0 or [1e-3, 1e6], names as plan.hpp/framework.hpp spell them; `stage_layers`
-/// pp counts that the even split or given first/last stage counts produce. The plan is not
+/// pp counts, at least pp x V layers in all, that the even split or given first/last stage counts
+/// produce. The plan is not
 /// checked against a model or cluster (`validate` does that).
 [[nodiscard]] inline plan plan_from_json(const nlohmann::json& j, const std::string& path = "plan") {
     using namespace result_detail;
@@ -537,7 +538,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.expert_load = r.number("expert_load", 1.0, 1e6);
     p.capacity_factor = r.number("capacity_factor", 0.0, 1e6);
     if (p.capacity_factor != 0 && p.capacity_factor < 1e-3)
-        throw input_error(r.field("capacity_factor"), detail::number_text(p.capacity_factor), "0 (dropless) or a number in [0.001, 1e6]");
+        throw input_error(r.field("capacity_factor"), commscale::detail::number_text(p.capacity_factor), "0 (dropless) or a number in [0.001, 1e6]");
     p.pad_to_capacity = r.boolean("pad_to_capacity");
 
     // stage_layers: pp counts; back to first/last_stage_layers (0 where the even split gives them)
@@ -556,6 +557,9 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     if (layers < 1 || layers > (1 << 20))
         throw input_error(sl_field, std::to_string(layers) + " layers in all", "between 1 and 2^20 layers in all");
     const int total = static_cast<int>(layers);
+    if (static_cast<long long>(p.pp) * p.chunks() > total)  // as validate(plan, model) requires
+        throw input_error(sl_field, sl.dump(), "at least pp x V = " + std::to_string(static_cast<long long>(p.pp) * p.chunks()) +
+                                                   " layers in all (every virtual stage holds a layer)");
     auto matches = [&](int given_first, int given_last) {
         plan q = p;
         q.first_stage_layers = given_first;
