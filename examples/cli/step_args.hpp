@@ -1,7 +1,7 @@
 #pragma once
 // Shared by the `step` and `scale` commands: their options, the embedded demo defaults, the plan
-// they describe, and the JSON/text rendering of one step breakdown (docs/CLI.md "Training
-// step").
+// they describe, and the text rendering of one step breakdown (docs/CLI.md "Training step"; the
+// JSON is the library's, io/result_json.hpp).
 #include <cmath>
 #include <optional>
 #include <string>
@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <commscale/io/result_json.hpp>
 #include <commscale/predict/step.hpp>
 #include <commscale/units/format.hpp>
 
@@ -187,125 +188,6 @@ inline void check_precision(const commscale::cluster& c, const commscale::plan& 
     else if (e == "default" || e == "realistic") o.mode = commscale::efficiency_mode::realistic;
     else throw commscale::input_error("--efficiency", "'" + e + "'", "ideal or default");
     return o;
-}
-
-/// The CLI.md vocabulary of `bottleneck` (compute tp_comm pp_comm dp_comm bubble memory): context-
-/// and expert-parallel communication, which like TP's run inside every layer, report as tp_comm;
-/// `bottleneck_detail` keeps the exact kind (cp_comm, ep_comm).
-[[nodiscard]] constexpr std::string_view contract_bottleneck(commscale::step_bottleneck b) {
-    using commscale::step_bottleneck;
-    if (b == step_bottleneck::cp_comm || b == step_bottleneck::ep_comm) return "tp_comm";
-    return commscale::bottleneck_name(b);
-}
-
-/// JSON of one breakdown: the CLI.md keys plus details.
-[[nodiscard]] inline nlohmann::json step_json(const commscale::step_breakdown& r) {
-    using namespace commscale;
-    // Built by emplace rather than from an initializer list: several times faster, and the Python
-    // module builds one of these per step() call.
-    nlohmann::json j = nlohmann::json::object();
-    auto& o = j.get_ref<nlohmann::json::object_t&>();
-    auto put = [&o](const char* key, auto&& value) { o.emplace(key, std::forward<decltype(value)>(value)); };
-    put("step_s", in_seconds(r.step));
-    put("compute_s", in_seconds(r.compute));
-    put("bubble_s", in_seconds(r.bubble));
-    put("tp_comm_s", in_seconds(r.tp.total));
-    put("tp_comm_exposed_s", in_seconds(r.tp.exposed));
-    put("pp_comm_s", in_seconds(r.pp.total));
-    put("pp_comm_exposed_s", in_seconds(r.pp.exposed));
-    put("dp_comm_s", in_seconds(r.dp.total));
-    put("dp_comm_exposed_s", in_seconds(r.dp.exposed));
-    put("cp_comm_s", in_seconds(r.cp.total));
-    put("cp_comm_exposed_s", in_seconds(r.cp.exposed));
-    put("ep_comm_s", in_seconds(r.ep.total));
-    put("ep_comm_exposed_s", in_seconds(r.ep.exposed));
-    put("exposed_comm_s", in_seconds(r.exposed_comm));
-    put("bottleneck", std::string(contract_bottleneck(r.bottleneck)));
-    put("bottleneck_detail", std::string(bottleneck_name(r.bottleneck)));
-    put("mfu", r.mfu);
-    put("hfu", r.hfu);
-    put("tflops_per_gpu", in_tflops(r.model_flops_per_gpu));
-    put("hardware_tflops_per_gpu", in_tflops(r.hardware_flops_per_gpu));
-    put("tokens_per_s", r.tokens_per_s);
-    put("memory_per_gpu_GiB", in_bytes(r.memory.total()) / gibi);
-    put("memory_capacity_GiB", in_bytes(r.memory_capacity) / gibi);
-    nlohmann::json memory = nlohmann::json::object();
-    auto& mo = memory.get_ref<nlohmann::json::object_t&>();
-    mo.emplace("weights", in_bytes(r.memory.state.weights) / gibi);
-    mo.emplace("gradients", in_bytes(r.memory.state.gradients) / gibi);
-    mo.emplace("optimizer", in_bytes(r.memory.state.optimizer) / gibi);
-    mo.emplace("activations", in_bytes(r.memory.activations) / gibi);
-    put("memory_breakdown_GiB", std::move(memory));
-    put("fits_in_memory", r.fits_in_memory);
-    put("bubble_fraction", r.bubble_fraction);
-    put("micro_batches", r.micro_batches);
-    put("compute_efficiency", r.efficiency);
-    put("dp_window_s", in_seconds(r.dp_window));
-    put("dp_inter_node_bytes_per_node", in_bytes(r.dp_inter_node_bytes));
-    put("optimizer_s", in_seconds(r.optimizer));
-    put("overlap_slowdown_s", in_seconds(r.overlap_slowdown));
-    put("stage_microbatch_s", in_seconds(r.stage_microbatch));
-    nlohmann::json layer = nlohmann::json::object();
-    auto& lo = layer.get_ref<nlohmann::json::object_t&>();
-    lo.emplace("gemm_fwd", in_seconds(r.layer.gemm_fwd));
-    lo.emplace("attention_fwd", in_seconds(r.layer.attention_fwd));
-    lo.emplace("elementwise_fwd", in_seconds(r.layer.elementwise_fwd));
-    lo.emplace("gemm_bwd", in_seconds(r.layer.gemm_bwd));
-    lo.emplace("attention_bwd", in_seconds(r.layer.attention_bwd));
-    lo.emplace("elementwise_bwd", in_seconds(r.layer.elementwise_bwd));
-    put("layer_s", std::move(layer));
-    const double need = in_Gbps(r.required_inter_node);
-    if (std::isfinite(need)) put("required_inter_node_Gbps", need);
-    else put("required_inter_node_Gbps", nullptr);
-    // will-it-scale-to-n-gpus's rule: the DP bytes within the whole compute time of the step
-    const double need_step = in_Gbps(r.required_inter_node_step);
-    if (std::isfinite(need_step)) put("required_inter_node_step_Gbps", need_step);
-    else put("required_inter_node_step_Gbps", nullptr);
-    return j;
-}
-
-/// JSON of a plan: the parallel layout and every option the framework profile resolved.
-[[nodiscard]] inline nlohmann::json plan_json(const commscale::plan& p, const commscale::transformer& m) {
-    using namespace commscale;
-    nlohmann::json stages = nlohmann::json::array();
-    for (int i = 0; i < p.pp; ++i) stages.push_back(stage_layers(p, m.layers, i));
-    nlohmann::json j = nlohmann::json::object();
-    auto& o = j.get_ref<nlohmann::json::object_t&>();
-    auto put = [&o](const char* key, auto&& value) { o.emplace(key, std::forward<decltype(value)>(value)); };
-    put("tp", p.tp);
-    put("pp", p.pp);
-    put("dp", p.dp);
-    put("cp", p.cp);
-    put("ep", p.ep);
-    put("etp", p.expert_tp());
-    put("micro_batch", p.micro_batch);
-    put("global_batch", p.global_batch);
-    put("seq", p.seq);
-    put("zero", p.zero);
-    put("recompute", std::string(recompute_name(p.recompute_mode)));
-    put("schedule", std::string(schedule_name(p.schedule)));
-    put("virtual_stages", p.chunks());
-    put("sequence_parallel", p.sequence_parallel);
-    put("dtype", std::string(dtype_name(p.precision)));
-    put("framework", std::string(framework_name(p.stack)));
-    put("gradient_bytes", p.gradient_bytes);
-    put("bucket_bytes", in_bytes(p.bucket) >= whole_gradient_bucket ? 0.0 : in_bytes(p.bucket));  // 0: one bucket
-    put("bucket_per_dp_bytes", in_bytes(p.bucket_per_dp));
-    nlohmann::json overlap = nlohmann::json::object();
-    auto& ov = overlap.get_ref<nlohmann::json::object_t&>();
-    ov.emplace("dp", p.overlap.dp);
-    ov.emplace("tp", p.overlap.tp);
-    ov.emplace("pp", p.overlap.pp);
-    ov.emplace("zero", p.overlap.zero);
-    ov.emplace("cp", p.overlap.cp);
-    put("overlap", std::move(overlap));
-    put("attention", std::string(attention_kernel_name(p.attention)));
-    put("reduce_every_micro_batch", p.reduce_every_micro_batch);
-    put("expert_load", p.expert_load);
-    put("capacity_factor", p.capacity_factor);
-    put("pad_to_capacity", p.pad_to_capacity);
-    put("stage_layers", std::move(stages));
-    return j;
 }
 
 /// Seconds as readable text (s or ms).

@@ -224,21 +224,4 @@ struct collective_request {
     return r;
 }
 
-/// The CLI.md JSON of one prediction: {op, algorithm, ranks, nodes, bytes, time_us, algbw_GBps,
-/// busbw_GBps, latency_us, transfer_us, bottleneck}.
-[[nodiscard]] inline nlohmann::json result_json(const commscale::collective_result& r) {
-    using namespace commscale;
-    return {{"op", std::string(op_name(r.op))},
-            {"algorithm", std::string(algorithm_name(r.algo))},
-            {"ranks", r.ranks},
-            {"nodes", r.nodes},
-            {"bytes", static_cast<long long>(std::llround(in_bytes(r.bytes)))},
-            {"time_us", in_us(r.time)},
-            {"algbw_GBps", in_GBps(r.algbw)},
-            {"busbw_GBps", in_GBps(r.busbw)},
-            {"latency_us", in_us(r.latency)},
-            {"transfer_us", in_us(r.transfer)},
-            {"bottleneck", describe_bottleneck(r)}};
-}
-
 }  // namespace cli

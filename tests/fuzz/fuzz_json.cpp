@@ -1,8 +1,9 @@
 // Fuzz target: every JSON loader (links, accelerators, clusters incl. calibration, Hugging Face
-// model configs). Input: a JSON document. Each loader must either return a value that passes its
+// model configs, the result documents of io/result_json.hpp). Input: a JSON document. Each loader must either return a value that passes its
 // own validation and survives a write/read round trip, or throw commscale::input_error. The round
 // trip is compared on the written JSON with a relative tolerance of 1e-14 on numbers: the writer
 // scales to display units (GB/s, us, GiB), and x / 1e9 * 1e9 may differ from x in the last bit.
+// The result documents read back to values that write the same numbers: their round trip is exact.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <commscale/io/cluster_json.hpp>
 #include <commscale/io/hardware_json.hpp>
 #include <commscale/io/model_json.hpp>
+#include <commscale/io/result_json.hpp>
 
 namespace {
 
@@ -75,6 +77,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const nlohmann::json once = io::cluster_to_json(c);
         const cluster back = io::cluster_from_json(once, "cluster");
         if (back.nodes != c.nodes || back.node.gpus != c.node.gpus || !near(io::cluster_to_json(back), once)) std::abort();
+    });
+    // results: what a reader accepts writes a document that reads back to the same document
+    auto exact = [&](auto tag, const char* path) {
+        using T = decltype(tag);
+        expect_value_or_input_error([&] {
+            const nlohmann::json once = io::to_json(io::from_json<T>(j, path));
+            if (io::to_json(io::from_json<T>(once, path)) != once) std::abort();
+        });
+    };
+    exact(collective_result{}, "collective");
+    exact(step_breakdown{}, "step");
+    exact(planned{}, "plan");
+    exact(search_result{}, "search");
+    exact(search_report{}, "search");
+    expect_value_or_input_error([&] {
+        const plan p = io::plan_from_json(j, "plan");
+        int layers = 0;  // the counts plan_from_json accepted
+        for (const auto& x : j.at("stage_layers")) layers += x.get<int>();
+        const nlohmann::json once = io::plan_to_json(p, layers);
+        if (io::plan_to_json(io::plan_from_json(once, "plan"), layers) != once) std::abort();
     });
     expect_value_or_input_error([&] {
         const transformer m = io::model_from_json(j, "model");

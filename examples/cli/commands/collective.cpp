@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <commscale/collective/model.hpp>
+#include <commscale/io/result_json.hpp>
 #include <commscale/units/format.hpp>
 
 #include "../cli.hpp"
@@ -51,7 +52,7 @@ cli::registrar reg{cli::command{
             throw commscale::input_error("--bytes", commscale::detail::number_text(commscale::in_bytes(size)),
                                          "a size of at least 1 byte");
         const auto r = commscale::predict_collective(c, req.group, req.op, size, req.options);
-        const nlohmann::json j = cli::result_json(r);
+        const nlohmann::json j = commscale::io::collective_result_to_json(r);
         if (a.flag("json")) {
             cli::print_json(out, j);
             return 0;

@@ -3,11 +3,11 @@
 // micro-batch x ZeRO x recompute x schedule x sequence-parallel plan, ranked by predicted step
 // time (search/planner.hpp; docs/CLI.md "Calibration and planning").
 // `commscale plan-merge FILE... [--top K] [--json] [--out FILE]`: combines the JSON outputs of
-// `plan --shard 0/N` ... `plan --shard N-1/N` into the ranking of the unsharded search.
+// `plan --shard 0/N` ... `plan --shard N-1/N` into the ranking of the unsharded search: each file
+// read and checked by io::search_report_from_json, the results merged by the library's
+// merge_results, the document written by io::search_report_to_json (io/result_json.hpp).
 #include <algorithm>
-#include <array>
 #include <iostream>
-#include <iterator>
 #include <set>
 #include <string>
 #include <thread>
@@ -18,6 +18,7 @@
 #include <commscale/hardware/accelerators.hpp>
 #include <commscale/io/file.hpp>
 #include <commscale/io/json_reader.hpp>
+#include <commscale/io/result_json.hpp>
 #include <commscale/search/planner.hpp>
 
 #include "../cli.hpp"
@@ -29,154 +30,9 @@ namespace {
 
 using namespace commscale;
 
-/// "i/N" with 0 <= i < N.
+/// "i/N" with 0 <= i < N (io::parse_shard).
 std::pair<int, int> parse_shard(const std::string& v, const std::string& field = "--shard") {
-    const auto slash = v.find('/');
-    const char* expected = "i/N with 0 <= i < N, e.g. 3/16 (shards are numbered from 0, like Slurm array and "
-                           "Kubernetes indexed-job indices)";
-    if (slash == std::string::npos || slash == 0 || slash + 1 >= v.size()) throw input_error(field, "'" + v + "'", expected);
-    auto digits = [](const std::string& s) {
-        return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-    };
-    const std::string i = v.substr(0, slash), n = v.substr(slash + 1);
-    if (!digits(i) || !digits(n) || i.size() > 9 || n.size() > 9) throw input_error(field, "'" + v + "'", expected);
-    const int ii = std::stoi(i), nn = std::stoi(n);
-    if (nn < 1 || ii >= nn) throw input_error(field, "'" + v + "'", expected);
-    return {ii, nn};
-}
-
-nlohmann::json planned_json(const planned& x) {
-    const plan& p = x.p;
-    const step_breakdown& r = x.r;
-    const double mem = in_bytes(r.memory.total());
-    return {{"tp", p.tp},
-            {"pp", p.pp},
-            {"dp", p.dp},
-            {"cp", p.cp},
-            {"ep", p.ep},
-            {"micro_batch", p.micro_batch},
-            {"zero", p.zero},
-            {"recompute", std::string(recompute_name(p.recompute_mode))},
-            {"schedule", std::string(schedule_name(p.schedule))},
-            {"virtual_stages", p.chunks()},
-            {"sequence_parallel", p.sequence_parallel},
-            {"step_s", in_seconds(r.step)},
-            {"mfu", r.mfu},
-            {"memory_per_gpu_GiB", mem / gibi},
-            {"memory_per_gpu_bytes", mem},
-            {"memory_headroom_GiB", (in_bytes(r.memory_capacity) - mem) / gibi},
-            {"bottleneck", std::string(cli::contract_bottleneck(r.bottleneck))},
-            {"micro_batches", r.micro_batches},
-            {"breakdown", cli::step_json(r)}};
-}
-
-// ---------------------------------------------------------------- ranking of JSON plans
-
-/// The ranking key of a plan object (search/planner.hpp): step_s, then tp, pp, dp, cp, ep,
-/// micro_batch, zero, recompute, schedule, virtual_stages, sequence_parallel.
-struct json_key {
-    double step = 0, memory = 0;
-    std::array<int, 11> key{};
-};
-
-/// Checks a plan's `breakdown` (`where` = "FILE.plans[i].breakdown"): the keys cli::step_json
-/// writes and no others, each of the type written there; times (`*_s`) in [0, 1e9] s, memory in
-/// [0, 1e9] GiB and every other number finite, within +-1e18; null only for the
-/// required_inter_node_* rates (written null when they do not apply).
-void check_breakdown(const nlohmann::json& b, const std::string& where) {
-    static const nlohmann::json shape = cli::step_json(step_breakdown{});
-    const io::json_reader r(b, where);
-    for (const auto& [key, t] : shape.items()) {
-        if (!b.contains(key)) continue;
-        const bool may_be_null = key.rfind("required_inter_node", 0) == 0;
-        if (may_be_null && b.at(key).is_null()) {
-            r.ignore({key.c_str()});
-            continue;
-        }
-        const bool is_time = key.size() > 2 && key.compare(key.size() - 2, 2, "_s") == 0;
-        if (t.is_object()) {
-            const io::json_reader inner = r.object(key);
-            for (const auto& [k2, t2] : t.items()) {
-                (void)t2;
-                if (b.at(key).contains(k2)) (void)inner.number(k2, 0.0, 1e9);
-            }
-            inner.finish();
-        } else if (t.is_string()) {
-            (void)r.string(key);
-        } else if (t.is_boolean()) {
-            (void)r.boolean(key);
-        } else if (is_time) {
-            (void)r.number(key, 0.0, 1e9);
-        } else {
-            (void)r.number(key, -1e18, 1e18);
-        }
-    }
-    r.finish();
-}
-
-/// Reads and checks one plan object of a `plan --json` file (`where` = "FILE.plans[i]"): the keys
-/// planned_json writes and no others, a step time in (0, 1e9] s, memory in [0, 1e18] B, and
-/// tp x pp x dp x cp equal to the search's `gpus`.
-json_key key_of(const nlohmann::json& j, const std::string& where, long long gpus) {
-    if (!j.is_object()) throw input_error(where, io::json_type_name(j), "a plan object of `plan --json`");
-    const io::json_reader r(j, where);
-    json_key k;
-    k.step = r.number("step_s", 1e-12, 1e9);
-    k.memory = r.number("memory_per_gpu_bytes", 0.0, 1e18);
-    const int big = 1 << 30;
-    k.key = {r.int32("tp", 1, big), r.int32("pp", 1, big), r.int32("dp", 1, big), r.int32("cp", 1, big),
-             r.int32("ep", 1, big), r.int32("micro_batch", 1, big), r.int32("zero", 0, 3),
-             static_cast<int>(recompute_from_name(r.string("recompute"), r.field("recompute"))),
-             static_cast<int>(parse_schedule(r.string("schedule"), r.field("schedule"))),
-             r.int32("virtual_stages", 1, big), r.boolean("sequence_parallel") ? 1 : 0};
-    const long long used = static_cast<long long>(k.key[0]) * k.key[1] * k.key[2] * k.key[3];
-    if (used != gpus)
-        throw input_error(where + ".tp", std::to_string(k.key[0]) + " (tp x pp x dp x cp = " + std::to_string(used) + ")",
-                          "a plan whose tp x pp x dp x cp is the search's " + std::to_string(gpus) + " GPUs");
-    (void)r.number("mfu", 0.0, 1.0);
-    (void)r.number("memory_per_gpu_GiB", 0.0, 1e9);
-    (void)r.number("memory_headroom_GiB", -1e9, 1e9);
-    (void)r.string("bottleneck");
-    (void)r.int32("micro_batches", 1, big);
-    if (r.has("breakdown")) check_breakdown(r.raw("breakdown"), r.field("breakdown"));
-    r.finish();
-    return k;
-}
-
-/// Checks the search fields of one `plan --json` document (`r` over the file's object, errors
-/// naming FILE.field): the types and ranges `plan` writes (gpus up to 2^30, top up to 2^20, ...),
-/// the `space` object's keys, and the optional keys of a shard (threads, note) or of a merged
-/// result (merged_shards, search_s_max). The caller reads the rest and calls r.finish().
-void check_search(const io::json_reader& r) {
-    (void)r.string("model"), (void)r.string("cluster"), (void)r.string("accelerator");
-    const long long nodes = r.integer("nodes", 1, 1'000'000), gpus = r.integer("gpus", 1, 1LL << 30);
-    if (gpus % nodes != 0)
-        throw input_error(r.field("gpus"), std::to_string(gpus), "a multiple of nodes (" + std::to_string(nodes) + ")");
-    (void)r.integer("global_batch", 1, 1 << 30), (void)r.integer("seq", 1, 1 << 26), (void)r.integer("top", 1, 1 << 20);
-    if (r.has("threads")) (void)r.integer("threads", 1, 4096);
-    if (r.has("note")) (void)r.string("note");
-    if (r.has("merged_shards")) (void)r.integer("merged_shards", 1, 1 << 30);
-    if (r.has("search_s_max")) (void)r.number("search_s_max", 0.0, 1e9);
-    const io::json_reader space = r.object("space");
-    (void)space.integer("scale_up_domain", 1, 1 << 20);
-    (void)space.integer("max_micro_batch", 0, 1 << 30), (void)space.integer("max_virtual_stages", 0, 1 << 16);
-    (void)space.integer("max_cp", 0, 1 << 26), (void)space.boolean("sequence_parallel");
-    if (space.has("zero_bubble")) (void)space.boolean("zero_bubble");
-    (void)precision_from_name(space.string("dtype"), space.field("dtype"));
-    (void)parse_framework(space.string("framework"), space.field("framework"));
-    if (space.has("compute_efficiency")) (void)space.number("compute_efficiency", 1e-6, 1.0);
-    else space.ignore({"compute_efficiency"});  // null: the default
-    const std::string eff = space.string("efficiency");
-    if (eff != "ideal" && eff != "default") {
-        constexpr std::array<std::string_view, 2> modes{"ideal", "default"};
-        throw unknown_name(space.field("efficiency"), eff, modes);
-    }
-    space.finish();
-}
-
-bool key_before(const json_key& a, const json_key& b) {
-    if (a.step != b.step) return a.step < b.step;
-    return a.key < b.key;
+    return io::parse_shard(v, field);
 }
 
 // ---------------------------------------------------------------- text output
@@ -312,40 +168,19 @@ cli::registrar reg_plan{cli::command{
             r.base.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
         r.options = cli::step_opts(a);
 
-        const search_result res = search_plans(m, c, acc, r);
+        search_result res = search_plans(m, c, acc, r);
 
-        nlohmann::json plans = nlohmann::json::array(), pareto = nlohmann::json::array();
-        for (const auto& x : res.top) plans.push_back(planned_json(x));
-        for (const auto& x : res.pareto) pareto.push_back(planned_json(x));
-        nlohmann::json j{{"model", std::string(m.name)},
-                         {"cluster", std::string(c.name)},
-                         {"accelerator", std::string(c.node.accelerator)},
-                         {"nodes", c.nodes},
-                         {"gpus", gpus},
-                         {"global_batch", r.global_batch},
-                         {"seq", r.seq},
-                         {"top", r.top_k},
-                         {"space",
-                          {{"scale_up_domain", r.scale_up_domain > 0 ? r.scale_up_domain : c.domain_gpus()},
-                           {"max_micro_batch", r.max_micro_batch},
-                           {"max_virtual_stages", r.max_virtual_stages},
-                           {"max_cp", r.max_cp},
-                           {"sequence_parallel", r.try_sequence_parallel},
-                           {"zero_bubble", r.try_zero_bubble},
-                           {"dtype", std::string(dtype_name(r.base.precision))},
-                           {"framework", std::string(framework_name(r.base.stack))},
-                           {"compute_efficiency", r.base.compute_efficiency ? nlohmann::json(*r.base.compute_efficiency) : nlohmann::json(nullptr)},
-                           {"efficiency", r.options.mode == efficiency_mode::ideal ? "ideal" : "default"}}},
-                         {"shard", std::to_string(r.shard) + "/" + std::to_string(r.shards)},
-                         {"threads", r.threads},
-                         {"candidates", res.candidates},
-                         {"evaluated", res.evaluated},
-                         {"feasible", res.feasible},
-                         {"rejected", res.rejected},
-                         {"search_s", res.search_s},
-                         {"plans", plans},
-                         {"pareto", pareto}};
-        if (const std::string why = empty_reason(m, c, r, res); !why.empty()) j["note"] = why;
+        search_report rep;
+        rep.model = std::string(m.name);
+        rep.cluster = std::string(c.name);
+        rep.accelerator = std::string(c.node.accelerator);
+        rep.nodes = c.nodes;
+        rep.gpus = gpus;
+        rep.request = r;
+        rep.request.scale_up_domain = r.scale_up_domain > 0 ? r.scale_up_domain : c.domain_gpus();
+        rep.note = empty_reason(m, c, r, res);
+        rep.result = std::move(res);
+        const nlohmann::json j = io::search_report_to_json(rep);
         return emit(a, out, j);
     },
     0, 0}};
@@ -374,45 +209,26 @@ cli::registrar reg_merge{cli::command{
         const std::string& first_path = a.positional.front();
         int shards = 0;
         std::set<int> seen;
-        nlohmann::json all_plans = nlohmann::json::array(), all_front = nlohmann::json::array();
-        std::vector<json_key> plan_keys, front_keys;  // checked as read, with the file in the field
-        long long candidates = 0, evaluated = 0, feasible = 0, rejected = 0;
-        double search_s = 0, search_max = 0;
+        std::vector<search_report> reports;
+        double search_max = 0;
         for (std::size_t i = 0; i < docs.size(); ++i) {
             const auto& d = docs[i];
             const std::string& path = a.positional[i];
-            const io::json_reader r(d, path);
-            check_search(r);
+            search_report s = io::search_report_from_json(d, path);  // every field checked, errors naming FILE.field
             for (const char* k : {"model", "cluster", "accelerator", "nodes", "gpus", "global_batch", "seq", "top", "space"}) {
                 if (!d.contains(k)) throw input_error(path + "." + k, "nothing (missing)", "a `plan --json` output");
                 if (d[k] != first[k])
                     throw input_error(path + "." + k, d[k].dump(), first[k].dump() + " as in " + first_path + " (shards of one search)");
             }
-            const auto [index, count] = parse_shard(r.string("shard"), path + ".shard");
+            const std::string shard = d["shard"].get<std::string>();
+            const int index = s.request.shard, count = s.request.shards;
             if (i == 0) shards = count;
             if (count != shards)
-                throw input_error(path + ".shard", r.string("shard"), "i/" + std::to_string(shards) + " as in " + first_path);
+                throw input_error(path + ".shard", shard, "i/" + std::to_string(shards) + " as in " + first_path);
             if (!seen.insert(index).second)
-                throw input_error(path + ".shard", r.string("shard"), "each shard once (" + std::to_string(index) + " given twice)");
-            candidates += r.integer("candidates", 0, 1LL << 60);
-            evaluated += r.integer("evaluated", 0, 1LL << 60);
-            feasible += r.integer("feasible", 0, 1LL << 60);
-            rejected += r.integer_or("rejected", 0, 0, 1LL << 60);
-            const double s = r.number("search_s", 0.0, 1e9);
-            search_s += s;
-            search_max = std::max(search_max, s);
-            const long long doc_gpus = r.integer("gpus", 1, 1LL << 30);
-            for (const char* list : {"plans", "pareto"}) {
-                const auto& arr = r.raw(list);
-                if (!arr.is_array()) throw input_error(path + "." + list, io::json_type_name(arr), "an array of plans");
-                const bool is_plans = std::string(list) == "plans";
-                for (std::size_t n = 0; n < arr.size(); ++n) {
-                    const json_key k = key_of(arr[n], path + "." + list + "[" + std::to_string(n) + "]", doc_gpus);
-                    (is_plans ? all_plans : all_front).push_back(arr[n]);
-                    (is_plans ? plan_keys : front_keys).push_back(k);
-                }
-            }
-            r.finish();
+                throw input_error(path + ".shard", shard, "each shard once (" + std::to_string(index) + " given twice)");
+            search_max = std::max(search_max, s.result.search_s);
+            reports.push_back(std::move(s));
         }
         if (static_cast<int>(seen.size()) != shards) {
             std::string missing;
@@ -421,46 +237,20 @@ cli::registrar reg_merge{cli::command{
             throw input_error("plan-merge", std::to_string(seen.size()) + " of " + std::to_string(shards) + " shards",
                               "every shard; missing " + missing);
         }
-        // rank: step_s, then the plan key (search/planner.hpp)
-        auto sorted = [](const std::vector<json_key>& read) {
-            std::vector<std::pair<json_key, std::size_t>> keys;
-            for (std::size_t i = 0; i < read.size(); ++i) keys.emplace_back(read[i], i);
-            std::sort(keys.begin(), keys.end(), [](const auto& x, const auto& y) { return key_before(x.first, y.first); });
-            return keys;
-        };
-        const int top = first["top"].get<int>();
-        nlohmann::json plans = nlohmann::json::array();
-        for (const auto& [k, i] : sorted(plan_keys)) {
-            if (static_cast<int>(plans.size()) >= top) break;
-            plans.push_back(all_plans[i]);
-        }
-        const auto fk = sorted(front_keys);
-        nlohmann::json pareto = nlohmann::json::array();
-        for (const auto& [k, i] : fk) {
-            bool dominated = false;
-            for (const auto& other : fk) {
-                const json_key& o = other.first;
-                if (o.step <= k.step && o.memory <= k.memory && (o.step < k.step || o.memory < k.memory)) {
-                    dominated = true;
-                    break;
-                }
-            }
-            if (!dominated) pareto.push_back(all_front[i]);
-        }
-        nlohmann::json j;
-        for (const char* k : {"model", "cluster", "accelerator", "nodes", "gpus", "global_batch", "seq", "top", "space"})
-            j[k] = first.contains(k) ? first[k] : nlohmann::json(nullptr);
-        j["shard"] = "0/1";
-        j["merged_shards"] = shards;
-        j["candidates"] = candidates;
-        j["evaluated"] = evaluated;
-        j["feasible"] = feasible;
-        j["rejected"] = rejected;
-        j["search_s"] = search_s;
-        j["search_s_max"] = search_max;
-        j["plans"] = plans;
-        j["pareto"] = pareto;
-        if (plans.empty()) j["note"] = candidates == 0 ? "no valid plan shape in any shard" : "no plan fits in memory";
+        // the unsharded search: counts and search_s summed, top K and Pareto front of the union
+        std::vector<search_result> parts;
+        for (auto& s : reports) parts.push_back(std::move(s.result));
+        search_report merged = std::move(reports.front());
+        merged.result = merge_results(parts, merged.request.top_k);
+        merged.request.shard = 0;
+        merged.request.shards = 1;
+        merged.has_threads = false;
+        merged.merged_shards = shards;
+        merged.search_s_max = search_max;
+        merged.note = !merged.result.top.empty()          ? ""
+                      : merged.result.candidates == 0 ? "no valid plan shape in any shard"
+                                                      : "no plan fits in memory";
+        const nlohmann::json j = io::search_report_to_json(merged);
         return emit(a, out, j);
     },
     1, -1}};

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <commscale/io/file.hpp>
+#include <commscale/io/result_json.hpp>
 #include <commscale/predict/scale.hpp>
 
 #include "../cli.hpp"
@@ -155,7 +156,7 @@ cli::registrar reg{cli::command{
         if (a.flag("json")) {
             nlohmann::json rows = nlohmann::json::array();
             for (const auto& sp : pts) {
-                nlohmann::json j = cli::step_json(sp.step);
+                nlohmann::json j = io::step_breakdown_to_json(sp.step);
                 j["nodes"] = sp.nodes;
                 j["gpus"] = sp.gpus;
                 j["dp"] = sp.used.dp;
@@ -167,7 +168,7 @@ cli::registrar reg{cli::command{
             nlohmann::json skip = nlohmann::json::array();
             for (const auto& k : skipped) skip.push_back({{"nodes", k.nodes}, {"reason", k.reason}});
             cli::print_json(out, {{"model", std::string(m.name)}, {"cluster", std::string(c.name)},
-                                  {"mode", mode == scaling_mode::weak ? "weak" : "strong"}, {"plan", cli::plan_json(p, m)},
+                                  {"mode", mode == scaling_mode::weak ? "weak" : "strong"}, {"plan", io::plan_to_json(p, m)},
                                   {"rows", rows}, {"skipped", skip}});
             return 0;
         }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <commscale/io/file.hpp>
+#include <commscale/io/result_json.hpp>
 #include <commscale/predict/step.hpp>
 
 #include "../cli.hpp"
@@ -107,13 +108,13 @@ cli::registrar reg{cli::command{
                                   " (" + std::to_string(c.nodes * c.node.gpus) + " x " + std::string(c.node.accelerator) + ")";
         if (auto path = a.get("svg")) io::write_file_atomic(*path, render_svg(r, title), "--svg");
         if (a.flag("json")) {
-            nlohmann::json j = cli::step_json(r);
+            nlohmann::json j = io::step_breakdown_to_json(r);
             j["model"] = std::string(m.name);
             j["cluster"] = std::string(c.name);
             j["nodes"] = c.nodes;
             j["gpus"] = c.nodes * c.node.gpus;
             j["accelerator"] = std::string(c.node.accelerator);
-            j["plan"] = cli::plan_json(p, m);
+            j["plan"] = io::plan_to_json(p, m);
             j["verdict"] = verdict_text(r);
             cli::print_json(out, std::move(j));
             return 0;
