@@ -149,17 +149,17 @@ json_key key_of(const nlohmann::json& j, const std::string& where, long long gpu
 /// result (merged_shards, search_s_max). The caller reads the rest and calls r.finish().
 void check_search(const io::json_reader& r) {
     (void)r.string("model"), (void)r.string("cluster"), (void)r.string("accelerator");
-    const long long nodes = r.integer("nodes", 1, 1'000'000), gpus = r.integer("gpus", 1, 1LL << 30);
+    const long long nodes = r.integer("nodes", 1, cluster_limits::nodes), gpus = r.integer("gpus", 1, 1LL << 30);
     if (gpus % nodes != 0)
         throw input_error(r.field("gpus"), std::to_string(gpus), "a multiple of nodes (" + std::to_string(nodes) + ")");
-    (void)r.integer("global_batch", 1, 1 << 30), (void)r.integer("seq", 1, 1 << 26), (void)r.integer("top", 1, 1 << 20);
+    (void)r.integer("global_batch", 1, plan_limits::global_batch), (void)r.integer("seq", 1, plan_limits::seq), (void)r.integer("top", 1, 1 << 20);
     if (r.has("threads")) (void)r.integer("threads", 1, 4096);
     if (r.has("note")) (void)r.string("note");
     if (r.has("merged_shards")) (void)r.integer("merged_shards", 1, 1 << 30);
     if (r.has("search_s_max")) (void)r.number("search_s_max", 0.0, 1e9);
     const io::json_reader space = r.object("space");
     (void)space.integer("scale_up_domain", 1, 1 << 20);
-    (void)space.integer("max_micro_batch", 0, 1 << 30), (void)space.integer("max_virtual_stages", 0, 1 << 16);
+    (void)space.integer("max_micro_batch", 0, 1 << 30), (void)space.integer("max_virtual_stages", 0, plan_limits::virtual_stages);
     (void)space.integer("max_cp", 0, 1 << 26), (void)space.boolean("sequence_parallel");
     if (space.has("zero_bubble")) (void)space.boolean("zero_bubble");
     (void)precision_from_name(space.string("dtype"), space.field("dtype"));
@@ -278,7 +278,8 @@ cli::registrar reg_plan{cli::command{
         if (gpus % c.node.gpus != 0)
             throw input_error("--gpus", std::to_string(gpus),
                               "a multiple of the " + std::to_string(c.node.gpus) + " GPUs per node of '" + std::string(c.name) + "'");
-        if (gpus / c.node.gpus > 1'000'000) throw input_error("--gpus", std::to_string(gpus), "at most 1000000 nodes");
+        if (gpus / c.node.gpus > cluster_limits::nodes)
+            throw input_error("--gpus", std::to_string(gpus), "at most " + std::to_string(cluster_limits::nodes) + " nodes");
         const int nodes = static_cast<int>(gpus / c.node.gpus);
         if (a.has("nodes") && c.nodes != nodes)
             throw input_error("--gpus", std::to_string(gpus),
@@ -289,8 +290,8 @@ cli::registrar reg_plan{cli::command{
 
         search_request r;
         if (!a.has("global-batch")) throw input_error("--global-batch", "nothing (missing)", "sequences per optimizer step");
-        r.global_batch = static_cast<int>(a.integer("global-batch", 0, 1, 1 << 30));
-        r.seq = static_cast<int>(a.integer("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, 1 << 26));
+        r.global_batch = static_cast<int>(a.integer("global-batch", 0, 1, plan_limits::global_batch));
+        r.seq = static_cast<int>(a.integer("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, plan_limits::seq));
         r.top_k = static_cast<int>(a.integer("top", 10, 1, 1 << 20));
         const long long hw = std::max(1u, std::thread::hardware_concurrency());
         r.threads = static_cast<int>(a.integer("threads", hw, 1, 4096));
@@ -301,7 +302,7 @@ cli::registrar reg_plan{cli::command{
                               "a divisor or a multiple of the " + std::to_string(c.node.gpus) +
                                   " GPUs per node (a part of a node, or whole nodes such as an NVL72 rack)");
         r.max_micro_batch = static_cast<int>(a.integer("max-micro-batch", 0, 1, 1 << 30));
-        r.max_virtual_stages = static_cast<int>(a.integer("max-virtual-stages", 0, 1, 1 << 16));
+        r.max_virtual_stages = static_cast<int>(a.integer("max-virtual-stages", 0, 1, plan_limits::virtual_stages));
         r.max_cp = static_cast<int>(a.integer("max-cp", 0, 1, 1 << 26));
         r.try_sequence_parallel = !a.flag("no-sequence-parallel");
         r.try_zero_bubble = !a.flag("no-zero-bubble");

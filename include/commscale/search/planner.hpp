@@ -276,8 +276,8 @@ struct alignas(64) accumulator {
 
 /// @brief Throws input_error naming the request field unless the request is usable.
 inline void validate(const search_request& r) {
-    require_int_range("search.global_batch", r.global_batch, 1, 1 << 30);
-    require_int_range("search.seq", r.seq, 1, 1 << 26);
+    require_int_range("search.global_batch", r.global_batch, 1, plan_limits::global_batch);
+    require_int_range("search.seq", r.seq, 1, plan_limits::seq);
     require_int_range("search.top_k", r.top_k, 1, 1 << 20);
     require_int_range("search.threads", r.threads, 1, 4096);
     require_int_range("search.shards", r.shards, 1, 1 << 20);
@@ -286,7 +286,7 @@ inline void validate(const search_request& r) {
                           "an index in [0, " + std::to_string(r.shards - 1) + "] (shards = " + std::to_string(r.shards) + ")");
     require_int_range("search.scale_up_domain", r.scale_up_domain, 0, 1 << 20);
     require_int_range("search.max_micro_batch", r.max_micro_batch, 0, 1 << 30);
-    require_int_range("search.max_virtual_stages", r.max_virtual_stages, 0, 1 << 16);
+    require_int_range("search.max_virtual_stages", r.max_virtual_stages, 0, plan_limits::virtual_stages);
     require_int_range("search.max_cp", r.max_cp, 0, 1 << 26);
 }
 
