@@ -149,18 +149,18 @@ json_key key_of(const nlohmann::json& j, const std::string& where, long long gpu
 /// result (merged_shards, search_s_max). The caller reads the rest and calls r.finish().
 void check_search(const io::json_reader& r) {
     (void)r.string("model"), (void)r.string("cluster"), (void)r.string("accelerator");
-    const long long nodes = r.integer("nodes", 1, cluster_limits::nodes), gpus = r.integer("gpus", 1, 1LL << 30);
+    const long long nodes = r.integer("nodes", 1, cluster_limits::nodes), gpus = r.integer("gpus", 1, search_limits::gpus);
     if (gpus % nodes != 0)
         throw input_error(r.field("gpus"), std::to_string(gpus), "a multiple of nodes (" + std::to_string(nodes) + ")");
-    (void)r.integer("global_batch", 1, plan_limits::global_batch), (void)r.integer("seq", 1, plan_limits::seq), (void)r.integer("top", 1, 1 << 20);
-    if (r.has("threads")) (void)r.integer("threads", 1, 4096);
+    (void)r.integer("global_batch", 1, plan_limits::global_batch), (void)r.integer("seq", 1, plan_limits::seq), (void)r.integer("top", 1, search_limits::top_k);
+    if (r.has("threads")) (void)r.integer("threads", 1, search_limits::threads);
     if (r.has("note")) (void)r.string("note");
     if (r.has("merged_shards")) (void)r.integer("merged_shards", 1, 1 << 30);
     if (r.has("search_s_max")) (void)r.number("search_s_max", 0.0, 1e9);
     const io::json_reader space = r.object("space");
-    (void)space.integer("scale_up_domain", 1, 1 << 20);
-    (void)space.integer("max_micro_batch", 0, 1 << 30), (void)space.integer("max_virtual_stages", 0, plan_limits::virtual_stages);
-    (void)space.integer("max_cp", 0, 1 << 26), (void)space.boolean("sequence_parallel");
+    (void)space.integer("scale_up_domain", 1, search_limits::scale_up_domain);
+    (void)space.integer("max_micro_batch", 0, search_limits::max_micro_batch), (void)space.integer("max_virtual_stages", 0, plan_limits::virtual_stages);
+    (void)space.integer("max_cp", 0, search_limits::max_cp), (void)space.boolean("sequence_parallel");
     if (space.has("zero_bubble")) (void)space.boolean("zero_bubble");
     (void)precision_from_name(space.string("dtype"), space.field("dtype"));
     (void)parse_framework(space.string("framework"), space.field("framework"));
@@ -273,7 +273,7 @@ cli::registrar reg_plan{cli::command{
     [](const cli::args& a, std::ostream& out) {
         const transformer m = cli::resolve_model(a);
         if (!a.has("gpus")) throw input_error("--gpus", "nothing (missing)", "the number of GPUs to plan for");
-        const long long gpus = a.integer("gpus", 0, 1, 1LL << 30);
+        const long long gpus = a.integer("gpus", 0, 1, search_limits::gpus);
         cluster c = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only
         if (gpus % c.node.gpus != 0)
             throw input_error("--gpus", std::to_string(gpus),
@@ -292,18 +292,18 @@ cli::registrar reg_plan{cli::command{
         if (!a.has("global-batch")) throw input_error("--global-batch", "nothing (missing)", "sequences per optimizer step");
         r.global_batch = static_cast<int>(a.integer("global-batch", 0, 1, plan_limits::global_batch));
         r.seq = static_cast<int>(a.integer("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, plan_limits::seq));
-        r.top_k = static_cast<int>(a.integer("top", 10, 1, 1 << 20));
+        r.top_k = static_cast<int>(a.integer("top", 10, 1, search_limits::top_k));
         const long long hw = std::max(1u, std::thread::hardware_concurrency());
-        r.threads = static_cast<int>(a.integer("threads", hw, 1, 4096));
+        r.threads = static_cast<int>(a.integer("threads", hw, 1, search_limits::threads));
         if (auto v = a.get("shard")) std::tie(r.shard, r.shards) = parse_shard(*v);
-        r.scale_up_domain = static_cast<int>(a.integer("scale-up-domain", 0, 1, 1 << 20));
+        r.scale_up_domain = static_cast<int>(a.integer("scale-up-domain", 0, 1, search_limits::scale_up_domain));
         if (r.scale_up_domain > 0 && r.scale_up_domain % c.node.gpus != 0 && c.node.gpus % r.scale_up_domain != 0)
             throw input_error("--scale-up-domain", std::to_string(r.scale_up_domain),
                               "a divisor or a multiple of the " + std::to_string(c.node.gpus) +
                                   " GPUs per node (a part of a node, or whole nodes such as an NVL72 rack)");
-        r.max_micro_batch = static_cast<int>(a.integer("max-micro-batch", 0, 1, 1 << 30));
+        r.max_micro_batch = static_cast<int>(a.integer("max-micro-batch", 0, 1, search_limits::max_micro_batch));
         r.max_virtual_stages = static_cast<int>(a.integer("max-virtual-stages", 0, 1, plan_limits::virtual_stages));
-        r.max_cp = static_cast<int>(a.integer("max-cp", 0, 1, 1 << 26));
+        r.max_cp = static_cast<int>(a.integer("max-cp", 0, 1, search_limits::max_cp));
         r.try_sequence_parallel = !a.flag("no-sequence-parallel");
         r.try_zero_bubble = !a.flag("no-zero-bubble");
         apply_framework(r.base, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
@@ -402,7 +402,7 @@ cli::registrar reg_merge{cli::command{
             const double s = r.number("search_s", 0.0, 1e9);
             search_s += s;
             search_max = std::max(search_max, s);
-            const long long doc_gpus = r.integer("gpus", 1, 1LL << 30);
+            const long long doc_gpus = r.integer("gpus", 1, search_limits::gpus);
             for (const char* list : {"plans", "pareto"}) {
                 const auto& arr = r.raw(list);
                 if (!arr.is_array()) throw input_error(path + "." + list, io::json_type_name(arr), "an array of plans");
