@@ -176,8 +176,10 @@ namespace cli {
 /// Options of the commands that run collectives (collective, sweep): --op, --algo, --efficiency,
 /// --ranks, --ranks-per-node.
 inline std::vector<option_spec> collective_options_spec() {
+    std::string ops;  // every operation's spelling (collective/types.hpp), space-separated
+    for (const std::string_view name : commscale::op_names) ops += (ops.empty() ? "" : " ") + std::string(name);
     return {
-        {"op", true, "all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"},
+        {"op", true, ops},
         {"algo", true, "auto ring tree double_binary_tree parameter_server direct halving_doubling hierarchical nvls pat"},
         {"efficiency", true, "default (realistic) or ideal (closed forms on datasheet peaks)"},
         {"ranks", true, "ranks in the group (default: every GPU of the cluster)"},
