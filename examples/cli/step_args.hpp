@@ -119,23 +119,23 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     auto ival = [&](const char* name, long long fallback, long long lo, long long hi) {
         return static_cast<int>(a.integer(name, fallback, lo, hi));
     };
-    p.tp = ival("tp", demo ? 8 : 1, 1, 1 << 20);
-    p.pp = ival("pp", demo ? 8 : 1, 1, 1 << 20);
-    p.cp = ival("cp", 1, 1, 1 << 20);
-    p.ep = ival("ep", 1, 1, 1 << 20);
-    if (a.has("etp")) p.etp = ival("etp", 1, 1, 1 << 20);
+    p.tp = ival("tp", demo ? 8 : 1, 1, plan_limits::degree);
+    p.pp = ival("pp", demo ? 8 : 1, 1, plan_limits::degree);
+    p.cp = ival("cp", 1, 1, plan_limits::degree);
+    p.ep = ival("ep", 1, 1, plan_limits::degree);
+    if (a.has("etp")) p.etp = ival("etp", 1, 1, plan_limits::degree);
     const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
     if (!a.has("dp") && gpus % mp != 0)
         throw input_error("--tp x --pp x --cp", std::to_string(mp), "a divisor of the cluster's " + std::to_string(gpus) + " GPUs");
-    p.dp = ival("dp", gpus / mp, 1, 1 << 24);
-    p.micro_batch = ival("micro-batch", 1, 1, 1 << 20);
+    p.dp = ival("dp", gpus / mp, 1, plan_limits::dp);
+    p.micro_batch = ival("micro-batch", 1, 1, plan_limits::micro_batch_read);
     const long long gb_default = demo ? 512 : static_cast<long long>(p.dp) * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
-    p.global_batch = ival("global-batch", gb_default, 1, 1 << 30);
+    p.global_batch = ival("global-batch", gb_default, 1, plan_limits::global_batch);
     p.seq = ival("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, 1 << 26);
     p.zero = ival("zero", p.zero, 0, 3);
     p.recompute_mode = recompute_from_name(a.get("recompute").value_or(demo ? "full" : "none"), "--recompute");
     p.schedule = parse_schedule(a.get("schedule").value_or("1f1b"), "--schedule");
-    p.virtual_stages = ival("virtual-stages", p.schedule == pipeline_schedule::interleaved ? 2 : 1, 1, 1 << 16);
+    p.virtual_stages = ival("virtual-stages", p.schedule == pipeline_schedule::interleaved ? 2 : 1, 1, plan_limits::virtual_stages);
     p.sequence_parallel = a.flag("sequence-parallel");
     if (auto v = a.get("dtype")) p.precision = precision_from_name(*v, "--dtype");
     if (a.has("compute-efficiency"))
@@ -163,12 +163,11 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     toggle("zero-overlap", "no-zero-overlap", p.overlap.zero);
     toggle("cp-overlap", "no-cp-overlap", p.overlap.cp);
     if (auto v = a.get("attention")) {
-        if (*v == "flash") p.attention = attention_kernel::flash;
-        else if (*v == "unfused") p.attention = attention_kernel::unfused;
-        else throw input_error("--attention", "'" + *v + "'", "flash or unfused");
+        if (const auto k = from_name<attention_kernel>(*v)) p.attention = *k;
+        else throw input_error("--attention", "'" + *v + "'", name_list<attention_kernel>());
     }
-    p.first_stage_layers = ival("first-stage-layers", 0, 0, 1 << 20);
-    p.last_stage_layers = ival("last-stage-layers", 0, 0, 1 << 20);
+    p.first_stage_layers = ival("first-stage-layers", 0, 0, plan_limits::stage_layers);
+    p.last_stage_layers = ival("last-stage-layers", 0, 0, plan_limits::stage_layers);
     p.pp_scatter_gather = !a.flag("no-scatter-gather");
     return p;
 }

@@ -76,8 +76,8 @@ namespace cli {
     const bool custom = has_topology_override(a);
     if (custom) c.name = detail::intern(given ? std::string(c.name) + "+flags" : std::string("custom"));
 
-    if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, 1'000'000));
-    if (a.has("gpus-per-node")) c.node.gpus = static_cast<int>(a.integer("gpus-per-node", c.node.gpus, 1, 1024));
+    if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, cluster_limits::nodes));
+    if (a.has("gpus-per-node")) c.node.gpus = static_cast<int>(a.integer("gpus-per-node", c.node.gpus, 1, cluster_limits::gpus_per_node));
 
     const bool intra_changed = a.has("intra") || a.has("intra-fabric");
     if (auto v = a.get("intra")) {
@@ -109,13 +109,13 @@ namespace cli {
                                      (n == "nvlink4" || n == "nvlink5");
     }
     if (auto v = a.get("inter")) c.node.inter = link_by_name(*v, "--inter");
-    if (a.has("nics-per-node")) c.node.nics = static_cast<int>(a.integer("nics-per-node", c.node.nics, 0, 1024));
+    if (a.has("nics-per-node")) c.node.nics = static_cast<int>(a.integer("nics-per-node", c.node.nics, 0, cluster_limits::nics_per_node));
     if (auto v = a.get("accelerator")) c.node.accelerator = accelerator_by_name(*v, "--accelerator").name;
     if (a.has("oversubscription"))
         c.oversubscription = require_range("--oversubscription", a.number("oversubscription", 1.0), 1.0, 1000.0);
 
     if (a.has("scale-up-domain")) {
-        const long long g = a.integer("scale-up-domain", 0, 1, 1'000'000);
+        const long long g = a.integer("scale-up-domain", 0, 1, cluster_limits::scale_up_domain);
         if (g >= c.node.gpus || !sub_node_domain) {
             const int domain = g == c.node.gpus ? 0 : static_cast<int>(g);
             if (domain != (c.domain_spans_nodes() ? c.scale_up_domain : 0)) {
@@ -160,13 +160,15 @@ namespace cli {
 [[nodiscard]] inline commscale::cluster resolve_cluster_gpus(const args& a) {
     using namespace commscale;
     if (!a.has("gpus")) return resolve_cluster(a);
-    const long long n = a.integer("gpus", 0, 1, 1'000'000'000);
+    const long long n = a.integer("gpus", 0, 1, cluster_limits::gpus);
     if (a.has("nodes"))
         throw input_error("--gpus", std::to_string(n) + " together with --nodes " + a.get("nodes").value_or(""),
                           "either --gpus N or --nodes N, not both");
     cluster c = resolve_cluster(a);
     c.nodes = nodes_for_gpus(n, c.node.gpus, c.name);
-    if (c.nodes > 1'000'000) throw input_error("--gpus", std::to_string(n), "at most 1000000 nodes' worth of GPUs");
+    if (c.nodes > cluster_limits::nodes)
+        throw input_error("--gpus", std::to_string(n),
+                          "at most " + std::to_string(cluster_limits::nodes) + " nodes' worth of GPUs");
     validate(c, "cluster");
     return c;
 }
@@ -174,8 +176,10 @@ namespace cli {
 /// Options of the commands that run collectives (collective, sweep): --op, --algo, --efficiency,
 /// --ranks, --ranks-per-node.
 inline std::vector<option_spec> collective_options_spec() {
+    std::string ops;  // every operation's spelling (collective/types.hpp), space-separated
+    for (const std::string_view name : commscale::op_names) ops += (ops.empty() ? "" : " ") + std::string(name);
     return {
-        {"op", true, "all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"},
+        {"op", true, ops},
         {"algo", true, "auto ring tree double_binary_tree parameter_server direct halving_doubling hierarchical nvls pat"},
         {"efficiency", true, "default (realistic) or ideal (closed forms on datasheet peaks)"},
         {"ranks", true, "ranks in the group (default: every GPU of the cluster)"},

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <commscale/hardware/accelerators.hpp>
+#include <commscale/hardware/topology.hpp>
 #include <commscale/predict/capacity.hpp>
 #include <commscale/workload/flops.hpp>
 #include <commscale/workload/transformer.hpp>
@@ -111,7 +112,7 @@ int run(const cli::args& a, std::ostream& out) {
     const auto mode = exactly_one(a, {"weeks", "days", "gpus"}, "one of --weeks W, --days N, --gpus N");
     capacity_plan plan;
     if (mode == "gpus") {
-        const double g = static_cast<double>(a.integer("gpus", 0, 1, 1'000'000'000));
+        const double g = static_cast<double>(a.integer("gpus", 0, 1, cluster_limits::gpus));
         plan = plan_for_gpus(f, p, u, g);
     } else {
         const double n = parse_number(*a.get(mode), "--" + mode);

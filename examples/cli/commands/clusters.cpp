@@ -85,9 +85,9 @@ cli::registrar reg_one{cli::command{
             if (a.has("nodes"))
                 throw commscale::input_error("--gpus", *a.get("gpus") + " together with --nodes " + *a.get("nodes"),
                                              "either --gpus N or --nodes N, not both");
-            c.nodes = cli::nodes_for_gpus(a.integer("gpus", 0, 1, 1'000'000'000), c.node.gpus, c.name);
+            c.nodes = cli::nodes_for_gpus(a.integer("gpus", 0, 1, commscale::cluster_limits::gpus), c.node.gpus, c.name);
         }
-        if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, 1'000'000));
+        if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, commscale::cluster_limits::nodes));
         commscale::validate(c, "cluster");
         if (a.flag("json")) {
             nlohmann::json j = commscale::io::cluster_to_json(c);

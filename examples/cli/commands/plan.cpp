@@ -129,12 +129,13 @@ cli::registrar reg_plan{cli::command{
     [](const cli::args& a, std::ostream& out) {
         const transformer m = cli::resolve_model(a);
         if (!a.has("gpus")) throw input_error("--gpus", "nothing (missing)", "the number of GPUs to plan for");
-        const long long gpus = a.integer("gpus", 0, 1, 1LL << 30);
+        const long long gpus = a.integer("gpus", 0, 1, search_limits::gpus);
         cluster c = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only
         if (gpus % c.node.gpus != 0)
             throw input_error("--gpus", std::to_string(gpus),
                               "a multiple of the " + std::to_string(c.node.gpus) + " GPUs per node of '" + std::string(c.name) + "'");
-        if (gpus / c.node.gpus > 1'000'000) throw input_error("--gpus", std::to_string(gpus), "at most 1000000 nodes");
+        if (gpus / c.node.gpus > cluster_limits::nodes)
+            throw input_error("--gpus", std::to_string(gpus), "at most " + std::to_string(cluster_limits::nodes) + " nodes");
         const int nodes = static_cast<int>(gpus / c.node.gpus);
         if (a.has("nodes") && c.nodes != nodes)
             throw input_error("--gpus", std::to_string(gpus),
@@ -145,20 +146,20 @@ cli::registrar reg_plan{cli::command{
 
         search_request r;
         if (!a.has("global-batch")) throw input_error("--global-batch", "nothing (missing)", "sequences per optimizer step");
-        r.global_batch = static_cast<int>(a.integer("global-batch", 0, 1, 1 << 30));
-        r.seq = static_cast<int>(a.integer("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, 1 << 26));
-        r.top_k = static_cast<int>(a.integer("top", 10, 1, 1 << 20));
+        r.global_batch = static_cast<int>(a.integer("global-batch", 0, 1, plan_limits::global_batch));
+        r.seq = static_cast<int>(a.integer("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, plan_limits::seq));
+        r.top_k = static_cast<int>(a.integer("top", 10, 1, search_limits::top_k));
         const long long hw = std::max(1u, std::thread::hardware_concurrency());
-        r.threads = static_cast<int>(a.integer("threads", hw, 1, 4096));
+        r.threads = static_cast<int>(a.integer("threads", hw, 1, search_limits::threads));
         if (auto v = a.get("shard")) std::tie(r.shard, r.shards) = parse_shard(*v);
-        r.scale_up_domain = static_cast<int>(a.integer("scale-up-domain", 0, 1, 1 << 20));
+        r.scale_up_domain = static_cast<int>(a.integer("scale-up-domain", 0, 1, search_limits::scale_up_domain));
         if (r.scale_up_domain > 0 && r.scale_up_domain % c.node.gpus != 0 && c.node.gpus % r.scale_up_domain != 0)
             throw input_error("--scale-up-domain", std::to_string(r.scale_up_domain),
                               "a divisor or a multiple of the " + std::to_string(c.node.gpus) +
                                   " GPUs per node (a part of a node, or whole nodes such as an NVL72 rack)");
-        r.max_micro_batch = static_cast<int>(a.integer("max-micro-batch", 0, 1, 1 << 30));
-        r.max_virtual_stages = static_cast<int>(a.integer("max-virtual-stages", 0, 1, 1 << 16));
-        r.max_cp = static_cast<int>(a.integer("max-cp", 0, 1, 1 << 26));
+        r.max_micro_batch = static_cast<int>(a.integer("max-micro-batch", 0, 1, search_limits::max_micro_batch));
+        r.max_virtual_stages = static_cast<int>(a.integer("max-virtual-stages", 0, 1, plan_limits::virtual_stages));
+        r.max_cp = static_cast<int>(a.integer("max-cp", 0, 1, search_limits::max_cp));
         r.try_sequence_parallel = !a.flag("no-sequence-parallel");
         r.try_zero_bubble = !a.flag("no-zero-bubble");
         apply_framework(r.base, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));

@@ -38,9 +38,9 @@ std::vector<int> parse_counts(const std::string& text, const std::string& flag, 
     return out;
 }
 
-std::vector<int> parse_nodes(const std::string& text) { return parse_counts(text, "--nodes", "node", "1,2,4,8", 1'000'000); }
+std::vector<int> parse_nodes(const std::string& text) { return parse_counts(text, "--nodes", "node", "1,2,4,8", cluster_limits::nodes); }
 std::vector<int> parse_gpu_counts(const std::string& text) {
-    return parse_counts(text, "--gpus", "GPU", "8,16,32,64", 1'000'000'000);
+    return parse_counts(text, "--gpus", "GPU", "8,16,32,64", cluster_limits::gpus);
 }
 
 std::string render_svg(const std::vector<scale_point>& pts, const std::string& title) {

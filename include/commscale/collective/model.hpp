@@ -73,28 +73,22 @@ struct collective_result {
 
 // ---------------------------------------------------------------- names and nccl-tests conventions
 
-inline constexpr std::array<std::string_view, 7> op_names{
-    "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all", "send_recv"};
-inline constexpr std::array<std::string_view, algorithm_count> algorithm_names{
-    "auto", "ring", "tree", "double_binary_tree", "parameter_server", "direct", "halving_doubling",
-    "hierarchical", "nvls", "parameter_server_sharded", "pat"};
+/// @brief The operation spellings in enumerator order (collective_op_spellings).
+inline constexpr std::array<std::string_view, 7> op_names = names_of<collective_op>();
+/// @brief The algorithm spellings in enumerator order (algorithm_spellings).
+inline constexpr std::array<std::string_view, algorithm_count> algorithm_names = names_of<algorithm>();
 
 /// @brief CLI/JSON spelling of an operation: "all_reduce", ..., "send_recv" (nccl-tests naming).
-[[nodiscard]] constexpr std::string_view op_name(collective_op op) {
-    return op_names[static_cast<std::size_t>(op)];
-}
+[[nodiscard]] constexpr std::string_view op_name(collective_op op) { return to_string(op); }
 
 /// @brief CLI/JSON spelling of an algorithm: "auto", "ring", "tree", ...
-[[nodiscard]] constexpr std::string_view algorithm_name(algorithm a) {
-    return algorithm_names[static_cast<std::size_t>(a)];
-}
+[[nodiscard]] constexpr std::string_view algorithm_name(algorithm a) { return to_string(a); }
 
 /// @brief Parses an operation name (also accepts '-' for '_'); throws input_error with suggestions.
 [[nodiscard]] inline collective_op parse_op(std::string_view s, std::string_view field = "op") {
     std::string t(s);
     std::replace(t.begin(), t.end(), '-', '_');
-    for (std::size_t i = 0; i < op_names.size(); ++i)
-        if (t == op_names[i]) return static_cast<collective_op>(i);
+    if (const auto op = from_name<collective_op>(t)) return *op;
     throw unknown_name(std::string(field), s, op_names);
 }
 
@@ -104,8 +98,7 @@ inline constexpr std::array<std::string_view, algorithm_count> algorithm_names{
     std::string t(s);
     std::replace(t.begin(), t.end(), '-', '_');
     if (t == "automatic") return algorithm::automatic;
-    for (std::size_t i = 0; i < algorithm_names.size(); ++i)
-        if (t == algorithm_names[i]) return static_cast<algorithm>(i);
+    if (const auto a = from_name<algorithm>(t)) return *a;
     throw unknown_name(std::string(field), s, algorithm_names);
 }
 
@@ -806,7 +799,8 @@ struct verdict {
 /// Validation without allocation on the success path.
 /// Returns the number of nodes the placement spans.
 [[nodiscard]] inline int check_inputs(const cluster& c, const placement& g, data_size bytes) {
-    if (g.ranks < 1 || g.ranks > 100'000'000) bad_placement("ranks", g.ranks, "an integer in [1, 100000000]");
+    if (g.ranks < 1 || g.ranks > cluster_limits::group_ranks)
+        bad_placement("ranks", g.ranks, "an integer in [1, " + std::to_string(cluster_limits::group_ranks) + "]");
     if (g.ranks_per_node < 1 || g.ranks_per_node > c.node.gpus)
         bad_placement("ranks_per_node", g.ranks_per_node,
                       "an integer in [1, " + std::to_string(c.node.gpus) + "] (GPUs per node)");

@@ -5,8 +5,10 @@
 /// hardware/comm_params.hpp (`cluster::comm`); the model, its result type and the name
 /// helpers in collective/model.hpp: `predict_collective(...)`.
 
+#include <array>
 #include <string_view>
 
+#include "../detail/names.hpp"
 #include "../hardware/topology.hpp"
 #include "../units.hpp"
 
@@ -33,6 +35,19 @@ enum class collective_op { all_reduce, reduce_scatter, all_gather, broadcast, re
     return 1.0;
 }
 
+/// @brief CLI/JSON spellings of the operations (nccl-tests naming): `op_name`, `parse_op`.
+inline constexpr std::array<name_entry<collective_op>, 7> collective_op_spellings{{
+    {collective_op::all_reduce, "all_reduce"},
+    {collective_op::reduce_scatter, "reduce_scatter"},
+    {collective_op::all_gather, "all_gather"},
+    {collective_op::broadcast, "broadcast"},
+    {collective_op::reduce, "reduce"},
+    {collective_op::all_to_all, "all_to_all"},
+    {collective_op::send_recv, "send_recv"},
+}};
+static_assert(detail::in_enum_order(collective_op_spellings));
+[[nodiscard]] constexpr const auto& name_table(collective_op) { return collective_op_spellings; }
+
 /// @brief Algorithms. `automatic` picks the fastest (as NCCL would) and reports which.
 enum class algorithm {
     automatic,
@@ -49,6 +64,23 @@ enum class algorithm {
 };
 /// @brief Number of `algorithm` values (automatic included), for iterating over them.
 inline constexpr int algorithm_count = 11;
+
+/// @brief CLI/JSON spellings of the algorithms: `algorithm_name`, `parse_algorithm`.
+inline constexpr std::array<name_entry<algorithm>, algorithm_count> algorithm_spellings{{
+    {algorithm::automatic, "auto"},
+    {algorithm::ring, "ring"},
+    {algorithm::tree, "tree"},
+    {algorithm::double_binary_tree, "double_binary_tree"},
+    {algorithm::parameter_server, "parameter_server"},
+    {algorithm::direct, "direct"},
+    {algorithm::halving_doubling, "halving_doubling"},
+    {algorithm::hierarchical, "hierarchical"},
+    {algorithm::nvls, "nvls"},
+    {algorithm::parameter_server_sharded, "parameter_server_sharded"},
+    {algorithm::pat, "pat"},
+}};
+static_assert(detail::in_enum_order(algorithm_spellings));
+[[nodiscard]] constexpr const auto& name_table(algorithm) { return algorithm_spellings; }
 
 /// @brief The candidates of the automatic choice. `nccl` (the default): what NCCL (2.18-2.27)
 /// implements for each operation, so `automatic` answers "what would NCCL take": all_reduce ring,

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "../detail/names.hpp"
 #include "../units.hpp"
 #include "link.hpp"
 
@@ -27,11 +28,15 @@ namespace commscale {
 enum class protocol { ll, ll128, simple };
 inline constexpr std::size_t protocol_count = 3;
 
+/// @brief NCCL's spellings of the protocols (NCCL_PROTO values): `protocol_name`.
+inline constexpr std::array<name_entry<protocol>, protocol_count> protocol_spellings{{
+    {protocol::ll, "LL"}, {protocol::ll128, "LL128"}, {protocol::simple, "Simple"},
+}};
+static_assert(detail::in_enum_order(protocol_spellings));
+[[nodiscard]] constexpr const auto& name_table(protocol) { return protocol_spellings; }
+
 /// @brief "LL", "LL128", "Simple" (NCCL's spelling).
-[[nodiscard]] constexpr std::string_view protocol_name(protocol p) {
-    constexpr std::string_view names[] = {"LL", "LL128", "Simple"};
-    return names[static_cast<std::size_t>(p)];
-}
+[[nodiscard]] constexpr std::string_view protocol_name(protocol p) { return to_string(p); }
 
 /// @brief Latency classes of a path (NCCL distinguishes the same three).
 enum class link_class { nvlink, pci, net };

@@ -4,9 +4,11 @@
 /// Bandwidth is stored per direction; a duplex figure enters only through `duplex_rate`.
 /// The catalog (hardware/links.hpp) builds these values at compile time; JSON builds them at run time.
 
+#include <array>
 #include <optional>
 #include <string_view>
 
+#include "../detail/names.hpp"
 #include "../units.hpp"
 
 namespace commscale {
@@ -26,8 +28,34 @@ enum class link_kind {
     scale_out,  ///< NIC to the cluster network (InfiniBand, RoCE, EFA, Ethernet, Slingshot, OPA, TCPX)
 };
 
+/// @brief JSON/CLI spellings of the link kinds: `link_kind_name`.
+inline constexpr std::array<name_entry<link_kind>, 3> link_kind_spellings{{
+    {link_kind::scale_up, "scale_up"},
+    {link_kind::host_bus, "host_bus"},
+    {link_kind::scale_out, "scale_out"},
+}};
+static_assert(detail::in_enum_order(link_kind_spellings));
+[[nodiscard]] constexpr const auto& name_table(link_kind) { return link_kind_spellings; }
+
 /// @brief Technology family, used to pick default protocol latencies (NVLink / PCI / NET classes).
 enum class link_family { nvlink, pcie, xgmi, gaudi, infiniband, efa, roce, ethernet, slingshot, omnipath, tcpx };
+
+/// @brief JSON/CLI spellings of the link families: `link_family_name`.
+inline constexpr std::array<name_entry<link_family>, 11> link_family_spellings{{
+    {link_family::nvlink, "nvlink"},
+    {link_family::pcie, "pcie"},
+    {link_family::xgmi, "xgmi"},
+    {link_family::gaudi, "gaudi"},
+    {link_family::infiniband, "infiniband"},
+    {link_family::efa, "efa"},
+    {link_family::roce, "roce"},
+    {link_family::ethernet, "ethernet"},
+    {link_family::slingshot, "slingshot"},
+    {link_family::omnipath, "omnipath"},
+    {link_family::tcpx, "tcpx"},
+}};
+static_assert(detail::in_enum_order(link_family_spellings));
+[[nodiscard]] constexpr const auto& name_table(link_family) { return link_family_spellings; }
 
 /// @brief Physical-layer line encoding, where the per-lane payload rate is derived from it.
 enum class line_encoding {
@@ -37,6 +65,17 @@ enum class line_encoding {
     b128b130b,   ///< 128b/130b (PCIe 3-5)
     flit,        ///< PCIe 6/7 FLIT mode (PAM4, 256-byte FLITs: 236 TLP + 6 DLP = 242 payload bytes of 256, pcie_payload_efficiency)
 };
+
+/// @brief JSON spellings of the line encodings: `line_encoding_name`.
+inline constexpr std::array<name_entry<line_encoding>, 5> line_encoding_spellings{{
+    {line_encoding::none, "none"},
+    {line_encoding::b8b10b, "8b/10b"},
+    {line_encoding::b64b66b, "64b/66b"},
+    {line_encoding::b128b130b, "128b/130b"},
+    {line_encoding::flit, "flit"},
+}};
+static_assert(detail::in_enum_order(line_encoding_spellings));
+[[nodiscard]] constexpr const auto& name_table(line_encoding) { return line_encoding_spellings; }
 
 /// @brief One link (a port, a NIC, or a GPU's scale-up complement), per direction.
 struct link {

@@ -50,24 +50,14 @@ struct catalog_name {
 }  // namespace detail
 
 /// @brief Lower-case name of a link kind: "scale_up", "host_bus", "scale_out" (the JSON/CLI spelling).
-[[nodiscard]] constexpr std::string_view link_kind_name(link_kind k) {
-    constexpr std::string_view names[] = {"scale_up", "host_bus", "scale_out"};
-    return names[static_cast<std::size_t>(k)];
-}
+[[nodiscard]] constexpr std::string_view link_kind_name(link_kind k) { return to_string(k); }
 
 /// @brief Lower-case name of a link family ("nvlink", "pcie", "xgmi", "gaudi", "infiniband", "efa",
 /// "roce", "ethernet", "slingshot", "omnipath", "tcpx").
-[[nodiscard]] constexpr std::string_view link_family_name(link_family f) {
-    constexpr std::string_view names[] = {"nvlink", "pcie", "xgmi", "gaudi", "infiniband", "efa",
-                                          "roce", "ethernet", "slingshot", "omnipath", "tcpx"};
-    return names[static_cast<std::size_t>(f)];
-}
+[[nodiscard]] constexpr std::string_view link_family_name(link_family f) { return to_string(f); }
 
 /// @brief Name of a line encoding: "none", "8b/10b", "64b/66b", "128b/130b", "flit".
-[[nodiscard]] constexpr std::string_view line_encoding_name(line_encoding e) {
-    constexpr std::string_view names[] = {"none", "8b/10b", "64b/66b", "128b/130b", "flit"};
-    return names[static_cast<std::size_t>(e)];
-}
+[[nodiscard]] constexpr std::string_view line_encoding_name(line_encoding e) { return to_string(e); }
 
 // ---------------------------------------------------------------------------------------------
 // NVLink
@@ -268,11 +258,15 @@ inline constexpr link pcie{
 /// @brief InfiniBand data rates (per-lane payload: EDR 25, HDR 50, NDR 100, XDR 200, GDR 400 Gbit/s).
 enum class ib_rate { edr, hdr, ndr, xdr, gdr };
 
+/// @brief Lower-case spellings of the InfiniBand rates (catalog names "ib-ndr-4x", ...).
+inline constexpr std::array<name_entry<ib_rate>, 5> ib_rate_spellings{{
+    {ib_rate::edr, "edr"}, {ib_rate::hdr, "hdr"}, {ib_rate::ndr, "ndr"}, {ib_rate::xdr, "xdr"}, {ib_rate::gdr, "gdr"},
+}};
+static_assert(detail::in_enum_order(ib_rate_spellings));
+[[nodiscard]] constexpr const auto& name_table(ib_rate) { return ib_rate_spellings; }
+
 /// @brief Lower-case name: "edr", "hdr", "ndr", "xdr", "gdr".
-[[nodiscard]] constexpr std::string_view ib_rate_name(ib_rate r) {
-    constexpr std::string_view names[] = {"edr", "hdr", "ndr", "xdr", "gdr"};
-    return names[static_cast<std::size_t>(r)];
-}
+[[nodiscard]] constexpr std::string_view ib_rate_name(ib_rate r) { return to_string(r); }
 
 /// @brief Port widths defined by the InfiniBand Architecture Specification: 1x, 4x, 8x, 12x.
 template <int Width>

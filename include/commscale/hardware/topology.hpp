@@ -4,9 +4,11 @@
 /// share, and how nodes connect (scale-out link, oversubscription, rails). Validation throws
 /// `input_error` with the field path.
 
+#include <array>
 #include <string>
 #include <string_view>
 
+#include "../detail/names.hpp"
 #include "../error.hpp"
 #include "../units/parse.hpp"
 #include "comm_params.hpp"
@@ -21,15 +23,37 @@ enum class intra_fabric {
     pcie,      ///< through PCIe switches / host bridge
 };
 
+/// @brief CLI/JSON spellings of the intra-node fabrics: `fabric_name`, `parse_intra_fabric`.
+inline constexpr std::array<name_entry<intra_fabric>, 3> intra_fabric_spellings{{
+    {intra_fabric::switched, "switch"},
+    {intra_fabric::mesh, "mesh"},
+    {intra_fabric::pcie, "pcie"},
+}};
+static_assert(detail::in_enum_order(intra_fabric_spellings));
+[[nodiscard]] constexpr const auto& name_table(intra_fabric) { return intra_fabric_spellings; }
+
 /// @brief CLI/JSON spelling: "switch", "mesh", "pcie".
-[[nodiscard]] constexpr std::string_view fabric_name(intra_fabric f) {
-    switch (f) {
-        case intra_fabric::switched: return "switch";
-        case intra_fabric::mesh: return "mesh";
-        case intra_fabric::pcie: return "pcie";
-    }
-    return "switch";
-}
+[[nodiscard]] constexpr std::string_view fabric_name(intra_fabric f) { return to_string(f); }
+
+/// @brief Largest cluster sizes validate, the JSON reader and the CLI accept. Generous bounds far
+/// beyond any built cluster (the largest published training clusters have ~1e5 GPUs, ~1e4 nodes;
+/// the densest nodes 72 GPUs in one NVL72 rack): beyond them a size is a typo, and the products
+/// the predictor forms (nodes x GPUs per node, ranks x bytes) stay far inside `int` and finite.
+struct cluster_limits {
+    /// Nodes in a cluster (`cluster.nodes`, `inter.nodes_per_leaf`, `--nodes`): 1e6, 100x the largest built.
+    static constexpr int nodes = 1'000'000;
+    /// GPUs in one NVLink domain (`scale_up_domain`): whole nodes, so no more than `nodes` of one GPU.
+    static constexpr int scale_up_domain = nodes;
+    /// GPUs per node (`gpus_per_node`): 1024, 14x an NVL72 rack counted as one node.
+    static constexpr int gpus_per_node = 1024;
+    /// NICs per node (`inter.nics_per_node`): as many as GPUs per node.
+    static constexpr int nics_per_node = gpus_per_node;
+    /// A GPU count (the CLI's `--gpus`): 1e9, about `nodes` x `gpus_per_node`.
+    static constexpr long long gpus = 1'000'000'000;
+    /// Ranks of one collective group (`placement::ranks`): 1e8, a group spanning 100 GPUs of
+    /// every one of `nodes` nodes; the collective model's byte and step counts stay finite.
+    static constexpr int group_ranks = 100'000'000;
+};
 
 /// @brief One node (server): its GPUs, the scale-up fabric among them, and its NICs.
 struct node_spec {
@@ -145,25 +169,29 @@ struct cluster {
 /// @brief Throws input_error (field path under `where`) if the cluster is not usable.
 inline void validate(const cluster& c, std::string_view where = "cluster") {
     const std::string w(where);
-    if (c.nodes < 1 || c.nodes > 1'000'000)
-        throw input_error(w + ".nodes", std::to_string(c.nodes), "an integer in [1, 1000000]");
-    if (c.node.gpus < 1 || c.node.gpus > 1024)
-        throw input_error(w + ".gpus_per_node", std::to_string(c.node.gpus), "an integer in [1, 1024]");
+    if (c.nodes < 1 || c.nodes > cluster_limits::nodes)
+        throw input_error(w + ".nodes", std::to_string(c.nodes),
+                          "an integer in [1, " + std::to_string(cluster_limits::nodes) + "]");
+    if (c.node.gpus < 1 || c.node.gpus > cluster_limits::gpus_per_node)
+        throw input_error(w + ".gpus_per_node", std::to_string(c.node.gpus),
+                          "an integer in [1, " + std::to_string(cluster_limits::gpus_per_node) + "]");
     if (c.scale_up_domain != 0 && c.scale_up_domain != c.node.gpus) {
         const bool multiple = c.scale_up_domain > c.node.gpus && c.scale_up_domain % c.node.gpus == 0 &&
-                              c.scale_up_domain <= 1'000'000;
+                              c.scale_up_domain <= cluster_limits::scale_up_domain;
         if (!multiple)
             throw input_error(w + ".scale_up_domain", std::to_string(c.scale_up_domain),
                               "0 (the node) or a multiple of gpus_per_node (" + std::to_string(c.node.gpus) +
-                                  ") up to 1000000: GPUs sharing one NVLink fabric, whole nodes");
+                                  ") up to " + std::to_string(cluster_limits::scale_up_domain) +
+                                  ": GPUs sharing one NVLink fabric, whole nodes");
         if (c.node.fabric != intra_fabric::switched)
             throw input_error(w + ".scale_up_domain", std::to_string(c.scale_up_domain),
                               "0 or " + std::to_string(c.node.gpus) + " (the node) with a " +
                                   std::string(fabric_name(c.node.fabric)) +
                                   " fabric: only a switched scale-up fabric (NVLink switch) spans nodes");
     }
-    if (c.node.nics < 0 || c.node.nics > 1024)
-        throw input_error(w + ".inter.nics_per_node", std::to_string(c.node.nics), "an integer in [0, 1024]");
+    if (c.node.nics < 0 || c.node.nics > cluster_limits::nics_per_node)
+        throw input_error(w + ".inter.nics_per_node", std::to_string(c.node.nics),
+                          "an integer in [0, " + std::to_string(cluster_limits::nics_per_node) + "]");
     if (c.nodes > 1 && c.node.nics < 1)
         throw input_error(w + ".inter.nics_per_node", "0", "at least 1 NIC per node when nodes > 1");
     if (!(c.oversubscription >= 1.0) || c.oversubscription > 1000.0)

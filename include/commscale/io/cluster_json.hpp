@@ -38,10 +38,7 @@ namespace commscale {
 /// @brief Reads an intra-node fabric name: "switch", "mesh" or "pcie" (CLI.md); throws
 /// input_error naming `field` otherwise.
 [[nodiscard]] inline intra_fabric parse_intra_fabric(std::string_view text, std::string_view field = "fabric") {
-    for (intra_fabric f : {intra_fabric::switched, intra_fabric::mesh, intra_fabric::pcie})
-        if (fabric_name(f) == text) return f;
-    constexpr std::string_view names[] = {"switch", "mesh", "pcie"};
-    throw unknown_name(std::string(field), text, names);
+    return parse<intra_fabric>(text, field);
 }
 
 namespace io {
@@ -183,10 +180,10 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     const json_reader r(j, path);
     cluster c{};
     c.name = commscale::detail::intern(r.string_or("name", "custom"));
-    c.nodes = r.int32_or("nodes", 1, 1, 1'000'000);
-    c.node.gpus = r.int32("gpus_per_node", 1, 1024);
+    c.nodes = r.int32_or("nodes", 1, 1, cluster_limits::nodes);
+    c.node.gpus = r.int32("gpus_per_node", 1, cluster_limits::gpus_per_node);
     // GPUs sharing one NVLink fabric (whole nodes; validate checks multiple and fabric)
-    c.scale_up_domain = r.int32_or("scale_up_domain", 0, 0, 1'000'000);
+    c.scale_up_domain = r.int32_or("scale_up_domain", 0, 0, cluster_limits::scale_up_domain);
     if (r.has("accelerator")) c.node.accelerator = accelerator_by_name(r.string("accelerator"), r.field("accelerator")).name;
     else c.node.accelerator = {};
 
@@ -201,9 +198,9 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     if (r.has("inter")) {
         const json_reader inter = r.object("inter");
         c.node.inter = link_from_json(inter.raw("link"), inter.field("link"));
-        c.node.nics = inter.int32_or("nics_per_node", c.node.gpus, 0, 1024);
+        c.node.nics = inter.int32_or("nics_per_node", c.node.gpus, 0, cluster_limits::nics_per_node);
         c.oversubscription = inter.number_or("oversubscription", 1.0, 1.0, 1000.0);
-        c.nodes_per_leaf = inter.int32_or("nodes_per_leaf", 32, 1, 1'000'000);
+        c.nodes_per_leaf = inter.int32_or("nodes_per_leaf", 32, 1, cluster_limits::nodes);
         c.rail_optimized = inter.boolean_or("rail_optimized", true);
         c.in_network_reduction = inter.boolean_or("in_network_reduction", false);
         c.node.gpudirect_rdma = inter.boolean_or("gpudirect_rdma", true);

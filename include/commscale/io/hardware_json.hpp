@@ -36,16 +36,10 @@ namespace commscale {
 
 namespace detail {
 
-template <class Enum, std::size_t N>
-[[nodiscard]] Enum enum_from_name(const io::json_reader& r, const std::string& key,
-                                  std::string_view (*name_of)(Enum)) {
-    const std::string text = r.string(key);
-    std::array<std::string_view, N> names{};
-    for (std::size_t i = 0; i < N; ++i) {
-        names[i] = name_of(static_cast<Enum>(i));
-        if (names[i] == text) return static_cast<Enum>(i);
-    }
-    throw unknown_name(r.field(key), text, names);
+/// The enumerator spelled by the string at `key` (its name table, detail/names.hpp).
+template <named_enum Enum>
+[[nodiscard]] Enum enum_from_name(const io::json_reader& r, const std::string& key) {
+    return parse<Enum>(r.string(key), r.field(key));
 }
 
 /// Two figures of the same rate (e.g. per_direction_GBps and duplex_GBps / 2) must agree.
@@ -86,11 +80,11 @@ inline void require_consistent(const std::string& field, double given, double im
     l.name = detail::intern(name);
 
     if (r.has("kind"))
-        l.kind = detail::enum_from_name<link_kind, 3>(r, "kind", link_kind_name);
+        l.kind = detail::enum_from_name<link_kind>(r, "kind");
     else if (!base)
         throw input_error(r.field("kind"), "nothing (missing)", "scale_up, host_bus or scale_out");
     if (r.has("family"))
-        l.family = detail::enum_from_name<link_family, 11>(r, "family", link_family_name);
+        l.family = detail::enum_from_name<link_family>(r, "family");
     else if (!base)
         l.family = l.kind == link_kind::scale_up   ? link_family::nvlink
                    : l.kind == link_kind::host_bus ? link_family::pcie
@@ -134,7 +128,7 @@ inline void require_consistent(const std::string& field, double given, double im
     else if (!base || per_dir || dup)
         l.per_lane = l.per_direction / static_cast<double>(l.lanes * l.links);
     if (r.has("encoding"))
-        l.encoding = detail::enum_from_name<line_encoding, 5>(r, "encoding", line_encoding_name);
+        l.encoding = detail::enum_from_name<line_encoding>(r, "encoding");
 
     const bool has_us = r.has("latency_us"), has_t = r.has("latency");
     if (has_us && has_t) throw input_error(r.field("latency"), "a second latency", "one of latency_us, latency");

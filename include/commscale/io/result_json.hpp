@@ -496,16 +496,16 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     using namespace result_detail;
     const json_reader r(j, path);
     plan p{};
-    p.tp = r.int32("tp", 1, 1 << 20);
-    p.pp = r.int32("pp", 1, 1 << 20);
-    p.dp = r.int32("dp", 1, 1 << 24);
-    p.cp = r.int32("cp", 1, 1 << 20);
-    p.ep = r.int32("ep", 1, 1 << 20);
-    const int etp = r.int32("etp", 1, 1 << 20);
+    p.tp = r.int32("tp", 1, plan_limits::degree);
+    p.pp = r.int32("pp", 1, plan_limits::degree);
+    p.dp = r.int32("dp", 1, plan_limits::dp);
+    p.cp = r.int32("cp", 1, plan_limits::degree);
+    p.ep = r.int32("ep", 1, plan_limits::degree);
+    const int etp = r.int32("etp", 1, plan_limits::degree);
     p.etp = etp == p.tp ? 0 : etp;
-    p.micro_batch = r.int32("micro_batch", 1, 1 << 20);
-    p.global_batch = r.int32("global_batch", 1, 1 << 30);
-    p.seq = r.int32("seq", 1, 1 << 26);
+    p.micro_batch = r.int32("micro_batch", 1, plan_limits::micro_batch_read);
+    p.global_batch = r.int32("global_batch", 1, plan_limits::global_batch);
+    p.seq = r.int32("seq", 1, plan_limits::seq);
     p.zero = r.int32("zero", 0, 3);
     p.recompute_mode = recompute_from_name(r.string("recompute"), r.field("recompute"));
     p.schedule = parse_schedule(r.string("schedule"), r.field("schedule"));
@@ -551,7 +551,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     for (std::size_t i = 0; i < sl.size(); ++i) {
         const std::string f = sl_field + "[" + std::to_string(i) + "]";
         if (!sl[i].is_number_integer() && !sl[i].is_number_unsigned()) throw input_error(f, json_type_name(sl[i]), "a layer count");
-        counts.push_back(static_cast<int>(require_int_range(f, sl[i].get<long long>(), 0, 1 << 20)));
+        counts.push_back(static_cast<int>(require_int_range(f, sl[i].get<long long>(), 0, plan_limits::stage_layers)));
         layers += counts.back();
     }
     if (layers < 1 || layers > (1 << 20))
@@ -748,24 +748,24 @@ namespace result_detail {
     s.model = r.string("model");
     s.cluster = r.string("cluster");
     s.accelerator = r.string("accelerator");
-    s.nodes = static_cast<int>(r.integer("nodes", 1, 1'000'000));
-    s.gpus = r.integer("gpus", 1, 1LL << 30);
+    s.nodes = static_cast<int>(r.integer("nodes", 1, cluster_limits::nodes));
+    s.gpus = r.integer("gpus", 1, search_limits::gpus);
     if (s.gpus % s.nodes != 0)
         throw input_error(r.field("gpus"), std::to_string(s.gpus), "a multiple of nodes (" + std::to_string(s.nodes) + ")");
-    q.global_batch = r.int32("global_batch", 1, 1 << 30);
-    q.seq = r.int32("seq", 1, 1 << 26);
-    q.top_k = r.int32("top", 1, 1 << 20);
+    q.global_batch = r.int32("global_batch", 1, plan_limits::global_batch);
+    q.seq = r.int32("seq", 1, plan_limits::seq);
+    q.top_k = r.int32("top", 1, search_limits::top_k);
     s.has_threads = r.has("threads");
-    if (s.has_threads) q.threads = r.int32("threads", 1, 4096);
+    if (s.has_threads) q.threads = r.int32("threads", 1, search_limits::threads);
     if (r.has("note")) s.note = r.string("note");
     if (r.has("merged_shards")) s.merged_shards = r.int32("merged_shards", 1, 1 << 30);
     if (r.has("search_s_max")) s.search_s_max = r.number("search_s_max", 0.0, max_seconds);
     {
         const json_reader space = r.object("space");
-        q.scale_up_domain = space.int32("scale_up_domain", 1, 1 << 20);
-        q.max_micro_batch = space.int32("max_micro_batch", 0, 1 << 30);
-        q.max_virtual_stages = space.int32("max_virtual_stages", 0, 1 << 16);
-        q.max_cp = space.int32("max_cp", 0, 1 << 26);
+        q.scale_up_domain = space.int32("scale_up_domain", 1, search_limits::scale_up_domain);
+        q.max_micro_batch = space.int32("max_micro_batch", 0, search_limits::max_micro_batch);
+        q.max_virtual_stages = space.int32("max_virtual_stages", 0, plan_limits::virtual_stages);
+        q.max_cp = space.int32("max_cp", 0, search_limits::max_cp);
         q.try_sequence_parallel = space.boolean("sequence_parallel");
         q.try_zero_bubble = space.boolean_or("zero_bubble", true);
         q.base.precision = precision_from_name(space.string("dtype"), space.field("dtype"));

@@ -187,22 +187,22 @@ namespace detail {
         plan& p = r.p;
         if (const auto v = cell("framework")) p.stack = parse_framework(*v, where + ": column framework");
         apply_framework(p, p.stack);
-        p.tp = static_cast<int>(integer("tp", 1, 1, 1 << 20));
-        p.pp = static_cast<int>(integer("pp", 1, 1, 1 << 20));
-        p.cp = static_cast<int>(integer("cp", 1, 1, 1 << 20));
-        p.ep = static_cast<int>(integer("ep", 1, 1, 1 << 20));
-        p.etp = static_cast<int>(integer("etp", 0, 0, 1 << 20));  // 0 or absent: = tp (Megatron-Core's default)
+        p.tp = static_cast<int>(integer("tp", 1, 1, plan_limits::degree));
+        p.pp = static_cast<int>(integer("pp", 1, 1, plan_limits::degree));
+        p.cp = static_cast<int>(integer("cp", 1, 1, plan_limits::degree));
+        p.ep = static_cast<int>(integer("ep", 1, 1, plan_limits::degree));
+        p.etp = static_cast<int>(integer("etp", 0, 0, plan_limits::degree));  // 0 or absent: = tp (Megatron-Core's default)
         const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
         if (!cell("dp") && r.gpus % mp != 0)
             throw input_error(where + ": columns tp x pp x cp", std::to_string(mp),
                               "a divisor of the run's " + std::to_string(r.gpus) + " GPUs");
-        p.dp = static_cast<int>(integer("dp", r.gpus / mp, 1, 1 << 24));
+        p.dp = static_cast<int>(integer("dp", r.gpus / mp, 1, plan_limits::dp));
         if (static_cast<long long>(p.dp) * mp != r.gpus)
             throw input_error(where + ": column dp", std::to_string(p.dp),
                               "gpus / (tp pp cp) = " + std::to_string(r.gpus / mp));
-        p.micro_batch = static_cast<int>(integer("micro_batch", 1, 1, 1 << 20));
-        p.global_batch = static_cast<int>(integer("global_batch", 1, 1, 1 << 30));
-        p.seq = static_cast<int>(integer("seq", r.model.max_seq > 0 ? std::min(2048, r.model.max_seq) : 2048, 1, 1 << 26));
+        p.micro_batch = static_cast<int>(integer("micro_batch", 1, 1, plan_limits::micro_batch_read));
+        p.global_batch = static_cast<int>(integer("global_batch", 1, 1, plan_limits::global_batch));
+        p.seq = static_cast<int>(integer("seq", r.model.max_seq > 0 ? std::min(2048, r.model.max_seq) : 2048, 1, plan_limits::seq));
         if (const auto v = cell("dtype")) p.precision = precision_from_name(*v, where + ": column dtype");
         p.zero = static_cast<int>(integer("zero", p.zero, 0, 3));
         if (const auto v = cell("recompute")) p.recompute_mode = recompute_from_name(*v, where + ": column recompute");
@@ -211,7 +211,7 @@ namespace detail {
             else if (*v == "false" || *v == "0" || *v == "no") p.sequence_parallel = false;
             else throw input_error(where + ": column sequence_parallel", "'" + *v + "'", "true/false, 1/0 or yes/no");
         }
-        p.virtual_stages = static_cast<int>(integer("virtual_stages", 1, 1, 1 << 16));
+        p.virtual_stages = static_cast<int>(integer("virtual_stages", 1, 1, plan_limits::virtual_stages));
         if (p.virtual_stages > 1) p.schedule = pipeline_schedule::interleaved;
         r.step_s = number("step_s");
         r.tflops_per_gpu = number("tflops_per_gpu");

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "../detail/names.hpp"
 #include "../error.hpp"
 #include "../units.hpp"
 
@@ -24,21 +25,23 @@ namespace commscale {
 enum class framework { megatron_core, megatron_lm, megatron_deepspeed, deepspeed, fsdp };
 inline constexpr std::size_t framework_count = 5;
 
+/// @brief CLI/JSON spellings of the stacks: `framework_name`, `parse_framework`.
+inline constexpr std::array<name_entry<framework>, framework_count> framework_spellings{{
+    {framework::megatron_core, "megatron-core"},
+    {framework::megatron_lm, "megatron-lm"},
+    {framework::megatron_deepspeed, "megatron-deepspeed"},
+    {framework::deepspeed, "deepspeed"},
+    {framework::fsdp, "fsdp"},
+}};
+static_assert(detail::in_enum_order(framework_spellings));
+[[nodiscard]] constexpr const auto& name_table(framework) { return framework_spellings; }
+
 /// @brief CLI/JSON spelling: "megatron-core", "megatron-lm", "megatron-deepspeed", "deepspeed", "fsdp".
-[[nodiscard]] constexpr std::string_view framework_name(framework f) {
-    constexpr std::array<std::string_view, framework_count> names{"megatron-core", "megatron-lm", "megatron-deepspeed",
-                                                                  "deepspeed", "fsdp"};
-    return names[static_cast<std::size_t>(f)];
-}
+[[nodiscard]] constexpr std::string_view framework_name(framework f) { return to_string(f); }
 
 /// @brief Parses a framework name; input_error naming `field` with the closest names otherwise.
 [[nodiscard]] inline framework parse_framework(std::string_view text, std::string_view field = "plan.framework") {
-    std::array<std::string_view, framework_count> names{};
-    for (std::size_t i = 0; i < framework_count; ++i) {
-        names[i] = framework_name(static_cast<framework>(i));
-        if (names[i] == text) return static_cast<framework>(i);
-    }
-    throw unknown_name(std::string(field), text, names);
+    return parse<framework>(text, field);
 }
 
 /// @brief How a stack computes attention. `flash`: a fused IO-aware kernel (FlashAttention 2/3,
@@ -49,10 +52,16 @@ inline constexpr std::size_t framework_count = 5;
 /// bytes are those tensors).
 enum class attention_kernel { flash, unfused };
 
+/// @brief CLI/JSON spellings of the attention kernels: `attention_kernel_name`.
+inline constexpr std::array<name_entry<attention_kernel>, 2> attention_kernel_spellings{{
+    {attention_kernel::flash, "flash"},
+    {attention_kernel::unfused, "unfused"},
+}};
+static_assert(detail::in_enum_order(attention_kernel_spellings));
+[[nodiscard]] constexpr const auto& name_table(attention_kernel) { return attention_kernel_spellings; }
+
 /// @brief "flash" or "unfused".
-[[nodiscard]] constexpr std::string_view attention_kernel_name(attention_kernel k) {
-    return k == attention_kernel::flash ? "flash" : "unfused";
-}
+[[nodiscard]] constexpr std::string_view attention_kernel_name(attention_kernel k) { return to_string(k); }
 
 /// @brief The defaults one stack applies. Bytes are per gradient element; a bucket of 0 means
 /// "one bucket holding the whole gradient" (a contiguous buffer reduced in one call).

@@ -54,25 +54,26 @@ namespace commscale {
 /// p + 1 micro-batches of activations; needs an even p and an even number of micro-batches >= 2p.
 enum class pipeline_schedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_v, dualpipe };
 
-/// @brief CLI/JSON spelling: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipe".
-[[nodiscard]] constexpr std::string_view schedule_name(pipeline_schedule s) {
-    switch (s) {
-        case pipeline_schedule::gpipe: return "gpipe";
-        case pipeline_schedule::one_f_one_b: return "1f1b";
-        case pipeline_schedule::interleaved: return "interleaved";
-        case pipeline_schedule::zb_h1: return "zb-h1";
-        case pipeline_schedule::zb_v: return "zb-v";
-        case pipeline_schedule::dualpipe: return "dualpipe";
-    }
-    return "1f1b";
-}
+/// @brief CLI/JSON spellings of the schedules: `schedule_name`, `parse_schedule`.
+inline constexpr std::array<name_entry<pipeline_schedule>, 6> pipeline_schedule_spellings{{
+    {pipeline_schedule::gpipe, "gpipe"},
+    {pipeline_schedule::one_f_one_b, "1f1b"},
+    {pipeline_schedule::interleaved, "interleaved"},
+    {pipeline_schedule::zb_h1, "zb-h1"},
+    {pipeline_schedule::zb_v, "zb-v"},
+    {pipeline_schedule::dualpipe, "dualpipe"},
+}};
+static_assert(detail::in_enum_order(pipeline_schedule_spellings));
+[[nodiscard]] constexpr const auto& name_table(pipeline_schedule) { return pipeline_schedule_spellings; }
 
-/// @brief Parses a schedule_name spelling; throws input_error naming `field` otherwise.
+/// @brief CLI/JSON spelling: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipe".
+[[nodiscard]] constexpr std::string_view schedule_name(pipeline_schedule s) { return to_string(s); }
+
+/// @brief Parses a schedule_name spelling; throws input_error naming `field` otherwise
+/// ("one of gpipe, 1f1b, ...": the message predates the suggestions of parse<E> and is kept).
 [[nodiscard]] inline pipeline_schedule parse_schedule(std::string_view text, std::string_view field = "plan.schedule") {
-    for (auto s : {pipeline_schedule::gpipe, pipeline_schedule::one_f_one_b, pipeline_schedule::interleaved,
-                   pipeline_schedule::zb_h1, pipeline_schedule::zb_v, pipeline_schedule::dualpipe})
-        if (text == schedule_name(s)) return s;
-    throw input_error(std::string(field), "'" + std::string(text) + "'", "one of gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe");
+    if (const auto s = from_name<pipeline_schedule>(text)) return *s;
+    throw input_error(std::string(field), "'" + std::string(text) + "'", "one of " + name_list<pipeline_schedule>(", "));
 }
 
 /// @brief Whether `schedule` reaches its stated bubble with `micro_batches` per step on `pp` stages.
@@ -122,6 +123,30 @@ inline constexpr double ddp_bucket_bytes = 25e6;
 inline constexpr double default_bucket_bytes = 40e6 * 4.0;
 /// @brief A bucket that holds any gradient: one reduction of the whole contiguous buffer.
 inline constexpr double whole_gradient_bucket = 1e18;
+
+/// @brief Largest plan sizes validate, the CLI, runs.csv and the planner accept. Generous bounds
+/// far beyond any published run (the largest use tp 8-16, pp 16-128, dp ~1e4, global batches of
+/// ~1e4 sequences, contexts of ~1e6 tokens): beyond them a value is a typo, and the products the
+/// predictor forms (tp x pp x dp x cp, tokens = B x s) stay inside `long long` and finite.
+struct plan_limits {
+    /// tp, pp, cp, ep, etp: 2^20, the GPU count of a cluster_limits-sized cluster is ~2^30.
+    static constexpr int degree = 1 << 20;
+    /// dp: 2^24, the replicas of 2^30 GPUs at 64 GPUs per replica.
+    static constexpr int dp = 1 << 24;
+    /// Sequences per micro-batch (validate): 2^24.
+    static constexpr int micro_batch = 1 << 24;
+    /// Sequences per micro-batch as the CLI's --micro-batch and runs.csv read them: 2^20, the
+    /// bound those readers have always stated (stricter than validate's micro_batch).
+    static constexpr int micro_batch_read = 1 << 20;
+    /// Sequences per optimizer step: 2^30.
+    static constexpr int global_batch = 1 << 30;
+    /// Tokens per sequence: 2^26 (64x the longest published context, 1M tokens).
+    static constexpr int seq = 1 << 26;
+    /// Model chunks per device (V): 2^16, more than any model has layers to split.
+    static constexpr int virtual_stages = 1 << 16;
+    /// Layers of the first or last pipeline stage as the CLI reads them: 2^20.
+    static constexpr int stage_layers = 1 << 20;
+};
 
 /// @brief A parallelization plan. Aggregate; write it with designated initializers.
 /// Invariant checked by `validate`: tp x pp x dp x cp == GPUs of the cluster.
@@ -300,16 +325,16 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     auto at_least_one = [](const char* name, long long v, long long hi) {
         if (v < 1 || v > hi) detail::throw_plan_range(name, v, hi);
     };
-    at_least_one("tp", p.tp, 1 << 20);
-    at_least_one("pp", p.pp, 1 << 20);
-    at_least_one("dp", p.dp, 1 << 24);
-    at_least_one("cp", p.cp, 1 << 20);
-    at_least_one("ep", p.ep, 1 << 20);
-    if (p.etp != 0) at_least_one("etp", p.etp, 1 << 20);
-    at_least_one("micro_batch", p.micro_batch, 1 << 24);
-    at_least_one("global_batch", p.global_batch, 1 << 30);
-    at_least_one("seq", p.seq, 1 << 26);
-    at_least_one("virtual_stages", p.virtual_stages, 1 << 16);
+    at_least_one("tp", p.tp, plan_limits::degree);
+    at_least_one("pp", p.pp, plan_limits::degree);
+    at_least_one("dp", p.dp, plan_limits::dp);
+    at_least_one("cp", p.cp, plan_limits::degree);
+    at_least_one("ep", p.ep, plan_limits::degree);
+    if (p.etp != 0) at_least_one("etp", p.etp, plan_limits::degree);
+    at_least_one("micro_batch", p.micro_batch, plan_limits::micro_batch);
+    at_least_one("global_batch", p.global_batch, plan_limits::global_batch);
+    at_least_one("seq", p.seq, plan_limits::seq);
+    at_least_one("virtual_stages", p.virtual_stages, plan_limits::virtual_stages);
     if (!(p.expert_load >= 1.0) || !(p.expert_load <= 1e6))
         throw input_error("plan.expert_load", detail::number_text(p.expert_load),
                           "the busiest expert rank's load relative to the mean, >= 1 (1 = balanced routing)");

@@ -69,7 +69,8 @@ template <class Pricer>
     out.reserve(node_counts.size());
     const int base_gpus = c.nodes * c.node.gpus;
     for (int n : node_counts) {
-        if (n < 1 || n > 1'000'000) throw input_error("nodes", std::to_string(n), "node counts in [1, 1000000]");
+        if (n < 1 || n > cluster_limits::nodes)
+            throw input_error("nodes", std::to_string(n), "node counts in [1, " + std::to_string(cluster_limits::nodes) + "]");
         cluster cn = c;
         cn.nodes = n;
         scale_point sp;

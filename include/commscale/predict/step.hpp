@@ -39,6 +39,7 @@
 #include <string_view>
 
 #include "../collective/model.hpp"
+#include "../detail/names.hpp"
 #include "../collective/types.hpp"
 #include "../hardware/accelerator.hpp"
 #include "../hardware/accelerators.hpp"
@@ -58,20 +59,22 @@ namespace commscale {
 /// context- and expert-parallel communication when those dominate.
 enum class step_bottleneck { compute, tp_comm, pp_comm, dp_comm, bubble, memory, cp_comm, ep_comm };
 
+/// @brief CLI/JSON spellings of the step bottlenecks: `bottleneck_name`.
+inline constexpr std::array<name_entry<step_bottleneck>, 8> step_bottleneck_spellings{{
+    {step_bottleneck::compute, "compute"},
+    {step_bottleneck::tp_comm, "tp_comm"},
+    {step_bottleneck::pp_comm, "pp_comm"},
+    {step_bottleneck::dp_comm, "dp_comm"},
+    {step_bottleneck::bubble, "bubble"},
+    {step_bottleneck::memory, "memory"},
+    {step_bottleneck::cp_comm, "cp_comm"},
+    {step_bottleneck::ep_comm, "ep_comm"},
+}};
+static_assert(detail::in_enum_order(step_bottleneck_spellings));
+[[nodiscard]] constexpr const auto& name_table(step_bottleneck) { return step_bottleneck_spellings; }
+
 /// @brief "compute", "tp_comm", "pp_comm", "dp_comm", "bubble", "memory", "cp_comm", "ep_comm".
-[[nodiscard]] constexpr std::string_view bottleneck_name(step_bottleneck b) {
-    switch (b) {
-        case step_bottleneck::compute: return "compute";
-        case step_bottleneck::tp_comm: return "tp_comm";
-        case step_bottleneck::pp_comm: return "pp_comm";
-        case step_bottleneck::dp_comm: return "dp_comm";
-        case step_bottleneck::bubble: return "bubble";
-        case step_bottleneck::memory: return "memory";
-        case step_bottleneck::cp_comm: return "cp_comm";
-        case step_bottleneck::ep_comm: return "ep_comm";
-    }
-    return "compute";
-}
+[[nodiscard]] constexpr std::string_view bottleneck_name(step_bottleneck b) { return to_string(b); }
 
 /// @brief Scale applied to the compute model's GEMM, attention and memory-bound efficiencies
 /// (predict/compute.hpp): 1 = the vendor/benchmark figures as documented there. Training-run

@@ -75,6 +75,25 @@
 
 namespace commscale {
 
+/// @brief Largest search settings `validate(search_request)` and the `plan` command accept (the
+/// workload's own bounds are plan_limits and cluster_limits). Beyond them a value is a typo: no
+/// machine runs more threads in one process, and no search space has more shapes to shard or rank.
+struct search_limits {
+    /// GPUs to plan for (`plan --gpus`): 2^30, about cluster_limits::nodes x gpus_per_node.
+    static constexpr long long gpus = 1LL << 30;
+    /// Plans kept (`top_k`), and shards of one search: 2^20.
+    static constexpr int top_k = 1 << 20;
+    static constexpr int shards = 1 << 20;
+    /// Worker threads of one search: 4096, more cores than any one machine has.
+    static constexpr int threads = 4096;
+    /// GPUs per NVLink domain as a limit on TP (`scale_up_domain`): 2^20, plan_limits::degree.
+    static constexpr int scale_up_domain = 1 << 20;
+    /// Largest micro-batch tried (`max_micro_batch`, 0 = up to the global batch): 2^30, plan_limits::global_batch.
+    static constexpr int max_micro_batch = 1 << 30;
+    /// Largest CP degree tried (`max_cp`, 0 = up to the sequence): 2^26, plan_limits::seq.
+    static constexpr int max_cp = 1 << 26;
+};
+
 /// @brief What to search: the workload, the space's limits, and how to run the search.
 struct search_request {
     int global_batch = 0;         ///< sequences per optimizer step (B)
@@ -276,18 +295,18 @@ struct alignas(64) accumulator {
 
 /// @brief Throws input_error naming the request field unless the request is usable.
 inline void validate(const search_request& r) {
-    require_int_range("search.global_batch", r.global_batch, 1, 1 << 30);
-    require_int_range("search.seq", r.seq, 1, 1 << 26);
-    require_int_range("search.top_k", r.top_k, 1, 1 << 20);
-    require_int_range("search.threads", r.threads, 1, 4096);
-    require_int_range("search.shards", r.shards, 1, 1 << 20);
+    require_int_range("search.global_batch", r.global_batch, 1, plan_limits::global_batch);
+    require_int_range("search.seq", r.seq, 1, plan_limits::seq);
+    require_int_range("search.top_k", r.top_k, 1, search_limits::top_k);
+    require_int_range("search.threads", r.threads, 1, search_limits::threads);
+    require_int_range("search.shards", r.shards, 1, search_limits::shards);
     if (r.shard < 0 || r.shard >= r.shards)
         throw input_error("search.shard", std::to_string(r.shard),
                           "an index in [0, " + std::to_string(r.shards - 1) + "] (shards = " + std::to_string(r.shards) + ")");
-    require_int_range("search.scale_up_domain", r.scale_up_domain, 0, 1 << 20);
-    require_int_range("search.max_micro_batch", r.max_micro_batch, 0, 1 << 30);
-    require_int_range("search.max_virtual_stages", r.max_virtual_stages, 0, 1 << 16);
-    require_int_range("search.max_cp", r.max_cp, 0, 1 << 26);
+    require_int_range("search.scale_up_domain", r.scale_up_domain, 0, search_limits::scale_up_domain);
+    require_int_range("search.max_micro_batch", r.max_micro_batch, 0, search_limits::max_micro_batch);
+    require_int_range("search.max_virtual_stages", r.max_virtual_stages, 0, plan_limits::virtual_stages);
+    require_int_range("search.max_cp", r.max_cp, 0, search_limits::max_cp);
 }
 
 /// @brief The outer choices of the space (everything but the micro-batch), in enumeration

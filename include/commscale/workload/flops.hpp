@@ -29,22 +29,23 @@ namespace commscale {
 /// stored input.
 enum class recompute { none, selective, full };
 
-/// @brief "none", "selective" or "full".
-[[nodiscard]] constexpr std::string_view recompute_name(recompute r) {
-    switch (r) {
-        case recompute::none: return "none";
-        case recompute::selective: return "selective";
-        case recompute::full: return "full";
-    }
-    return "none";
-}
+/// @brief CLI/JSON spellings of the recomputation modes: `recompute_name`, `recompute_from_name`.
+inline constexpr std::array<name_entry<recompute>, 3> recompute_spellings{{
+    {recompute::none, "none"},
+    {recompute::selective, "selective"},
+    {recompute::full, "full"},
+}};
+static_assert(detail::in_enum_order(recompute_spellings));
+[[nodiscard]] constexpr const auto& name_table(recompute) { return recompute_spellings; }
 
-/// @brief Parses "none" | "selective" | "full"; input_error naming `field` otherwise.
+/// @brief "none", "selective" or "full".
+[[nodiscard]] constexpr std::string_view recompute_name(recompute r) { return to_string(r); }
+
+/// @brief Parses "none" | "selective" | "full"; input_error naming `field` otherwise (the list
+/// "none, selective or full" without suggestions, as before parse<E>).
 [[nodiscard]] inline recompute recompute_from_name(std::string_view name, std::string_view field = "recompute") {
-    if (name == "none") return recompute::none;
-    if (name == "selective") return recompute::selective;
-    if (name == "full") return recompute::full;
-    throw input_error(std::string(field), "'" + std::string(name) + "'", "none, selective or full");
+    if (const auto r = from_name<recompute>(name)) return *r;
+    throw input_error(std::string(field), "'" + std::string(name) + "'", name_list<recompute>());
 }
 
 // ---------------------------------------------------------------- approximations (6PD / 8PD)
@@ -203,12 +204,10 @@ struct layer_flops {
 
 /// @brief Parses "fp32" | "tf32" | "bf16" | "fp16" | "fp8" | "mxfp8" | "nvfp4" | "fp4"; input_error
 /// naming `field` otherwise.
+/// (the list without suggestions, as before parse<E>).
 [[nodiscard]] inline dtype precision_from_name(std::string_view name, std::string_view field = "dtype") {
-    for (std::size_t i = 0; i < dtype_count; ++i) {
-        const auto d = static_cast<dtype>(i);
-        if (dtype_name(d) == name) return d;
-    }
-    throw input_error(std::string(field), "'" + std::string(name) + "'", "fp32, tf32, bf16, fp16, fp8, mxfp8, nvfp4 or fp4");
+    if (const auto d = from_name<dtype>(name)) return *d;
+    throw input_error(std::string(field), "'" + std::string(name) + "'", name_list<dtype>());
 }
 
 }  // namespace commscale
