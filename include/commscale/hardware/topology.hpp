@@ -73,7 +73,6 @@ struct node_spec {
     [[nodiscard]] constexpr byte_rate node_injection() const { return static_cast<double>(nics) * inter.per_direction; }
 };
 
-/// @brief A cluster of identical nodes on one scale-out fabric.
 /// @brief Training-run calibration of the compute model (`commscale fit-step`,
 /// calibrate/fit_step.hpp): scales on the documented efficiencies of predict/compute.hpp
 /// (the accelerator's GEMM efficiency, FlashAttention's curve, the memory-bound fraction of HBM
@@ -88,6 +87,7 @@ struct compute_calibration {
     }
 };
 
+/// @brief A cluster of identical nodes on one scale-out fabric.
 struct cluster {
     std::string_view name;
     int nodes = 1;
