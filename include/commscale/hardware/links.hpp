@@ -90,30 +90,38 @@ inline constexpr std::array<nvlink_generation_facts, 4> nvlink_generations{{
     {5, 18, 2, 200.0, "NVIDIA Blackwell/B200 datasheet (2024): 18 NVLink5 links x 50 GB/s per direction, 1.8 TB/s total"},
 }};
 
-/// @brief The row of NVLink generation `gen`, or nullptr.
-[[nodiscard]] constexpr const nvlink_generation_facts* find_nvlink_generation(int gen) {
+/// @brief Whether the catalog has a row for NVLink generation `gen`.
+[[nodiscard]] constexpr bool has_nvlink_generation(int gen) {
     for (const auto& g : nvlink_generations)
-        if (g.generation == gen) return &g;
-    return nullptr;
+        if (g.generation == gen) return true;
+    return false;
+}
+/// @brief The row of NVLink generation `gen` (a generation of the catalog: has_nvlink_generation).
+/// Rows are returned by value and looked up by integers only, so that the concepts below stay
+/// constant expressions under every compiler mode (sanitizers instrument pointer comparisons).
+[[nodiscard]] constexpr nvlink_generation_facts nvlink_generation_row(int gen) {
+    for (const auto& g : nvlink_generations)
+        if (g.generation == gen) return g;
+    return {};
 }
 
 /// @brief NVLink generations in the catalog (rows of nvlink_generations): 2 (V100), 3 (A100),
 /// 4 (H100/H200), 5 (B200).
 template <int Gen>
-concept nvlink_generation = find_nvlink_generation(Gen) != nullptr;
+concept nvlink_generation = has_nvlink_generation(Gen);
 
 /// @brief Links per GPU of each NVLink generation (V100 6, A100 12, H100 18, B200 18).
 template <int Gen> requires nvlink_generation<Gen>
-inline constexpr int nvlink_links_per_gpu = find_nvlink_generation(Gen)->links_per_gpu;
+inline constexpr int nvlink_links_per_gpu = nvlink_generation_row(Gen).links_per_gpu;
 
 /// @brief Differential pairs (lanes) per link per direction (nvlink_generations).
 template <int Gen> requires nvlink_generation<Gen>
-inline constexpr int nvlink_lanes_per_link = find_nvlink_generation(Gen)->lanes_per_link;
+inline constexpr int nvlink_lanes_per_link = nvlink_generation_row(Gen).lanes_per_link;
 
 /// @brief One lane, one direction: NVLink2 25 Gbit/s, NVLink3 50, NVLink4 100, NVLink5 200
 /// (payload; nvlink_generations).
 template <int Gen> requires nvlink_generation<Gen>
-inline constexpr byte_rate nvlink_lane_rate = bytes_per_second(find_nvlink_generation(Gen)->lane_gbit_s * giga / 8.0);
+inline constexpr byte_rate nvlink_lane_rate = bytes_per_second(nvlink_generation_row(Gen).lane_gbit_s * giga / 8.0);
 
 /// @brief Sub-bundle sizes the catalog lists below each generation's full complement: the "NV#"
 /// counts `nvidia-smi topo -m` reports between two GPUs (NV1 ... NV12).
@@ -152,7 +160,7 @@ inline constexpr link nvlink_bundle{
     .per_lane = nvlink_lane_rate<Gen>,
     .encoding = line_encoding::none,
     .latency = std::nullopt,
-    .source = find_nvlink_generation(Gen)->source,
+    .source = nvlink_generation_row(Gen).source,
 };
 
 /// @brief One GPU's full NVLink complement: 150 / 300 / 450 / 900 GB/s per direction for
@@ -192,28 +200,35 @@ inline constexpr std::array<pcie_generation_facts, 4> pcie_generations{{
      "PCI-SIG PCIe 7.0 base spec: 128 GT/s PAM4 per lane, FLIT mode (242 of 256 bytes payload)"},
 }};
 
-/// @brief The row of PCIe generation `gen`, or nullptr.
-[[nodiscard]] constexpr const pcie_generation_facts* find_pcie_generation(int gen) {
+/// @brief Whether the catalog has a row for PCIe generation `gen`.
+[[nodiscard]] constexpr bool has_pcie_generation(int gen) {
     for (const auto& g : pcie_generations)
-        if (g.generation == gen) return &g;
-    return nullptr;
+        if (g.generation == gen) return true;
+    return false;
+}
+/// @brief The row of PCIe generation `gen` (a generation of the catalog: has_pcie_generation),
+/// by value (as nvlink_generation_row).
+[[nodiscard]] constexpr pcie_generation_facts pcie_generation_row(int gen) {
+    for (const auto& g : pcie_generations)
+        if (g.generation == gen) return g;
+    return {};
 }
 
 /// @brief PCIe generations in the catalog (rows of pcie_generations: 4 to 7).
 template <int Gen>
-concept pcie_generation = find_pcie_generation(Gen) != nullptr;
+concept pcie_generation = has_pcie_generation(Gen);
 /// @brief Link widths defined by the PCIe base specification that the catalog lists: x1, x2, x4, x8, x16.
 template <int Width>
 concept pcie_width = (Width == 1 || Width == 2 || Width == 4 || Width == 8 || Width == 16);
 
 /// @brief Raw transfer rate per lane in GT/s (pcie_generations).
 template <int Gen> requires pcie_generation<Gen>
-inline constexpr double pcie_transfer_rate_gts = find_pcie_generation(Gen)->transfer_rate_gts;
+inline constexpr double pcie_transfer_rate_gts = pcie_generation_row(Gen).transfer_rate_gts;
 
 /// @brief Fraction of the raw bit rate that carries transaction-layer data (pcie_generations):
 /// 128/130 for Gen4/5, 242/256 for the FLIT mode of Gen6/7.
 template <int Gen> requires pcie_generation<Gen>
-inline constexpr double pcie_payload_efficiency = find_pcie_generation(Gen)->payload_efficiency;
+inline constexpr double pcie_payload_efficiency = pcie_generation_row(Gen).payload_efficiency;
 
 /// @brief One lane, one direction: GT/s x payload efficiency / 8 bits per byte.
 /// Gen4 1.969, Gen5 3.938, Gen6 7.5625, Gen7 15.125 GB/s (ml-engineering-networking rounds to
@@ -246,9 +261,9 @@ inline constexpr link pcie{
     .lanes = Width,
     .links = 1,
     .per_lane = pcie_lane_rate<Gen>,
-    .encoding = find_pcie_generation(Gen)->encoding,
+    .encoding = pcie_generation_row(Gen).encoding,
     .latency = std::nullopt,
-    .source = find_pcie_generation(Gen)->source,
+    .source = pcie_generation_row(Gen).source,
 };
 
 // ---------------------------------------------------------------------------------------------
