@@ -8,6 +8,8 @@
 ///
 /// A descriptor is a specialization `descriptor<algorithm::x>` (deriving from
 /// `descriptor_defaults`) with:
+/// * `name`: its CLI/JSON spelling (the same as in types.hpp's `algorithm_spellings`, which the
+///   name helpers read without the model; collective/model.hpp checks that the two agree);
 /// * `applies(cluster, r, nodes, op)`: whether it is defined for `op` on a group with `r` ranks
 ///   per node over `nodes` nodes;
 /// * `nccl_implements(op)`: whether NCCL (2.18-2.27) implements it for `op` (algorithm_set::nccl);
@@ -16,13 +18,14 @@
 ///   the bounds prune the rest), -1 when it is never a candidate (dominated);
 ///   `automatic_candidate(op)`: false for the operations where another candidate dominates it;
 /// * `build(inputs, op, s, plan)`: its phases for a buffer of `s` bytes (nccl-tests size);
-/// * `prune` and, for `pruning::peer`, `latency_steps(path, op)`: the step counts of its phases
-///   from which the evaluator's lower bound is made.
+/// * `prune` and, for `pruning::peer`, `steps(path, op)`: the latency step counts of its phases
+///   (`latency_steps`) from which the evaluator's lower bound is made.
 ///
 /// Formulas: bytes per direction on the busiest port; n ranks, N nodes, r per node.
 
 #include <array>
 #include <cstddef>
+#include <string_view>
 
 #include "../../hardware/topology.hpp"
 #include "../types.hpp"

@@ -13,6 +13,7 @@ namespace commscale::detail {
 /// parameter servers: one message per worker and direction).
 template <>
 struct descriptor<algorithm::direct> : descriptor_defaults {
+    static constexpr std::string_view name = "direct";
     static constexpr int choice_order = 6;
     static constexpr pruning prune = pruning::peer;
 

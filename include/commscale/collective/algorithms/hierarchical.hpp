@@ -11,6 +11,7 @@ namespace commscale::detail {
 /// NIC share, intra all-gather (r-1)/r S.
 template <>
 struct descriptor<algorithm::hierarchical> : descriptor_defaults {
+    static constexpr std::string_view name = "hierarchical";
     static constexpr int choice_order = 4;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {

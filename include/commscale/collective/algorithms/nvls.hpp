@@ -14,6 +14,7 @@ namespace commscale::detail {
 /// ring of 2(N-1)/N S among nodes.
 template <>
 struct descriptor<algorithm::nvls> : descriptor_defaults {
+    static constexpr std::string_view name = "nvls";
     static constexpr int choice_order = 1;
 
     /// Needs in-switch reduction (node.in_switch_reduction, >= 2 ranks per node) or, for

@@ -11,6 +11,7 @@ namespace commscale::detail {
 /// message per worker and direction: n-1 step latencies per direction (as direct).
 template <>
 struct descriptor<algorithm::parameter_server> : descriptor_defaults {
+    static constexpr std::string_view name = "parameter_server";
     static constexpr int choice_order = 7;
     static constexpr pruning prune = pruning::peer;
 

@@ -11,6 +11,7 @@ namespace commscale::detail {
 /// per peer and phase: n-1 step latencies per phase (as direct).
 template <>
 struct descriptor<algorithm::parameter_server_sharded> : descriptor_defaults {
+    static constexpr std::string_view name = "parameter_server_sharded";
     static constexpr int choice_order = 8;
     static constexpr pruning prune = pruning::peer;
 

@@ -14,6 +14,7 @@ namespace commscale::detail {
 /// some channels and the NIC's capacity is divided among them).
 template <>
 struct descriptor<algorithm::ring> : descriptor_defaults {
+    static constexpr std::string_view name = "ring";
     static constexpr int choice_order = 0;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {
