@@ -11,6 +11,12 @@
 /// nodes than one leaf holds). An algorithm is a sequence of at most three phases; inside a phase the intra-node
 /// and inter-node parts are pipelined (time = max), phases run one after another (times add).
 ///
+/// Each algorithm is a descriptor in its own header of collective/algorithms/ (where it applies,
+/// whether NCCL implements it, Simple-only or not, its phases, its latency steps for the pruning
+/// bound, its place in the automatic choice); this file is the one evaluator: the path, the
+/// per-prediction rates, the time of a plan, the bottleneck and the automatic choice, which
+/// dispatches to the descriptors at compile time.
+///
 /// `efficiency_mode::ideal`: latency = steps x published link latency (0 where unpublished),
 /// transfer = bytes / datasheet peak. `efficiency_mode::realistic`: the NCCL-like protocol layer of
 /// hardware/comm_params.hpp (`cluster::comm`): per protocol a base latency plus per-step latencies
@@ -33,6 +39,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -42,6 +49,17 @@
 #include "../hardware/comm_params.hpp"
 #include "../hardware/topology.hpp"
 #include "../units.hpp"
+#include "algorithms/descriptor.hpp"
+#include "algorithms/direct.hpp"
+#include "algorithms/double_binary_tree.hpp"
+#include "algorithms/halving_doubling.hpp"
+#include "algorithms/hierarchical.hpp"
+#include "algorithms/nvls.hpp"
+#include "algorithms/parameter_server.hpp"
+#include "algorithms/parameter_server_sharded.hpp"
+#include "algorithms/pat.hpp"
+#include "algorithms/ring.hpp"
+#include "algorithms/tree.hpp"
 #include "types.hpp"
 
 namespace commscale {
@@ -118,27 +136,6 @@ inline constexpr std::array<std::string_view, algorithm_count> algorithm_names =
 
 namespace detail {
 
-/// The physical path a group of ranks uses: bandwidths per direction, sharing, latency classes.
-/// Bandwidths are kept as their inverses (seconds per byte at the datasheet peak) so that the
-/// per-algorithm costs are products, not divisions: the prediction divides only here.
-struct group_path {
-    int n = 1;               ///< ranks
-    int nodes = 1;           ///< nodes spanned
-    int r = 1;               ///< ranks per node (the fullest node)
-    int sharing = 1;         ///< group GPUs attached to one NIC
-    int nics_used = 1;       ///< NICs of one node the group's GPUs attach to
-    int nics_per_gpu = 1;    ///< NICs each GPU owns when a node has more NICs than GPUs
-    bool host_staged = false;  ///< no GPUDirect RDMA: NIC traffic goes through host bounce buffers
-    double spine = 1.0;      ///< oversubscription applied to NIC bandwidth (1 inside one leaf)
-    double inv_n = 1, inv_nodes = 1, inv_r = 1;  ///< 1/n, 1/N, 1/r
-    double s_intra_group = 0;  ///< s/B: one GPU to the rest of the group (all usable scale-up links)
-    double s_intra_peer = 0;   ///< s/B: one GPU to one peer
-    double s_node_net = 0;     ///< s/B: the node's NICs used by the group (after the spine factor)
-    double s_own_net = 0;      ///< s/B: one GPU's NIC(s), unshared
-    link_class ci = link_class::nvlink, cn = link_class::net;
-    double alpha_intra = 0, alpha_net = 0;  ///< s: published link latencies (ideal mode)
-};
-
 /// Ranks of a placement that share one NIC: GPUs o, o+s, o+2s, ... (stride s) on NICs of
 /// `per_nic` consecutive GPUs.
 [[nodiscard]] constexpr int group_sharing(int r, int stride, int per_nic) {
@@ -206,89 +203,61 @@ struct group_path {
     return p;
 }
 
-/// One phase of an algorithm: intra-node and inter-node parts pipelined, in bytes per direction on
-/// the busiest port of each kind and the time per byte that port takes (the inverse bandwidth).
-/// Trivial (no member initializers): a plan's unused phases are never touched, and `plan::add`
-/// value-initializes the one it hands out (all zero; `net_kind` and `net_sharing` are set with
-/// the net part).
-struct phase {
-    double w_intra, c_intra;  ///< bytes, s/B at the datasheet peak
-    double w_net, c_net;      ///< bytes, s/B at the datasheet peak
-    int steps_intra, steps_net;
-    bool intra_switch;        ///< intra part reduced in the switch (NVLS)
-    bool net_switch;          ///< net part reduced in the network (SHARP)
-    bool net_pat;             ///< net part run by PAT (NCCL's bandwidth derating in realistic mode)
-    bottleneck_kind net_kind;
-    int net_sharing;
-};
+// The algorithms: one descriptor each in collective/algorithms/ (descriptor.hpp says what a
+// descriptor holds); what follows dispatches to them.
 
-/// An algorithm on a path: up to three phases run one after another. Only the first `count`
-/// phases are meaningful (the others are left uninitialized on purpose: no zeroing per candidate).
-struct plan {
-    std::array<phase, 3> ph;
-    int count = 0;
-    bool simple_only = false;  ///< only NCCL's Simple protocol implements it (PAT)
-    phase& add() {
-        phase& p = ph[static_cast<std::size_t>(count++)];
-        p = phase{};
-        return p;
+/// `f.template operator()<a>()` for an algorithm `a` known only at run time (not automatic): the
+/// descriptors' algorithms tried in enumerator order (the compiler makes it a switch).
+template <class R, class F, std::size_t... I>
+[[nodiscard]] constexpr R dispatch_algorithm(algorithm a, F& f, std::index_sequence<I...>) {
+    R out{};
+    (void)(((a == static_cast<algorithm>(I + 1)) && ((out = f.template operator()<static_cast<algorithm>(I + 1)>()), true)) ||
+           ...);
+    return out;
+}
+template <class R, class F>
+[[nodiscard]] constexpr R dispatch_algorithm(algorithm a, F&& f) {
+    return dispatch_algorithm<R>(a, f, std::make_index_sequence<static_cast<std::size_t>(algorithm_count - 1)>{});
+}
+
+/// The candidates of the automatic choice in the order they are tried (each descriptor's
+/// `choice_order`; -1: never a candidate), most often fastest first so that the bounds prune the
+/// rest.
+template <std::size_t... I>
+[[nodiscard]] consteval auto automatic_candidates_of(std::index_sequence<I...>) {
+    constexpr std::array<int, sizeof...(I)> order{descriptor<static_cast<algorithm>(I + 1)>::choice_order...};
+    constexpr int count = ((order[I] >= 0 ? 1 : 0) + ...);
+    std::array<algorithm, static_cast<std::size_t>(count)> out{};
+    std::array<int, static_cast<std::size_t>(count)> seen{};
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        if (order[i] < 0) continue;
+        if (order[i] >= count || seen[static_cast<std::size_t>(order[i])]++ != 0)
+            throw "choice_order: each candidate needs its own place in 0 .. candidates - 1";
+        out[static_cast<std::size_t>(order[i])] = static_cast<algorithm>(i + 1);
     }
-};
-
-[[nodiscard]] constexpr int ceil_log2(int n) {
-    int k = 0;
-    while ((1 << k) < n) ++k;
-    return k;
+    return out;
 }
+inline constexpr auto automatic_candidates =
+    automatic_candidates_of(std::make_index_sequence<static_cast<std::size_t>(algorithm_count - 1)>{});
 
-[[nodiscard]] constexpr int floor_log2(int n) {
-    int k = 0;
-    while ((2 << k) <= n) ++k;
-    return k;
+/// Every descriptor's name is the algorithm's spelling in `algorithm_spellings` (types.hpp).
+template <std::size_t... I>
+[[nodiscard]] consteval bool descriptor_names_agree(std::index_sequence<I...>) {
+    return ((descriptor<static_cast<algorithm>(I + 1)>::name == algorithm_spellings[I + 1].name) && ...);
 }
+static_assert(descriptor_names_agree(std::make_index_sequence<static_cast<std::size_t>(algorithm_count - 1)>{}),
+              "a descriptor's name differs from its spelling in algorithm_spellings");
 
 /// Whether `a` is defined for `op` on a group with `r` ranks per node over `nodes` nodes.
 [[nodiscard]] constexpr bool applies_to(const cluster& c, int r, int nodes, collective_op op, algorithm a) {
-    using o = collective_op;
-    const bool reduce_like = op == o::all_reduce || op == o::reduce || op == o::broadcast;
-    switch (a) {
-        case algorithm::automatic: return true;
-        case algorithm::ring: return op != o::send_recv;
-        case algorithm::tree:
-        case algorithm::double_binary_tree: return reduce_like;
-        case algorithm::parameter_server: return reduce_like;
-        case algorithm::parameter_server_sharded:
-            return op == o::all_reduce || op == o::reduce_scatter || op == o::all_gather;
-        case algorithm::direct: return true;
-        case algorithm::halving_doubling:
-            return op == o::all_reduce || op == o::reduce_scatter || op == o::all_gather;
-        case algorithm::hierarchical: return op == o::all_reduce;
-        case algorithm::nvls: {
-            const bool in_switch = c.node.in_switch_reduction && r > 1;
-            if (op == o::all_reduce) return in_switch || (nodes > 1 && c.in_network_reduction);
-            return (op == o::reduce_scatter || op == o::all_gather) && in_switch && nodes == 1;
-        }
-        case algorithm::pat:
-            // NCCL enables PAT only with one rank per node (ncclPatEnable: nRanks == nNodes)
-            return (op == o::reduce_scatter || op == o::all_gather) && r == 1 && nodes > 1;
-    }
-    return false;
+    if (a == algorithm::automatic) return true;
+    return dispatch_algorithm<bool>(a, [&]<algorithm A>() { return descriptor<A>::applies(c, r, nodes, op); });
 }
 
 /// Whether NCCL implements `a` for `op` (see algorithm_set).
 [[nodiscard]] constexpr bool nccl_implements(collective_op op, algorithm a) {
-    using o = collective_op;
-    switch (op) {
-        case o::all_reduce:
-            return a == algorithm::ring || a == algorithm::double_binary_tree || a == algorithm::nvls;
-        case o::reduce_scatter:
-        case o::all_gather: return a == algorithm::ring || a == algorithm::nvls || a == algorithm::pat;
-        case o::broadcast:
-        case o::reduce: return a == algorithm::ring;
-        case o::all_to_all:
-        case o::send_recv: return a == algorithm::direct;
-    }
-    return false;
+    if (a == algorithm::automatic) return false;
+    return dispatch_algorithm<bool>(a, [&]<algorithm A>() { return descriptor<A>::nccl_implements(op); });
 }
 
 /// Whether `a` is defined for `op` on this cluster and group (automatic excluded).
@@ -296,247 +265,24 @@ struct plan {
     return applies_to(c, std::min(g.ranks_per_node, g.ranks), g.nodes(), op, a);
 }
 
-/// The phases of algorithm `a` for `op` on path `p`, for a buffer of `s` bytes (nccl-tests size).
-/// Formulas (bytes per direction on the busiest port; n ranks, N nodes, r per node):
-/// * ring (Patarasuk & Yuan 2009; NCCL): all_reduce 2(n-1)/n S in 2(n-1) steps; reduce_scatter /
-///   all_gather (n-1)/n S in n-1 steps; broadcast / reduce pipelined chain S in n-1 steps;
-///   all_to_all S(n-1)/2 (each 1/n travels 1..n-1 hops). Inter-node: the node's NICs carry one
-///   rank's traffic, split among the GPUs sharing each NIC (each local GPU is a ring boundary for
-///   some channels and the NIC's capacity is divided among them).
-/// * tree / double_binary_tree (NCCL: intra-node chain + inter-node binary tree; Sanders,
-///   Speck & Traeff 2009 for the double tree), pipelined reduce up + broadcast down: chain
-///   port 2S (S for r = 2); node NICs S for N = 2, else 3S (single tree: two children + parent)
-///   or 2S (double tree: each node interior in one tree only).
-/// * parameter_server: the server (rank 0) receives (n-1) S through its own port and NIC.
-///   parameter_server_sharded: every rank owns S/n: push then pull, (n-1)/n S each.
-/// * direct: one-shot; all_reduce reads (n-1) S; reduce_scatter / all_gather / all_to_all
-///   (n-1)/n S; broadcast / reduce (n-1) S at the root. The transfers to the n-1 peers share the
-///   wire concurrently, but each is a message of its own: n-1 step latencies (same for the
-///   parameter servers: one message per worker and direction).
-/// * halving_doubling (Thakur, Rabenseifner & Gropp 2005): log2 p exchanges with S/2, S/4, ...
-///   nearest peers first (inside the node), a fold/unfold of S when n is not a power of two.
-/// * hierarchical: intra reduce-scatter (r-1)/r S, inter all-reduce 2(N-1)/N S/r per GPU over its
-///   NIC share, intra all-gather (r-1)/r S.
-/// * nvls (NVLink SHARP, NVIDIA Hopper whitepaper): the switch reduces; per GPU port
-///   (r+1)/r S for all_reduce (S out for the reduce, S/r back; S/r out, S back for the multicast);
-///   S for reduce_scatter / all_gather. Multi-node: SHARP all-reduce moves S per node, otherwise a
-///   ring of 2(N-1)/N S among nodes.
-/// * pat (Parallel Aggregated Trees, NCCL 2.23+; NVIDIA/nccl src/graph/tuning.cc and
-///   src/device/prims_*: all_gather / reduce_scatter with one rank per node, Simple protocol):
-///   the ring's (n-1)/n S through each GPU's NIC, in ceil(log2 n) latency steps instead of n-1
-///   (the aggregated trees reach every rank in a logarithmic number of rounds). NCCL's tuner
-///   derates PAT's bus bandwidth to 3/4 of the ring's (`nccl_pat_bandwidth_factor`, realistic
-///   mode only) so that the ring wins for large messages, and adds a small per-rank latency
-///   term that is not modelled here.
-/// build_plan for an algorithm known at compile time (the automatic choice instantiates one per
-/// candidate, so each is inlined with only its own formulas).
+/// The phases of algorithm `a` for `op` on path `p`, for a buffer of `s` bytes (nccl-tests size):
+/// its descriptor's `build` (formulas in its header). For an algorithm known at compile time (the
+/// automatic choice instantiates one per candidate, so each is inlined with only its own formulas).
 template <algorithm a>
 inline void build_plan_for(const cluster& c, const group_path& p, collective_op op, double s, plan& pl) {
-    using o = collective_op;
     pl.count = 0;
-    pl.simple_only = a == algorithm::pat;
-    const int n = p.n, N = p.nodes, r = p.r;
-    const double nd = n, rd = r;
-    const bool multi = N > 1;
-    const double sharing = static_cast<double>(p.sharing);
-    const double node_net = p.s_node_net;          // a node's NICs used by the group
-    const double own_net = p.s_own_net;            // one GPU's NIC(s), unshared
-    const double gpu_net = own_net * sharing;      // one GPU's share of its NIC
-    const double intra_group = p.s_intra_group, intra_peer = p.s_intra_peer;
-    const double frac_n = (nd - 1.0) * p.inv_n;    // (n-1)/n
-    const double frac_N = (static_cast<double>(N) - 1.0) * p.inv_nodes;  // (N-1)/N
-    const double frac_r = (rd - 1.0) * p.inv_r;    // (r-1)/r
-    const bottleneck_kind nk = p.spine > 1.0 ? bottleneck_kind::spine : bottleneck_kind::nic;
-    auto set_net = [&](phase& ph, double w, double c_net, int steps, int share) {
-        if (!multi) return;
-        ph.w_net = w;
-        ph.c_net = c_net;
-        ph.steps_net = steps;
-        ph.net_kind = nk;
-        ph.net_sharing = share;
-    };
-    auto set_intra = [&](phase& ph, double w, double c_intra, int steps) {
-        if (r < 2) return;
-        ph.w_intra = w;
-        ph.c_intra = c_intra;
-        ph.steps_intra = steps;
-    };
-    switch (a) {
-        case algorithm::automatic:
-        case algorithm::ring: {
-            phase& ph = pl.add();
-            double w = 0;
-            int steps = 0, net_steps = 0;
-            switch (op) {
-                case o::all_reduce: w = 2.0 * frac_n * s; steps = 2 * (n - 1); net_steps = 2 * (N - 1); break;
-                case o::reduce_scatter:
-                case o::all_gather: w = frac_n * s; steps = n - 1; net_steps = N - 1; break;
-                case o::broadcast:
-                case o::reduce: w = s; steps = n - 1; net_steps = N - 1; break;
-                case o::all_to_all: w = s * (nd - 1.0) * 0.5; steps = n - 1; net_steps = N - 1; break;
-                case o::send_recv: w = s; steps = 1; net_steps = multi ? 1 : 0; break;
-            }
-            // NCCL's split of ring steps: the inter-node ones, the rest inside nodes.
-            set_intra(ph, w, intra_group, steps - (multi ? net_steps : 0));
-            // Each channel's ring enters and leaves a node once: the node's NICs carry w per
-            // direction whatever the GPUs per NIC (p4d: 8 GPUs on 4 EFA NICs reach ~85% of the
-            // node's 400 Gb/s, ml-engineering-networking). Without GPUDirect RDMA the GPUs that
-            // share a NIC feed it one at a time through host bounce buffers: the NIC is divided
-            // among them (Baskerville: 2 x 2 ring 3.7x slower than 4 x 1, impact-of-gpu-networking-part2).
-            set_net(ph, w, p.host_staged ? node_net * sharing : node_net, net_steps, p.sharing);
-            break;
-        }
-        case algorithm::tree:
-        case algorithm::double_binary_tree: {
-            phase& ph = pl.add();
-            const bool dbl = a == algorithm::double_binary_tree;
-            const int lg = ceil_log2(N);
-            if (op == o::all_reduce) {
-                const double chain = r >= 3 ? 2.0 : 1.0;
-                const double up = N <= 1 ? 0.0 : N == 2 ? 1.0 : (dbl ? 2.0 : (N == 3 ? 2.0 : 3.0));
-                set_intra(ph, chain * s, intra_group, 2 * (r - 1));
-                set_net(ph, up * s, node_net, 2 * lg, 1);
-            } else {  // broadcast, reduce: one direction of the above
-                const double up = N <= 1 ? 0.0 : N == 2 ? 1.0 : (dbl ? 1.0 : 2.0);
-                set_intra(ph, s, intra_group, r - 1);
-                set_net(ph, up * s, node_net, lg, 1);
-            }
-            break;
-        }
-        case algorithm::parameter_server: {
-            phase& ph = pl.add();
-            // One message per worker and direction (push, and pull for all_reduce).
-            const int dirs = op == o::all_reduce ? 2 : 1;
-            set_intra(ph, (rd - 1.0) * s, intra_group, dirs * (r - 1));
-            if (multi) {
-                // Server NIC fan-in (n - r remote workers) vs a worker node pushing r buffers.
-                const double t_server = (nd - rd) * s * own_net, t_workers = rd * s * node_net;
-                if (t_server >= t_workers) {
-                    set_net(ph, (nd - rd) * s, own_net, dirs * (n - r), 1);
-                    ph.net_kind = bottleneck_kind::server_nic;
-                } else {
-                    set_net(ph, rd * s, node_net, dirs * (n - r), p.sharing);
-                }
-            }
-            break;
-        }
-        case algorithm::parameter_server_sharded: {
-            const int phases = op == o::all_reduce ? 2 : 1;
-            for (int i = 0; i < phases; ++i) {
-                phase& ph = pl.add();
-                set_intra(ph, (rd - 1.0) * p.inv_n * s, intra_group, r - 1);
-                set_net(ph, rd * (nd - rd) * p.inv_n * s, node_net, n - r, p.sharing);
-            }
-            break;
-        }
-        case algorithm::direct: {
-            phase& ph = pl.add();
-            switch (op) {
-                case o::all_reduce:
-                    set_intra(ph, (rd - 1.0) * s, intra_group, r - 1);
-                    set_net(ph, rd * (nd - rd) * s, node_net, n - r, p.sharing);
-                    break;
-                case o::reduce_scatter:
-                case o::all_gather:
-                case o::all_to_all:
-                    set_intra(ph, (rd - 1.0) * p.inv_n * s, intra_group, r - 1);
-                    set_net(ph, rd * (nd - rd) * p.inv_n * s, node_net, n - r, p.sharing);
-                    break;
-                case o::broadcast:
-                case o::reduce:
-                    set_intra(ph, (rd - 1.0) * s, intra_group, r - 1);
-                    set_net(ph, (nd - rd) * s, own_net, n - r, 1);
-                    break;
-                case o::send_recv:
-                    set_intra(ph, s, intra_peer, 1);
-                    set_net(ph, s, own_net, 1, 1);
-                    break;
-            }
-            break;
-        }
-        case algorithm::halving_doubling: {
-            const int reps = op == o::all_reduce ? 2 : 1;  // reduce-scatter then all-gather
-            const int lgp = floor_log2(n);
-            const int pw = 1 << lgp;
-            // Exchange k moves S / 2^(k+1); those with 2^k < r (peers inside the node) stay on
-            // the scale-up links, the rest cross NICs.
-            double wi = 0, wn = 0, w = 0.5 * s;
-            int si = 0, sn = 0;
-            for (int k = 0; k < lgp; ++k, w *= 0.5) {
-                if ((1 << k) < r) { wi += w; ++si; } else { wn += w; ++sn; }
-            }
-            phase& a1 = pl.add();
-            set_intra(a1, reps * wi, intra_peer, reps * si);
-            if (sn > 0) {
-                phase& a2 = pl.add();
-                set_net(a2, reps * wn, gpu_net, reps * sn, p.sharing);
-            }
-            if (pw != n) {  // fold the extra ranks in (and out again for all_reduce)
-                phase& a3 = pl.add();
-                if (r >= 2) set_intra(a3, reps * s, intra_peer, reps);
-                else set_net(a3, reps * s, own_net, reps, 1);
-            }
-            break;
-        }
-        case algorithm::hierarchical: {
-            phase& a1 = pl.add();
-            set_intra(a1, 2.0 * frac_r * s, intra_group, 2 * (r - 1));
-            phase& a2 = pl.add();
-            // Each GPU's 1/r of the buffer crosses its 1/r share of the node's NICs: the r
-            // factors cancel; the bytes are 2(N-1)/N S / r per GPU.
-            set_net(a2, 2.0 * frac_N * s * p.inv_r, node_net * rd, 2 * (N - 1), p.sharing);
-            break;
-        }
-        case algorithm::pat: {
-            phase& ph = pl.add();
-            set_net(ph, frac_n * s, node_net, ceil_log2(n), p.sharing);
-            ph.net_pat = true;
-            break;
-        }
-        case algorithm::nvls: {
-            phase& ph = pl.add();
-            const bool in_switch = c.node.in_switch_reduction && r > 1;
-            if (op == o::all_reduce) {
-                if (in_switch) {
-                    set_intra(ph, (rd + 1.0) * p.inv_r * s, intra_group, 2);
-                    ph.intra_switch = true;
-                } else {
-                    set_intra(ph, 2.0 * frac_r * s, intra_group, 2 * (r - 1));
-                }
-                if (c.in_network_reduction) {
-                    set_net(ph, s, node_net, 2, 1);
-                    ph.net_switch = true;
-                } else {
-                    set_net(ph, 2.0 * frac_N * s, node_net, 2 * (N - 1), 1);
-                }
-            } else {
-                set_intra(ph, s, intra_group, 1);
-                ph.intra_switch = true;
-            }
-            break;
-        }
-    }
+    pl.simple_only = descriptor<a>::simple_only;
+    descriptor<a>::build(plan_inputs(c, p), op, s, pl);
 }
 
-/// The phases of algorithm `a` (`automatic`: ring) into `pl`; formulas in the comment above.
+/// The phases of algorithm `a` (`automatic`: ring) into `pl`.
 inline void build_plan(const cluster& c, const group_path& p, collective_op op, algorithm a, double s, plan& pl) {
-    switch (a) {
-        case algorithm::automatic:
-        case algorithm::ring: build_plan_for<algorithm::ring>(c, p, op, s, pl); return;
-        case algorithm::tree: build_plan_for<algorithm::tree>(c, p, op, s, pl); return;
-        case algorithm::double_binary_tree: build_plan_for<algorithm::double_binary_tree>(c, p, op, s, pl); return;
-        case algorithm::parameter_server: build_plan_for<algorithm::parameter_server>(c, p, op, s, pl); return;
-        case algorithm::direct: build_plan_for<algorithm::direct>(c, p, op, s, pl); return;
-        case algorithm::halving_doubling: build_plan_for<algorithm::halving_doubling>(c, p, op, s, pl); return;
-        case algorithm::hierarchical: build_plan_for<algorithm::hierarchical>(c, p, op, s, pl); return;
-        case algorithm::nvls: build_plan_for<algorithm::nvls>(c, p, op, s, pl); return;
-        case algorithm::parameter_server_sharded:
-            build_plan_for<algorithm::parameter_server_sharded>(c, p, op, s, pl);
-            return;
-        case algorithm::pat: build_plan_for<algorithm::pat>(c, p, op, s, pl); return;
-    }
+    if (a == algorithm::automatic) a = algorithm::ring;
+    (void)dispatch_algorithm<bool>(a, [&]<algorithm A>() {
+        build_plan_for<A>(c, p, op, s, pl);
+        return true;
+    });
 }
-
 
 /// 1 / saturation(s / n) = 1 + (half_size x n / s)^exponent: the factor by which a link class's
 /// time per byte exceeds its large-message one when each of n ranks holds s / n bytes.
@@ -547,11 +293,6 @@ inline void build_plan(const cluster& c, const group_path& p, collective_op op, 
     const double x = h * n / s;
     return 1.0 + (k.exponent == 0.5 ? std::sqrt(x) : k.exponent == 1.0 ? x : std::pow(x, k.exponent));
 }
-
-/// NCCL's tuner: PAT's bus bandwidth is 0.75 of the ring's on the same graph (NVIDIA/nccl
-/// src/graph/tuning.cc, ncclTopoTuneModel, NCCL 2.23+), which makes the ring win for large
-/// messages. Realistic mode only; the closed form (ideal mode) moves the ring's bytes at the peak.
-inline constexpr double nccl_pat_bandwidth_factor = 0.75;
 
 /// Per-prediction constants of the cost layer (everything that does not depend on the algorithm),
 /// as multipliers so that a candidate costs no division. Ideal mode: one "protocol" with the
@@ -736,33 +477,15 @@ struct verdict {
     return v;
 }
 
-/// A lower bound of the latency of the one-message-per-peer algorithms (direct and the parameter
-/// servers: the step counts of build_plan, at the smallest per-step latencies over protocols);
-/// 0 for the others. Never above `evaluate(...).time()` for the same algorithm.
-[[nodiscard]] inline double step_bound(const rate_context& x, const group_path& p, collective_op op, algorithm a) {
-    const int r = p.r, n = p.n;
-    int si = 0, sn = 0;
-    switch (a) {
-        case algorithm::direct:
-            if (op == collective_op::send_recv) return 0.0;
-            si = r - 1;
-            sn = n - r;
-            break;
-        case algorithm::parameter_server: {
-            const int dirs = op == collective_op::all_reduce ? 2 : 1;
-            si = dirs * (r - 1);
-            sn = dirs * (n - r);
-            break;
-        }
-        case algorithm::parameter_server_sharded: {
-            const int phases = op == collective_op::all_reduce ? 2 : 1;
-            si = phases * (r - 1);
-            sn = phases * (n - r);
-            break;
-        }
-        default: return 0.0;
-    }
-    if (r < 2) si = 0;
+/// A lower bound of the latency of a one-message-per-peer algorithm (`pruning::peer`: direct and
+/// the parameter servers): its descriptor's step counts, at the smallest per-step latencies over
+/// protocols. Never above `evaluate(...).time()` for the same algorithm.
+template <algorithm a>
+[[nodiscard]] inline double step_bound(const rate_context& x, const group_path& p, collective_op op) {
+    static_assert(descriptor<a>::prune == pruning::peer);
+    const latency_steps st = descriptor<a>::steps(p, op);
+    int si = st.intra, sn = st.net;
+    if (p.r < 2) si = 0;
     if (p.nodes < 2) sn = 0;
     return x.min_base + static_cast<double>(si) * x.min_step_intra + static_cast<double>(sn) * x.min_step_net;
 }
@@ -862,27 +585,24 @@ namespace detail {
     double best_time = std::numeric_limits<double>::infinity();
     double peer_bound = -1;  // computed when first needed
     auto consider = [&]<algorithm a>() {
-        // Dominated candidates (same steps, never fewer bytes): the single tree by the double
-        // tree (not a candidate); for one-to-all / all-to-one the parameter server by direct;
-        // for reduce_scatter / all_gather the sharded server is the direct exchange itself.
-        if constexpr (a == algorithm::parameter_server || a == algorithm::parameter_server_sharded)
-            if (op != collective_op::all_reduce) return;
-        if (opt.candidates == algorithm_set::nccl && !nccl_implements(op, a)) return;
-        if (!applies_to(c, p.r, p.nodes, op, a)) return;
-        // Pruning before the plan: the one-message-per-peer algorithms pay O(n) step
-        // latencies and O(n) bytes per node; once their bound exceeds the best time they
-        // cannot win.
-        if constexpr (a == algorithm::direct || a == algorithm::parameter_server ||
-                      a == algorithm::parameter_server_sharded) {
+        using D = descriptor<a>;
+        // Dominated candidates (same steps, never fewer bytes; the single tree is none):
+        // for one-to-all / all-to-one the parameter server by direct; for reduce_scatter /
+        // all_gather the sharded server is the direct exchange itself.
+        if (!D::automatic_candidate(op)) return;
+        if (opt.candidates == algorithm_set::nccl && !D::nccl_implements(op)) return;
+        if (!D::applies(c, p.r, p.nodes, op)) return;
+        if constexpr (D::prune == pruning::peer) {
+            // Pruning before the plan: the one-message-per-peer algorithms pay O(n) step
+            // latencies and O(n) bytes per node; once their bound exceeds the best time they
+            // cannot win.
             if (op != collective_op::send_recv) {
                 if (peer_bound < 0) peer_bound = peer_transfer_bound(x, p, s);
-                if (step_bound(x, p, op, a) + peer_bound > best_time) return;
+                if (step_bound<a>(x, p, op) + peer_bound > best_time) return;
             }
-        }
-        // PAT (one rank per node) moves the ring's (n-1)/n S through each node's NICs, as every
-        // algorithm must, at NCCL's derated bandwidth (ik_net_pat >= ik_net): large messages,
-        // where the ring wins, skip building its plan.
-        if constexpr (a == algorithm::pat) {
+        } else if constexpr (D::prune == pruning::derated_bandwidth) {
+            // PAT moves at least the bytes of peer_transfer_bound through each node's NICs, at
+            // NCCL's derated bandwidth (ik_net_pat >= ik_net).
             if (peer_bound < 0) peer_bound = peer_transfer_bound(x, p, s);
             if (peer_bound * (x.ik_net_pat / x.ik_net) > best_time) return;
         }
@@ -893,22 +613,16 @@ namespace detail {
         chosen = better ? a : chosen;
         best_time = better ? t : best_time;
     };
-    // Most often fastest first, so that the bounds prune the rest.
-    consider.template operator()<algorithm::ring>();
-    consider.template operator()<algorithm::nvls>();
-    consider.template operator()<algorithm::pat>();
-    consider.template operator()<algorithm::double_binary_tree>();
-    consider.template operator()<algorithm::hierarchical>();
-    consider.template operator()<algorithm::halving_doubling>();
-    consider.template operator()<algorithm::direct>();
-    consider.template operator()<algorithm::parameter_server>();
-    consider.template operator()<algorithm::parameter_server_sharded>();
+    // In the descriptors' choice order (automatic_candidates).
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (consider.template operator()<automatic_candidates[I]>(), ...);
+    }(std::make_index_sequence<automatic_candidates.size()>{});
     return {chosen, best_time};
 }
 }  // namespace detail
 
 /// @brief Predicted time of one collective `op` on `bytes` (nccl-tests size) over the ranks `g`
-/// of cluster `c`. Closed forms per algorithm in detail::build_plan; ideal or realistic costs per
+/// of cluster `c`. Closed forms per algorithm in collective/algorithms/; ideal or realistic costs per
 /// `opt.mode` (see file comment). `automatic` keeps the fastest applicable algorithm among
 /// `opt.candidates` (default: those NCCL implements for `op`; see algorithm_set) (ties: the
 /// first in `algorithm` order); it skips, without building their plans, the one-message-per-peer
