@@ -104,9 +104,8 @@ namespace cli {
     }
     if (auto v = a.get("intra-fabric")) c.node.fabric = parse_fabric(*v, "--intra-fabric");
     if (intra_changed) {
-        const std::string_view n = c.node.intra.name;
-        c.node.in_switch_reduction = c.node.fabric == intra_fabric::switched && c.node.intra.family == link_family::nvlink &&
-                                     (n == "nvlink4" || n == "nvlink5");
+        // NVLS where the link's NVLink generation has it (hardware/links.hpp nvlink_switch_reduces)
+        c.node.in_switch_reduction = c.node.fabric == intra_fabric::switched && nvlink_switch_reduces(c.node.intra);
     }
     if (auto v = a.get("inter")) c.node.inter = link_by_name(*v, "--inter");
     if (a.has("nics-per-node")) c.node.nics = static_cast<int>(a.integer("nics-per-node", c.node.nics, 0, cluster_limits::nics_per_node));

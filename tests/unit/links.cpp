@@ -261,3 +261,19 @@ TEST_CASE("name helpers spell the JSON/CLI vocabulary") {
     STATIC_REQUIRE(line_encoding_name(line_encoding::b128b130b) == "128b/130b");
     STATIC_REQUIRE(ib_rate_name(ib_rate::gdr) == "gdr");
 }
+
+TEST_CASE("in-switch reduction is a property of the NVLink generation, not of the link's name") {
+    // NVLink SHARP arrived with the third-generation NVSwitch of NVLink4 systems (H100
+    // whitepaper) and stays with Blackwell's NVLink Switch; V100/A100 NVSwitches do not reduce
+    CHECK(nvlink_switch_reduces(nvlink<4>));
+    CHECK(nvlink_switch_reduces(nvlink<5>));
+    CHECK(nvlink_switch_reduces(nvlink_bundle<4, 12>));
+    CHECK_FALSE(nvlink_switch_reduces(nvlink<3>));
+    CHECK_FALSE(nvlink_switch_reduces(nvlink<2>));
+    CHECK_FALSE(nvlink_switch_reduces(link_by_name("pcie5-x16")));
+    CHECK_FALSE(nvlink_switch_reduces(link_by_name("ib-ndr-4x")));
+    commscale::link renamed = nvlink<4>;
+    renamed.name = "my-hopper-fabric";
+    CHECK(nvlink_switch_reduces(renamed));
+    STATIC_REQUIRE(nvlink_switch_reduces(nvlink<5>));
+}

@@ -70,6 +70,7 @@ struct nvlink_generation_facts {
     int links_per_gpu;
     int lanes_per_link;
     double lane_gbit_s;  ///< one lane, one direction, payload (decimal Gbit/s)
+    bool switch_reduction;  ///< this generation's NVSwitch reduces in the switch (NVLink SHARP, NVLS)
     std::string_view source;
 };
 
@@ -77,17 +78,19 @@ struct nvlink_generation_facts {
 /// catalog, its names and `nvlink<Gen>` follow from it).
 /// NVLink2 8 x 25 Gbit/s per link (V100 whitepaper), NVLink3 4 x 50 (A100 whitepaper), NVLink4
 /// 2 x 100 (H100 whitepaper: "only two high-speed differential pairs to form a single link"),
-/// NVLink5 2 x 200 (Blackwell: 50 GB/s per link per direction).
+/// NVLink5 2 x 200 (Blackwell: 50 GB/s per link per direction). In-switch reduction: the
+/// third-generation NVSwitch of NVLink4 systems introduced NVLink SHARP (H100 whitepaper, "NVLink
+/// Switch System"), kept by Blackwell's NVLink Switch; the NVSwitches of NVLink2/3 do not reduce.
 /// Note: ml-engineering-networking's table gives "4 lanes of 6.25 GB/s" for NVLink 2, 3 and 4; that
 /// is NVLink3's layout only. The per-link figure (25 GB/s per direction) is the same for 2-4.
 inline constexpr std::array<nvlink_generation_facts, 4> nvlink_generations{{
-    {2, 6, 8, 25.0,
+    {2, 6, 8, 25.0, false,
      "NVIDIA Tesla V100 GPU Architecture whitepaper (2017): 6 NVLink2 links x 25 GB/s per direction, 300 GB/s total"},
-    {3, 12, 4, 50.0,
+    {3, 12, 4, 50.0, false,
      "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 12 NVLink3 links x 4 pairs x 50 Gbit/s, 600 GB/s total"},
-    {4, 18, 2, 100.0,
+    {4, 18, 2, 100.0, true,
      "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 18 NVLink4 links x 2 pairs x 100 Gbit/s, 900 GB/s total"},
-    {5, 18, 2, 200.0, "NVIDIA Blackwell/B200 datasheet (2024): 18 NVLink5 links x 50 GB/s per direction, 1.8 TB/s total"},
+    {5, 18, 2, 200.0, true, "NVIDIA Blackwell/B200 datasheet (2024): 18 NVLink5 links x 50 GB/s per direction, 1.8 TB/s total"},
 }};
 
 /// @brief Whether the catalog has a row for NVLink generation `gen`.
@@ -103,6 +106,16 @@ inline constexpr std::array<nvlink_generation_facts, 4> nvlink_generations{{
     for (const auto& g : nvlink_generations)
         if (g.generation == gen) return g;
     return {};
+}
+
+/// @brief Whether a switched fabric of link `l` can reduce in the switch (NVLS): an NVLink link
+/// whose lane layout and rate are those of a generation with switch_reduction (NVLink4, NVLink5,
+/// any bundle of them). A property of the link, not of its name.
+[[nodiscard]] constexpr bool nvlink_switch_reduces(const link& l) {
+    if (l.family != link_family::nvlink) return false;
+    for (const auto& g : nvlink_generations)
+        if (l.lanes == g.lanes_per_link && l.per_lane.value() == g.lane_gbit_s * giga / 8.0) return g.switch_reduction;
+    return false;
 }
 
 /// @brief NVLink generations in the catalog (rows of nvlink_generations): 2 (V100), 3 (A100),
