@@ -1,5 +1,6 @@
 // `commscale accelerators` and `commscale accelerator NAME`: the accelerator catalog (CLI.md "Catalog").
 #include <commscale/hardware/accelerators.hpp>
+#include <commscale/io/catalog_json.hpp>
 #include <commscale/io/hardware_json.hpp>
 
 #include "../cli.hpp"
@@ -43,9 +44,7 @@ cli::registrar reg_accelerators{cli::command{
     [](const cli::args& a, std::ostream& out) {
         using namespace commscale;
         if (a.flag("json")) {
-            nlohmann::json list = nlohmann::json::array();
-            for (const accelerator& x : all_accelerators()) list.push_back(accelerator_to_json(x));
-            cli::print_json(out, {{"accelerators", std::move(list)}});
+            cli::print_json(out, io::accelerators_catalog_json());
         } else {
             std::vector<std::vector<std::string>> rows;
             for (const accelerator& x : all_accelerators()) rows.push_back(row(x));

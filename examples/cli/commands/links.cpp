@@ -1,5 +1,6 @@
 // `commscale links` and `commscale link NAME`: the interconnect catalog (CLI.md "Catalog").
 #include <commscale/hardware/links.hpp>
+#include <commscale/io/catalog_json.hpp>
 #include <commscale/io/hardware_json.hpp>
 
 #include "../cli.hpp"
@@ -43,10 +44,12 @@ cli::registrar reg_links{cli::command{
                 if (names[i] == *k) kind = static_cast<link_kind>(i);
             if (!kind) throw unknown_name("--kind", *k, names);
         }
-        if (a.flag("json")) {
+        if (a.flag("json") && !kind) {
+            cli::print_json(out, io::links_catalog_json());
+        } else if (a.flag("json")) {
             nlohmann::json list = nlohmann::json::array();
             for (const commscale::link& l : all_links())
-                if (!kind || l.kind == *kind) list.push_back(link_to_json(l));
+                if (l.kind == *kind) list.push_back(link_to_json(l));
             cli::print_json(out, {{"links", std::move(list)}});
         } else {
             std::vector<std::vector<std::string>> rows;

@@ -62,8 +62,7 @@ namespace commscale::io {
     if (c.node.in_switch_reduction) intra["in_switch_reduction"] = true;
     if (!c.node.pcie_p2p) intra["pcie_p2p"] = false;
     j["intra"] = std::move(intra);
-    const bool has_inter = c.node.nics > 0 || !c.node.inter.name.empty() || c.node.inter.per_direction.value() > 0;
-    if (has_inter) {
+    if (has_scale_out(c)) {
         nlohmann::ordered_json inter;
         inter["link"] = detail::link_json(c.node.inter);
         if (c.node.nics != c.node.gpus) inter["nics_per_node"] = c.node.nics;

@@ -229,6 +229,12 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     return c;
 }
 
+/// @brief True when a cluster has a scale-out part to write (`"inter"`): NICs, a named inter-node
+/// link or a nonzero inter-node bandwidth. A single node without any of these has none.
+[[nodiscard]] inline bool has_scale_out(const cluster& c) {
+    return c.node.nics > 0 || !c.node.inter.name.empty() || c.node.inter.per_direction.value() > 0;
+}
+
 /// @brief The JSON form of a cluster (every field written; links by catalog name where they are
 /// catalog links). `cluster_from_json(cluster_to_json(c))` equals `c`.
 [[nodiscard]] inline nlohmann::json cluster_to_json(const cluster& c) {
@@ -242,8 +248,7 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
                   {"fabric", std::string(fabric_name(c.node.fabric))},
                   {"in_switch_reduction", c.node.in_switch_reduction},
                   {"pcie_p2p", c.node.pcie_p2p}};
-    const bool has_inter = c.node.nics > 0 || !c.node.inter.name.empty() || c.node.inter.per_direction.value() > 0;
-    if (has_inter)
+    if (has_scale_out(c))
         j["inter"] = {{"link", detail::link_json(c.node.inter)},
                       {"nics_per_node", c.node.nics},
                       {"oversubscription", c.oversubscription},
