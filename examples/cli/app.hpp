@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "grammar.hpp"
 #include <commscale/version.hpp>
 
 namespace cli {
@@ -43,8 +44,7 @@ inline int run(const std::vector<std::string>& all, std::ostream& out, std::ostr
             for (const auto& c : reg) names.push_back(c.name);
             throw commscale::unknown_name("command", all[0], names);
         }
-        const std::vector<std::string> rest(all.begin() + 1, all.end());
-        const args a = parse_args(*it, rest);
+        const args a = parse_args(*it, all);
         if (a.flag("help")) {
             out << it->usage << "\n";
             return 0;

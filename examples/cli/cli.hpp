@@ -1,7 +1,7 @@
 #pragma once
 // The commscale CLI framework: a command registry (each command lives in its own file under
-// commands/ and registers itself, so adding a command touches no existing file), an argument
-// parser that rejects unknown options with "did you mean", and output helpers.
+// commands/ and registers itself, so adding a command touches no existing file), the parsed
+// arguments a command reads, and output helpers. The grammar (CLI11) is in grammar.hpp.
 // Contract: docs/CLI.md. Exit codes: 0 success, 2 invalid input, 1 internal error.
 
 #include <filesystem>
@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <commscale/error.hpp>
@@ -135,62 +136,6 @@ inline std::vector<option_spec> topology_options() {
     };
 }
 
-/// Parses argv (after the command name) against a command's spec.
-inline args parse_args(const command& cmd, const std::vector<std::string>& argv) {
-    args a;
-    auto find = [&](const std::string& n) -> const option_spec* {
-        for (const auto& o : cmd.options)
-            if (o.name == n) return &o;
-        return nullptr;
-    };
-    for (std::size_t i = 0; i < argv.size(); ++i) {
-        const std::string& s = argv[i];
-        if (s.size() > 2 && s.rfind("--", 0) == 0) {
-            std::string name = s.substr(2), value;
-            bool inline_value = false;
-            if (auto eq = name.find('='); eq != std::string::npos) {
-                value = name.substr(eq + 1);
-                name = name.substr(0, eq);
-                inline_value = true;
-            }
-            if (name == "json" || name == "help") {
-                a.flags_.insert(name);
-                continue;
-            }
-            const option_spec* o = find(name);
-            if (!o) {
-                std::vector<std::string> cands{"--json", "--help"};
-                for (const auto& k : cmd.options) cands.push_back("--" + k.name);
-                throw commscale::unknown_name("option of '" + cmd.name + "'", "--" + name, cands);
-            }
-            if (!o->takes_value) {
-                if (inline_value) throw commscale::input_error("--" + name, "'" + value + "'", "no value (a flag)");
-                a.flags_.insert(name);
-                continue;
-            }
-            if (!inline_value) {
-                if (i + 1 >= argv.size())
-                    throw commscale::input_error("--" + name, "nothing (missing value)", o->help.empty() ? "a value" : o->help);
-                value = argv[++i];
-            }
-            if (a.values_.count(name))
-                throw commscale::input_error("--" + name, "'" + value + "' (given twice)", "one value");
-            a.values_[name] = value;
-        } else {
-            a.positional.push_back(s);
-        }
-    }
-    if (!a.flag("help")) {
-        const int n = static_cast<int>(a.positional.size());
-        if (n < cmd.min_positional)
-            throw commscale::input_error(cmd.name, "too few arguments", cmd.usage.substr(0, cmd.usage.find('\n')));
-        if (cmd.max_positional >= 0 && n > cmd.max_positional)
-            throw commscale::input_error(cmd.name, "unexpected argument '" + a.positional[static_cast<std::size_t>(cmd.max_positional)] + "'",
-                                         cmd.usage.substr(0, cmd.usage.find('\n')));
-    }
-    return a;
-}
-
 /// Where print_json hands its document instead of printing it, when set: the Python module runs
 /// commands in-process and converts the document to Python objects without a text round trip.
 /// Thread-local, so commands run from several threads each capture their own.
@@ -235,12 +180,10 @@ inline void print_table(std::ostream& out, const std::vector<std::string>& heade
     for (const auto& r : rows)
         for (std::size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
     auto line = [&](const std::vector<std::string>& r) {
-        for (std::size_t i = 0; i < r.size() && i < w.size(); ++i) {
-            const std::string pad(w[i] - r[i].size(), ' ');
-            if (i == 0) out << r[i] << pad;
-            else out << "  " << pad << r[i];
-        }
-        out << "\n";
+        std::string text;
+        for (std::size_t i = 0; i < r.size() && i < w.size(); ++i)
+            text += i == 0 ? fmt::format("{:<{}}", r[i], w[i]) : fmt::format("  {:>{}}", r[i], w[i]);
+        out << text << "\n";
     };
     line(header);
     for (const auto& r : rows) line(r);
@@ -248,9 +191,7 @@ inline void print_table(std::ostream& out, const std::vector<std::string>& heade
 
 /// Number to text with up to `digits` decimals, trailing zeros removed.
 inline std::string num(double v, int digits = 3) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    std::string s = buf;
+    std::string s = fmt::format("{:.{}f}", v, digits);
     if (s.find('.') != std::string::npos) {
         while (s.back() == '0') s.pop_back();
         if (s.back() == '.') s.pop_back();

@@ -5,7 +5,7 @@
 // margins sized to the labels so nothing is clipped, a log2 byte-size axis for message sizes).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <fmt/format.h>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,9 +31,7 @@ namespace cli::svg {
 
 /// A coordinate or length as text (2 decimals).
 [[nodiscard]] inline std::string n(double v) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.2f", v);
-    return buf;
+    return fmt::format("{:.2f}", v);
 }
 
 /// Opening tag of a standalone SVG document of the given size, with a white background.
@@ -90,9 +88,7 @@ namespace cli::svg {
 /// A tick value written with as many decimals as its step needs (0.25 -> "0.25", 20 -> "20").
 [[nodiscard]] inline std::string tick_text(double v, double step) {
     const int digits = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.*f", std::clamp(digits, 0, 6), std::abs(v) < step * 1e-9 ? 0.0 : v);
-    return buf;
+    return fmt::format("{:.{}f}", std::abs(v) < step * 1e-9 ? 0.0 : v, std::clamp(digits, 0, 6));
 }
 
 /// A byte count as a binary-prefixed size: 1KiB, 512MiB, 2GiB (exact for powers of two).
@@ -103,9 +99,7 @@ namespace cli::svg {
         b /= 1024.0;
         ++i;
     }
-    char buf[48];
-    std::snprintf(buf, sizeof buf, (b == std::floor(b)) ? "%.0f%s" : "%.2g%s", b, names[i]);
-    return buf;
+    return b == std::floor(b) ? fmt::format("{:.0f}{}", b, names[i]) : fmt::format("{:.2g}{}", b, names[i]);
 }
 
 /// One axis of a chart: its range, title and scale (linear, or log2 of a byte size).

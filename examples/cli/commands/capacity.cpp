@@ -1,7 +1,6 @@
 // `commscale capacity`: GPUs needed to train in a given time, or the time a given number of GPUs
 // takes, and the GPU-hours (CLI.md "Training step"; gpu-fabrics-for-genai Tables 1-3).
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include <commscale/hardware/accelerators.hpp>
@@ -9,6 +8,8 @@
 #include <commscale/predict/capacity.hpp>
 #include <commscale/workload/flops.hpp>
 #include <commscale/workload/transformer.hpp>
+
+#include <fmt/format.h>
 
 #include "../cli.hpp"
 #include "../model.hpp"
@@ -23,9 +24,7 @@ constexpr double max_tokens = 1e18;
 
 /// A number with 4 significant digits ("0.001", "312", "1.157e+20"): never rounded to 0.
 std::string sig(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-    return buf;
+    return fmt::format("{:.4g}", v);
 }
 
 /// cli::num(v, digits) for 1 <= v < 1e12, sig(v) outside, so that 0.001 TFLOPS is not printed
@@ -140,9 +139,7 @@ int run(const cli::args& a, std::ostream& out) {
                               {"utilization", u}});
         return 0;
     }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.4g", in_flops(plan.total_flops));
-    out << "total FLOPs   " << buf << " (" << readable(in_flops(plan.total_flops) / zetta, 3) << " ZFLOP)\n"
+    out << "total FLOPs   " << sig(in_flops(plan.total_flops)) << " (" << readable(in_flops(plan.total_flops) / zetta, 3) << " ZFLOP)\n"
         << "per GPU       " << readable(in_tflops(p), 1) << " TFLOPS peak x " << readable(u, 3) << " = "
         << readable(in_tflops(sustained_rate(p, u)), 1) << " TFLOPS sustained\n"
         << "GPUs          " << cli::num(plan.gpus, 0) << (mode == "gpus" ? "\n" : " (needed)\n")

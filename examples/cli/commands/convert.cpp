@@ -1,4 +1,6 @@
 // `commscale convert VALUE UNIT`: unit conversion, e.g. `convert 400Gbps GB/s` prints 50.
+#include <fmt/format.h>
+
 #include "../cli.hpp"
 
 namespace {
@@ -16,9 +18,7 @@ cli::registrar reg{cli::command{
         if (a.flag("json")) {
             cli::print_json(out, {{"value", a.positional[0]}, {"unit", a.positional[1]}, {"result", v}});
         } else {
-            char buf[64];
-            std::snprintf(buf, sizeof buf, "%.10g", v);
-            out << buf << "\n";
+            out << fmt::format("{:.10g}", v) << "\n";
         }
         return 0;
     },

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <iomanip>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -25,6 +24,8 @@
 #include <commscale/calibrate/nccl_tests.hpp>
 #include <commscale/io/cluster_json.hpp>
 #include <commscale/io/file.hpp>
+
+#include <fmt/format.h>
 
 #include "../cli.hpp"
 #include "../svg.hpp"
@@ -49,9 +50,7 @@ std::string read_input(const std::string& path) {
 
 // Four significant digits (parameters span 1e-1 to 1e6 in their units).
 std::string significant(double v) {
-    std::ostringstream o;
-    o << std::setprecision(4) << v;
-    return o.str();
+    return fmt::format("{:.4g}", v);
 }
 
 struct fit_input {

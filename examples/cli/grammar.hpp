@@ -1,0 +1,160 @@
+#pragma once
+// The CLI's grammar on CLI11: one app with a subcommand per registered command (cli.hpp's
+// registry). Only the dispatcher (app.hpp) includes it, so the commands compile without CLI11.
+// Contract: docs/CLI.md.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli.hpp"
+
+namespace cli {
+
+/// True when `name` (without "--") is one of the topology flags: they form the "topology" option
+/// group of every command that takes them.
+[[nodiscard]] inline bool is_topology_option(std::string_view name) {
+    static const std::vector<option_spec> topo = topology_options();
+    return std::any_of(topo.begin(), topo.end(), [&](const option_spec& o) { return o.name == name; });
+}
+
+/// The command line's grammar: one CLI11 app with a subcommand per registered command, each with
+/// its options (the topology flags as an option group) and the --json and --help flags. Built once
+/// per thread from the registry and reused: CLI11 clears an app's results when it parses again.
+///
+/// CLI11 does the tokenizing (--name value, --name=value, "--" ending the options); the errors
+/// keep the CLI's contract (docs/CLI.md): an unknown option is reported with "did you mean", an
+/// option given twice, a value given to a flag and a missing value name the option, and every
+/// parse error exits with 2.
+class grammar {
+public:
+    grammar() {
+        app_.set_help_flag();
+        app_.allow_extras();  // what follows "--" comes back here: positional arguments
+        for (const command& c : registry()) {
+            CLI::App* sub = app_.add_subcommand(c.name, c.summary);
+            sub->set_help_flag();  // --help prints the command's usage (below)
+            sub->allow_extras();   // positional arguments and unknown options, in order
+            CLI::Option_group* topo = nullptr;
+            entry e{&c, sub, {}};
+            for (const option_spec& o : c.options) {
+                CLI::App* where = sub;
+                if (is_topology_option(o.name)) {
+                    if (!topo) topo = sub->add_option_group("topology", "the cluster (docs/CLI.md \"Topology flags\")");
+                    where = topo;
+                }
+                e.options.push_back({o.name, o.takes_value, add(*where, o)});
+            }
+            for (const char* f : {"json", "help"}) e.options.push_back({f, false, add(*sub, option_spec{f, false, ""})});
+            entries_.push_back(std::move(e));
+        }
+    }
+
+    /// Parses a whole command line (`all[0]` a registered command's name) into its arguments.
+    [[nodiscard]] args parse(const command& cmd, const std::vector<std::string>& all) {
+        const entry& e = find(cmd);
+        std::vector<std::string> reversed(all.rbegin(), all.rend());  // CLI11 pops from the back
+        try {
+            app_.parse(reversed);
+        } catch (const CLI::ParseError& error) {
+            throw mismatch(e, all, error);
+        }
+        args a;
+        for (const std::string& s : e.app->remaining()) {
+            if (s.size() > 2 && s.rfind("--", 0) == 0) unknown_option(e, s.substr(2, s.find('=') - 2));
+            a.positional.push_back(s);
+        }
+        for (const std::string& s : app_.remaining()) a.positional.push_back(s);
+        for (const bound& o : e.options) {
+            if (o.option->count() == 0) continue;
+            if (!o.takes_value) {
+                a.flags_.insert(o.name);
+                continue;
+            }
+            const std::vector<std::string>& given = o.option->results();
+            if (given.size() > 1)
+                throw commscale::input_error("--" + o.name, "'" + given[1] + "' (given twice)", "one value");
+            a.values_[o.name] = given.front();
+        }
+        if (!a.flag("help")) check_positionals(cmd, a);
+        return a;
+    }
+
+private:
+    struct bound {
+        std::string name;  // without "--"
+        bool takes_value;
+        CLI::Option* option;
+    };
+    struct entry {
+        const command* cmd;
+        CLI::App* app;
+        std::vector<bound> options;
+    };
+
+    static CLI::Option* add(CLI::App& where, const option_spec& o) {
+        if (!o.takes_value) return where.add_flag("--" + o.name, o.help)->disable_flag_override();
+        // Every value is one token, even one that starts with "--"; a second use is reported
+        // (not overwritten), so the results are all kept.
+        return where.add_option("--" + o.name, o.help)
+            ->expected(1)
+            ->allow_extra_args(false)
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    }
+
+    [[nodiscard]] const entry& find(const command& cmd) const {
+        for (const entry& e : entries_)
+            if (e.cmd == &cmd) return e;
+        throw std::logic_error("command '" + cmd.name + "' is not in the grammar");
+    }
+
+    [[noreturn]] static void unknown_option(const entry& e, const std::string& name) {
+        std::vector<std::string> cands{"--json", "--help"};
+        for (const option_spec& k : e.cmd->options) cands.push_back("--" + k.name);
+        throw commscale::unknown_name("option of '" + e.cmd->name + "'", "--" + name, cands);
+    }
+
+    /// CLI11's parse errors in the CLI's words: a value given to a flag, an option missing its
+    /// value (only the last argument can be), an unknown option; anything else with CLI11's text.
+    [[nodiscard]] static commscale::input_error mismatch(const entry& e, const std::vector<std::string>& all,
+                                                         const CLI::ParseError& error) {
+        for (const std::string& s : all) {
+            const auto eq = s.find('=');
+            if (s.rfind("--", 0) != 0 || eq == std::string::npos) continue;
+            for (const bound& o : e.options)
+                if (!o.takes_value && s.compare(2, eq - 2, o.name) == 0 && eq - 2 == o.name.size())
+                    return commscale::input_error("--" + o.name, "'" + s.substr(eq + 1) + "'", "no value (a flag)");
+        }
+        if (all.size() > 1 && all.back().rfind("--", 0) == 0) {
+            const std::string name = all.back().substr(2, all.back().find('=') - 2);
+            for (const option_spec& o : e.cmd->options)
+                if (o.takes_value && o.name == name)
+                    return commscale::input_error("--" + name, "nothing (missing value)", o.help.empty() ? "a value" : o.help);
+        }
+        const std::string& usage = e.cmd->usage;
+        return commscale::input_error(e.cmd->name, error.what(), usage.substr(0, usage.find('\n')));
+    }
+
+    static void check_positionals(const command& cmd, const args& a) {
+        const int n = static_cast<int>(a.positional.size());
+        if (n < cmd.min_positional)
+            throw commscale::input_error(cmd.name, "too few arguments", cmd.usage.substr(0, cmd.usage.find('\n')));
+        if (cmd.max_positional >= 0 && n > cmd.max_positional)
+            throw commscale::input_error(cmd.name, "unexpected argument '" + a.positional[static_cast<std::size_t>(cmd.max_positional)] + "'",
+                                         cmd.usage.substr(0, cmd.usage.find('\n')));
+    }
+
+    CLI::App app_{"commscale"};
+    std::vector<entry> entries_;
+};
+
+/// Parses a whole command line (`all[0]` is `cmd`'s name) with this thread's grammar.
+inline args parse_args(const command& cmd, const std::vector<std::string>& all) {
+    thread_local grammar g;
+    return g.parse(cmd, all);
+}
+
+}  // namespace cli
