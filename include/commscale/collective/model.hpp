@@ -240,13 +240,17 @@ template <std::size_t... I>
 inline constexpr auto automatic_candidates =
     automatic_candidates_of(std::make_index_sequence<static_cast<std::size_t>(algorithm_count - 1)>{});
 
-/// Every descriptor's name is the algorithm's spelling in `algorithm_spellings` (types.hpp).
+/// Every descriptor derives from the defaults of its own algorithm, so that its name is the
+/// algorithm's spelling in `algorithm_spellings` (types.hpp).
 template <std::size_t... I>
 [[nodiscard]] consteval bool descriptor_names_agree(std::index_sequence<I...>) {
-    return ((descriptor<static_cast<algorithm>(I + 1)>::name == algorithm_spellings[I + 1].name) && ...);
+    return ((descriptor<static_cast<algorithm>(I + 1)>::id == static_cast<algorithm>(I + 1) &&
+             descriptor<static_cast<algorithm>(I + 1)>::name == algorithm_spellings[I + 1].name) &&
+            ...);
 }
 static_assert(descriptor_names_agree(std::make_index_sequence<static_cast<std::size_t>(algorithm_count - 1)>{}),
-              "a descriptor's name differs from its spelling in algorithm_spellings");
+              "a descriptor derives from the defaults of another algorithm (descriptor_defaults<a>), or its "
+              "name differs from its spelling in algorithm_spellings");
 
 /// Whether `a` is defined for `op` on a group with `r` ranks per node over `nodes` nodes.
 [[nodiscard]] constexpr bool applies_to(const cluster& c, int r, int nodes, collective_op op, algorithm a) {

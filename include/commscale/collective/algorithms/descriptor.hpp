@@ -6,10 +6,14 @@
 /// per-path quantities the formulas share (`plan_inputs`). The one evaluator that prices plans,
 /// prunes candidates and picks the fastest is collective/model.hpp.
 ///
-/// A descriptor is a specialization `descriptor<algorithm::x>` (deriving from
-/// `descriptor_defaults`) with:
-/// * `name`: its CLI/JSON spelling (the same as in types.hpp's `algorithm_spellings`, which the
-///   name helpers read without the model; collective/model.hpp checks that the two agree);
+/// A descriptor is a specialization `descriptor<algorithm::x>` deriving from
+/// `descriptor_defaults<algorithm::x>`, which gives it
+/// * `id` (its algorithm) and `name`: its CLI/JSON spelling, read from types.hpp's
+///   `algorithm_spellings` (the one place the spellings are written; the name helpers read it
+///   without the model; collective/model.hpp checks at compile time that every descriptor
+///   derives from the defaults of its own algorithm);
+///
+/// and has
 /// * `applies(cluster, r, nodes, op)`: whether it is defined for `op` on a group with `r` ranks
 ///   per node over `nodes` nodes;
 /// * `nccl_implements(op)`: whether NCCL (2.18-2.27) implements it for `op` (algorithm_set::nccl);
@@ -157,8 +161,13 @@ struct latency_steps {
 template <algorithm a>
 struct descriptor;
 
-/// What a descriptor does not state differs from this.
+/// What every descriptor of algorithm `a` inherits: its identity and name, and what it does not
+/// state otherwise.
+template <algorithm a>
 struct descriptor_defaults {
+    static constexpr algorithm id = a;
+    /// The CLI/JSON spelling (`algorithm_spellings`).
+    static constexpr std::string_view name = to_string(a);
     static constexpr bool simple_only = false;
     static constexpr pruning prune = pruning::none;
     [[nodiscard]] static constexpr bool automatic_candidate(collective_op) { return true; }

@@ -13,8 +13,7 @@ namespace commscale::detail {
 /// S for reduce_scatter / all_gather. Multi-node: SHARP all-reduce moves S per node, otherwise a
 /// ring of 2(N-1)/N S among nodes.
 template <>
-struct descriptor<algorithm::nvls> : descriptor_defaults {
-    static constexpr std::string_view name = "nvls";
+struct descriptor<algorithm::nvls> : descriptor_defaults<algorithm::nvls> {
     static constexpr int choice_order = 1;
 
     /// Needs in-switch reduction (node.in_switch_reduction, >= 2 ranks per node) or, for

@@ -20,8 +20,7 @@ inline constexpr double nccl_pat_bandwidth_factor = 0.75;
 /// mode only) so that the ring wins for large messages, and adds a small per-rank latency
 /// term that is not modelled here.
 template <>
-struct descriptor<algorithm::pat> : descriptor_defaults {
-    static constexpr std::string_view name = "pat";
+struct descriptor<algorithm::pat> : descriptor_defaults<algorithm::pat> {
     static constexpr int choice_order = 2;
     static constexpr bool simple_only = true;
     /// PAT (one rank per node) moves the ring's (n-1)/n S through each node's NICs, as every
