@@ -18,6 +18,8 @@
 ///   per node over `nodes` nodes;
 /// * `nccl_implements(op)`: whether NCCL (2.18-2.27) implements it for `op` (algorithm_set::nccl);
 /// * `simple_only`: only NCCL's Simple protocol implements it;
+/// * `net_bandwidth_factor`: the fraction of the network bandwidth its network parts get in
+///   realistic mode (a tuner's derating of the algorithm; 1: none);
 /// * `choice_order`: its place in the automatic choice's scan (most often fastest first, so that
 ///   the bounds prune the rest), -1 when it is never a candidate (dominated);
 ///   `automatic_candidate(op)`: false for the operations where another candidate dominates it;
@@ -68,7 +70,6 @@ struct phase {
     int steps_intra, steps_net;
     bool intra_switch;        ///< intra part reduced in the switch (NVLS)
     bool net_switch;          ///< net part reduced in the network (SHARP)
-    bool net_pat;             ///< net part run by PAT (NCCL's bandwidth derating in realistic mode)
     bottleneck_kind net_kind;
     int net_sharing;
 };
@@ -79,6 +80,10 @@ struct plan {
     std::array<phase, 3> ph;
     int count = 0;
     bool simple_only = false;  ///< only NCCL's Simple protocol implements it (PAT)
+    /// -1, or the index of the algorithm's derated network rate in the evaluator's rate context
+    /// (its descriptor's `net_bandwidth_factor` < 1): the rate of its network parts not reduced
+    /// in the network. Set with `simple_only` by the evaluator, not by `build`.
+    int net_derate = -1;
     phase& add() {
         phase& p = ph[static_cast<std::size_t>(count++)];
         p = phase{};
@@ -146,8 +151,8 @@ enum class pruning {
     /// One message per peer (direct, the parameter servers): the step latencies of
     /// `latency_steps` plus the bytes every such algorithm moves (every op but send_recv).
     peer,
-    /// The bytes every algorithm moves through the NICs, at the derated bandwidth of a
-    /// bandwidth-derated algorithm (PAT).
+    /// The bytes every algorithm moves through the NICs, at the derated bandwidth of an
+    /// algorithm whose `net_bandwidth_factor` is below 1 (PAT).
     derated_bandwidth,
 };
 
@@ -169,6 +174,8 @@ struct descriptor_defaults {
     /// The CLI/JSON spelling (`algorithm_spellings`).
     static constexpr std::string_view name = to_string(a);
     static constexpr bool simple_only = false;
+    /// The network at its full (efficiency- and saturation-derated) bandwidth.
+    static constexpr double net_bandwidth_factor = 1.0;
     static constexpr pruning prune = pruning::none;
     [[nodiscard]] static constexpr bool automatic_candidate(collective_op) { return true; }
 };
