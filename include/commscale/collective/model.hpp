@@ -292,6 +292,18 @@ static_assert(descriptor_names_agree(std::make_index_sequence<static_cast<std::s
     return dispatch_algorithm<bool>(a, [&]<algorithm A>() { return descriptor<A>::nccl_implements(op); });
 }
 
+/// What a request for `a` (not automatic) where it does not apply for `op` is told it needs.
+[[nodiscard]] inline std::string inapplicable_expected(algorithm a, collective_op op) {
+    return dispatch_algorithm<std::string>(a, [&]<algorithm A>() { return descriptor<A>::inapplicable_expected(op); });
+}
+
+/// The catalog name of the link whose reduction limited a plan of `a` (not automatic) over
+/// `nodes` nodes (bottleneck_kind::switch_reduction).
+[[nodiscard]] constexpr std::string_view switch_reduction_link(const cluster& c, int nodes, algorithm a) {
+    return dispatch_algorithm<std::string_view>(
+        a, [&]<algorithm A>() { return descriptor<A>::switch_reduction_link(c, nodes); });
+}
+
 /// Whether `a` is defined for `op` on this cluster and group (automatic excluded).
 [[nodiscard]] constexpr bool applies(const cluster& c, const placement& g, collective_op op, algorithm a) {
     return applies_to(c, std::min(g.ranks_per_node, g.ranks), g.nodes(), op, a);
@@ -681,15 +693,8 @@ namespace detail {
     // An NVLink domain spanning nodes (NVL72): one node of the model per domain (comm_view).
     if (c.domain_spans_nodes()) return predict_collective(comm_view(c), g, op, bytes, opt);
     const int nodes = detail::check_inputs(c, g, bytes);
-    if (opt.algo != algorithm::automatic && !detail::applies(c, g, op, opt.algo)) {
-        const bool nvls = opt.algo == algorithm::nvls;
-        throw input_error("algo", std::string(algorithm_name(opt.algo)),
-                          nvls ? "an algorithm this cluster supports: nvls needs in-switch reduction "
-                                 "(node.in_switch_reduction, >= 2 ranks per node) or in-network reduction "
-                                 "(cluster.in_network_reduction) for all_reduce"
-                               : "an algorithm defined for " + std::string(op_name(op)) +
-                                     " (see algorithm_applies)");
-    }
+    if (opt.algo != algorithm::automatic && !detail::applies(c, g, op, opt.algo))
+        throw input_error("algo", std::string(algorithm_name(opt.algo)), detail::inapplicable_expected(opt.algo, op));
     const double s = bytes.value();
     if (g.ranks <= 1 || s <= 0) {
         const algorithm a = opt.algo != algorithm::automatic ? opt.algo
@@ -719,10 +724,7 @@ namespace detail {
         case bottleneck_kind::nic:
         case bottleneck_kind::spine:
         case bottleneck_kind::server_nic: limiting = c.node.inter.name; break;
-        case bottleneck_kind::switch_reduction:
-            limiting = p.nodes > 1 && c.in_network_reduction && !c.node.in_switch_reduction ? c.node.inter.name
-                                                                                            : c.node.intra.name;
-            break;
+        case bottleneck_kind::switch_reduction: limiting = detail::switch_reduction_link(c, p.nodes, chosen); break;
         default: break;
     }
     // Built once, every field set (no zeroing of the result first).

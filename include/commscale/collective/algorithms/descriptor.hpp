@@ -25,12 +25,17 @@
 ///   `automatic_candidate(op)`: false for the operations where another candidate dominates it;
 /// * `build(inputs, op, s, plan)`: its phases for a buffer of `s` bytes (nccl-tests size);
 /// * `prune` and, for `pruning::peer`, `steps(path, op)`: the latency step counts of its phases
-///   (`latency_steps`) from which the evaluator's lower bound is made.
+///   (`latency_steps`) from which the evaluator's lower bound is made;
+/// * `inapplicable_expected(op)`: what a request for it where it does not apply is told it needs
+///   (the `expected` of the "algo" input_error);
+/// * `switch_reduction_link(cluster, nodes)`: the catalog name of the link whose switches reduce
+///   when that reduction limits it (bottleneck_kind::switch_reduction).
 ///
 /// Formulas: bytes per direction on the busiest port; n ranks, N nodes, r per node.
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "../../hardware/topology.hpp"
@@ -178,6 +183,14 @@ struct descriptor_defaults {
     static constexpr double net_bandwidth_factor = 1.0;
     static constexpr pruning prune = pruning::none;
     [[nodiscard]] static constexpr bool automatic_candidate(collective_op) { return true; }
+    /// Defined for other operations only.
+    [[nodiscard]] static std::string inapplicable_expected(collective_op op) {
+        return "an algorithm defined for " + std::string(to_string(op)) + " (see algorithm_applies)";
+    }
+    /// The scale-up fabric's switches (NVSwitch).
+    [[nodiscard]] static constexpr std::string_view switch_reduction_link(const cluster& c, int) {
+        return c.node.intra.name;
+    }
 };
 
 }  // namespace commscale::detail
