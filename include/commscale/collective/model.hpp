@@ -240,13 +240,45 @@ template <std::size_t... I>
 inline constexpr auto automatic_candidates =
     automatic_candidates_of(std::make_index_sequence<static_cast<std::size_t>(algorithm_count - 1)>{});
 
-/// Every descriptor's name is the algorithm's spelling in `algorithm_spellings` (types.hpp).
+/// The algorithms whose descriptors derate the network bandwidth (`net_bandwidth_factor` below
+/// 1), in enumerator order: the rate context keeps one network rate for each (`ik_net_derated`),
+/// and a plan of one of them points at it (`plan::net_derate`).
+template <std::size_t... I>
+[[nodiscard]] consteval auto net_derated_algorithms_of(std::index_sequence<I...>) {
+    constexpr std::array<double, sizeof...(I)> factor{
+        descriptor<static_cast<algorithm>(I + 1)>::net_bandwidth_factor...};
+    constexpr int count = ((factor[I] != 1.0 ? 1 : 0) + ...);
+    std::array<algorithm, static_cast<std::size_t>(count)> out{};
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < factor.size(); ++i) {
+        if (factor[i] == 1.0) continue;
+        if (!(factor[i] > 0.0 && factor[i] < 1.0)) throw "net_bandwidth_factor: a fraction in (0, 1]";
+        out[k++] = static_cast<algorithm>(i + 1);
+    }
+    return out;
+}
+inline constexpr auto net_derated_algorithms =
+    net_derated_algorithms_of(std::make_index_sequence<static_cast<std::size_t>(algorithm_count - 1)>{});
+
+/// The index of `a` in net_derated_algorithms, -1 when its network parts are not derated.
+template <algorithm a>
+[[nodiscard]] consteval int net_derate_index() {
+    for (std::size_t i = 0; i < net_derated_algorithms.size(); ++i)
+        if (net_derated_algorithms[i] == a) return static_cast<int>(i);
+    return -1;
+}
+
+/// Every descriptor derives from the defaults of its own algorithm, so that its name is the
+/// algorithm's spelling in `algorithm_spellings` (types.hpp).
 template <std::size_t... I>
 [[nodiscard]] consteval bool descriptor_names_agree(std::index_sequence<I...>) {
-    return ((descriptor<static_cast<algorithm>(I + 1)>::name == algorithm_spellings[I + 1].name) && ...);
+    return ((descriptor<static_cast<algorithm>(I + 1)>::id == static_cast<algorithm>(I + 1) &&
+             descriptor<static_cast<algorithm>(I + 1)>::name == algorithm_spellings[I + 1].name) &&
+            ...);
 }
 static_assert(descriptor_names_agree(std::make_index_sequence<static_cast<std::size_t>(algorithm_count - 1)>{}),
-              "a descriptor's name differs from its spelling in algorithm_spellings");
+              "a descriptor derives from the defaults of another algorithm (descriptor_defaults<a>), or its "
+              "name differs from its spelling in algorithm_spellings");
 
 /// Whether `a` is defined for `op` on a group with `r` ranks per node over `nodes` nodes.
 [[nodiscard]] constexpr bool applies_to(const cluster& c, int r, int nodes, collective_op op, algorithm a) {
@@ -258,6 +290,18 @@ static_assert(descriptor_names_agree(std::make_index_sequence<static_cast<std::s
 [[nodiscard]] constexpr bool nccl_implements(collective_op op, algorithm a) {
     if (a == algorithm::automatic) return false;
     return dispatch_algorithm<bool>(a, [&]<algorithm A>() { return descriptor<A>::nccl_implements(op); });
+}
+
+/// What a request for `a` (not automatic) where it does not apply for `op` is told it needs.
+[[nodiscard]] inline std::string inapplicable_expected(algorithm a, collective_op op) {
+    return dispatch_algorithm<std::string>(a, [&]<algorithm A>() { return descriptor<A>::inapplicable_expected(op); });
+}
+
+/// The catalog name of the link whose reduction limited a plan of `a` (not automatic) over
+/// `nodes` nodes (bottleneck_kind::switch_reduction).
+[[nodiscard]] constexpr std::string_view switch_reduction_link(const cluster& c, int nodes, algorithm a) {
+    return dispatch_algorithm<std::string_view>(
+        a, [&]<algorithm A>() { return descriptor<A>::switch_reduction_link(c, nodes); });
 }
 
 /// Whether `a` is defined for `op` on this cluster and group (automatic excluded).
@@ -272,6 +316,7 @@ template <algorithm a>
 inline void build_plan_for(const cluster& c, const group_path& p, collective_op op, double s, plan& pl) {
     pl.count = 0;
     pl.simple_only = descriptor<a>::simple_only;
+    pl.net_derate = net_derate_index<a>();
     descriptor<a>::build(plan_inputs(c, p), op, s, pl);
 }
 
@@ -307,7 +352,9 @@ struct rate_context {
     double ik_intra = 1.0, ik_net = 1.0;  ///< 1 / (efficiency x saturation) per part
     double nvls = 1.0, sharp = 1.0;       ///< in-switch, in-network reduction efficiency
     double ik_intra_switch = 1.0, ik_net_switch = 1.0;  ///< ik_* / nvls, ik_* / sharp
-    double ik_net_pat = 1.0;              ///< ik_net / nccl_pat_bandwidth_factor (realistic mode)
+    /// ik_net / net_bandwidth_factor of each of net_derated_algorithms (realistic mode; ideal
+    /// mode: ik_net, the peak).
+    std::array<double, net_derated_algorithms.size()> ik_net_derated;
     double min_inv_fraction = 1.0;        ///< smallest inv_fraction (lower bound of any protocol)
     double min_base = 0, min_step_intra = 0, min_step_net = 0;  ///< smallest latencies over protocols
     bool capped = false;
@@ -321,6 +368,7 @@ struct rate_context {
         x.inv_cap[0] = 0.0;
         x.step_intra[0] = x.min_step_intra = p.alpha_intra;
         x.step_net[0] = x.min_step_net = p.alpha_net;
+        x.ik_net_derated.fill(x.ik_net);
         return x;
     }
     const comm_params& cp = c.comm;
@@ -345,7 +393,9 @@ struct rate_context {
     x.ik_net = gn * inv_en;
     x.ik_intra_switch = gi * inv_eiv;
     x.ik_net_switch = gn * inv_ens;
-    x.ik_net_pat = x.ik_net / nccl_pat_bandwidth_factor;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((x.ik_net_derated[I] = x.ik_net / descriptor<net_derated_algorithms[I]>::net_bandwidth_factor), ...);
+    }(std::make_index_sequence<net_derated_algorithms.size()>{});
     for (std::size_t q = 0; q < protocol_count; ++q) {
         x.base[q] = cp.base_latency[q].value();
         // A protocol step is never faster than the port's published latency.
@@ -377,8 +427,10 @@ struct evaluation {
 [[nodiscard]] inline double intra_cost(const rate_context& x, const phase& ph) {
     return ph.c_intra * (ph.intra_switch ? x.ik_intra_switch : x.ik_intra);
 }
-[[nodiscard]] inline double net_cost(const rate_context& x, const phase& ph) {
-    return ph.c_net * (ph.net_switch ? x.ik_net_switch : ph.net_pat ? x.ik_net_pat : x.ik_net);
+[[nodiscard]] inline double net_cost(const rate_context& x, const plan& pl, const phase& ph) {
+    return ph.c_net * (ph.net_switch          ? x.ik_net_switch
+                       : pl.net_derate >= 0 ? x.ik_net_derated[static_cast<std::size_t>(pl.net_derate)]
+                                            : x.ik_net);
 }
 
 /// The protocol-independent part of a plan: its transfer time at full protocol payload, and its
@@ -396,7 +448,7 @@ struct plan_shape {
         sh.steps_net += ph.steps_net;
         // An unused part has w = 0 and c = 0 (plan::add); a used one a finite c: no branch.
         const double ti = ph.w_intra * intra_cost(x, ph);
-        const double tn = ph.w_net * net_cost(x, ph);
+        const double tn = ph.w_net * net_cost(x, pl, ph);
         sh.t0 += std::max(ti, tn);
     }
     return sh;
@@ -407,7 +459,7 @@ struct plan_shape {
 [[nodiscard]] inline evaluation evaluate(const rate_context& x, const plan& pl, const plan_shape& sh) {
     evaluation best;
     double best_time = -1;
-    // a Simple-only plan (PAT) in realistic mode: the Simple protocol alone
+    // a Simple-only plan (descriptor simple_only) in realistic mode: the Simple protocol alone
     const std::size_t first = pl.simple_only && x.protocols > 1 ? static_cast<std::size_t>(protocol::simple) : 0;
     for (std::size_t q = first; q < static_cast<std::size_t>(x.protocols); ++q) {
         const double lat = x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q];
@@ -417,7 +469,7 @@ struct plan_shape {
             for (int i = 0; i < pl.count; ++i) {
                 const phase& ph = pl.ph[static_cast<std::size_t>(i)];
                 const double ci = std::max(intra_cost(x, ph) * x.inv_fraction[q], x.inv_cap[q]);
-                const double cn = std::max(net_cost(x, ph) * x.inv_fraction[q], x.inv_cap[q]);
+                const double cn = std::max(net_cost(x, pl, ph) * x.inv_fraction[q], x.inv_cap[q]);
                 tr += std::max(ph.w_intra > 0 ? ph.w_intra * ci : 0.0, ph.w_net > 0 ? ph.w_net * cn : 0.0);
             }
         }
@@ -461,7 +513,7 @@ struct verdict {
     for (int i = 0; i < pl.count; ++i) {
         const phase& ph = pl.ph[static_cast<std::size_t>(i)];
         const double ti = ph.w_intra > 0 ? ph.w_intra * intra_cost(x, ph) : 0.0;
-        const double tn = ph.w_net > 0 ? ph.w_net * net_cost(x, ph) : 0.0;
+        const double tn = ph.w_net > 0 ? ph.w_net * net_cost(x, pl, ph) : 0.0;
         if (ti > worst) {
             worst = ti;
             v.kind = ph.intra_switch ? bottleneck_kind::switch_reduction : bottleneck_kind::intra_link;
@@ -601,10 +653,12 @@ namespace detail {
                 if (step_bound<a>(x, p, op) + peer_bound > best_time) return;
             }
         } else if constexpr (D::prune == pruning::derated_bandwidth) {
-            // PAT moves at least the bytes of peer_transfer_bound through each node's NICs, at
-            // NCCL's derated bandwidth (ik_net_pat >= ik_net).
+            // It moves at least the bytes of peer_transfer_bound through each node's NICs, at
+            // its derated network rate (ik_net_derated >= ik_net).
+            constexpr int derate = net_derate_index<a>();
+            static_assert(derate >= 0, "pruning::derated_bandwidth needs a net_bandwidth_factor below 1");
             if (peer_bound < 0) peer_bound = peer_transfer_bound(x, p, s);
-            if (peer_bound * (x.ik_net_pat / x.ik_net) > best_time) return;
+            if (peer_bound * (x.ik_net_derated[static_cast<std::size_t>(derate)] / x.ik_net) > best_time) return;
         }
         build_plan_for<a>(c, p, op, s, best_plan);
         const double t = plan_time(x, best_plan, shape_of(x, best_plan));
@@ -639,15 +693,8 @@ namespace detail {
     // An NVLink domain spanning nodes (NVL72): one node of the model per domain (comm_view).
     if (c.domain_spans_nodes()) return predict_collective(comm_view(c), g, op, bytes, opt);
     const int nodes = detail::check_inputs(c, g, bytes);
-    if (opt.algo != algorithm::automatic && !detail::applies(c, g, op, opt.algo)) {
-        const bool nvls = opt.algo == algorithm::nvls;
-        throw input_error("algo", std::string(algorithm_name(opt.algo)),
-                          nvls ? "an algorithm this cluster supports: nvls needs in-switch reduction "
-                                 "(node.in_switch_reduction, >= 2 ranks per node) or in-network reduction "
-                                 "(cluster.in_network_reduction) for all_reduce"
-                               : "an algorithm defined for " + std::string(op_name(op)) +
-                                     " (see algorithm_applies)");
-    }
+    if (opt.algo != algorithm::automatic && !detail::applies(c, g, op, opt.algo))
+        throw input_error("algo", std::string(algorithm_name(opt.algo)), detail::inapplicable_expected(opt.algo, op));
     const double s = bytes.value();
     if (g.ranks <= 1 || s <= 0) {
         const algorithm a = opt.algo != algorithm::automatic ? opt.algo
@@ -677,10 +724,7 @@ namespace detail {
         case bottleneck_kind::nic:
         case bottleneck_kind::spine:
         case bottleneck_kind::server_nic: limiting = c.node.inter.name; break;
-        case bottleneck_kind::switch_reduction:
-            limiting = p.nodes > 1 && c.in_network_reduction && !c.node.in_switch_reduction ? c.node.inter.name
-                                                                                            : c.node.intra.name;
-            break;
+        case bottleneck_kind::switch_reduction: limiting = detail::switch_reduction_link(c, p.nodes, chosen); break;
         default: break;
     }
     // Built once, every field set (no zeroing of the result first).

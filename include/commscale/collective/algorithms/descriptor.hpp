@@ -6,25 +6,36 @@
 /// per-path quantities the formulas share (`plan_inputs`). The one evaluator that prices plans,
 /// prunes candidates and picks the fastest is collective/model.hpp.
 ///
-/// A descriptor is a specialization `descriptor<algorithm::x>` (deriving from
-/// `descriptor_defaults`) with:
-/// * `name`: its CLI/JSON spelling (the same as in types.hpp's `algorithm_spellings`, which the
-///   name helpers read without the model; collective/model.hpp checks that the two agree);
+/// A descriptor is a specialization `descriptor<algorithm::x>` deriving from
+/// `descriptor_defaults<algorithm::x>`, which gives it
+/// * `id` (its algorithm) and `name`: its CLI/JSON spelling, read from types.hpp's
+///   `algorithm_spellings` (the one place the spellings are written; the name helpers read it
+///   without the model; collective/model.hpp checks at compile time that every descriptor
+///   derives from the defaults of its own algorithm);
+///
+/// and has
 /// * `applies(cluster, r, nodes, op)`: whether it is defined for `op` on a group with `r` ranks
 ///   per node over `nodes` nodes;
 /// * `nccl_implements(op)`: whether NCCL (2.18-2.27) implements it for `op` (algorithm_set::nccl);
 /// * `simple_only`: only NCCL's Simple protocol implements it;
+/// * `net_bandwidth_factor`: the fraction of the network bandwidth its network parts get in
+///   realistic mode (a tuner's derating of the algorithm; 1: none);
 /// * `choice_order`: its place in the automatic choice's scan (most often fastest first, so that
 ///   the bounds prune the rest), -1 when it is never a candidate (dominated);
 ///   `automatic_candidate(op)`: false for the operations where another candidate dominates it;
 /// * `build(inputs, op, s, plan)`: its phases for a buffer of `s` bytes (nccl-tests size);
 /// * `prune` and, for `pruning::peer`, `steps(path, op)`: the latency step counts of its phases
-///   (`latency_steps`) from which the evaluator's lower bound is made.
+///   (`latency_steps`) from which the evaluator's lower bound is made;
+/// * `inapplicable_expected(op)`: what a request for it where it does not apply is told it needs
+///   (the `expected` of the "algo" input_error);
+/// * `switch_reduction_link(cluster, nodes)`: the catalog name of the link whose switches reduce
+///   when that reduction limits it (bottleneck_kind::switch_reduction).
 ///
 /// Formulas: bytes per direction on the busiest port; n ranks, N nodes, r per node.
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "../../hardware/topology.hpp"
@@ -64,7 +75,6 @@ struct phase {
     int steps_intra, steps_net;
     bool intra_switch;        ///< intra part reduced in the switch (NVLS)
     bool net_switch;          ///< net part reduced in the network (SHARP)
-    bool net_pat;             ///< net part run by PAT (NCCL's bandwidth derating in realistic mode)
     bottleneck_kind net_kind;
     int net_sharing;
 };
@@ -75,6 +85,10 @@ struct plan {
     std::array<phase, 3> ph;
     int count = 0;
     bool simple_only = false;  ///< only NCCL's Simple protocol implements it (PAT)
+    /// -1, or the index of the algorithm's derated network rate in the evaluator's rate context
+    /// (its descriptor's `net_bandwidth_factor` < 1): the rate of its network parts not reduced
+    /// in the network. Set with `simple_only` by the evaluator, not by `build`.
+    int net_derate = -1;
     phase& add() {
         phase& p = ph[static_cast<std::size_t>(count++)];
         p = phase{};
@@ -142,8 +156,8 @@ enum class pruning {
     /// One message per peer (direct, the parameter servers): the step latencies of
     /// `latency_steps` plus the bytes every such algorithm moves (every op but send_recv).
     peer,
-    /// The bytes every algorithm moves through the NICs, at the derated bandwidth of a
-    /// bandwidth-derated algorithm (PAT).
+    /// The bytes every algorithm moves through the NICs, at the derated bandwidth of an
+    /// algorithm whose `net_bandwidth_factor` is below 1 (PAT).
     derated_bandwidth,
 };
 
@@ -157,11 +171,26 @@ struct latency_steps {
 template <algorithm a>
 struct descriptor;
 
-/// What a descriptor does not state differs from this.
+/// What every descriptor of algorithm `a` inherits: its identity and name, and what it does not
+/// state otherwise.
+template <algorithm a>
 struct descriptor_defaults {
+    static constexpr algorithm id = a;
+    /// The CLI/JSON spelling (`algorithm_spellings`).
+    static constexpr std::string_view name = to_string(a);
     static constexpr bool simple_only = false;
+    /// The network at its full (efficiency- and saturation-derated) bandwidth.
+    static constexpr double net_bandwidth_factor = 1.0;
     static constexpr pruning prune = pruning::none;
     [[nodiscard]] static constexpr bool automatic_candidate(collective_op) { return true; }
+    /// Defined for other operations only.
+    [[nodiscard]] static std::string inapplicable_expected(collective_op op) {
+        return "an algorithm defined for " + std::string(to_string(op)) + " (see algorithm_applies)";
+    }
+    /// The scale-up fabric's switches (NVSwitch).
+    [[nodiscard]] static constexpr std::string_view switch_reduction_link(const cluster& c, int) {
+        return c.node.intra.name;
+    }
 };
 
 }  // namespace commscale::detail

@@ -12,8 +12,7 @@ namespace commscale::detail {
 /// wire concurrently, but each is a message of its own: n-1 step latencies (same for the
 /// parameter servers: one message per worker and direction).
 template <>
-struct descriptor<algorithm::direct> : descriptor_defaults {
-    static constexpr std::string_view name = "direct";
+struct descriptor<algorithm::direct> : descriptor_defaults<algorithm::direct> {
     static constexpr int choice_order = 6;
     static constexpr pruning prune = pruning::peer;
 

@@ -9,8 +9,7 @@
 namespace commscale::detail {
 
 template <>
-struct descriptor<algorithm::double_binary_tree> : descriptor_defaults {
-    static constexpr std::string_view name = "double_binary_tree";
+struct descriptor<algorithm::double_binary_tree> : descriptor_defaults<algorithm::double_binary_tree> {
     static constexpr int choice_order = 3;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {

@@ -10,8 +10,7 @@ namespace commscale::detail {
 /// halving_doubling (Thakur, Rabenseifner & Gropp 2005): log2 p exchanges with S/2, S/4, ...
 /// nearest peers first (inside the node), a fold/unfold of S when n is not a power of two.
 template <>
-struct descriptor<algorithm::halving_doubling> : descriptor_defaults {
-    static constexpr std::string_view name = "halving_doubling";
+struct descriptor<algorithm::halving_doubling> : descriptor_defaults<algorithm::halving_doubling> {
     static constexpr int choice_order = 5;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {

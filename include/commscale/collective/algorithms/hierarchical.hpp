@@ -10,8 +10,7 @@ namespace commscale::detail {
 /// hierarchical: intra reduce-scatter (r-1)/r S, inter all-reduce 2(N-1)/N S/r per GPU over its
 /// NIC share, intra all-gather (r-1)/r S.
 template <>
-struct descriptor<algorithm::hierarchical> : descriptor_defaults {
-    static constexpr std::string_view name = "hierarchical";
+struct descriptor<algorithm::hierarchical> : descriptor_defaults<algorithm::hierarchical> {
     static constexpr int choice_order = 4;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {

@@ -13,8 +13,7 @@ namespace commscale::detail {
 /// S for reduce_scatter / all_gather. Multi-node: SHARP all-reduce moves S per node, otherwise a
 /// ring of 2(N-1)/N S among nodes.
 template <>
-struct descriptor<algorithm::nvls> : descriptor_defaults {
-    static constexpr std::string_view name = "nvls";
+struct descriptor<algorithm::nvls> : descriptor_defaults<algorithm::nvls> {
     static constexpr int choice_order = 1;
 
     /// Needs in-switch reduction (node.in_switch_reduction, >= 2 ranks per node) or, for
@@ -29,6 +28,20 @@ struct descriptor<algorithm::nvls> : descriptor_defaults {
     [[nodiscard]] static constexpr bool nccl_implements(collective_op op) {
         using o = collective_op;
         return op == o::all_reduce || op == o::reduce_scatter || op == o::all_gather;
+    }
+
+    /// What `applies` needs, for every operation.
+    [[nodiscard]] static std::string inapplicable_expected(collective_op) {
+        return "an algorithm this cluster supports: nvls needs in-switch reduction "
+               "(node.in_switch_reduction, >= 2 ranks per node) or in-network reduction "
+               "(cluster.in_network_reduction) for all_reduce";
+    }
+
+    /// The network's switches (SHARP) when only they reduce (a group across nodes whose nodes
+    /// cannot reduce in their scale-up switches), the NVSwitch otherwise.
+    [[nodiscard]] static constexpr std::string_view switch_reduction_link(const cluster& c, int nodes) {
+        return nodes > 1 && c.in_network_reduction && !c.node.in_switch_reduction ? c.node.inter.name
+                                                                                  : c.node.intra.name;
     }
 
     static void build(const plan_inputs& k, collective_op op, double s, plan& pl) {

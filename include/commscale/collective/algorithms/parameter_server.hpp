@@ -10,8 +10,7 @@ namespace commscale::detail {
 /// parameter_server: the server (rank 0) receives (n-1) S through its own port and NIC. One
 /// message per worker and direction: n-1 step latencies per direction (as direct).
 template <>
-struct descriptor<algorithm::parameter_server> : descriptor_defaults {
-    static constexpr std::string_view name = "parameter_server";
+struct descriptor<algorithm::parameter_server> : descriptor_defaults<algorithm::parameter_server> {
     static constexpr int choice_order = 7;
     static constexpr pruning prune = pruning::peer;
 

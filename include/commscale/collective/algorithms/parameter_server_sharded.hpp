@@ -10,8 +10,7 @@ namespace commscale::detail {
 /// parameter_server_sharded: every rank owns S/n: push then pull, (n-1)/n S each. One message
 /// per peer and phase: n-1 step latencies per phase (as direct).
 template <>
-struct descriptor<algorithm::parameter_server_sharded> : descriptor_defaults {
-    static constexpr std::string_view name = "parameter_server_sharded";
+struct descriptor<algorithm::parameter_server_sharded> : descriptor_defaults<algorithm::parameter_server_sharded> {
     static constexpr int choice_order = 8;
     static constexpr pruning prune = pruning::peer;
 

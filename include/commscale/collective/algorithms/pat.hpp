@@ -20,10 +20,12 @@ inline constexpr double nccl_pat_bandwidth_factor = 0.75;
 /// mode only) so that the ring wins for large messages, and adds a small per-rank latency
 /// term that is not modelled here.
 template <>
-struct descriptor<algorithm::pat> : descriptor_defaults {
-    static constexpr std::string_view name = "pat";
+struct descriptor<algorithm::pat> : descriptor_defaults<algorithm::pat> {
     static constexpr int choice_order = 2;
     static constexpr bool simple_only = true;
+    /// Its network parts at NCCL's derated bandwidth (`nccl_pat_bandwidth_factor`), in
+    /// realistic mode.
+    static constexpr double net_bandwidth_factor = nccl_pat_bandwidth_factor;
     /// PAT (one rank per node) moves the ring's (n-1)/n S through each node's NICs, as every
     /// algorithm must, at NCCL's derated bandwidth: large messages, where the ring wins, skip
     /// building its plan.
@@ -41,7 +43,6 @@ struct descriptor<algorithm::pat> : descriptor_defaults {
     static void build(const plan_inputs& k, collective_op, double s, plan& pl) {
         phase& ph = pl.add();
         k.set_net(ph, k.frac_n * s, k.node_net, ceil_log2(k.n), k.p.sharing);
-        ph.net_pat = true;
     }
 };
 

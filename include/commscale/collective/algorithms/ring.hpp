@@ -13,8 +13,7 @@ namespace commscale::detail {
 /// rank's traffic, split among the GPUs sharing each NIC (each local GPU is a ring boundary for
 /// some channels and the NIC's capacity is divided among them).
 template <>
-struct descriptor<algorithm::ring> : descriptor_defaults {
-    static constexpr std::string_view name = "ring";
+struct descriptor<algorithm::ring> : descriptor_defaults<algorithm::ring> {
     static constexpr int choice_order = 0;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {

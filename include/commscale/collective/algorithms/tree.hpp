@@ -36,8 +36,7 @@ inline void tree_phases(const plan_inputs& k, collective_op op, double s, plan& 
 }
 
 template <>
-struct descriptor<algorithm::tree> : descriptor_defaults {
-    static constexpr std::string_view name = "tree";
+struct descriptor<algorithm::tree> : descriptor_defaults<algorithm::tree> {
     static constexpr int choice_order = -1;  // dominated by the double binary tree
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {
