@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <commscale/collective/types.hpp>
@@ -246,75 +247,85 @@ namespace detail {
 /// for a missing or bad value, an unknown option, min > max, factor < 2, iters < 1 or an empty
 /// or duplicated op list.
 [[nodiscard]] inline options parse_options(std::span<const std::string_view> args) {
-    options o;
-    bool ops_given = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string_view arg = args[i];
-        std::optional<std::string_view> inline_value;
-        if (arg.starts_with("--")) {
-            if (const auto eq = arg.find('='); eq != std::string_view::npos) {
-                inline_value = arg.substr(eq + 1);
-                arg = arg.substr(0, eq);
-            }
+    // The grammar (CLI11): nccl-tests' short names, our long names and nccl-tests' long names.
+    CLI::App app{"commscale-probe"};
+    app.set_help_flag();
+    app.allow_extras();  // unknown options come back in order and are reported with suggestions
+    const auto value_option = [&](const std::string& names) {
+        return app.add_option(names)->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    };
+    CLI::Option* help = app.add_flag("-h,--help");
+    CLI::Option* min = value_option("-b,--min,--minbytes");
+    CLI::Option* max = value_option("-e,--max,--maxbytes");
+    CLI::Option* factor = value_option("-f,--factor,--stepfactor");
+    CLI::Option* warmup = value_option("-w,--warmup,--warmup_iters");
+    CLI::Option* iters = value_option("-n,--iters");
+    CLI::Option* dtype = value_option("-d,--dtype,--datatype");
+    CLI::Option* root = value_option("-r,--root");
+    CLI::Option* gpus = value_option("-g,--gpus,--ngpus");
+    CLI::Option* no_predict = app.add_flag("--no-predict");
+    CLI::Option* json = value_option("-J,--json");
+    CLI::Option* ops = value_option("-o,--ops,--op");
+
+    std::vector<std::string> argv;  // CLI11 reads the arguments from the back
+    for (auto it = args.rbegin(); it != args.rend(); ++it) argv.emplace_back(*it);
+    try {
+        app.parse(argv);
+    } catch (const CLI::ParseError& e) {
+        // Only the last argument can lack its value: name it as it was written.
+        if (!args.empty() && args.back().starts_with("-")) {
+            const std::string_view last = args.back();
+            throw input_error(std::string(last.substr(0, last.find('='))), "nothing", "a value after it");
         }
-        const auto value = [&]() -> std::string_view {
-            if (inline_value) return *inline_value;
-            if (i + 1 >= args.size()) throw input_error(std::string(arg), "nothing", "a value after it");
-            return args[++i];
-        };
-        const auto is = [&](std::string_view s, std::string_view l) { return arg == s || arg == l; };
-        if (is("-h", "--help")) {
-            o.help = true;
-        } else if (is("-b", "--min") || arg == "--minbytes") {
-            o.min_bytes = parse_byte_count(value(), "--min");
-        } else if (is("-e", "--max") || arg == "--maxbytes") {
-            o.max_bytes = parse_byte_count(value(), "--max");
-        } else if (is("-f", "--factor") || arg == "--stepfactor") {
-            const std::string_view v = value();
-            const auto f = detail::parse_unsigned(v);
-            if (!f || *f < 2 || *f > 1024)
-                throw input_error("--factor", "'" + std::string(v) + "'", "an integer in [2, 1024]");
-            o.factor = *f;
-        } else if (is("-w", "--warmup") || arg == "--warmup_iters") {
-            o.warmup = detail::parse_int_option("--warmup", value(), 0, 1000000);
-        } else if (is("-n", "--iters")) {
-            o.iters = detail::parse_int_option("--iters", value(), 1, 1000000);
-        } else if (is("-d", "--dtype") || arg == "--datatype") {
-            o.dtype = parse_element_type(value());
-        } else if (is("-r", "--root")) {
-            o.root = detail::parse_int_option("--root", value(), 0, 1 << 20);
-        } else if (is("-g", "--gpus") || arg == "--ngpus") {
-            o.gpus = detail::parse_int_option("--gpus", value(), 1, 1024);
-        } else if (arg == "--no-predict") {
-            o.predict = false;
-        } else if (is("-J", "--json")) {
-            o.json_path = std::string(value());
-            if (o.json_path.empty()) throw input_error("--json", "an empty path", "a file path");
-        } else if (is("-o", "--ops") || arg == "--op") {
-            if (!ops_given) o.ops.clear();
-            ops_given = true;
-            const std::string_view whole = value();
-            std::string_view list = whole;
-            if (list == "all") {
-                o.ops.assign(all_collectives.begin(), all_collectives.end());
-                continue;
-            }
-            while (true) {
-                const auto comma = list.find(',');
-                const std::string_view item = list.substr(0, comma);
-                if (item.empty()) throw input_error("--ops", "'" + std::string(whole) + "'", "a comma-separated list of collective names");
-                const collective c = parse_collective(item);
-                if (std::find(o.ops.begin(), o.ops.end(), c) != o.ops.end())
-                    throw input_error("--ops", "'" + std::string(item) + "' twice", "each collective at most once");
-                o.ops.push_back(c);
-                if (comma == std::string_view::npos) break;
-                list.remove_prefix(comma + 1);
-            }
-        } else {
-            static constexpr std::array<std::string_view, 12> known{
-                "--min", "--max", "--factor", "--warmup", "--iters", "--ops", "--dtype",
-                "--root", "--gpus", "--no-predict", "--json", "--help"};
-            throw unknown_name("option", arg, known);
+        throw input_error("commscale-probe", e.what(), "options as in `commscale-probe --help`");
+    }
+    for (const std::string& extra : app.remaining()) {
+        static constexpr std::array<std::string_view, 12> known{
+            "--min", "--max", "--factor", "--warmup", "--iters", "--ops", "--dtype",
+            "--root", "--gpus", "--no-predict", "--json", "--help"};
+        throw unknown_name("option", std::string_view(extra).substr(0, extra.find('=')), known);
+    }
+    // The last value of an option given twice wins, as in nccl-tests; --ops accumulates.
+    const auto last = [](const CLI::Option* o) -> std::optional<std::string_view> {
+        if (o->count() == 0) return std::nullopt;
+        return std::string_view(o->results().back());
+    };
+    options o;
+    o.help = help->count() > 0;
+    o.predict = no_predict->count() == 0;
+    if (const auto v = last(min)) o.min_bytes = parse_byte_count(*v, "--min");
+    if (const auto v = last(max)) o.max_bytes = parse_byte_count(*v, "--max");
+    if (const auto v = last(factor)) {
+        const auto f = detail::parse_unsigned(*v);
+        if (!f || *f < 2 || *f > 1024) throw input_error("--factor", "'" + std::string(*v) + "'", "an integer in [2, 1024]");
+        o.factor = *f;
+    }
+    if (const auto v = last(warmup)) o.warmup = detail::parse_int_option("--warmup", *v, 0, 1000000);
+    if (const auto v = last(iters)) o.iters = detail::parse_int_option("--iters", *v, 1, 1000000);
+    if (const auto v = last(dtype)) o.dtype = parse_element_type(*v);
+    if (const auto v = last(root)) o.root = detail::parse_int_option("--root", *v, 0, 1 << 20);
+    if (const auto v = last(gpus)) o.gpus = detail::parse_int_option("--gpus", *v, 1, 1024);
+    if (const auto v = last(json)) {
+        o.json_path = std::string(*v);
+        if (o.json_path.empty()) throw input_error("--json", "an empty path", "a file path");
+    }
+    if (ops->count() > 0) o.ops.clear();
+    for (const std::string& whole : ops->results()) {
+        if (whole == "all") {
+            o.ops.assign(all_collectives.begin(), all_collectives.end());
+            continue;
+        }
+        std::string_view list = whole;
+        while (true) {
+            const auto comma = list.find(',');
+            const std::string_view item = list.substr(0, comma);
+            if (item.empty()) throw input_error("--ops", "'" + whole + "'", "a comma-separated list of collective names");
+            const collective c = parse_collective(item);
+            if (std::find(o.ops.begin(), o.ops.end(), c) != o.ops.end())
+                throw input_error("--ops", "'" + std::string(item) + "' twice", "each collective at most once");
+            o.ops.push_back(c);
+            if (comma == std::string_view::npos) break;
+            list.remove_prefix(comma + 1);
         }
     }
     if (o.min_bytes > o.max_bytes)

@@ -33,6 +33,25 @@ TEST_CASE("hostile CLI: bad command names and options get exit 2 with a suggesti
     require_invalid("convert 400Gbps GB/z", "unit");
 }
 
+TEST_CASE("hostile CLI: the grammar's own errors keep the contract (exit 2, one line naming the option)") {
+    // docs/CLI.md "Conventions": flags take no value, a value option takes one, once.
+    require_invalid("collective --op all_reduce --bytes 1GB --json=1", "--json: expected no value (a flag), got '1'");
+    require_invalid("step --sequence-parallel=no", "--sequence-parallel");
+    require_invalid("collective --op all_reduce --bytes", "--bytes: expected the buffer size");
+    require_invalid("collective --op all_reduce --bytes 1GB --bytes 2GB", "'2GB' (given twice)");
+    require_invalid("collective --op all_reduce --bytes 1GB --nodes 2 --nodes=4", "--nodes");  // a topology flag
+    require_invalid("collective --op all_reduce --bytes 1GB --nodez 2", "did you mean --nodes");
+    require_invalid("collective --op all_reduce --bytes 1GB extra", "unexpected argument 'extra'");
+    require_invalid("convert 1GiB", "too few arguments");
+    // "--" ends the options: what follows is positional, even when it starts with "-".
+    require_invalid("convert -- -1GiB GB", "-1GiB");
+    const run_result r = run("convert -- 1GiB GB");
+    CHECK(r.rc == 0);
+    CHECK(r.out == "1.073741824\n");  // 2^30 B = 1.073741824 GB (decimal giga, SI)
+    // A value may start with "--": it is the option's value, and is judged as one.
+    require_invalid("collective --op all_reduce --bytes --json", "--bytes");
+}
+
 TEST_CASE("hostile CLI: negative, zero, NaN, infinite and absurd numbers") {
     require_invalid("collective --op all_reduce --bytes -1GB", "--bytes");
     require_invalid("collective --op all_reduce --bytes nan", "--bytes");
