@@ -3,6 +3,7 @@
 // registry). Only the dispatcher (app.hpp) includes it, so the commands compile without CLI11.
 // Contract: docs/CLI.md.
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -62,6 +63,7 @@ public:
         } catch (const CLI::ParseError& error) {
             throw mismatch(e, all, error);
         }
+        if (auto flagged = flag_with_value(e, all)) throw *flagged;
         args a;
         for (const std::string& s : e.app->remaining()) {
             if (s.size() > 2 && s.rfind("--", 0) == 0) unknown_option(e, s.substr(2, s.find('=') - 2));
@@ -121,13 +123,7 @@ private:
     /// value (only the last argument can be), an unknown option; anything else with CLI11's text.
     [[nodiscard]] static commscale::input_error mismatch(const entry& e, const std::vector<std::string>& all,
                                                          const CLI::ParseError& error) {
-        for (const std::string& s : all) {
-            const auto eq = s.find('=');
-            if (s.rfind("--", 0) != 0 || eq == std::string::npos) continue;
-            for (const bound& o : e.options)
-                if (!o.takes_value && s.compare(2, eq - 2, o.name) == 0 && eq - 2 == o.name.size())
-                    return commscale::input_error("--" + o.name, "'" + s.substr(eq + 1) + "'", "no value (a flag)");
-        }
+        if (auto flagged = flag_with_value(e, all)) return *flagged;
         if (all.size() > 1 && all.back().rfind("--", 0) == 0) {
             const std::string name = all.back().substr(2, all.back().find('=') - 2);
             for (const option_spec& o : e.cmd->options)
@@ -136,6 +132,28 @@ private:
         }
         const std::string& usage = e.cmd->usage;
         return commscale::input_error(e.cmd->name, error.what(), usage.substr(0, usage.find('\n')));
+    }
+
+    /// `--flag=value` (CLI11 would take `--json=true` as `--json`): flags take no value. A token
+    /// that is the value of the option before it is that option's business.
+    [[nodiscard]] static std::optional<commscale::input_error> flag_with_value(const entry& e, const std::vector<std::string>& all) {
+        const auto named = [](const std::string& s, const std::string& name) {
+            return s.size() > name.size() + 2 && s.rfind("--", 0) == 0 && s.compare(2, name.size(), name) == 0 &&
+                   s[name.size() + 2] == '=';
+        };
+        for (std::size_t i = 1; i < all.size(); ++i) {
+            const std::string& s = all[i];
+            if (s == "--") break;
+            for (const bound& o : e.options) {
+                if (!o.takes_value && named(s, o.name))
+                    return commscale::input_error("--" + o.name, "'" + s.substr(o.name.size() + 3) + "'", "no value (a flag)");
+                if (o.takes_value && s == "--" + o.name) {
+                    ++i;  // its value, whatever it looks like
+                    break;
+                }
+            }
+        }
+        return std::nullopt;
     }
 
     static void check_positionals(const command& cmd, const args& a) {

@@ -37,6 +37,8 @@ TEST_CASE("hostile CLI: the grammar's own errors keep the contract (exit 2, one 
     // docs/CLI.md "Conventions": flags take no value, a value option takes one, once.
     require_invalid("collective --op all_reduce --bytes 1GB --json=1", "--json: expected no value (a flag), got '1'");
     require_invalid("step --sequence-parallel=no", "--sequence-parallel");
+    require_invalid("convert 1GiB GB --json=true", "--json");  // CLI11 alone would take it as --json
+    require_invalid("convert 1GiB GB --json=", "--json");
     require_invalid("collective --op all_reduce --bytes", "--bytes: expected the buffer size");
     require_invalid("collective --op all_reduce --bytes 1GB --bytes 2GB", "'2GB' (given twice)");
     require_invalid("collective --op all_reduce --bytes 1GB --nodes 2 --nodes=4", "--nodes");  // a topology flag
