@@ -46,7 +46,7 @@ inline int run(const std::vector<std::string>& all, std::ostream& out, std::ostr
         }
         const args a = parse_args(*it, all);
         if (a.flag("help")) {
-            out << it->usage << "\n";
+            out << help_text(*it);
             return 0;
         }
         // A captured JSON document (the Python module) bypasses the output: nothing to buffer.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli.hpp"
 
@@ -83,6 +84,28 @@ public:
         }
         if (!a.flag("help")) check_positionals(cmd, a);
         return a;
+    }
+
+    /// `commscale NAME --help`: the command's usage text, then its options generated from the
+    /// grammar (every option with its one-line help; the topology flags as their own group).
+    [[nodiscard]] static std::string help(const command& cmd) {
+        std::string text = cmd.usage + "\n";
+        const auto section = [&](const char* title, bool topology) {
+            std::vector<const option_spec*> rows;
+            for (const option_spec& o : cmd.options)
+                if (is_topology_option(o.name) == topology) rows.push_back(&o);
+            if (rows.empty()) return;
+            text += fmt::format("\n{}:\n", title);
+            for (const option_spec* o : rows) {
+                const std::string name = "--" + o->name + (o->takes_value ? " VALUE" : "");
+                text += fmt::format("  {:<28}{}\n", name, o->help.empty() ? "(a flag)" : o->help);
+            }
+        };
+        section("options", false);
+        section("topology flags", true);
+        text += fmt::format("\n  {:<28}{}\n  {:<28}{}\n", "--json", "print one JSON document instead of text", "--help",
+                            "print this help");
+        return text;
     }
 
 private:
@@ -169,10 +192,16 @@ private:
     std::vector<entry> entries_;
 };
 
-/// Parses a whole command line (`all[0]` is `cmd`'s name) with this thread's grammar.
-inline args parse_args(const command& cmd, const std::vector<std::string>& all) {
+/// This thread's grammar (built on first use, after every command has registered).
+inline grammar& this_thread_grammar() {
     thread_local grammar g;
-    return g.parse(cmd, all);
+    return g;
 }
+
+/// Parses a whole command line (`all[0]` is `cmd`'s name).
+inline args parse_args(const command& cmd, const std::vector<std::string>& all) { return this_thread_grammar().parse(cmd, all); }
+
+/// The help text of `commscale NAME --help`.
+inline std::string help_text(const command& cmd) { return this_thread_grammar().help(cmd); }
 
 }  // namespace cli

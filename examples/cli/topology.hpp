@@ -179,7 +179,7 @@ inline std::vector<option_spec> collective_options_spec() {
     for (const std::string_view name : commscale::op_names) ops += (ops.empty() ? "" : " ") + std::string(name);
     return {
         {"op", true, ops},
-        {"algo", true, "auto ring tree double_binary_tree parameter_server direct halving_doubling hierarchical nvls pat"},
+        {"algo", true, "fastest, " + commscale::name_list<commscale::algorithm>()},
         {"efficiency", true, "default (realistic) or ideal (closed forms on datasheet peaks)"},
         {"ranks", true, "ranks in the group (default: every GPU of the cluster)"},
         {"ranks-per-node", true, "ranks on each node, or on each NVLink domain where it spans nodes (default: min(ranks, GPUs per node or domain))"},

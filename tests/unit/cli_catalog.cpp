@@ -129,3 +129,32 @@ TEST_CASE("cluster NAME takes the topology flags and --gpus as every command doe
     require_invalid("cluster dgx-h100 --gpus 12", "--gpus");
     require_invalid("cluster dgx-h100 --gpus 16 --nodes 2", "--gpus");
 }
+
+TEST_CASE("every command's --help is its usage and the options generated from its grammar") {
+    // The commands as `commscale --help` lists them ("  NAME  summary" lines under "commands:").
+    const run_result overview = run("--help");
+    REQUIRE(overview.rc == 0);
+    std::vector<std::string> commands;
+    std::istringstream lines(overview.out.substr(overview.out.find("commands:")));
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind("  ", 0) == 0) commands.push_back(line.substr(2, line.find(' ', 2) - 2));
+    CHECK(commands.size() >= 18);
+    for (const std::string& c : commands) {
+        INFO("commscale " << c << " --help");
+        const run_result h = run(c + " --help");
+        CHECK(h.rc == 0);
+        CHECK(h.err.empty());
+        CHECK(h.out.rfind("usage: commscale " + c, 0) == 0);
+        CHECK_THAT(h.out, Catch::Matchers::Contains("\n  --json ") && Catch::Matchers::Contains("\n  --help "));
+    }
+    // Options with their one-line help; the topology flags grouped (docs/CLI.md "Topology flags").
+    const std::string collective = run("collective --help").out;
+    CHECK_THAT(collective, Catch::Matchers::Contains("  --ranks-per-node VALUE "));
+    CHECK_THAT(collective, Catch::Matchers::Contains("parameter_server_sharded or pat"));  // every --algo value
+    const auto topology = collective.find("\ntopology flags:\n");
+    REQUIRE(topology != std::string::npos);
+    CHECK(collective.find("  --scale-up-domain VALUE ", topology) != std::string::npos);
+    CHECK(collective.find("  --bytes VALUE ") < topology);
+    const std::string step = run("step --help").out;
+    CHECK_THAT(step, Catch::Matchers::Contains("  --no-dp-overlap ") && Catch::Matchers::Contains("  --sequence-parallel "));
+}
