@@ -105,33 +105,6 @@ namespace io {
 
 namespace result_detail {
 
-/// The double x nearest `guess` with `written(x) == v` (a few ulps either side), else `guess`:
-/// reads a number written in a derived unit (`x * 1e6`, `x / 1e12`) back to the bit.
-template <class Written>
-[[nodiscard]] double invert(double v, double guess, Written written) {
-    if (!std::isfinite(guess) || written(guess) == v) return guess;
-    double lo = guess, hi = guess;
-    for (int i = 0; i < 64; ++i) {
-        lo = std::nextafter(lo, -std::numeric_limits<double>::infinity());
-        if (written(lo) == v) return lo;
-        hi = std::nextafter(hi, std::numeric_limits<double>::infinity());
-        if (written(hi) == v) return hi;
-    }
-    return guess;
-}
-[[nodiscard]] inline duration from_us(double v) {
-    return seconds(invert(v, v / 1e6, [](double x) { return in_us(seconds(x)); }));
-}
-[[nodiscard]] inline byte_rate from_GBps(double v) {
-    return bytes_per_second(invert(v, v * giga, [](double x) { return in_GBps(bytes_per_second(x)); }));
-}
-[[nodiscard]] inline byte_rate from_Gbps(double v) {
-    return bytes_per_second(invert(v, v * giga / 8.0, [](double x) { return in_Gbps(bytes_per_second(x)); }));
-}
-[[nodiscard]] inline flop_rate from_tflops(double v) {
-    return flops_per_second(invert(v, v * tera, [](double x) { return in_tflops(flops_per_second(x)); }));
-}
-
 /// Largest time (s), memory (GiB) and plain number accepted in a result.
 inline constexpr double max_seconds = 1e9, max_gib = 1e9, max_number = 1e18;
 
