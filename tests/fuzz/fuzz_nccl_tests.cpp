@@ -18,10 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (s.ranks < 0 || s.nodes < 0) std::abort();
             double last = -1;
             for (const auto& r : s.rows) {
-                for (double v : {r.bytes, r.count, r.time_us, r.algbw_GBps, r.busbw_GBps})
+                const double size = commscale::in_bytes(r.bytes);
+                for (double v : {size, r.count, commscale::in_us(r.time), commscale::in_GBps(r.algbw), commscale::in_GBps(r.busbw)})
                     if (!std::isfinite(v) || v < 0) std::abort();
-                if (r.bytes < last) std::abort();
-                last = r.bytes;
+                if (size < last) std::abort();
+                last = size;
             }
         }
     } catch (const commscale::input_error&) {
