@@ -182,10 +182,7 @@ inline void check_precision(const commscale::cluster& c, const commscale::plan& 
 
 [[nodiscard]] inline commscale::step_options step_opts(const args& a) {
     commscale::step_options o;
-    const std::string e = a.get("efficiency").value_or("default");
-    if (e == "ideal") o.mode = commscale::efficiency_mode::ideal;
-    else if (e == "default" || e == "realistic") o.mode = commscale::efficiency_mode::realistic;
-    else throw commscale::input_error("--efficiency", "'" + e + "'", "ideal or default");
+    if (auto e = a.get("efficiency")) o.mode = commscale::parse<commscale::efficiency_mode>(*e, "--efficiency");
     return o;
 }
 

@@ -745,10 +745,7 @@ namespace result_detail {
         q.base.stack = parse_framework(space.string("framework"), space.field("framework"));
         if (space.has("compute_efficiency")) q.base.compute_efficiency = space.number("compute_efficiency", 1e-6, 1.0);
         else space.ignore({"compute_efficiency"});  // null: the default
-        const std::string eff = space.string("efficiency");
-        if (eff == "ideal") q.options.mode = efficiency_mode::ideal;
-        else if (eff == "default") q.options.mode = efficiency_mode::realistic;
-        else throw unknown_name(space.field("efficiency"), eff, std::array<std::string_view, 2>{"ideal", "default"});
+        q.options.mode = parse<efficiency_mode>(space.string("efficiency"), space.field("efficiency"));
         space.finish();
     }
     std::tie(q.shard, q.shards) = parse_shard(r.string("shard"), r.field("shard"));
