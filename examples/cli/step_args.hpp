@@ -128,7 +128,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     if (!a.has("dp") && gpus % mp != 0)
         throw input_error("--tp x --pp x --cp", std::to_string(mp), "a divisor of the cluster's " + std::to_string(gpus) + " GPUs");
     p.dp = ival("dp", gpus / mp, 1, plan_limits::dp);
-    p.micro_batch = ival("micro-batch", 1, 1, plan_limits::micro_batch_read);
+    p.micro_batch = ival("micro-batch", 1, 1, plan_limits::micro_batch);
     const long long gb_default = demo ? 512 : static_cast<long long>(p.dp) * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
     p.global_batch = ival("global-batch", gb_default, 1, plan_limits::global_batch);
     p.seq = ival("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, 1 << 26);

@@ -459,7 +459,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
 [[nodiscard]] inline nlohmann::json plan_to_json(const plan& p, const transformer& m) { return plan_to_json(p, m.layers); }
 
 /// @brief Reads plan_to_json's object (errors name `path.KEY`): every key required; degrees in
-/// [1, 2^20] (dp [1, 2^24]), micro_batch [1, 2^20], global_batch [1, 2^30], seq [1, 2^26], zero
+/// [1, 2^20] (dp [1, 2^24]), micro_batch [1, 2^24], global_batch [1, 2^30], seq [1, 2^26], zero
 /// 0-3, gradient_bytes 1, 2 or 4, sizes in [0, 1e18] bytes, expert_load [1, 1e6],
 /// capacity_factor 0 or [1e-3, 1e6], names as plan.hpp/framework.hpp spell them; `stage_layers`
 /// pp counts, at least pp x V layers in all, that the even split or given first/last stage counts
@@ -476,7 +476,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.ep = r.int32("ep", 1, plan_limits::degree);
     const int etp = r.int32("etp", 1, plan_limits::degree);
     p.etp = etp == p.tp ? 0 : etp;
-    p.micro_batch = r.int32("micro_batch", 1, plan_limits::micro_batch_read);
+    p.micro_batch = r.int32("micro_batch", 1, plan_limits::micro_batch);
     p.global_batch = r.int32("global_batch", 1, plan_limits::global_batch);
     p.seq = r.int32("seq", 1, plan_limits::seq);
     p.zero = r.int32("zero", 0, 3);

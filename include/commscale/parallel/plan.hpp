@@ -133,11 +133,9 @@ struct plan_limits {
     static constexpr int degree = 1 << 20;
     /// dp: 2^24, the replicas of 2^30 GPUs at 64 GPUs per replica.
     static constexpr int dp = 1 << 24;
-    /// Sequences per micro-batch (validate): 2^24.
+    /// Sequences per micro-batch: 2^24, the bound of `validate` and of every reader (the CLI's
+    /// --micro-batch, runs.csv, plan JSON), so any plan that validates can be written and read back.
     static constexpr int micro_batch = 1 << 24;
-    /// Sequences per micro-batch as the CLI's --micro-batch and runs.csv read them: 2^20, the
-    /// bound those readers have always stated (stricter than validate's micro_batch).
-    static constexpr int micro_batch_read = 1 << 20;
     /// Sequences per optimizer step: 2^30.
     static constexpr int global_batch = 1 << 30;
     /// Tokens per sequence: 2^26 (64x the longest published context, 1M tokens).
