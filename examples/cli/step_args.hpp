@@ -162,10 +162,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     toggle("pp-overlap", "no-pp-overlap", p.overlap.pp);
     toggle("zero-overlap", "no-zero-overlap", p.overlap.zero);
     toggle("cp-overlap", "no-cp-overlap", p.overlap.cp);
-    if (auto v = a.get("attention")) {
-        if (const auto k = from_name<attention_kernel>(*v)) p.attention = *k;
-        else throw input_error("--attention", "'" + *v + "'", name_list<attention_kernel>());
-    }
+    if (auto v = a.get("attention")) p.attention = parse<attention_kernel>(*v, "--attention");
     p.first_stage_layers = ival("first-stage-layers", 0, 0, plan_limits::stage_layers);
     p.last_stage_layers = ival("last-stage-layers", 0, 0, plan_limits::stage_layers);
     p.pp_scatter_gather = !a.flag("no-scatter-gather");

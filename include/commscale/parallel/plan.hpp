@@ -69,11 +69,10 @@ static_assert(detail::in_enum_order(pipeline_schedule_spellings));
 /// @brief CLI/JSON spelling: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipe".
 [[nodiscard]] constexpr std::string_view schedule_name(pipeline_schedule s) { return to_string(s); }
 
-/// @brief Parses a schedule_name spelling; throws input_error naming `field` otherwise
-/// ("one of gpipe, 1f1b, ...": the message predates the suggestions of parse<E> and is kept).
+/// @brief Parses a schedule_name spelling; throws input_error naming `field` with the closest
+/// spellings otherwise (parse<E>).
 [[nodiscard]] inline pipeline_schedule parse_schedule(std::string_view text, std::string_view field = "plan.schedule") {
-    if (const auto s = from_name<pipeline_schedule>(text)) return *s;
-    throw input_error(std::string(field), "'" + std::string(text) + "'", "one of " + name_list<pipeline_schedule>(", "));
+    return parse<pipeline_schedule>(text, field);
 }
 
 /// @brief Whether `schedule` reaches its stated bubble with `micro_batches` per step on `pp` stages.
