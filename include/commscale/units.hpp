@@ -17,6 +17,7 @@
 #include <boost/units/unit.hpp>
 #include <boost/units/cmath.hpp>
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -121,6 +122,25 @@ template <class Written>
 }
 [[nodiscard]] inline flop_rate from_tflops(double v) {
     return flops_per_second(detail::invert_scaled(v, v * tera, [](double x) { return in_tflops(flops_per_second(x)); }));
+}
+
+/// @brief The microseconds a time read by from_us was written as. Some decimals have no duration
+/// whose in_us is that number (61.38 and 16240 among them: about 2% of the times nccl-tests
+/// prints), and from_us gives the nearest, whose in_us is one unit in the last place off. This
+/// returns in_us(t), or the neighbour one unit away that from_us also reads as t when its
+/// shortest decimal is shorter: the number of the text. So a measured time goes through the
+/// arithmetic and back to output exactly as printed.
+[[nodiscard]] inline double in_us_as_read(duration t) {
+    const double y = in_us(t);
+    auto length = [](double v) {
+        char buf[32];
+        return std::to_chars(buf, buf + sizeof buf, v).ptr - buf;
+    };
+    double best = y;
+    for (const double n : {std::nextafter(y, -std::numeric_limits<double>::infinity()),
+                           std::nextafter(y, std::numeric_limits<double>::infinity())})
+        if (from_us(n).value() == t.value() && length(n) < length(best)) best = n;
+    return best;
 }
 
 /// @brief constexpr literals, in an inline namespace: `using namespace commscale::literals;`.

@@ -9,10 +9,9 @@
 /// column (the full buffer of the operation as nccl-tests reports it), `time` the average time of
 /// one operation (printed in microseconds), `algbw = bytes / time` (printed in GB/s, 1e9 B/s) and
 /// `busbw = algbw x busbw_factor(op, ranks)` (collective/model.hpp). The readers convert the
-/// printed columns with from_us / from_GBps (units.hpp), so in_us / in_GBps give the printed
-/// numbers back (a time to the last bit wherever a duration in seconds writes it, else to one
-/// unit in the last place). `op_name(op)` there spells an op the CLI way; `op_from_name` here
-/// also reads nccl-tests binary names.
+/// printed columns with from_us / from_GBps (units.hpp), so in_us_as_read / in_GBps give the
+/// printed numbers back to the bit. `op_name(op)` there spells an op the CLI way; `op_from_name`
+/// here also reads nccl-tests binary names.
 
 #include <cmath>
 #include <optional>
@@ -129,7 +128,7 @@ inline constexpr double max_row_GBps = 1e7;
     auto ok = [](double v, double limit) { return std::isfinite(v) && v >= 0 && v <= limit; };
     auto ok_time = [&](const std::optional<duration>& t) { return !t || ok(in_us(*t), max_row_time_us); };
     auto ok_rate = [&](const std::optional<byte_rate>& b) { return !b || ok(in_GBps(*b), max_row_GBps); };
-    const double time_us = in_us(r.time);
+    const double time_us = in_us_as_read(r.time);
     return ok(in_bytes(r.bytes), max_row_bytes) && ok(r.count, max_row_bytes) && ok(time_us, max_row_time_us) &&
            time_us > 0 && ok_rate(r.algbw) && ok_rate(r.busbw) && ok_time(r.inplace_time) &&
            ok_rate(r.inplace_algbw) && ok_rate(r.inplace_busbw) && ok_time(r.nccl_predicted) &&

@@ -858,7 +858,7 @@ private:
     void check_consistency(measurement_set& m) const {
         std::size_t off = 0;
         for (const auto& r : m.rows) {
-            const double time_us = in_us(r.time);
+            const double time_us = in_us_as_read(r.time);
             if (time_us <= 0) continue;
             const double expect = in_bytes(r.bytes) / time_us / 1e3;
             if (std::fabs(expect - in_GBps(r.algbw)) > 0.02 * expect + 0.011) ++off;
