@@ -131,15 +131,28 @@ template <class Written>
 /// shortest decimal is shorter: the number of the text. So a measured time goes through the
 /// arithmetic and back to output exactly as printed.
 [[nodiscard]] inline double in_us_as_read(duration t) {
-    const double y = in_us(t);
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const double x = t.value(), y = in_us(t);
+    // from_us(n) == t: n / 1e6 rounds to x and no duration writes n (in_us is non-decreasing, so
+    // the first duration past x whose in_us reaches n decides).
+    auto read_as_t = [&](double n) {
+        if (n / 1e6 != x) return false;
+        double z = x;
+        if (n > y)
+            do z = std::nextafter(z, inf);
+            while (in_us(seconds(z)) < n);
+        else
+            do z = std::nextafter(z, -inf);
+            while (in_us(seconds(z)) > n);
+        return in_us(seconds(z)) != n;
+    };
     auto length = [](double v) {
         char buf[32];
         return std::to_chars(buf, buf + sizeof buf, v).ptr - buf;
     };
     double best = y;
-    for (const double n : {std::nextafter(y, -std::numeric_limits<double>::infinity()),
-                           std::nextafter(y, std::numeric_limits<double>::infinity())})
-        if (from_us(n).value() == t.value() && length(n) < length(best)) best = n;
+    for (const double n : {std::nextafter(y, -inf), std::nextafter(y, inf)})
+        if (read_as_t(n) && length(n) < length(best)) best = n;
     return best;
 }
 

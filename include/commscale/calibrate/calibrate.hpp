@@ -299,6 +299,8 @@ inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, dou
     x0 << std::log(t_min), std::log(ab.bandwidth.value() / 10.0), std::log(alpha0), std::log(bw0),
         std::log(std::max(in_bytes(last.bytes) / 100.0, 1.0)), 0.0;
     const auto n = static_cast<Eigen::Index>(v.size());
+    std::vector<double> t_us;  // the measured times, read once
+    for (const auto& p : v) t_us.push_back(in_us_as_read(p.time));
     auto residuals = [&](const Eigen::VectorXd& th, Eigen::VectorXd& r) {
         const auto m = from_log_parameters(th, factor);
         // k outside [0.5, 4] makes the curve a step or a power law the data cannot pin down.
@@ -307,8 +309,8 @@ inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, dou
             return;
         }
         for (Eigen::Index i = 0; i < n; ++i) {
-            const auto& p = v[static_cast<std::size_t>(i)];
-            r(i) = in_us(predict_time(m, p.bytes)) / in_us_as_read(p.time) - 1.0;
+            const auto j = static_cast<std::size_t>(i);
+            r(i) = in_us(predict_time(m, v[j].bytes)) / t_us[j] - 1.0;
         }
     };
     const auto nl = fit_levenberg_marquardt(residuals, x0, n, opt);
@@ -619,16 +621,27 @@ inline calibration_design candidate_design(const std::vector<fit_point>& v) {
     return d;
 }
 
+/// The measured times of every sweep's rows in microseconds as printed, one after the other.
+[[nodiscard]] inline std::vector<double> measured_us(std::span<const calibration_sweep> sw) {
+    std::vector<double> t;
+    for (const auto& s : sw)
+        for (const auto& p : s.rows) t.push_back(in_us_as_read(p.time));
+    return t;
+}
+
 /// Relative residuals t_model / t - 1 of every sweep's rows at θ, one after the other (NaN where θ
-/// overflows the model).
+/// overflows the model); `t_us` = measured_us(sw).
 inline void calibration_residuals(cluster& work, link_class cls, std::span<const calibration_sweep> sw,
-                                  const Eigen::VectorXd& th, const collective_options& model, Eigen::VectorXd& r) {
+                                  std::span<const double> t_us, const Eigen::VectorXd& th, const collective_options& model,
+                                  Eigen::VectorXd& r) {
     apply_calibration_vector(th, work.comm, cls);
     try {
         Eigen::Index i = 0;
         for (const auto& s : sw)
-            for (const auto& p : s.rows)
-                r(i++) = in_us(predict_collective(work, s.group, s.op, p.bytes, model).time) / in_us_as_read(p.time) - 1.0;
+            for (const auto& p : s.rows) {
+                r(i) = in_us(predict_collective(work, s.group, s.op, p.bytes, model).time) / t_us[static_cast<std::size_t>(i)] - 1.0;
+                ++i;
+            }
     } catch (const input_error&) {
         // θ overflowed (an infinite latency or size): infeasible, the solver rejects the step.
         r.setConstant(std::numeric_limits<double>::quiet_NaN());
@@ -650,8 +663,9 @@ inline nonlinear_fit calibrate_from(const cluster& c, link_class cls, std::span<
     const Eigen::Index k = d.design.cols();
     cluster work = c;
     Eigen::VectorXd rd(m);
+    const std::vector<double> t_us = measured_us(sw);
     auto residuals = [&](const Eigen::VectorXd& phi, Eigen::VectorXd& r) {
-        calibration_residuals(work, cls, sw, prior + d.design * phi, opt.model, rd);
+        calibration_residuals(work, cls, sw, t_us, prior + d.design * phi, opt.model, rd);
         r.head(m) = rd / sd;
         for (Eigen::Index j = 0; j < k; ++j) r(m + j) = phi(j) / d.width[static_cast<std::size_t>(j)];
     };
@@ -683,6 +697,7 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
     const Eigen::VectorXd prior = calibration_vector(c.comm, cls);
     calibration_design d = candidate_design(all);
     const Eigen::Index m = total_rows(sw);
+    const std::vector<double> t_us = measured_us(sw);
     // Identifiability from the Jacobian at the prior (short sweeps, fewer than 9 sizes): a
     // candidate whose data information Σ (∂rᵢ/∂φⱼ)² / σ_n² is below a tenth of its prior precision
     // 1 / wⱼ² is kept at the prior (the rows would move it by less than what the prior already
@@ -695,8 +710,8 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
         std::vector<Eigen::Index> keep;
         for (Eigen::Index j = 0; j < d.design.cols(); ++j) {
             const double h = 1e-3;
-            calibration_residuals(work, cls, sw, prior + h * d.design.col(j), opt.model, rp);
-            calibration_residuals(work, cls, sw, prior - h * d.design.col(j), opt.model, rm);
+            calibration_residuals(work, cls, sw, t_us, prior + h * d.design.col(j), opt.model, rp);
+            calibration_residuals(work, cls, sw, t_us, prior - h * d.design.col(j), opt.model, rm);
             const double info = rp.allFinite() && rm.allFinite()
                                     ? ((rp - rm) / (2.0 * h)).squaredNorm() / (calibration_residual_sd * calibration_residual_sd)
                                     : 0.0;
@@ -788,7 +803,7 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
     {
         cluster work = c;
         Eigen::VectorXd rd(m);
-        calibration_residuals(work, cls, sw, prior + d.design * best.parameters, opt.model, rd);
+        calibration_residuals(work, cls, sw, t_us, prior + d.design * best.parameters, opt.model, rd);
         if (k > 0 && m - k >= 2 && rd.allFinite()) {
             sd = std::clamp(std::sqrt(rd.squaredNorm() / static_cast<double>(m - k)), 0.005, 0.2);
             auto nl = calibrate_from(c, cls, sw, prior, d, best.parameters, sd, opt);
