@@ -18,11 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (s.ranks < 0 || s.nodes < 0) std::abort();
             double last = -1;
             for (const auto& r : s.rows) {
-                const double size = commscale::in_bytes(r.bytes);
-                for (double v : {size, r.count, commscale::in_us(r.time), commscale::in_GBps(r.algbw), commscale::in_GBps(r.busbw)})
+                const double row_bytes = commscale::in_bytes(r.bytes);
+                for (double v : {row_bytes, r.count, commscale::in_us(r.time), commscale::in_GBps(r.algbw), commscale::in_GBps(r.busbw)})
                     if (!std::isfinite(v) || v < 0) std::abort();
-                if (size < last) std::abort();
-                last = size;
+                if (row_bytes < last) std::abort();
+                last = row_bytes;
             }
         }
     } catch (const commscale::input_error&) {
