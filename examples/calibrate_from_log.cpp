@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
         const placement g{.ranks = m.ranks, .ranks_per_node = std::min(m.ranks, c.node.gpus), .stride = 1};
         std::vector<fit_point> pts;
         for (const auto& r : m.rows)
-            if (usable(r)) pts.push_back({r.bytes, r.time_us});
+            if (usable(r)) pts.push_back({r.bytes, r.time});
         const collective_calibration f = calibrate_collective(c, g, m.op, pts);
 
         const link_class_params& k = f.fitted;
@@ -44,9 +44,9 @@ int main(int argc, char** argv) {
         std::printf("%14s %12s %12s %8s %10s\n", "size (B)", "measured us", "predicted us", "error", "protocol");
         std::sort(pts.begin(), pts.end(), [](const fit_point& a, const fit_point& b) { return a.bytes < b.bytes; });
         for (const auto& p : pts) {
-            const auto r = predict_collective(f.calibrated, f.group, f.op, bytes(p.bytes), f.model);
-            std::printf("%14.0f %12.2f %12.2f %+7.1f%% %10s\n", p.bytes, p.time_us, in_us(r.time),
-                        100 * (in_us(r.time) / p.time_us - 1.0), std::string(protocol_name(r.proto)).c_str());
+            const auto r = predict_collective(f.calibrated, f.group, f.op, p.bytes, f.model);
+            std::printf("%14.0f %12.2f %12.2f %+7.1f%% %10s\n", in_bytes(p.bytes), in_us_as_read(p.time), in_us(r.time),
+                        100 * (in_us(r.time) / in_us_as_read(p.time) - 1.0), std::string(protocol_name(r.proto)).c_str());
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());

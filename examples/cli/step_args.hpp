@@ -128,7 +128,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     if (!a.has("dp") && gpus % mp != 0)
         throw input_error("--tp x --pp x --cp", std::to_string(mp), "a divisor of the cluster's " + std::to_string(gpus) + " GPUs");
     p.dp = ival("dp", gpus / mp, 1, plan_limits::dp);
-    p.micro_batch = ival("micro-batch", 1, 1, plan_limits::micro_batch_read);
+    p.micro_batch = ival("micro-batch", 1, 1, plan_limits::micro_batch);
     const long long gb_default = demo ? 512 : static_cast<long long>(p.dp) * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
     p.global_batch = ival("global-batch", gb_default, 1, plan_limits::global_batch);
     p.seq = ival("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, 1 << 26);
@@ -162,10 +162,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     toggle("pp-overlap", "no-pp-overlap", p.overlap.pp);
     toggle("zero-overlap", "no-zero-overlap", p.overlap.zero);
     toggle("cp-overlap", "no-cp-overlap", p.overlap.cp);
-    if (auto v = a.get("attention")) {
-        if (const auto k = from_name<attention_kernel>(*v)) p.attention = *k;
-        else throw input_error("--attention", "'" + *v + "'", name_list<attention_kernel>());
-    }
+    if (auto v = a.get("attention")) p.attention = parse<attention_kernel>(*v, "--attention");
     p.first_stage_layers = ival("first-stage-layers", 0, 0, plan_limits::stage_layers);
     p.last_stage_layers = ival("last-stage-layers", 0, 0, plan_limits::stage_layers);
     p.pp_scatter_gather = !a.flag("no-scatter-gather");
@@ -182,10 +179,7 @@ inline void check_precision(const commscale::cluster& c, const commscale::plan& 
 
 [[nodiscard]] inline commscale::step_options step_opts(const args& a) {
     commscale::step_options o;
-    const std::string e = a.get("efficiency").value_or("default");
-    if (e == "ideal") o.mode = commscale::efficiency_mode::ideal;
-    else if (e == "default" || e == "realistic") o.mode = commscale::efficiency_mode::realistic;
-    else throw commscale::input_error("--efficiency", "'" + e + "'", "ideal or default");
+    if (auto e = a.get("efficiency")) o.mode = commscale::parse<commscale::efficiency_mode>(*e, "--efficiency");
     return o;
 }
 

@@ -208,11 +208,7 @@ struct collective_request {
         if (*v == "fastest") r.options.candidates = algorithm_set::any;
         else r.options.algo = parse_algorithm(*v, "--algo");
     }
-    if (auto v = a.get("efficiency")) {
-        if (*v == "ideal") r.options.mode = efficiency_mode::ideal;
-        else if (*v == "default" || *v == "realistic") r.options.mode = efficiency_mode::realistic;
-        else throw unknown_name("--efficiency", *v, std::vector<std::string>{"default", "ideal", "realistic"});
-    }
+    if (auto v = a.get("efficiency")) r.options.mode = parse<efficiency_mode>(*v, "--efficiency");
     const long long total = static_cast<long long>(c.nodes) * c.node.gpus;
     const int ranks = static_cast<int>(a.integer("ranks", total, 1, total));
     // on an NVLink domain spanning nodes (NVL72) the group is placed per domain (comm_view)

@@ -17,6 +17,10 @@
 #include <boost/units/unit.hpp>
 #include <boost/units/cmath.hpp>
 
+#include <charconv>
+#include <cmath>
+#include <limits>
+
 namespace commscale {
 
 namespace units {
@@ -86,6 +90,71 @@ inline constexpr double kibi = 1024.0, mebi = kibi * 1024.0, gibi = mebi * 1024.
 [[nodiscard]] constexpr double in_Gbps(byte_rate r) { return r.value() * 8.0 / giga; }
 [[nodiscard]] constexpr double in_flops(flop_count f) { return f.value(); }
 [[nodiscard]] constexpr double in_tflops(flop_rate f) { return f.value() / tera; }
+
+namespace detail {
+/// The double x nearest `guess` with `written(x) == v` (a few ulps either side), else `guess`:
+/// reads a number written in a derived unit (`x * 1e6`, `x / 1e12`) back to the bit.
+template <class Written>
+[[nodiscard]] double invert_scaled(double v, double guess, Written written) {
+    if (!std::isfinite(guess) || written(guess) == v) return guess;
+    double lo = guess, hi = guess;
+    for (int i = 0; i < 64; ++i) {
+        lo = std::nextafter(lo, -std::numeric_limits<double>::infinity());
+        if (written(lo) == v) return lo;
+        hi = std::nextafter(hi, std::numeric_limits<double>::infinity());
+        if (written(hi) == v) return hi;
+    }
+    return guess;
+}
+}  // namespace detail
+
+/// Inverses of the named accessors for values read from text and JSON: `in_us(from_us(v)) == v`
+/// for every v that some duration writes as (otherwise the nearest duration), so a file read and
+/// written back keeps its numbers to the bit, and `from_us(in_us(t)) == t`.
+[[nodiscard]] inline duration from_us(double v) {
+    return seconds(detail::invert_scaled(v, v / 1e6, [](double x) { return in_us(seconds(x)); }));
+}
+[[nodiscard]] inline byte_rate from_GBps(double v) {
+    return bytes_per_second(detail::invert_scaled(v, v * giga, [](double x) { return in_GBps(bytes_per_second(x)); }));
+}
+[[nodiscard]] inline byte_rate from_Gbps(double v) {
+    return bytes_per_second(detail::invert_scaled(v, v * giga / 8.0, [](double x) { return in_Gbps(bytes_per_second(x)); }));
+}
+[[nodiscard]] inline flop_rate from_tflops(double v) {
+    return flops_per_second(detail::invert_scaled(v, v * tera, [](double x) { return in_tflops(flops_per_second(x)); }));
+}
+
+/// @brief The microseconds a time read by from_us was written as. Some decimals have no duration
+/// whose in_us is that number (61.38 and 16240 among them: about 2% of the times nccl-tests
+/// prints), and from_us gives the nearest, whose in_us is one unit in the last place off. This
+/// returns in_us(t), or the neighbour one unit away that from_us also reads as t when its
+/// shortest decimal is shorter: the number of the text. So a measured time goes through the
+/// arithmetic and back to output exactly as printed.
+[[nodiscard]] inline double in_us_as_read(duration t) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const double x = t.value(), y = in_us(t);
+    // from_us(n) == t: n / 1e6 rounds to x and no duration writes n (in_us is non-decreasing, so
+    // the first duration past x whose in_us reaches n decides).
+    auto read_as_t = [&](double n) {
+        if (n / 1e6 != x) return false;
+        double z = x;
+        if (n > y)
+            do z = std::nextafter(z, inf);
+            while (in_us(seconds(z)) < n);
+        else
+            do z = std::nextafter(z, -inf);
+            while (in_us(seconds(z)) > n);
+        return in_us(seconds(z)) != n;
+    };
+    auto length = [](double v) {
+        char buf[32];
+        return std::to_chars(buf, buf + sizeof buf, v).ptr - buf;
+    };
+    double best = y;
+    for (const double n : {std::nextafter(y, -inf), std::nextafter(y, inf)})
+        if (read_as_t(n) && length(n) < length(best)) best = n;
+    return best;
+}
 
 /// @brief constexpr literals, in an inline namespace: `using namespace commscale::literals;`.
 inline namespace literals {

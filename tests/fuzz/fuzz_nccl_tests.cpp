@@ -18,10 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (s.ranks < 0 || s.nodes < 0) std::abort();
             double last = -1;
             for (const auto& r : s.rows) {
-                for (double v : {r.bytes, r.count, r.time_us, r.algbw_GBps, r.busbw_GBps})
+                const double row_bytes = commscale::in_bytes(r.bytes);
+                for (double v : {row_bytes, r.count, commscale::in_us(r.time), commscale::in_GBps(r.algbw), commscale::in_GBps(r.busbw)})
                     if (!std::isfinite(v) || v < 0) std::abort();
-                if (r.bytes < last) std::abort();
-                last = r.bytes;
+                if (row_bytes < last) std::abort();
+                last = row_bytes;
             }
         }
     } catch (const commscale::input_error&) {

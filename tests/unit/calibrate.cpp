@@ -14,14 +14,17 @@ using namespace commscale;
 
 namespace {
 
+// A measured point from the published units: size (B) and time (us).
+fit_point pt(double size, double time_us) { return {bytes(size), from_us(time_us)}; }
+
 // ml-engineering-networking (Stas Bekman, "Network" chapter): all_reduce_perf -b 32k -e 16G -f 2
 // -g 8 on one 8 x A100 (NVLink3) node: size (B), time (us). busbw = 1.75 x size / time.
 const std::vector<fit_point> a100_table{
-    {32768, 43.83},        {65536, 46.80},         {131072, 51.76},        {262144, 61.38},
-    {524288, 80.40},       {1048576, 101.9},       {2097152, 101.4},       {4194304, 101.5},
-    {8388608, 133.5},      {16777216, 276.6},      {33554432, 424.0},      {67108864, 684.6},
-    {134217728, 1327.6},   {268435456, 2420.6},    {536870912, 4218.4},    {1073741824, 8203.9},
-    {2147483648.0, 16240}, {4294967296.0, 32136},  {8589934592.0, 64074},  {17179869184.0, 127997}};
+    pt(32768, 43.83),        pt(65536, 46.80),         pt(131072, 51.76),        pt(262144, 61.38),
+    pt(524288, 80.40),       pt(1048576, 101.9),       pt(2097152, 101.4),       pt(4194304, 101.5),
+    pt(8388608, 133.5),      pt(16777216, 276.6),      pt(33554432, 424.0),      pt(67108864, 684.6),
+    pt(134217728, 1327.6),   pt(268435456, 2420.6),    pt(536870912, 4218.4),    pt(1073741824, 8203.9),
+    pt(2147483648.0, 16240), pt(4294967296.0, 32136),  pt(8589934592.0, 64074),  pt(17179869184.0, 127997)};
 constexpr double all_reduce_8 = 2.0 * 7.0 / 8.0;  // nccl-tests bus factor 2(n-1)/n
 
 }  // namespace
@@ -39,9 +42,9 @@ TEST_CASE("8 x A100 all-reduce: fitted peak busbw, latency and the rows from 1 M
     CHECK(in_us(governing) < 1.1 * 43.83);
     std::vector<double> meas, pred;
     for (const auto& p : a100_table)
-        if (p.bytes >= 1048576.0) {
-            meas.push_back(p.time_us);
-            pred.push_back(in_us(predict_time(f, bytes(p.bytes))));
+        if (in_bytes(p.bytes) >= 1048576.0) {
+            meas.push_back(in_us(p.time));
+            pred.push_back(in_us(predict_time(f, p.bytes)));
         }
     const auto s = summarize_errors(meas, pred);
     // Target 5% median, 20% worst (the 16 MiB protocol-switch dip). This model reaches a median of
@@ -82,7 +85,7 @@ TEST_CASE("round trip: alpha-beta constants recovered within their reported unce
         std::vector<fit_point> pts;
         for (int i = 0; i < 30; ++i) {
             const double s = std::ldexp(8.0, i);
-            pts.push_back({s, (alpha + factor * s / bw) * 1e6 * (1.0 + noise(rng))});
+            pts.push_back(pt(s, (alpha + factor * s / bw) * 1e6 * (1.0 + noise(rng))));
         }
         const auto f = fit_alpha_beta(pts, factor);
         const double za = std::fabs(in_seconds(f.latency) - alpha) / in_seconds(f.latency_sigma);
@@ -117,7 +120,7 @@ TEST_CASE("round trip: realistic curve constants recovered from noisy data") {
         std::vector<fit_point> pts;
         for (int i = 0; i < 32; ++i) {
             const double s = std::ldexp(8.0, i);
-            pts.push_back({s, in_us(predict_time(truth, bytes(s))) * (1.0 + noise(rng))});
+            pts.push_back(pt(s, in_us(predict_time(truth, bytes(s))) * (1.0 + noise(rng))));
         }
         const auto f = fit_saturating(pts, 1.75);
         CHECK_THAT(in_GBps(f.peak_busbw), Catch::Matchers::WithinRel(350.0, 0.05));
@@ -127,9 +130,9 @@ TEST_CASE("round trip: realistic curve constants recovered from noisy data") {
 }
 
 TEST_CASE("bad measurement sets are input errors, never NaN") {
-    const std::vector<fit_point> none, one{{1024, 10.0}}, same{{1024, 10.0}, {1024, 11.0}, {1024, 12.0}},
-        negative{{1024, 10.0}, {2048, -1.0}, {4096, 12.0}}, nan_size{{std::nan(""), 10.0}, {2048, 11.0}, {4096, 12.0}},
-        shrinking{{1024, 30.0}, {1e6, 20.0}, {1e9, 10.0}};
+    const std::vector<fit_point> none, one{pt(1024, 10.0)}, same{pt(1024, 10.0), pt(1024, 11.0), pt(1024, 12.0)},
+        negative{pt(1024, 10.0), pt(2048, -1.0), pt(4096, 12.0)}, nan_size{pt(std::nan(""), 10.0), pt(2048, 11.0), pt(4096, 12.0)},
+        shrinking{pt(1024, 30.0), pt(1e6, 20.0), pt(1e9, 10.0)};
     for (const auto* v : {&none, &one, &same, &negative, &nan_size, &shrinking}) {
         CHECK_THROWS_AS(fit_alpha_beta(*v, 1.75), input_error);
         CHECK_THROWS_AS(fit_saturating(*v, 1.75), input_error);
@@ -154,8 +157,8 @@ TEST_CASE("calibrated cluster reproduces the fitted closed-form curve through pr
     const placement g{.ranks = 8, .ranks_per_node = 8, .stride = 1};
     std::vector<double> meas, pred;
     for (const auto& p : a100_table) {
-        meas.push_back(in_us(predict_time(f, bytes(p.bytes))));
-        pred.push_back(in_us(predict_collective(cal, g, collective_op::all_reduce, bytes(p.bytes)).time));
+        meas.push_back(in_us(predict_time(f, p.bytes)));
+        pred.push_back(in_us(predict_collective(cal, g, collective_op::all_reduce, p.bytes).time));
     }
     const auto s = summarize_errors(meas, pred);
     INFO("calibrated vs fitted curve: median " << s.median << ", max " << s.max);
@@ -175,9 +178,9 @@ namespace {
 error_summary calibrated_errors(const collective_calibration& f, const std::vector<fit_point>& rows, double from) {
     std::vector<double> meas, pred;
     for (const auto& p : rows)
-        if (p.bytes >= from) {
-            meas.push_back(p.time_us);
-            pred.push_back(in_us(predict_collective(f.calibrated, f.group, f.op, bytes(p.bytes)).time));
+        if (in_bytes(p.bytes) >= from) {
+            meas.push_back(in_us(p.time));
+            pred.push_back(in_us(predict_collective(f.calibrated, f.group, f.op, p.bytes).time));
         }
     return summarize_errors(meas, pred);
 }
@@ -220,7 +223,7 @@ TEST_CASE("a short sweep (1 MiB to 16 GiB, 15 rows) is cross-validated leave-one
     // other 14. Rows of a sweep such as all_reduce_perf -b 1M -e 16G -f 2.
     std::vector<fit_point> short_sweep;
     for (const auto& p : a100_table)
-        if (p.bytes >= 1048576.0) short_sweep.push_back(p);
+        if (in_bytes(p.bytes) >= 1048576.0) short_sweep.push_back(p);
     REQUIRE(short_sweep.size() == 15);
     const placement all8{.ranks = 8, .ranks_per_node = 8, .stride = 1};
     const auto f = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, short_sweep);
@@ -258,8 +261,8 @@ std::vector<double> held_out_medians(std::size_t n, std::vector<collective_calib
         const auto f = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, train, o);
         std::vector<double> meas, pred;
         for (const auto& p : test) {
-            meas.push_back(p.time_us);
-            pred.push_back(in_us(predict_time(f, bytes(p.bytes))));
+            meas.push_back(in_us(p.time));
+            pred.push_back(in_us(predict_time(f, p.bytes)));
         }
         medians.push_back(summarize_errors(meas, pred).median);
         INFO(n << " rows from offset " << off << ": held-out median " << medians.back() << ", fitted " << f.fitted_names().size()
@@ -377,7 +380,7 @@ TEST_CASE("all 20 rows of the A100 table: every parameter fitted with its uncert
 
 TEST_CASE("short sweeps: one size, one row or a sweep of rows that all need no latency") {
     const placement all8{.ranks = 8, .ranks_per_node = 8, .stride = 1};
-    const std::vector<fit_point> one{{1048576, 101.9}}, same{{1048576, 101.9}, {1048576, 102.0}};
+    const std::vector<fit_point> one{pt(1048576, 101.9)}, same{pt(1048576, 101.9), pt(1048576, 102.0)};
     CHECK_THROWS_AS(calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, one), input_error);
     CHECK_THROWS_AS(calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, same), input_error);
     // Two large rows (4 and 16 GiB): only the efficiency is fitted; 0.78 of NVLink3 (REFERENCE.md).

@@ -38,6 +38,9 @@ comm_params truth_params() {
     return p;
 }
 
+// A measured point from the published units: size (B) and time (us).
+fit_point pt(double size, double time_us) { return {bytes(size), from_us(time_us)}; }
+
 // An nccl-tests-like sweep (8 B .. 4 GiB, factor 2) of `op` on the truth, with relative noise `sd`.
 std::vector<fit_point> sweep(const cluster& truth, const placement& g, collective_op op, unsigned seed, double sd) {
     std::mt19937 rng(seed);
@@ -45,7 +48,7 @@ std::vector<fit_point> sweep(const cluster& truth, const placement& g, collectiv
     std::vector<fit_point> v;
     for (int i = 0; i <= 29; ++i) {
         const double s = std::ldexp(8.0, i);
-        v.push_back({s, in_us(predict_collective(truth, g, op, bytes(s)).time) * (1.0 + noise(rng))});
+        v.push_back(pt(s, in_us(predict_collective(truth, g, op, bytes(s)).time) * (1.0 + noise(rng))));
     }
     return v;
 }
@@ -53,8 +56,8 @@ std::vector<fit_point> sweep(const cluster& truth, const placement& g, collectiv
 error_summary errors(const cluster& c, const placement& g, collective_op op, const std::vector<fit_point>& rows) {
     std::vector<double> meas, pred;
     for (const auto& p : rows) {
-        meas.push_back(p.time_us);
-        pred.push_back(in_us(predict_collective(c, g, op, bytes(p.bytes)).time));
+        meas.push_back(in_us(p.time));
+        pred.push_back(in_us(predict_collective(c, g, op, p.bytes).time));
     }
     return summarize_errors(meas, pred);
 }
@@ -258,7 +261,7 @@ TEST_CASE("calibrate_collectives: one parameter set for all sweeps, and its bad 
                     input_error);
     // A bad row of the second sweep is named as such.
     auto bad = ar;
-    bad[4].time_us = -1.0;
+    bad[4].time = from_us(-1.0);
     try {
         (void)calibrate_collectives(c, std::vector<calibration_sweep>{{node, collective_op::all_reduce, ar}, {node, collective_op::all_gather, bad}},
                                     fast());
@@ -328,7 +331,7 @@ TEST_CASE("real data: the single-node A100 calibration predicts the OCI 2 x 8 A1
     REQUIRE(node_sets.size() == 1);
     REQUIRE(oci_sets.size() == 1);
     std::vector<fit_point> node_rows;
-    for (const auto& r : node_sets[0].rows) node_rows.push_back({r.bytes, r.time_us});
+    for (const auto& r : node_sets[0].rows) node_rows.push_back({r.bytes, r.time});
     const placement node{.ranks = 8, .ranks_per_node = 8, .stride = 1};
     cluster cal = calibrate_collective(presets::dgx_a100, node, collective_op::all_reduce, node_rows, fast()).calibrated;
     cluster def = presets::dgx_a100;
@@ -337,12 +340,12 @@ TEST_CASE("real data: the single-node A100 calibration predicts the OCI 2 x 8 A1
     REQUIRE(oci_sets[0].ranks == 16);
     int checked = 0;
     for (const auto& r : oci_sets[0].rows) {
-        if (r.bytes < 1e9) continue;
-        const double t_cal = in_us(predict_collective(cal, two, collective_op::all_reduce, bytes(r.bytes)).time);
-        const double t_def = in_us(predict_collective(def, two, collective_op::all_reduce, bytes(r.bytes)).time);
-        INFO(r.bytes << " B: measured " << r.time_us << " us, calibrated " << t_cal << ", default " << t_def);
-        CHECK(std::fabs(t_cal / r.time_us - 1.0) <= 0.10);
-        CHECK(std::fabs(t_cal / r.time_us - 1.0) <= std::fabs(t_def / r.time_us - 1.0) + 0.01);
+        if (in_bytes(r.bytes) < 1e9) continue;
+        const double t_cal = in_us(predict_collective(cal, two, collective_op::all_reduce, r.bytes).time);
+        const double t_def = in_us(predict_collective(def, two, collective_op::all_reduce, r.bytes).time);
+        INFO(in_bytes(r.bytes) << " B: measured " << in_us(r.time) << " us, calibrated " << t_cal << ", default " << t_def);
+        CHECK(std::fabs(t_cal / in_us(r.time) - 1.0) <= 0.10);
+        CHECK(std::fabs(t_cal / in_us(r.time) - 1.0) <= std::fabs(t_def / in_us(r.time) - 1.0) + 0.01);
         ++checked;
     }
     CHECK(checked == 2);
@@ -352,15 +355,15 @@ TEST_CASE("calibrate_collective: bad measurement sets are input errors, never Na
     const placement node{.ranks = 8, .ranks_per_node = 8, .stride = 1};
     const cluster c = presets::dgx_a100;
     std::vector<fit_point> good;
-    for (int i = 0; i < 12; ++i) good.push_back({std::ldexp(1024.0, i), 20.0 + i});
+    for (int i = 0; i < 12; ++i) good.push_back(pt(std::ldexp(1024.0, i), 20.0 + i));
     auto with = [&](std::size_t i, fit_point p) {
         auto v = good;
         v[i] = p;
         return v;
     };
-    const std::vector<fit_point> none, one{{1024, 10.0}}, same(12, fit_point{1024, 10.0});
-    for (const auto& v : {none, one, same, with(3, {std::nan(""), 10.0}), with(3, {-1.0, 10.0}), with(3, {1024.0, -5.0}),
-                          with(3, {1024.0, std::nan("")}), with(3, {1024.0, 0.0})})
+    const std::vector<fit_point> none, one{pt(1024, 10.0)}, same(12, pt(1024, 10.0));
+    for (const auto& v : {none, one, same, with(3, pt(std::nan(""), 10.0)), with(3, pt(-1.0, 10.0)), with(3, pt(1024.0, -5.0)),
+                          with(3, pt(1024.0, std::nan(""))), with(3, pt(1024.0, 0.0))})
         CHECK_THROWS_AS(calibrate_collective(c, node, collective_op::all_reduce, v, fast()), input_error);
     // A placement the cluster cannot hold.
     const placement too_many{.ranks = 64, .ranks_per_node = 8, .stride = 1};

@@ -40,7 +40,7 @@ parse_error error_of(const std::string& text, const std::string& source, std::op
 
 const measured_row& row_of(const measurement_set& m, double bytes) {
     for (const auto& r : m.rows)
-        if (r.bytes == bytes) return r;
+        if (in_bytes(r.bytes) == bytes) return r;
     FAIL("no row of " + std::to_string(bytes) + " bytes");
     return m.rows.front();
 }
@@ -59,27 +59,27 @@ TEST_CASE("ml-engineering 8 x A100 all_reduce table: all 20 rows as published") 
     REQUIRE(m.rows.size() == 20);
     // 32 KiB .. 16 GiB, doubling.
     for (std::size_t i = 0; i < m.rows.size(); ++i) {
-        CHECK(m.rows[i].bytes == 32768.0 * static_cast<double>(std::uint64_t{1} << i));
-        CHECK(m.rows[i].count == m.rows[i].bytes / 4);
+        CHECK(in_bytes(m.rows[i].bytes) == 32768.0 * static_cast<double>(std::uint64_t{1} << i));
+        CHECK(m.rows[i].count == in_bytes(m.rows[i].bytes) / 4);
         // nccl-tests defines algbw = size / time (doc/PERFORMANCE.md): the published columns agree
         // within their printed precision, so the columns were read in the right places.
-        CHECK_THAT(m.rows[i].bytes / m.rows[i].time_us / 1e3, WithinRel(m.rows[i].algbw_GBps, 0.01));
+        CHECK_THAT(in_bytes(m.rows[i].bytes) / in_us(m.rows[i].time) / 1e3, WithinRel(in_GBps(m.rows[i].algbw), 0.01));
         // busbw = algbw x 2(n-1)/n with n = 8.
-        CHECK_THAT(m.rows[i].algbw_GBps * 1.75, WithinRel(m.rows[i].busbw_GBps, 0.01));
+        CHECK_THAT(in_GBps(m.rows[i].algbw) * 1.75, WithinRel(in_GBps(m.rows[i].busbw), 0.01));
     }
     // busbw by size, REFERENCE.md [ml-engineering-networking].
-    CHECK(row_of(m, 32768).busbw_GBps == Approx(1.31));
-    CHECK(row_of(m, 1048576).busbw_GBps == Approx(18.00));
-    CHECK(row_of(m, 4194304).busbw_GBps == Approx(72.33));
-    CHECK(row_of(m, 16777216).busbw_GBps == Approx(106.16));
-    CHECK(row_of(m, 67108864).busbw_GBps == Approx(171.54));
-    CHECK(row_of(m, 268435456).busbw_GBps == Approx(194.07));
-    CHECK(row_of(m, 1073741824).busbw_GBps == Approx(229.04));
-    CHECK(row_of(m, 4294967296).busbw_GBps == Approx(233.88));
-    CHECK(row_of(m, 17179869184).busbw_GBps == Approx(234.89));
-    CHECK(row_of(m, 17179869184).time_us == Approx(127997));
-    CHECK(row_of(m, 134217728).time_us == Approx(1327.6));
-    CHECK(row_of(m, 17179869184).inplace_busbw_GBps == Approx(234.89));
+    CHECK(in_GBps(row_of(m, 32768).busbw) == Approx(1.31));
+    CHECK(in_GBps(row_of(m, 1048576).busbw) == Approx(18.00));
+    CHECK(in_GBps(row_of(m, 4194304).busbw) == Approx(72.33));
+    CHECK(in_GBps(row_of(m, 16777216).busbw) == Approx(106.16));
+    CHECK(in_GBps(row_of(m, 67108864).busbw) == Approx(171.54));
+    CHECK(in_GBps(row_of(m, 268435456).busbw) == Approx(194.07));
+    CHECK(in_GBps(row_of(m, 1073741824).busbw) == Approx(229.04));
+    CHECK(in_GBps(row_of(m, 4294967296).busbw) == Approx(233.88));
+    CHECK(in_GBps(row_of(m, 17179869184).busbw) == Approx(234.89));
+    CHECK(in_us(row_of(m, 17179869184).time) == Approx(127997));
+    CHECK(in_us(row_of(m, 134217728).time) == Approx(1327.6));
+    CHECK(in_GBps(row_of(m, 17179869184).inplace_busbw.value()) == Approx(234.89));
     CHECK(m.warnings.empty());
 }
 
@@ -97,15 +97,15 @@ TEST_CASE("real log, 2.13 era: 0x0f bus ids, trimmed device list, footer") {
     REQUIRE(m.rows.size() == 5);
     const auto& big = row_of(m, 8589934592.0);
     CHECK(big.count == 2147483648.0);
-    CHECK(big.time_us == 67689);
-    CHECK(big.algbw_GBps == Approx(126.90));
-    CHECK(big.busbw_GBps == Approx(237.94));
-    CHECK(big.inplace_time_us == Approx(67811));
-    CHECK(big.inplace_algbw_GBps == Approx(126.68));
-    CHECK(big.inplace_busbw_GBps == Approx(237.52));
-    CHECK(row_of(m, 2097152).inplace_time_us == Approx(100.1));
-    REQUIRE(m.avg_busbw_GBps);
-    CHECK(*m.avg_busbw_GBps == Approx(66.4834));
+    CHECK(in_us(big.time) == 67689);
+    CHECK(in_GBps(big.algbw) == Approx(126.90));
+    CHECK(in_GBps(big.busbw) == Approx(237.94));
+    CHECK(in_us(big.inplace_time.value()) == Approx(67811));
+    CHECK(in_GBps(big.inplace_algbw.value()) == Approx(126.68));
+    CHECK(in_GBps(big.inplace_busbw.value()) == Approx(237.52));
+    CHECK(in_us(row_of(m, 2097152).inplace_time.value()) == Approx(100.1));
+    REQUIRE(m.avg_busbw);
+    CHECK(in_GBps(*m.avg_busbw) == Approx(66.4834));
 }
 
 TEST_CASE("real log, nccl-tests 2.20: version line, test name, 000f:01:00 bus ids") {
@@ -119,10 +119,10 @@ TEST_CASE("real log, nccl-tests 2.20: version line, test name, 000f:01:00 bus id
     CHECK(m.nodes == 2);
     CHECK(m.gpu == "NVIDIA GB10");
     REQUIRE(m.rows.size() == 4);
-    CHECK(m.rows[0].bytes == 8192);
-    CHECK(m.rows[0].time_us == Approx(35.15));
-    CHECK(m.rows[3].inplace_time_us == Approx(64.71));
-    CHECK_FALSE(m.avg_busbw_GBps);  // the snippet ends before the footer
+    CHECK(in_bytes(m.rows[0].bytes) == 8192);
+    CHECK(in_us(m.rows[0].time) == Approx(35.15));
+    CHECK(in_us(m.rows[3].inplace_time.value()) == Approx(64.71));
+    CHECK_FALSE(m.avg_busbw);  // the snippet ends before the footer
 }
 
 TEST_CASE("real log, sendrecv: #wrong N/A, op from the file name or the caller") {
@@ -133,7 +133,7 @@ TEST_CASE("real log, sendrecv: #wrong N/A, op from the file name or the caller")
     CHECK(sets[0].gpu == "NVIDIA A40");
     CHECK(sets[0].hosts == std::vector<std::string>{"gpu23", "gpu24"});
     REQUIRE(sets[0].rows.size() == 2);
-    CHECK(sets[0].rows[1].inplace_time_us == Approx(34.15));
+    CHECK(in_us(sets[0].rows[1].inplace_time.value()) == Approx(34.15));
     // An explicit op wins over the file name when the log names none.
     sets = parse_measurements(fixture("nccl_sendrecv_issue214.log"), "log.txt", collective_op::send_recv);
     CHECK(sets[0].op == collective_op::send_recv);
@@ -160,11 +160,11 @@ TEST_CASE("OpenMPI --tag-output prefixes, stderr NCCL INFO lines, 16 ranks on 2 
     CHECK(m.nodes == 2);
     CHECK(m.gpu == "NVIDIA H100 80GB HBM3");
     REQUIRE(m.rows.size() == 10);
-    CHECK(m.rows[0].bytes == 8);
-    CHECK(m.rows[0].time_us == Approx(35.00));
-    CHECK(m.rows[0].inplace_time_us == Approx(35.35));
-    REQUIRE(m.avg_busbw_GBps);
-    CHECK(*m.avg_busbw_GBps == Approx(18.7640));
+    CHECK(in_bytes(m.rows[0].bytes) == 8);
+    CHECK(in_us(m.rows[0].time) == Approx(35.00));
+    CHECK(in_us(m.rows[0].inplace_time.value()) == Approx(35.35));
+    REQUIRE(m.avg_busbw);
+    CHECK(in_GBps(*m.avg_busbw) == Approx(18.7640));
     CHECK(m.warnings.empty());
 }
 
@@ -192,10 +192,10 @@ TEST_CASE("option -I: per-iteration columns and timestamps are skipped by name")
     CHECK(m.redop == "none");
     REQUIRE(m.rows.size() == 4);
     // Row 65536: time 20.36 (not i_min 19.75), in-place time 20.56 (not the out-of-place i_cv%).
-    CHECK(m.rows[0].time_us == Approx(20.36));
-    CHECK(m.rows[0].algbw_GBps == Approx(3.22));
-    CHECK(m.rows[0].inplace_time_us == Approx(20.56));
-    CHECK(m.rows[0].inplace_busbw_GBps == Approx(3.19));
+    CHECK(in_us(m.rows[0].time) == Approx(20.36));
+    CHECK(in_GBps(m.rows[0].algbw) == Approx(3.22));
+    CHECK(in_us(m.rows[0].inplace_time.value()) == Approx(20.56));
+    CHECK(in_GBps(m.rows[0].inplace_busbw.value()) == Approx(3.19));
     CHECK(m.warnings.empty());
 }
 
@@ -206,11 +206,11 @@ TEST_CASE("numbers in exponent form") {
     CHECK(m.op == collective_op::all_gather);
     CHECK(m.ranks == 2);
     CHECK(m.gpu == "NVIDIA L4");
-    CHECK(m.rows.back().bytes == 17179869184.0);
-    CHECK(m.rows.back().time_us == 1.7e8);
-    CHECK(row_of(m, 67108864).time_us == 671209);
-    REQUIRE(m.avg_busbw_GBps);
-    CHECK(*m.avg_busbw_GBps == Approx(0.024));
+    CHECK(in_bytes(m.rows.back().bytes) == 17179869184.0);
+    CHECK(in_us(m.rows.back().time) == 1.7e8);
+    CHECK(in_us(row_of(m, 67108864).time) == 671209);
+    REQUIRE(m.avg_busbw);
+    CHECK(in_GBps(*m.avg_busbw) == Approx(0.024));
 }
 
 TEST_CASE("old columns: error instead of #wrong, no root, no Group") {
@@ -222,9 +222,9 @@ TEST_CASE("old columns: error instead of #wrong, no root, no Group") {
     CHECK(m.nodes == 2);
     CHECK(m.gpu == "Tesla V100-SXM2-16GB");
     REQUIRE(m.rows.size() == 7);
-    CHECK(m.rows[0].time_us == Approx(134.9));
-    CHECK(m.rows[0].busbw_GBps == Approx(7.78));
-    CHECK(m.rows[1].inplace_time_us == Approx(242.1));
+    CHECK(in_us(m.rows[0].time) == Approx(134.9));
+    CHECK(in_GBps(m.rows[0].busbw) == Approx(7.78));
+    CHECK(in_us(m.rows[1].inplace_time.value()) == Approx(242.1));
 }
 
 TEST_CASE("a paste that lost its leading '#'") {
@@ -236,9 +236,9 @@ TEST_CASE("a paste that lost its leading '#'") {
     CHECK(m.ranks == 8);
     CHECK(m.gpu == "NVIDIA H100 80GB HBM3");
     REQUIRE(m.rows.size() == 5);
-    CHECK(m.rows[0].time_us == Approx(30.02));
-    REQUIRE(m.avg_busbw_GBps);
-    CHECK(*m.avg_busbw_GBps == Approx(60.5));
+    CHECK(in_us(m.rows[0].time) == Approx(30.02));
+    REQUIRE(m.avg_busbw);
+    CHECK(in_GBps(*m.avg_busbw) == Approx(60.5));
 }
 
 TEST_CASE("rows without any header: standard columns assumed, ranks from busbw/algbw") {
@@ -272,8 +272,8 @@ TEST_CASE("interleaved copies from independent processes are separated") {
         CHECK(m.rows.size() == 5);
         CHECK(any_warning(m, "several processes"));
     }
-    CHECK(sets[0].rows[0].time_us == Approx(9.5));
-    CHECK(sets[1].rows[0].time_us == Approx(9.78));
+    CHECK(in_us(sets[0].rows[0].time) == Approx(9.5));
+    CHECK(in_us(sets[1].rows[0].time) == Approx(9.78));
 }
 
 TEST_CASE("two collectives in one log give two sets") {
@@ -285,7 +285,7 @@ TEST_CASE("two collectives in one log give two sets") {
     for (const auto& m : sets) {
         CHECK(m.ranks == 8);
         CHECK(m.rows.size() == 6);
-        CHECK(m.avg_busbw_GBps.has_value());
+        CHECK(m.avg_busbw.has_value());
     }
     // The caller's op does not override the test the log names, but the mismatch is reported.
     const auto again = parse_measurements(fixture("two_collectives.log"), "x.log", collective_op::broadcast);
@@ -316,11 +316,11 @@ TEST_CASE("rccl-tests -O 0: only the in-place block") {
     CHECK(m.op == collective_op::all_gather);
     REQUIRE(m.rows.size() == 4);
     for (const auto& r : m.rows) {
-        REQUIRE(r.inplace_time_us);
-        CHECK(*r.inplace_time_us == r.time_us);
+        REQUIRE(r.inplace_time);
+        CHECK(in_us(*r.inplace_time) == in_us(r.time));
     }
-    CHECK(m.rows[0].time_us == Approx(20.37));
-    CHECK(m.rows.back().busbw_GBps == Approx(317.80));
+    CHECK(in_us(m.rows[0].time) == Approx(20.37));
+    CHECK(in_GBps(m.rows.back().busbw) == Approx(317.80));
     CHECK(any_warning(m, "in-place results only"));
 }
 
@@ -334,8 +334,8 @@ TEST_CASE("nccl-tests with the out-of-place block printed blank") {
     REQUIRE(sets.size() == 1);
     CHECK(sets[0].op == collective_op::reduce);
     REQUIRE(sets[0].rows.size() == 1);
-    CHECK(sets[0].rows[0].time_us == 20.0);
-    CHECK(sets[0].rows[0].inplace_busbw_GBps == Approx(52.43));
+    CHECK(in_us(sets[0].rows[0].time) == 20.0);
+    CHECK(in_GBps(sets[0].rows[0].inplace_busbw.value()) == Approx(52.43));
 }
 
 TEST_CASE("a partial table is accepted, the skipped lines are named") {
@@ -431,7 +431,7 @@ TEST_CASE("several data types in one table (-d all) give one set per type") {
     CHECK(sets[0].dtype == "float");
     CHECK(sets[1].dtype == "half");
     CHECK(sets[0].ranks == 8);  // 91.75 / 52.43 = 1.75
-    CHECK(sets[1].rows[0].time_us == 19.0);
+    CHECK(in_us(sets[1].rows[0].time) == 19.0);
 }
 
 TEST_CASE("nccl-tests -J JSON: string booleans, nan, padded root") {
@@ -446,11 +446,11 @@ TEST_CASE("nccl-tests -J JSON: string booleans, nan, padded root") {
     CHECK(m.redop == "sum");
     REQUIRE(m.rows.size() == 6);  // 7 results, one with an in-place "nan"
     CHECK(any_warning(m, "results[2]"));
-    CHECK(m.rows.back().bytes == 134217728);
-    CHECK(m.rows.back().time_us == Approx(670.45));
-    CHECK(m.rows.back().inplace_time_us == Approx(677.15));
-    REQUIRE(m.avg_busbw_GBps);
-    CHECK(*m.avg_busbw_GBps == Approx(92.585714));
+    CHECK(in_bytes(m.rows.back().bytes) == 134217728);
+    CHECK(in_us(m.rows.back().time) == Approx(670.45));
+    CHECK(in_us(m.rows.back().inplace_time.value()) == Approx(677.15));
+    REQUIRE(m.avg_busbw);
+    CHECK(in_GBps(*m.avg_busbw) == Approx(92.585714));
 }
 
 TEST_CASE("nccl-tests JSON with other key spellings") {
@@ -460,8 +460,8 @@ TEST_CASE("nccl-tests JSON with other key spellings") {
     REQUIRE(sets.size() == 1);
     CHECK(sets[0].op == collective_op::all_reduce);  // from the file name
     CHECK(sets[0].ranks == 8);                       // from busbw / algbw
-    CHECK(sets[0].rows[0].bytes == 1048576);
-    CHECK_FALSE(sets[0].rows[0].inplace_time_us);
+    CHECK(in_bytes(sets[0].rows[0].bytes) == 1048576);
+    CHECK_FALSE(sets[0].rows[0].inplace_time);
 }
 
 TEST_CASE("commscale probe JSON") {
@@ -477,10 +477,10 @@ TEST_CASE("commscale probe JSON") {
     CHECK(sets[0].gpu == "NVIDIA H100 80GB HBM3");
     CHECK(sets[0].dtype == "float");
     REQUIRE(sets[0].rows.size() == 10);
-    CHECK(sets[0].rows.back().bytes == 1073741824);
-    CHECK(sets[0].rows.back().time_us == Approx(5094.51));
-    CHECK(sets[0].rows.back().nccl_predicted_us == Approx(4737.89));
-    for (const auto& r : sets[1].rows) CHECK_FALSE(r.nccl_predicted_us);
+    CHECK(in_bytes(sets[0].rows.back().bytes) == 1073741824);
+    CHECK(in_us(sets[0].rows.back().time) == Approx(5094.51));
+    CHECK(in_us(sets[0].rows.back().nccl_predicted.value()) == Approx(4737.89));
+    for (const auto& r : sets[1].rows) CHECK_FALSE(r.nccl_predicted);
 }
 
 TEST_CASE("invalid probe JSON names the field") {
@@ -570,7 +570,7 @@ TEST_CASE("old per-collective leading columns (no redop for broadcast, no redop/
     REQUIRE(sets.size() == 1);
     CHECK(sets[0].op == collective_op::broadcast);
     CHECK(sets[0].redop.empty());
-    CHECK(sets[0].rows[1].inplace_time_us == Approx(30.5));
+    CHECK(in_us(sets[0].rows[1].inplace_time.value()) == Approx(30.5));
     const std::string gather =
         "$ ./build/all_gather_perf -b 1M -e 2M -g 4\n"
         "#       size         count    type     time   algbw   busbw  error     time   algbw   busbw  error\n"
@@ -579,7 +579,7 @@ TEST_CASE("old per-collective leading columns (no redop for broadcast, no redop/
     REQUIRE(sets.size() == 1);
     CHECK(sets[0].op == collective_op::all_gather);
     CHECK(sets[0].ranks == 4);  // 39.32 / 52.43 = 0.75 = 3/4
-    CHECK(sets[0].rows[0].busbw_GBps == Approx(39.32));
+    CHECK(in_GBps(sets[0].rows[0].busbw) == Approx(39.32));
 }
 
 TEST_CASE("read_measurements names the file, a missing file is an input_error") {
@@ -605,9 +605,9 @@ TEST_CASE("fixture: old per-collective columns, broadcast with root and no redop
     CHECK(b.ranks == 4);
     CHECK(b.gpu == "Tesla V100-SXM2-16GB");
     REQUIRE(b.rows.size() == 4);
-    CHECK(b.rows[0].time_us == Approx(22.10));
-    CHECK(b.rows[3].busbw_GBps == Approx(78.18));     // broadcast: busbw = algbw
-    CHECK(b.rows[3].inplace_time_us == Approx(108.10));
+    CHECK(in_us(b.rows[0].time) == Approx(22.10));
+    CHECK(in_GBps(b.rows[3].busbw) == Approx(78.18));     // broadcast: busbw = algbw
+    CHECK(in_us(b.rows[3].inplace_time.value()) == Approx(108.10));
     sets = parse_fixture("old_columns_all_gather.log");
     REQUIRE(sets.size() == 1);
     const auto& g = sets[0];
@@ -615,8 +615,8 @@ TEST_CASE("fixture: old per-collective columns, broadcast with root and no redop
     CHECK(g.ranks == 4);
     REQUIRE(g.rows.size() == 4);
     CHECK(g.rows[0].count == 65536);                 // per rank: 1 MiB / 4 B / 4 ranks
-    CHECK(g.rows[1].busbw_GBps == Approx(50.41));    // (n-1)/n = 0.75 of algbw 67.22
-    CHECK(g.rows[2].inplace_busbw_GBps == Approx(58.25));
+    CHECK(in_GBps(g.rows[1].busbw) == Approx(50.41));    // (n-1)/n = 0.75 of algbw 67.22
+    CHECK(in_GBps(g.rows[2].inplace_busbw.value()) == Approx(58.25));
 }
 
 TEST_CASE("fixture: out-of-place block printed blank, the in-place columns are the measurement") {
@@ -627,11 +627,11 @@ TEST_CASE("fixture: out-of-place block printed blank, the in-place columns are t
     CHECK(m.ranks == 8);
     REQUIRE(m.rows.size() == 4);
     for (const auto& r : m.rows) {
-        REQUIRE(r.inplace_time_us);
-        CHECK(r.time_us == *r.inplace_time_us);
+        REQUIRE(r.inplace_time);
+        CHECK(in_us(r.time) == in_us(*r.inplace_time));
     }
-    CHECK(m.rows[0].time_us == Approx(20.00));
-    CHECK(m.rows[3].busbw_GBps == Approx(106.73));
+    CHECK(in_us(m.rows[0].time) == Approx(20.00));
+    CHECK(in_GBps(m.rows[3].busbw) == Approx(106.73));
 }
 
 TEST_CASE("fixture: -d all gives one set per data type, rows in order") {
@@ -644,10 +644,10 @@ TEST_CASE("fixture: -d all gives one set per data type, rows in order") {
         CHECK(sets[i].op == collective_op::all_reduce);
         CHECK(sets[i].ranks == 8);  // busbw / algbw = 1.75 = 2(n-1)/n, and 8 device lines
         REQUIRE(sets[i].rows.size() == 3);
-        CHECK(sets[i].rows[0].bytes == 1048576);
-        CHECK(sets[i].rows[2].bytes == 4194304);
+        CHECK(in_bytes(sets[i].rows[0].bytes) == 1048576);
+        CHECK(in_bytes(sets[i].rows[2].bytes) == 4194304);
     }
     CHECK(sets[0].rows[0].count == 1048576);  // int8: one element per byte
     CHECK(sets[8].rows[0].count == 131072);   // double: 8 bytes per element
-    CHECK(sets[0].rows[2].busbw_GBps == Approx(91.75));
+    CHECK(in_GBps(sets[0].rows[2].busbw) == Approx(91.75));
 }

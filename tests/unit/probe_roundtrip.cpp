@@ -46,7 +46,7 @@ probe::collective_result measured(probe::collective c) {
 
 std::vector<fit_point> points(const measurement_set& s) {
     std::vector<fit_point> v;
-    for (const auto& r : s.rows) v.push_back({r.bytes, r.time_us});
+    for (const auto& r : s.rows) v.push_back({r.bytes, r.time});
     return v;
 }
 
@@ -68,17 +68,17 @@ TEST_CASE("probe text output reads back as the measured rows and calibrates like
     CHECK(s.gpu == "NVIDIA A100-SXM4-80GB");
     REQUIRE(s.rows.size() == a100_table.size());
     for (std::size_t i = 0; i < s.rows.size(); ++i) {
-        CHECK(s.rows[i].bytes == static_cast<double>(a100_table[i].first));
+        CHECK(in_bytes(s.rows[i].bytes) == static_cast<double>(a100_table[i].first));
         // The text prints times like nccl-tests (%7.2f below 10 ms, fewer digits above): within 0.05%.
-        CHECK_THAT(s.rows[i].time_us, Catch::Matchers::WithinRel(a100_table[i].second, 5e-4));
+        CHECK_THAT(in_us(s.rows[i].time), Catch::Matchers::WithinRel(a100_table[i].second, 5e-4));
     }
     // The published busbw column is reproduced by the probe's own arithmetic: 234.89 at 16 GiB.
-    CHECK_THAT(s.rows.back().busbw_GBps, Catch::Matchers::WithinRel(234.89, 1e-3));
+    CHECK_THAT(in_GBps(s.rows.back().busbw), Catch::Matchers::WithinRel(234.89, 1e-3));
 
     const placement all8{.ranks = 8, .ranks_per_node = 8, .stride = 1};
     const auto from_text = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, points(s));
     std::vector<fit_point> original;
-    for (const auto& [b, t] : a100_table) original.push_back({static_cast<double>(b), t});
+    for (const auto& [b, t] : a100_table) original.push_back({bytes(static_cast<double>(b)), from_us(t)});
     const auto direct = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, original);
     CHECK_THAT(in_GBps(from_text.peak_busbw), Catch::Matchers::WithinRel(in_GBps(direct.peak_busbw), 1e-3));
     CHECK_THAT(in_GBps(from_text.peak_busbw), Catch::Matchers::WithinRel(234.9, 0.02));
@@ -103,10 +103,10 @@ TEST_CASE("probe JSON output reads back exactly, both collectives, and calibrate
         CHECK(s.gpu == "NVIDIA A100-SXM4-80GB");
         REQUIRE(s.rows.size() == a100_table.size());
         for (std::size_t i = 0; i < s.rows.size(); ++i)
-            CHECK(s.rows[i].time_us == Approx(a100_table[i].second).epsilon(1e-12));
+            CHECK(in_us(s.rows[i].time) == Approx(a100_table[i].second).epsilon(1e-12));
     }
     // all_gather's bus factor (n-1)/n = 0.875 against all_reduce's 2(n-1)/n = 1.75 on equal times.
-    CHECK(sets[1].rows.back().busbw_GBps == Approx(sets[0].rows.back().busbw_GBps / 2).epsilon(1e-9));
+    CHECK(in_GBps(sets[1].rows.back().busbw) == Approx(in_GBps(sets[0].rows.back().busbw) / 2).epsilon(1e-9));
 
     const placement all8{.ranks = 8, .ranks_per_node = 8, .stride = 1};
     const auto f = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, points(sets[0]));

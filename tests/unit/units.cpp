@@ -1,6 +1,7 @@
 // Tests for include/commscale/units.hpp, units/parse.hpp and units/format.hpp.
 #include "catch_shim.hpp"
 
+#include <commscale/collective/types.hpp>
 #include <commscale/units.hpp>
 #include <commscale/units/format.hpp>
 #include <commscale/units/parse.hpp>
@@ -92,4 +93,19 @@ TEST_CASE("unknown names come with suggestions") {
     auto e = unknown_name("link", "nvlnk4", names);
     REQUIRE(std::string(e.what()).find("did you mean nvlink4") != std::string::npos);
     REQUIRE(e.field() == "link");
+}
+
+TEST_CASE("printed microseconds and GB/s read back to the bit") {
+    // 61.38 and 16240 have no double of seconds whose in_us is them (nccl-tests times of the
+    // ml-engineering A100 table); in_us_as_read still gives them back.
+    for (const double v : {61.38, 16240.0, 32136.0, 64074.0, 43.83, 127997.0, 0.5, 1.7e8})
+        CHECK(in_us_as_read(from_us(v)) == v);
+    for (const double v : {234.89, 0.024, 66.4834, 1e7}) CHECK(in_GBps(from_GBps(v)) == v);
+    // A computed time comes back as in_us.
+    for (const duration& t : {seconds(43.83e-6), 1.5_ms, seconds(1.0 / 3.0)}) CHECK(in_us_as_read(t) == in_us(t));
+    // efficiency_mode reads "default" as realistic and suggests it.
+    CHECK(parse<efficiency_mode>("default", "--efficiency") == efficiency_mode::realistic);
+    CHECK(to_string(efficiency_mode::realistic) == "realistic");
+    REQUIRE_THROWS_WITH(parse<efficiency_mode>("defualt", "--efficiency"),
+                        Catch::Matchers::Contains("--efficiency") && Catch::Matchers::Contains("default"));
 }

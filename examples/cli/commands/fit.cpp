@@ -93,8 +93,8 @@ fit_input read_logs(const std::vector<std::string>& files, std::optional<collect
 
 std::string svg_plot(const collective_calibration& f, const std::vector<fit_point>& pts) {
     using cli::svg::axis;
-    double lo = pts.front().bytes, hi = pts.front().bytes, top = 1.0, emax = 5.0;
-    auto measured = [&](const fit_point& p) { return f.bytes_factor * p.bytes / p.time_us * 1e-3; };
+    double lo = in_bytes(pts.front().bytes), hi = lo, top = 1.0, emax = 5.0;
+    auto measured = [&](const fit_point& p) { return f.bytes_factor * in_bytes(p.bytes) / in_us_as_read(p.time) * 1e-3; };
     auto fitted = [&](double size) {
         const double tt = in_seconds(predict_time(f, bytes(size)));
         return tt > 0 ? f.bytes_factor * size / tt / 1e9 : 0.0;
@@ -102,14 +102,15 @@ std::string svg_plot(const collective_calibration& f, const std::vector<fit_poin
     std::vector<std::pair<double, double>> meas, err;
     std::vector<std::string> tips;
     for (const auto& p : pts) {
-        lo = std::min(lo, p.bytes);
-        hi = std::max(hi, p.bytes);
+        const double size = in_bytes(p.bytes);
+        lo = std::min(lo, size);
+        hi = std::max(hi, size);
         top = std::max(top, measured(p));
-        const double e = 100.0 * (fitted(p.bytes) - measured(p)) / measured(p);
-        meas.emplace_back(p.bytes, measured(p));
-        err.emplace_back(p.bytes, e);
-        tips.push_back(cli::svg::bytes_text(p.bytes) + ": measured " + cli::num(measured(p), 2) + " GB/s, fitted " +
-                       cli::num(fitted(p.bytes), 2) + " GB/s (" + cli::num(e, 1) + "%)");
+        const double e = 100.0 * (fitted(size) - measured(p)) / measured(p);
+        meas.emplace_back(size, measured(p));
+        err.emplace_back(size, e);
+        tips.push_back(cli::svg::bytes_text(size) + ": measured " + cli::num(measured(p), 2) + " GB/s, fitted " +
+                       cli::num(fitted(size), 2) + " GB/s (" + cli::num(e, 1) + "%)");
         emax = std::max(emax, std::abs(e));
     }
     top = std::max(top, in_GBps(f.peak_busbw)) * 1.05;
@@ -185,12 +186,12 @@ cli::registrar reg{cli::command{
         const placement g{.ranks = ranks, .ranks_per_node = per_node, .stride = 1};
         std::vector<fit_point> pts;
         for (const auto& r : m.rows)
-            if (usable(r)) pts.push_back({r.bytes, r.time_us});
+            if (usable(r)) pts.push_back({r.bytes, r.time});
         std::vector<calibration_sweep> sweeps{{g, m.op, pts}};
         for (const auto& o : in.others) {
             calibration_sweep sw{g, o.op, {}};
             for (const auto& r : o.rows)
-                if (usable(r)) sw.rows.push_back({r.bytes, r.time_us});
+                if (usable(r)) sw.rows.push_back({r.bytes, r.time});
             sweeps.push_back(std::move(sw));
         }
         const auto f = sweeps.size() == 1 ? calibrate_collective(c, g, m.op, pts) : calibrate_collectives(c, sweeps);

@@ -47,7 +47,7 @@ std::vector<double> ticks(double lo, double hi) {
 // the y = x line and +-10% bands.
 std::string svg_plot(const step_fit& f) {
     double hi = 0;
-    for (const auto& r : f.runs) hi = std::max({hi, r.measured_step_s, r.predicted_before_s, r.predicted_after_s});
+    for (const auto& r : f.runs) hi = std::max({hi, in_seconds(r.measured_step), in_seconds(r.predicted_before), in_seconds(r.predicted_after)});
     hi *= 1.1;
     const double W = 560, H = 480, l = 70, r = 20, t = 40, b = 60;
     auto X = [&](double v) { return l + (W - l - r) * v / hi; };
@@ -69,11 +69,11 @@ std::string svg_plot(const step_fit& f) {
     s += cli::svg::line(X(0), Y(0), X(hi / 1.1), Y(hi), "#ddd");  // +10%, ending at the top of the plot
     s += cli::svg::line(X(0), Y(0), X(hi), Y(0.9 * hi), "#ddd");
     for (const auto& run : f.runs) {
-        s += cli::svg::rect(X(run.measured_step_s) - 3, Y(run.predicted_before_s) - 3, 6, 6, "#bbbbbb",
-                            run.label + ": before " + cli::num(run.predicted_before_s, 4) + " s");
-        s += cli::svg::rect(X(run.measured_step_s) - 4, Y(run.predicted_after_s) - 4, 8, 8, "#1f77b4",
-                            run.label + ": measured " + cli::num(run.measured_step_s, 4) + " s, predicted " +
-                                cli::num(run.predicted_after_s, 4) + " s");
+        s += cli::svg::rect(X(in_seconds(run.measured_step)) - 3, Y(in_seconds(run.predicted_before)) - 3, 6, 6, "#bbbbbb",
+                            run.label + ": before " + cli::num(in_seconds(run.predicted_before), 4) + " s");
+        s += cli::svg::rect(X(in_seconds(run.measured_step)) - 4, Y(in_seconds(run.predicted_after)) - 4, 8, 8, "#1f77b4",
+                            run.label + ": measured " + cli::num(in_seconds(run.measured_step), 4) + " s, predicted " +
+                                cli::num(in_seconds(run.predicted_after), 4) + " s");
     }
     s += cli::svg::rect(l + 10, t + 6, 8, 8, "#1f77b4");
     s += cli::svg::text(l + 24, t + 14, "calibrated");
@@ -84,6 +84,7 @@ std::string svg_plot(const step_fit& f) {
 }
 
 nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json opt_json(const std::optional<duration>& v) { return v ? nlohmann::json(in_seconds(*v)) : nlohmann::json(nullptr); }
 
 cli::registrar reg{cli::command{
     "fit-step",
@@ -127,10 +128,10 @@ cli::registrar reg{cli::command{
             nlohmann::json jr = nlohmann::json::array();
             for (const auto& r : f.runs)
                 jr.push_back({{"label", r.label},
-                              {"measured_step_s", r.measured_step_s},
-                              {"predicted_before_s", r.predicted_before_s},
-                              {"predicted_step_s", r.predicted_after_s},
-                              {"cv_predicted_step_s", opt_json(r.cv_predicted_s)}});
+                              {"measured_step_s", in_seconds(r.measured_step)},
+                              {"predicted_before_s", in_seconds(r.predicted_before)},
+                              {"predicted_step_s", in_seconds(r.predicted_after)},
+                              {"cv_predicted_step_s", opt_json(r.cv_predicted)}});
             nlohmann::json fitted = nlohmann::json::object();
             for (const auto& p : f.fitted) fitted[p.name] = {{"value", p.value}, {"uncertainty", p.uncertainty}};
             cli::print_json(out, {{"runs", jr},
@@ -150,11 +151,11 @@ cli::registrar reg{cli::command{
         out << f.runs.size() << " run(s) on " << base.name << " (" << base.node.accelerator << ")\n\n";
         std::vector<std::vector<std::string>> rows;
         for (const auto& r : f.runs)
-            rows.push_back({r.label, cli::num(r.measured_step_s, 4), cli::num(r.predicted_before_s, 4),
-                            cli::num(100 * (r.predicted_before_s / r.measured_step_s - 1), 1) + "%",
-                            cli::num(r.predicted_after_s, 4),
-                            cli::num(100 * (r.predicted_after_s / r.measured_step_s - 1), 1) + "%",
-                            r.cv_predicted_s ? cli::num(100 * (*r.cv_predicted_s / r.measured_step_s - 1), 1) + "%"
+            rows.push_back({r.label, cli::num(in_seconds(r.measured_step), 4), cli::num(in_seconds(r.predicted_before), 4),
+                            cli::num(100 * (in_seconds(r.predicted_before) / in_seconds(r.measured_step) - 1), 1) + "%",
+                            cli::num(in_seconds(r.predicted_after), 4),
+                            cli::num(100 * (in_seconds(r.predicted_after) / in_seconds(r.measured_step) - 1), 1) + "%",
+                            r.cv_predicted ? cli::num(100 * (in_seconds(*r.cv_predicted) / in_seconds(r.measured_step) - 1), 1) + "%"
                                              : std::string("n/a")});
         cli::print_table(out, {"run", "measured s", "before s", "err", "after s", "err", "cv err"}, rows);
         out << "\n";

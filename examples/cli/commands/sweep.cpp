@@ -158,7 +158,7 @@ cli::registrar reg{cli::command{
         std::vector<double> sizes;
         if (log && !a.get("min") && !a.get("max")) {
             for (const auto& r : log->rows)
-                if (r.bytes >= 1) sizes.push_back(r.bytes);
+                if (in_bytes(r.bytes) >= 1) sizes.push_back(in_bytes(r.bytes));
             std::sort(sizes.begin(), sizes.end());
             sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
             if (sizes.empty()) throw input_error("--measured", "no row of at least 1 byte", "a log with measured sizes");
@@ -196,10 +196,11 @@ cli::registrar reg{cli::command{
         std::vector<double> errors;
         if (log) {
             for (const auto& m : log->rows) {
-                if (!(m.bytes >= 1) || !(m.busbw_GBps > 0)) continue;
-                const auto p = predict_collective(c, req.group, req.op, bytes(m.bytes), req.options);
-                measured.push_back({m.bytes, m.busbw_GBps, m.time_us});
-                errors.push_back(100.0 * (in_GBps(p.busbw) - m.busbw_GBps) / m.busbw_GBps);
+                const double busbw = in_GBps(m.busbw);
+                if (!(in_bytes(m.bytes) >= 1) || !(busbw > 0)) continue;
+                const auto p = predict_collective(c, req.group, req.op, m.bytes, req.options);
+                measured.push_back({in_bytes(m.bytes), busbw, in_us_as_read(m.time)});
+                errors.push_back(100.0 * (in_GBps(p.busbw) - busbw) / busbw);
             }
             std::vector<std::size_t> order(measured.size());
             for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -43,10 +43,10 @@
 
 namespace commscale {
 
-/// @brief One measured point: message size (bytes, nccl-tests "size") and time per operation (us).
+/// @brief One measured point: message size (nccl-tests "size") and time per operation.
 struct fit_point {
-    double bytes = 0;
-    double time_us = 0;
+    data_size bytes{};
+    duration time{};
 };
 
 /// @brief The fitted alpha-beta model of one collective: t(S) = latency + bytes_factor·S / bandwidth.
@@ -125,16 +125,17 @@ inline std::vector<fit_point> checked_points(std::span<const fit_point> pts, std
     if (pts.empty()) throw input_error(f, "no rows", accepted);
     std::vector<fit_point> v(pts.begin(), pts.end());
     for (std::size_t i = 0; i < v.size(); ++i) {
-        if (!std::isfinite(v[i].bytes) || v[i].bytes < 0)
-            throw input_error(f + "[" + std::to_string(i) + "].bytes", detail::number_text(v[i].bytes), "a size >= 0 bytes");
-        if (!std::isfinite(v[i].time_us) || !(v[i].time_us > 0))
-            throw input_error(f + "[" + std::to_string(i) + "].time_us", detail::number_text(v[i].time_us), "a time > 0 us");
+        const double size = in_bytes(v[i].bytes), time_us = in_us_as_read(v[i].time);
+        if (!std::isfinite(size) || size < 0)
+            throw input_error(f + "[" + std::to_string(i) + "].bytes", detail::number_text(size), "a size >= 0 bytes");
+        if (!std::isfinite(time_us) || !(time_us > 0))
+            throw input_error(f + "[" + std::to_string(i) + "].time_us", detail::number_text(time_us), "a time > 0 us");
     }
     std::stable_sort(v.begin(), v.end(), [](const fit_point& a, const fit_point& b) { return a.bytes < b.bytes; });
     if (v.size() < min_rows)
         throw input_error(f, std::to_string(v.size()) + (v.size() == 1 ? " row" : " rows"), accepted);
     if (v.front().bytes == v.back().bytes)
-        throw input_error(f, "every row of size " + detail::number_text(v.front().bytes) + " bytes",
+        throw input_error(f, "every row of size " + detail::number_text(in_bytes(v.front().bytes)) + " bytes",
                           "at least 2 distinct message sizes (a latency and a bandwidth cannot be separated from one size)");
     return v;
 }
@@ -167,7 +168,7 @@ std::optional<double> leave_one_out(const std::vector<fit_point>& v, std::size_t
         try {
             const double t = predict(fit(train), v[i].bytes);
             if (!std::isfinite(t)) return std::nullopt;
-            errors.push_back(std::fabs(t - v[i].time_us) / v[i].time_us);
+            errors.push_back(std::fabs(t - in_us_as_read(v[i].time)) / in_us_as_read(v[i].time));
         } catch (const input_error&) {
             return std::nullopt;
         }
@@ -193,7 +194,7 @@ std::optional<double> cross_validate(const std::vector<fit_point>& v, std::size_
             for (const auto& p : test) {
                 const double t = predict(model, p.bytes);
                 if (!std::isfinite(t)) return std::nullopt;
-                errors.push_back(std::fabs(t - p.time_us) / p.time_us);
+                errors.push_back(std::fabs(t - in_us_as_read(p.time)) / in_us_as_read(p.time));
             }
         } catch (const input_error&) {
             return std::nullopt;
@@ -209,8 +210,8 @@ inline alpha_beta_fit fit_alpha_beta_sorted(const std::vector<fit_point>& v, dou
     for (Eigen::Index i = 0; i < n; ++i) {
         const auto& p = v[static_cast<std::size_t>(i)];
         x(i, 0) = 1.0;
-        x(i, 1) = factor * p.bytes;
-        y(i) = p.time_us * 1e-6;
+        x(i, 1) = factor * in_bytes(p.bytes);
+        y(i) = in_us_as_read(p.time) * 1e-6;  // the printed microseconds, in seconds
         w(i) = 1.0 / y(i);
     }
     alpha_beta_fit out;
@@ -240,8 +241,8 @@ inline alpha_beta_fit fit_alpha_beta_sorted(const std::vector<fit_point>& v, dou
     out.bandwidth_sigma = bytes_per_second(inv_bw_sd / (inv_bw * inv_bw));
     std::vector<double> meas, pred;
     for (const auto& p : v) {
-        meas.push_back(p.time_us);
-        pred.push_back(in_us(predict_time(out, bytes(p.bytes))));
+        meas.push_back(in_us_as_read(p.time));
+        pred.push_back(in_us(predict_time(out, p.bytes)));
     }
     const auto s = summarize_errors(meas, pred);
     out.median_rel_error = s.median;
@@ -264,7 +265,7 @@ inline alpha_beta_fit fit_alpha_beta_sorted(const std::vector<fit_point>& v, dou
     auto out = detail::fit_alpha_beta_sorted(v, bytes_factor);
     out.cv_median_rel_error = detail::cross_validate(
         v, 2, [&](const std::vector<fit_point>& t) { return detail::fit_alpha_beta_sorted(t, bytes_factor); },
-        [](const alpha_beta_fit& m, double b) { return in_us(predict_time(m, bytes(b))); });
+        [](const alpha_beta_fit& m, data_size b) { return in_us(predict_time(m, b)); });
     return out;
 }
 
@@ -291,13 +292,15 @@ inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, dou
     // S_half a hundredth of the largest size, k = 1.
     const auto ab = fit_alpha_beta_sorted(v, factor);
     const auto& last = v.back();
-    const double t_min = v.front().time_us * 1e-6;
+    const double t_min = in_us_as_read(v.front().time) * 1e-6;
     const double alpha0 = std::clamp(in_seconds(ab.latency), 1e-2 * t_min, 2.0 * t_min);
-    const double bw0 = std::max(factor * last.bytes / (last.time_us * 1e-6), ab.bandwidth.value());
+    const double bw0 = std::max(factor * in_bytes(last.bytes) / (in_us_as_read(last.time) * 1e-6), ab.bandwidth.value());
     Eigen::VectorXd x0(6);
     x0 << std::log(t_min), std::log(ab.bandwidth.value() / 10.0), std::log(alpha0), std::log(bw0),
-        std::log(std::max(last.bytes / 100.0, 1.0)), 0.0;
+        std::log(std::max(in_bytes(last.bytes) / 100.0, 1.0)), 0.0;
     const auto n = static_cast<Eigen::Index>(v.size());
+    std::vector<double> t_us;  // the measured times, read once
+    for (const auto& p : v) t_us.push_back(in_us_as_read(p.time));
     auto residuals = [&](const Eigen::VectorXd& th, Eigen::VectorXd& r) {
         const auto m = from_log_parameters(th, factor);
         // k outside [0.5, 4] makes the curve a step or a power law the data cannot pin down.
@@ -306,8 +309,8 @@ inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, dou
             return;
         }
         for (Eigen::Index i = 0; i < n; ++i) {
-            const auto& p = v[static_cast<std::size_t>(i)];
-            r(i) = in_us(predict_time(m, bytes(p.bytes))) / p.time_us - 1.0;
+            const auto j = static_cast<std::size_t>(i);
+            r(i) = in_us(predict_time(m, v[j].bytes)) / t_us[j] - 1.0;
         }
     };
     const auto nl = fit_levenberg_marquardt(residuals, x0, n, opt);
@@ -324,17 +327,17 @@ inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, dou
     std::vector<double> meas, pred;
     double tss = 0.0;
     for (const auto& p : v) {
-        meas.push_back(p.time_us);
-        pred.push_back(in_us(predict_time(out, bytes(p.bytes))));
+        meas.push_back(in_us_as_read(p.time));
+        pred.push_back(in_us(predict_time(out, p.bytes)));
     }
     // Relative R²: 1 - Σ(rᵢ/tᵢ)² / Σ((tᵢ - t̄)/tᵢ)², t̄ the 1/t²-weighted mean (as fit_weighted_linear).
     double sw = 0.0, swy = 0.0;
     for (const auto& p : v) {
-        sw += 1.0 / (p.time_us * p.time_us);
-        swy += 1.0 / p.time_us;
+        sw += 1.0 / (in_us_as_read(p.time) * in_us_as_read(p.time));
+        swy += 1.0 / in_us_as_read(p.time);
     }
     const double mean = swy / sw;
-    for (const auto& p : v) tss += std::pow((p.time_us - mean) / p.time_us, 2);
+    for (const auto& p : v) tss += std::pow((in_us_as_read(p.time) - mean) / in_us_as_read(p.time), 2);
     out.r2 = tss > 0 ? 1.0 - nl.cost / tss : 1.0;
     const auto s = summarize_errors(meas, pred);
     out.median_rel_error = s.median;
@@ -355,7 +358,7 @@ inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, dou
     auto out = detail::fit_saturating_sorted(v, bytes_factor, opt);
     out.cv_median_rel_error = detail::cross_validate(
         v, saturating_parameters, [&](const std::vector<fit_point>& t) { return detail::fit_saturating_sorted(t, bytes_factor, opt); },
-        [](const saturating_fit& m, double b) { return in_us(predict_time(m, bytes(b))); });
+        [](const saturating_fit& m, data_size b) { return in_us(predict_time(m, b)); });
     return out;
 }
 
@@ -589,7 +592,7 @@ inline calibration_design candidate_design(const std::vector<fit_point>& v) {
             d.width.push_back(i < protocol_count ? calibration_prior_width[i] * std::sqrt(1.0 - rho) : calibration_prior_width[i]);
         return d;
     }
-    const bool small = v.front().bytes <= latency_size_limit, large = v.back().bytes > latency_size_limit;
+    const bool small = in_bytes(v.front().bytes) <= latency_size_limit, large = in_bytes(v.back().bytes) > latency_size_limit;
     std::vector<Eigen::VectorXd> cols;
     auto unit = [&](Eigen::Index i) {
         Eigen::VectorXd e = Eigen::VectorXd::Zero(np);
@@ -618,16 +621,27 @@ inline calibration_design candidate_design(const std::vector<fit_point>& v) {
     return d;
 }
 
+/// The measured times of every sweep's rows in microseconds as printed, one after the other.
+[[nodiscard]] inline std::vector<double> measured_us(std::span<const calibration_sweep> sw) {
+    std::vector<double> t;
+    for (const auto& s : sw)
+        for (const auto& p : s.rows) t.push_back(in_us_as_read(p.time));
+    return t;
+}
+
 /// Relative residuals t_model / t - 1 of every sweep's rows at θ, one after the other (NaN where θ
-/// overflows the model).
+/// overflows the model); `t_us` = measured_us(sw).
 inline void calibration_residuals(cluster& work, link_class cls, std::span<const calibration_sweep> sw,
-                                  const Eigen::VectorXd& th, const collective_options& model, Eigen::VectorXd& r) {
+                                  std::span<const double> t_us, const Eigen::VectorXd& th, const collective_options& model,
+                                  Eigen::VectorXd& r) {
     apply_calibration_vector(th, work.comm, cls);
     try {
         Eigen::Index i = 0;
         for (const auto& s : sw)
-            for (const auto& p : s.rows)
-                r(i++) = in_us(predict_collective(work, s.group, s.op, bytes(p.bytes), model).time) / p.time_us - 1.0;
+            for (const auto& p : s.rows) {
+                r(i) = in_us(predict_collective(work, s.group, s.op, p.bytes, model).time) / t_us[static_cast<std::size_t>(i)] - 1.0;
+                ++i;
+            }
     } catch (const input_error&) {
         // θ overflowed (an infinite latency or size): infeasible, the solver rejects the step.
         r.setConstant(std::numeric_limits<double>::quiet_NaN());
@@ -649,8 +663,9 @@ inline nonlinear_fit calibrate_from(const cluster& c, link_class cls, std::span<
     const Eigen::Index k = d.design.cols();
     cluster work = c;
     Eigen::VectorXd rd(m);
+    const std::vector<double> t_us = measured_us(sw);
     auto residuals = [&](const Eigen::VectorXd& phi, Eigen::VectorXd& r) {
-        calibration_residuals(work, cls, sw, prior + d.design * phi, opt.model, rd);
+        calibration_residuals(work, cls, sw, t_us, prior + d.design * phi, opt.model, rd);
         r.head(m) = rd / sd;
         for (Eigen::Index j = 0; j < k; ++j) r(m + j) = phi(j) / d.width[static_cast<std::size_t>(j)];
     };
@@ -682,6 +697,7 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
     const Eigen::VectorXd prior = calibration_vector(c.comm, cls);
     calibration_design d = candidate_design(all);
     const Eigen::Index m = total_rows(sw);
+    const std::vector<double> t_us = measured_us(sw);
     // Identifiability from the Jacobian at the prior (short sweeps, fewer than 9 sizes): a
     // candidate whose data information Σ (∂rᵢ/∂φⱼ)² / σ_n² is below a tenth of its prior precision
     // 1 / wⱼ² is kept at the prior (the rows would move it by less than what the prior already
@@ -694,8 +710,8 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
         std::vector<Eigen::Index> keep;
         for (Eigen::Index j = 0; j < d.design.cols(); ++j) {
             const double h = 1e-3;
-            calibration_residuals(work, cls, sw, prior + h * d.design.col(j), opt.model, rp);
-            calibration_residuals(work, cls, sw, prior - h * d.design.col(j), opt.model, rm);
+            calibration_residuals(work, cls, sw, t_us, prior + h * d.design.col(j), opt.model, rp);
+            calibration_residuals(work, cls, sw, t_us, prior - h * d.design.col(j), opt.model, rm);
             const double info = rp.allFinite() && rm.allFinite()
                                     ? ((rp - rm) / (2.0 * h)).squaredNorm() / (calibration_residual_sd * calibration_residual_sd)
                                     : 0.0;
@@ -737,15 +753,15 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
         link_class_params& kp = class_params(probe.comm, cls);
         const fit_point& first = v.front();
         const fit_point& last = v.back();
-        const double t_first = in_us(predict_collective(probe, g, op, bytes(first.bytes), opt.model).time);
-        const double scale = std::clamp(first.time_us / std::max(t_first, 1e-3), 1e-3, 1e3);
+        const double t_first = in_us(predict_collective(probe, g, op, first.bytes, opt.model).time);
+        const double scale = std::clamp(in_us_as_read(first.time) / std::max(t_first, 1e-3), 1e-3, 1e3);
         link_class_params ideal = kp;
         ideal.efficiency = 1.0;
         ideal.half_size = bytes(0.0);
         kp = ideal;
-        const double t_ideal = in_us(predict_collective(probe, g, op, bytes(last.bytes), opt.model).time);
-        const double eff0 = std::clamp(1.05 * t_ideal / last.time_us, 0.02, 0.98);
-        const double share_last = last.bytes / static_cast<double>(g.ranks);
+        const double t_ideal = in_us(predict_collective(probe, g, op, last.bytes, opt.model).time);
+        const double eff0 = std::clamp(1.05 * t_ideal / in_us_as_read(last.time), 0.02, 0.98);
+        const double share_last = in_bytes(last.bytes) / static_cast<double>(g.ranks);
         const std::array<double, 4> halves{c.comm.of(cls).half_size.value(), 64.0 * 1024.0, std::max(share_last / 1e3, 1.0),
                                            std::max(share_last / 1e2, 1.0)};
         std::vector<Eigen::VectorXd> starts{Eigen::VectorXd::Zero(k)};
@@ -787,7 +803,7 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
     {
         cluster work = c;
         Eigen::VectorXd rd(m);
-        calibration_residuals(work, cls, sw, prior + d.design * best.parameters, opt.model, rd);
+        calibration_residuals(work, cls, sw, t_us, prior + d.design * best.parameters, opt.model, rd);
         if (k > 0 && m - k >= 2 && rd.allFinite()) {
             sd = std::clamp(std::sqrt(rd.squaredNorm() / static_cast<double>(m - k)), 0.005, 0.2);
             auto nl = calibrate_from(c, cls, sw, prior, d, best.parameters, sd, opt);
@@ -872,7 +888,7 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
                                       .prior_distance = dist});
         }
     }
-    const auto tiny = predict_collective(out.calibrated, g, op, bytes(v.front().bytes), opt.model);
+    const auto tiny = predict_collective(out.calibrated, g, op, v.front().bytes, opt.model);
     const auto huge = predict_collective(out.calibrated, g, op, bytes(1e18), opt.model);
     out.latency = tiny.latency;
     // σ of the latency by the delta method: its gradient in θ (central differences) against the
@@ -887,9 +903,9 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
             tp(i) += h;
             tm(i) -= h;
             apply_calibration_vector(tp, work.comm, cls);
-            const double lp = in_seconds(predict_collective(work, g, op, bytes(v.front().bytes), opt.model).latency);
+            const double lp = in_seconds(predict_collective(work, g, op, v.front().bytes, opt.model).latency);
             apply_calibration_vector(tm, work.comm, cls);
-            const double lm = in_seconds(predict_collective(work, g, op, bytes(v.front().bytes), opt.model).latency);
+            const double lm = in_seconds(predict_collective(work, g, op, v.front().bytes, opt.model).latency);
             grad(i) = (lp - lm) / (2.0 * h);
         }
         out.latency_sigma = seconds(std::sqrt(std::max(grad.dot(cov * grad), 0.0)));
@@ -903,14 +919,14 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
     double sum_w = 0.0, sum_wy = 0.0, tss = 0.0, rss = 0.0;
     for (const auto& sweep : sw)
         for (const auto& p : sweep.rows) {
-            meas.push_back(p.time_us);
-            pred.push_back(in_us(predict_collective(out.calibrated, sweep.group, sweep.op, bytes(p.bytes), opt.model).time));
-            rss += std::pow(pred.back() / p.time_us - 1.0, 2);
-            sum_w += 1.0 / (p.time_us * p.time_us);
-            sum_wy += 1.0 / p.time_us;
+            meas.push_back(in_us_as_read(p.time));
+            pred.push_back(in_us(predict_collective(out.calibrated, sweep.group, sweep.op, p.bytes, opt.model).time));
+            rss += std::pow(pred.back() / in_us_as_read(p.time) - 1.0, 2);
+            sum_w += 1.0 / (in_us_as_read(p.time) * in_us_as_read(p.time));
+            sum_wy += 1.0 / in_us_as_read(p.time);
         }
     const double mean = sum_wy / sum_w;
-    for (const auto& p : all) tss += std::pow((p.time_us - mean) / p.time_us, 2);
+    for (const auto& p : all) tss += std::pow((in_us_as_read(p.time) - mean) / in_us_as_read(p.time), 2);
     out.r2 = tss > 0 ? 1.0 - rss / tss : 1.0;
     const auto s = summarize_errors(meas, pred);
     out.median_rel_error = s.median;
@@ -920,8 +936,8 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
     for (const double value : {in_us(out.latency), in_GBps(out.peak_busbw), in_GBps(out.bandwidth),
                                out.fitted.efficiency, out.median_rel_error, out.max_rel_error, out.r2})
         if (!std::isfinite(value))
-            throw input_error("rows", std::to_string(v.size()) + " rows from " + detail::number_text(v.front().bytes) +
-                                          " to " + detail::number_text(v.back().bytes) + " bytes (the fit is not finite)",
+            throw input_error("rows", std::to_string(v.size()) + " rows from " + detail::number_text(in_bytes(v.front().bytes)) +
+                                          " to " + detail::number_text(in_bytes(v.back().bytes)) + " bytes (the fit is not finite)",
                               "measurements of one collective on the described topology, times in microseconds");
     // ... and never a calibration that the cluster JSON (io/cluster_json.hpp) would refuse to read
     // back: step latencies in [0, 1 s], efficiency and LL/LL128 fractions in [1e-6, 1], half size
@@ -929,8 +945,8 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
     // times of minutes for bytes) do not describe a link.
     auto outside = [&](const char* what, double value, double lo, double hi) {
         if (!(value >= lo && value <= hi))
-            throw input_error("rows", std::to_string(v.size()) + " rows from " + detail::number_text(v.front().bytes) +
-                                          " to " + detail::number_text(v.back().bytes) + " bytes (the fit gives " + what +
+            throw input_error("rows", std::to_string(v.size()) + " rows from " + detail::number_text(in_bytes(v.front().bytes)) +
+                                          " to " + detail::number_text(in_bytes(v.back().bytes)) + " bytes (the fit gives " + what +
                                           " " + detail::number_text(value) + ")",
                               "measurements whose fit is a usable calibration: " + std::string(what) + " in [" +
                                   detail::number_text(lo) + ", " + detail::number_text(hi) + "]");
@@ -973,9 +989,9 @@ std::optional<double> cross_validate_calibration(const std::vector<fit_point>& v
     auto predict_into = [&](const std::vector<fit_point>& train, const std::vector<fit_point>& test) {
         const auto model = fit(train);
         for (const auto& p : test) {
-            const double t = in_us(predict_time(model, bytes(p.bytes)));
+            const double t = in_us(predict_time(model, p.bytes));
             if (!std::isfinite(t)) return false;
-            errors.push_back(std::fabs(t - p.time_us) / p.time_us);
+            errors.push_back(std::fabs(t - in_us_as_read(p.time)) / in_us_as_read(p.time));
         }
         return true;
     };
@@ -1031,7 +1047,7 @@ std::optional<double> cross_validate_calibration(const std::vector<fit_point>& v
                                                                  std::span<const fit_point> points,
                                                                  const calibration_options& opt = {}) {
     const auto v = detail::checked_points(points, "rows", 2);
-    (void)predict_collective(c, g, op, bytes(v.back().bytes), opt.model);  // validates the placement
+    (void)predict_collective(c, g, op, v.back().bytes, opt.model);  // validates the placement
     auto out = detail::calibrate_sorted(c, g, op, v, opt);
     if (!opt.cross_validate) return out;
     out.cv_median_rel_error = detail::cross_validate_calibration(
@@ -1056,7 +1072,7 @@ std::optional<double> cross_validate_calibration(const std::vector<fit_point>& v
         const std::string field = "sweeps[" + std::to_string(i) + "].rows";
         calibration_sweep s = sweeps[i];
         s.rows = detail::checked_points(sweeps[i].rows, field, 2);
-        (void)predict_collective(c, s.group, s.op, bytes(s.rows.back().bytes), opt.model);  // validates the placement
+        (void)predict_collective(c, s.group, s.op, s.rows.back().bytes, opt.model);  // validates the placement
         sw.push_back(std::move(s));
     }
     return detail::calibrate_sorted(c, sw, opt);
@@ -1075,7 +1091,7 @@ std::optional<double> cross_validate_calibration(const std::vector<fit_point>& v
     std::vector<fit_point> pts;
     for (int i = 0; i <= 31; ++i) {
         const double s = std::ldexp(8.0, i);
-        pts.push_back({s, in_us(predict_time(f, bytes(s)))});
+        pts.push_back({bytes(s), predict_time(f, bytes(s))});
     }
     const auto v = detail::checked_points(pts, "rows");
     return detail::calibrate_sorted(c, g, op, v, {}).calibrated;

@@ -73,10 +73,10 @@ struct fitted_scale {
 /// @brief Per-run outcome of a fit.
 struct fitted_run {
     std::string label;
-    double measured_step_s = 0;
-    double predicted_before_s = 0;  ///< uncalibrated prediction
-    double predicted_after_s = 0;   ///< with the fitted calibration
-    std::optional<double> cv_predicted_s;  ///< predicted by a fit on the other runs
+    duration measured_step{};
+    duration predicted_before{};  ///< uncalibrated prediction
+    duration predicted_after{};   ///< with the fitted calibration
+    std::optional<duration> cv_predicted;  ///< predicted by a fit on the other runs
 };
 
 /// @brief Result of `fit_step`.
@@ -267,9 +267,9 @@ struct fit_core {
         const auto& pr = prepared[i];
         fitted_run fr;
         fr.label = pr.run->label;
-        fr.measured_step_s = pr.measured;
-        fr.predicted_before_s = detail::predict_with(pr, {1.0, 1.0, 1.0}, o);
-        fr.predicted_after_s = detail::predict_with(pr, core.value, o);
+        fr.measured_step = seconds(pr.measured);
+        fr.predicted_before = seconds(detail::predict_with(pr, {1.0, 1.0, 1.0}, o));
+        fr.predicted_after = seconds(detail::predict_with(pr, core.value, o));
         if (prepared.size() >= 2) {
             std::vector<const detail::prepared_run*> others;
             for (std::size_t j = 0; j < prepared.size(); ++j)
@@ -277,13 +277,13 @@ struct fit_core {
             const std::array<bool, detail::step_fit_scales> loo_free{true, free[1] && others.size() >= 3,
                                                                      free[2] && others.size() >= 3};
             const detail::fit_core loo = detail::fit_scales(others, loo_free, o);
-            fr.cv_predicted_s = detail::predict_with(pr, loo.value, o);
-            cv_pred.push_back(*fr.cv_predicted_s);
+            fr.cv_predicted = seconds(detail::predict_with(pr, loo.value, o));
+            cv_pred.push_back(in_seconds(*fr.cv_predicted));
             cv_meas.push_back(pr.measured);
         }
         meas.push_back(pr.measured);
-        before.push_back(fr.predicted_before_s);
-        after.push_back(fr.predicted_after_s);
+        before.push_back(in_seconds(fr.predicted_before));
+        after.push_back(in_seconds(fr.predicted_after));
         out.runs.push_back(fr);
     }
     out.median_rel_error_before = detail::median_abs_rel(before, meas);

@@ -6,10 +6,12 @@
 /// consumes these values.
 ///
 /// Conventions follow nccl-tests (NVIDIA/nccl-tests doc/PERFORMANCE.md): `bytes` is the size
-/// column (the full buffer of the operation as nccl-tests reports it), `time_us` the average time
-/// of one operation in microseconds, `algbw_GBps = bytes / time` in GB/s (1e9 B/s) and
-/// `busbw_GBps = algbw_GBps x busbw_factor(op, ranks)` (collective/model.hpp). `op_name(op)` there
-/// spells an op the CLI way; `op_from_name` here also reads nccl-tests binary names.
+/// column (the full buffer of the operation as nccl-tests reports it), `time` the average time of
+/// one operation (printed in microseconds), `algbw = bytes / time` (printed in GB/s, 1e9 B/s) and
+/// `busbw = algbw x busbw_factor(op, ranks)` (collective/model.hpp). The readers convert the
+/// printed columns with from_us / from_GBps (units.hpp), so in_us_as_read / in_GBps give the
+/// printed numbers back to the bit. `op_name(op)` there spells an op the CLI way; `op_from_name`
+/// here also reads nccl-tests binary names.
 
 #include <cmath>
 #include <optional>
@@ -26,13 +28,14 @@ namespace commscale {
 /// @brief One size of a measured sweep. The primary columns are the out-of-place ones; when a log
 /// holds only the in-place block (rccl-tests `-O 0`) the primary columns repeat the in-place ones.
 struct measured_row {
-    double bytes = 0;       ///< message size in bytes (nccl-tests "size" column)
+    data_size bytes{};      ///< message size (nccl-tests "size" column)
     double count = 0;       ///< elements (nccl-tests "count" column)
-    double time_us = 0;     ///< average time per operation, microseconds
-    double algbw_GBps = 0;  ///< bytes / time, GB/s
-    double busbw_GBps = 0;  ///< algbw x the collective's bus factor, GB/s
-    std::optional<double> inplace_time_us{}, inplace_algbw_GBps{}, inplace_busbw_GBps{};  ///< in-place block
-    std::optional<double> nccl_predicted_us{};  ///< NCCL's own prediction (probe only)
+    duration time{};        ///< average time per operation
+    byte_rate algbw{};      ///< bytes / time
+    byte_rate busbw{};      ///< algbw x the collective's bus factor
+    std::optional<duration> inplace_time{};                       ///< in-place block
+    std::optional<byte_rate> inplace_algbw{}, inplace_busbw{};     ///< in-place block
+    std::optional<duration> nccl_predicted{};  ///< NCCL's own prediction (probe only)
 
     friend bool operator==(const measured_row&, const measured_row&) = default;
 };
@@ -53,23 +56,19 @@ struct measurement_set {
     std::string redop{};  ///< "sum", "none", ...
     std::vector<measured_row> rows{};
     std::vector<std::string> warnings{};  ///< what was skipped, inferred or suspicious
-    std::optional<double> avg_busbw_GBps{};  ///< the "# Avg bus bandwidth" footer
+    std::optional<byte_rate> avg_busbw{};  ///< the "# Avg bus bandwidth" footer
 
     friend bool operator==(const measurement_set&, const measurement_set&) = default;
 };
 
-/// @brief The row's message size as a quantity (bytes).
-[[nodiscard]] constexpr data_size message_size(const measured_row& r) { return bytes(r.bytes); }
-/// @brief The row's measured time per operation as a quantity (seconds; the column is in us).
-[[nodiscard]] constexpr duration measured_time(const measured_row& r) { return seconds(r.time_us * 1e-6); }
-/// @brief The row's bus bandwidth as a quantity (the column is in GB/s = 1e9 B/s).
-[[nodiscard]] constexpr byte_rate measured_busbw(const measured_row& r) {
-    return bytes_per_second(r.busbw_GBps * giga);
-}
-/// @brief The row's algorithm bandwidth as a quantity (the column is in GB/s = 1e9 B/s).
-[[nodiscard]] constexpr byte_rate measured_algbw(const measured_row& r) {
-    return bytes_per_second(r.algbw_GBps * giga);
-}
+/// @brief The row's message size (= `r.bytes`).
+[[nodiscard]] constexpr data_size message_size(const measured_row& r) { return r.bytes; }
+/// @brief The row's measured time per operation (= `r.time`).
+[[nodiscard]] constexpr duration measured_time(const measured_row& r) { return r.time; }
+/// @brief The row's bus bandwidth (= `r.busbw`).
+[[nodiscard]] constexpr byte_rate measured_busbw(const measured_row& r) { return r.busbw; }
+/// @brief The row's algorithm bandwidth (= `r.algbw`).
+[[nodiscard]] constexpr byte_rate measured_algbw(const measured_row& r) { return r.algbw; }
 
 /// @brief The nccl-tests binary that measures `op` ("all_reduce_perf", "alltoall_perf", ...).
 [[nodiscard]] constexpr std::string_view nccl_tests_binary(collective_op op) {
@@ -124,15 +123,16 @@ inline constexpr double max_row_time_us = 1e9;
 inline constexpr double max_row_GBps = 1e7;
 
 /// @brief True when every value of the row is finite, not negative and within the max_row_*
-/// magnitudes, and time is > 0, i.e. the row can be used for fitting.
+/// magnitudes (compared in the printed units), and time is > 0, i.e. the row can be used for fitting.
 [[nodiscard]] inline bool usable(const measured_row& r) {
     auto ok = [](double v, double limit) { return std::isfinite(v) && v >= 0 && v <= limit; };
-    auto ok_opt = [&](const std::optional<double>& v, double limit) { return !v || ok(*v, limit); };
-    return ok(r.bytes, max_row_bytes) && ok(r.count, max_row_bytes) && ok(r.time_us, max_row_time_us) &&
-           r.time_us > 0 && ok(r.algbw_GBps, max_row_GBps) && ok(r.busbw_GBps, max_row_GBps) &&
-           ok_opt(r.inplace_time_us, max_row_time_us) && ok_opt(r.inplace_algbw_GBps, max_row_GBps) &&
-           ok_opt(r.inplace_busbw_GBps, max_row_GBps) && ok_opt(r.nccl_predicted_us, max_row_time_us) &&
-           r.bytes / (r.time_us * 1e-6) <= max_row_GBps * 1e9;
+    auto ok_time = [&](const std::optional<duration>& t) { return !t || ok(in_us(*t), max_row_time_us); };
+    auto ok_rate = [&](const std::optional<byte_rate>& b) { return !b || ok(in_GBps(*b), max_row_GBps); };
+    const double time_us = in_us_as_read(r.time);
+    return ok(in_bytes(r.bytes), max_row_bytes) && ok(r.count, max_row_bytes) && ok(time_us, max_row_time_us) &&
+           time_us > 0 && ok_rate(r.algbw) && ok_rate(r.busbw) && ok_time(r.inplace_time) &&
+           ok_rate(r.inplace_algbw) && ok_rate(r.inplace_busbw) && ok_time(r.nccl_predicted) &&
+           in_bytes(r.bytes) / (time_us * 1e-6) <= max_row_GBps * 1e9;
 }
 
 }  // namespace commscale

@@ -148,13 +148,14 @@ inline constexpr std::string_view accepted_formats =
         const double f = n == 1 ? 0.0 : busbw_factor(op, n);
         bool ok = true;
         for (const auto& r : rows) {
-            if (r.algbw_GBps < 1.0) continue;  // too few printed digits to tell
+            const double algbw = in_GBps(r.algbw), busbw = in_GBps(r.busbw);
+            if (algbw < 1.0) continue;  // too few printed digits to tell
             any = true;
             // Printed to 2 decimals: each column is off by up to 0.005 (plus relative slack for
             // the 3-significant-digit forms of large values).
-            const double tol_a = 0.0051 + 5e-4 * r.algbw_GBps, tol_b = 0.0051 + 5e-4 * r.busbw_GBps;
-            const double lo = (r.algbw_GBps - tol_a) * f - tol_b, hi = (r.algbw_GBps + tol_a) * f + tol_b;
-            if (r.busbw_GBps < lo || r.busbw_GBps > hi) {
+            const double tol_a = 0.0051 + 5e-4 * algbw, tol_b = 0.0051 + 5e-4 * busbw;
+            const double lo = (algbw - tol_a) * f - tol_b, hi = (algbw + tol_a) * f + tol_b;
+            if (busbw < lo || busbw > hi) {
                 ok = false;
                 break;
             }

@@ -86,7 +86,7 @@ namespace detail::nccl {
             skipped.push_back(i);
             continue;
         }
-        row.bytes = *sz;
+        row.bytes = bytes(*sz);
         if (count)
             if (const auto c = json_number(*count)) row.count = *c;
         if (m.dtype.empty()) m.dtype = json_string(json_find(r, {"type", "dtype"}));
@@ -111,8 +111,8 @@ namespace detail::nccl {
             continue;
         }
         const vals p = oop ? *oop : *ip;
-        row.time_us = p.t, row.algbw_GBps = p.a, row.busbw_GBps = p.b;
-        if (ip) row.inplace_time_us = ip->t, row.inplace_algbw_GBps = ip->a, row.inplace_busbw_GBps = ip->b;
+        row.time = from_us(p.t), row.algbw = from_GBps(p.a), row.busbw = from_GBps(p.b);
+        if (ip) row.inplace_time = from_us(ip->t), row.inplace_algbw = from_GBps(ip->a), row.inplace_busbw = from_GBps(ip->b);
         if (!usable(row)) {
             m.warnings.push_back(source + ": " + at + ": skipped a row with a NaN, infinite, negative or zero value");
             continue;
@@ -129,7 +129,7 @@ namespace detail::nccl {
     if (const auto* avg = json_find(j, {"average_bus_bandwidth", "avg_bus_bandwidth"})) {
         const auto v = avg->is_object() ? (json_find(*avg, {"bandwidth"}) ? json_number(*json_find(*avg, {"bandwidth"})) : std::nullopt)
                                         : json_number(*avg);
-        if (v && std::isfinite(*v) && *v >= 0) m.avg_busbw_GBps = *v;
+        if (v && std::isfinite(*v) && *v >= 0) m.avg_busbw = from_GBps(*v);
     }
     const int from_factor = ranks_from_bus_factor(m.op, m.rows);
     if (!ids.empty()) m.ranks = static_cast<int>(std::max<long long>(static_cast<long long>(ids.size()), max_id + 1));

@@ -271,7 +271,7 @@ struct report {
     row_entry e;
     const auto size = number(at(L.size));
     if (!size) return std::nullopt;
-    e.row.bytes = *size;
+    e.row.bytes = bytes(*size);
     if (L.count >= 0) {
         const auto c = number(at(L.count));
         if (!c) return std::nullopt;
@@ -297,14 +297,14 @@ struct report {
     }
     const bool two = blocks.size() == 2;
     const vals primary = blocks[0];
-    e.row.time_us = primary.time;
-    e.row.algbw_GBps = primary.algbw;
-    e.row.busbw_GBps = primary.busbw;
+    e.row.time = from_us(primary.time);
+    e.row.algbw = from_GBps(primary.algbw);
+    e.row.busbw = from_GBps(primary.busbw);
     if (two || only_in_place) {
         const vals ip = two ? blocks[1] : blocks[0];
-        e.row.inplace_time_us = ip.time;
-        e.row.inplace_algbw_GBps = ip.algbw;
-        e.row.inplace_busbw_GBps = ip.busbw;
+        e.row.inplace_time = from_us(ip.time);
+        e.row.inplace_algbw = from_GBps(ip.algbw);
+        e.row.inplace_busbw = from_GBps(ip.busbw);
     }
     e.inplace_only = only_in_place;
 
@@ -321,15 +321,15 @@ struct report {
             bad = shown + (block.empty() ? " (" : " (" + block.substr(2, block.size() - 3) + ", ") + "over " +
                   detail::number_text(limit) + std::string(unit) + ")";
     };
-    check("size", e.row.bytes, max_row_bytes, " B"), check("count", e.row.count, max_row_bytes, "");
+    check("size", *size, max_row_bytes, " B"), check("count", e.row.count, max_row_bytes, "");
     for (std::size_t i = 0; i < blocks.size(); ++i) {
         if (blocks.size() == 2 || only_in_place)
             block = only_in_place || i == 1 ? " (in-place column)" : " (out-of-place column)";
         check("time", blocks[i].time, max_row_time_us, " us"), check("algbw", blocks[i].algbw, max_row_GBps, " GB/s"),
             check("busbw", blocks[i].busbw, max_row_GBps, " GB/s");
         if (bad.empty() && blocks[i].time == 0) bad = "time 0" + block;
-        if (bad.empty() && e.row.bytes / (blocks[i].time * 1e-6) > max_row_GBps * 1e9)
-            bad = "time " + detail::number_text(blocks[i].time) + " us for " + detail::number_text(e.row.bytes) +
+        if (bad.empty() && *size / (blocks[i].time * 1e-6) > max_row_GBps * 1e9)
+            bad = "time " + detail::number_text(blocks[i].time) + " us for " + detail::number_text(*size) +
                   " bytes" + (block.empty() ? " (" : " (" + block.substr(2, block.size() - 3) + ", ") + "over 1e7 GB/s)";
     }
     return e;
@@ -639,7 +639,7 @@ private:
             return;
         }
         if (const double w = wrong_elements(t, *r->layout); w > 0)
-            r->notes.push_back(where(n) + "the row for " + detail::number_text(e->row.bytes) +
+            r->notes.push_back(where(n) + "the row for " + detail::number_text(in_bytes(e->row.bytes)) +
                                " bytes reports wrong results (" + detail::number_text(w) + "): timing kept");
         e->line = n;
         r->rows.push_back(std::move(*e));
@@ -743,13 +743,13 @@ private:
             }
             bool placed = false;
             for (auto& c : p->copies) {
-                if (c.sizes.insert(e.row.bytes).second) {
+                if (c.sizes.insert(in_bytes(e.row.bytes)).second) {
                     c.rows.push_back(&e);
                     placed = true;
                     break;
                 }
             }
-            if (!placed) p->copies.push_back(copy{{&e}, {e.row.bytes}});
+            if (!placed) p->copies.push_back(copy{{&e}, {in_bytes(e.row.bytes)}});
         }
 
         // Devices: ranks, hosts, GPU model.
@@ -805,7 +805,7 @@ private:
                     }
                 if (inplace_only)
                     m.warnings.push_back(where(r.layout_line) + "the log holds in-place results only (-O 0): the primary columns are the in-place ones");
-                if (parts.size() == 1 && ci < r.averages.size()) m.avg_busbw_GBps = r.averages[ci];
+                if (parts.size() == 1 && ci < r.averages.size()) m.avg_busbw = from_GBps(r.averages[ci]);
 
                 // Ranks: device lines (the highest rank id + 1 also covers device lists that were
                 // trimmed or cut at nccl-tests' 2048-byte line buffer), else busbw/algbw.
@@ -858,9 +858,10 @@ private:
     void check_consistency(measurement_set& m) const {
         std::size_t off = 0;
         for (const auto& r : m.rows) {
-            if (r.time_us <= 0) continue;
-            const double expect = r.bytes / r.time_us / 1e3;
-            if (std::fabs(expect - r.algbw_GBps) > 0.02 * expect + 0.011) ++off;
+            const double time_us = in_us_as_read(r.time);
+            if (time_us <= 0) continue;
+            const double expect = in_bytes(r.bytes) / time_us / 1e3;
+            if (std::fabs(expect - in_GBps(r.algbw)) > 0.02 * expect + 0.011) ++off;
         }
         if (off > 0)
             m.warnings.push_back(source_ + ": algbw differs from size/time on " + std::to_string(off) + " of " +

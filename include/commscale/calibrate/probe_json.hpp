@@ -82,15 +82,23 @@ namespace detail::nccl {
                 return d;
             };
             measured_row row;
-            row.bytes = *num("bytes", true);
+            auto time = [&](const char* key) -> std::optional<duration> {
+                if (const auto v = num(key, false)) return from_us(*v);
+                return std::nullopt;
+            };
+            auto rate = [&](const char* key) -> std::optional<byte_rate> {
+                if (const auto v = num(key, false)) return from_GBps(*v);
+                return std::nullopt;
+            };
+            row.bytes = bytes(*num("bytes", true));
             row.count = num("count", false).value_or(0);
-            row.time_us = *num("time_us", true);
-            row.algbw_GBps = *num("algbw_GBps", true);
-            row.busbw_GBps = *num("busbw_GBps", true);
-            row.inplace_time_us = num("inplace_time_us", false);
-            row.inplace_algbw_GBps = num("inplace_algbw_GBps", false);
-            row.inplace_busbw_GBps = num("inplace_busbw_GBps", false);
-            row.nccl_predicted_us = num("nccl_predicted_us", false);
+            row.time = from_us(*num("time_us", true));
+            row.algbw = from_GBps(*num("algbw_GBps", true));
+            row.busbw = from_GBps(*num("busbw_GBps", true));
+            row.inplace_time = time("inplace_time_us");
+            row.inplace_algbw = rate("inplace_algbw_GBps");
+            row.inplace_busbw = rate("inplace_busbw_GBps");
+            row.nccl_predicted = time("nccl_predicted_us");
             if (!usable(row)) {
                 m.warnings.push_back(source + ": " + rat + ": skipped a row with a NaN, infinite, negative or zero value");
                 continue;

@@ -95,6 +95,20 @@ enum class algorithm_set { nccl, any };
 /// @brief `ideal`: pure closed forms on datasheet peaks; `realistic`: protocol/size-dependent derating.
 enum class efficiency_mode { ideal, realistic };
 
+/// @brief Spellings of the efficiency modes: `ideal`, `realistic`.
+inline constexpr std::array<name_entry<efficiency_mode>, 2> efficiency_mode_spellings{{
+    {efficiency_mode::ideal, "ideal"},
+    {efficiency_mode::realistic, "realistic"},
+}};
+static_assert(detail::in_enum_order(efficiency_mode_spellings));
+[[nodiscard]] constexpr const auto& name_table(efficiency_mode) { return efficiency_mode_spellings; }
+/// @brief `default` reads as `realistic` (the CLI's --efficiency default, and the word plan JSON
+/// writes for it).
+inline constexpr std::array<name_entry<efficiency_mode>, 1> efficiency_mode_aliases{{
+    {efficiency_mode::realistic, "default"},
+}};
+[[nodiscard]] constexpr const auto& name_aliases(efficiency_mode) { return efficiency_mode_aliases; }
+
 /// @brief A group of ranks placed on a cluster: `ranks_per_node` ranks on each of
 /// ceil(ranks / ranks_per_node) nodes. On a cluster whose NVLink domain spans nodes
 /// (`cluster::scale_up_domain`, NVL72) a "node" here is one domain (`comm_view`): ranks per

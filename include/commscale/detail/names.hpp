@@ -7,7 +7,8 @@
 /// (exact match or nullopt) and `parse<E>(text, field)` (an `input_error` naming `field`, with
 /// the closest spellings as "did you mean" suggestions). The older per-enum functions
 /// (`schedule_name`, `parse_schedule`, `dtype_name`, ...) are thin wrappers over the same table,
-/// so each spelling is written once.
+/// so each spelling is written once. An enum may add `name_aliases(E)`, other words it reads
+/// (`aliased_enum`).
 
 #include <array>
 #include <cstddef>
@@ -36,6 +37,16 @@ concept named_enum = std::is_enum_v<E> && requires(E e) {
     { name_table(e)[0].name } -> std::convertible_to<std::string_view>;
 };
 
+/// @brief A named enum that also reads other spellings: `name_aliases(E{})` returns a
+/// `std::array<name_entry<E>, N>` of extra input spellings (an older or shorter word for an
+/// enumerator). `from_name` and `parse` accept them and `parse` suggests them; `to_string` never
+/// writes them.
+template <class E>
+concept aliased_enum = named_enum<E> && requires(E e) {
+    { name_aliases(e).size() } -> std::convertible_to<std::size_t>;
+    { name_aliases(e)[0].name } -> std::convertible_to<std::string_view>;
+};
+
 namespace detail {
 /// True if entry i of the table names the enumerator with underlying value i (what lets
 /// to_string index the table instead of searching it).
@@ -60,6 +71,9 @@ template <named_enum E>
 [[nodiscard]] constexpr std::optional<E> from_name(std::string_view text) {
     for (const auto& entry : name_table(E{}))
         if (entry.name == text) return entry.value;
+    if constexpr (aliased_enum<E>)
+        for (const auto& entry : name_aliases(E{}))
+            if (entry.name == text) return entry.value;
     return std::nullopt;
 }
 
@@ -85,12 +99,26 @@ template <named_enum E>
     return out;
 }
 
-/// @brief The enumerator spelled `text`; input_error naming `field` with the closest spellings
-/// ("did you mean ...") otherwise.
+/// @brief Every spelling `from_name<E>` reads: the table's, then the aliases (if any).
+template <named_enum E>
+[[nodiscard]] constexpr auto accepted_names_of() {
+    if constexpr (aliased_enum<E>) {
+        constexpr std::size_t n = name_table(E{}).size(), m = name_aliases(E{}).size();
+        std::array<std::string_view, n + m> out{};
+        for (std::size_t i = 0; i < n; ++i) out[i] = name_table(E{})[i].name;
+        for (std::size_t i = 0; i < m; ++i) out[n + i] = name_aliases(E{})[i].name;
+        return out;
+    } else {
+        return names_of<E>();
+    }
+}
+
+/// @brief The enumerator spelled `text` (an alias included); input_error naming `field` with the
+/// closest accepted spellings ("did you mean ...") otherwise.
 template <named_enum E>
 [[nodiscard]] E parse(std::string_view text, std::string_view field) {
     if (const auto v = from_name<E>(text)) return *v;
-    throw unknown_name(std::string(field), text, names_of<E>());
+    throw unknown_name(std::string(field), text, accepted_names_of<E>());
 }
 
 }  // namespace commscale

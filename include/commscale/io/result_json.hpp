@@ -105,33 +105,6 @@ namespace io {
 
 namespace result_detail {
 
-/// The double x nearest `guess` with `written(x) == v` (a few ulps either side), else `guess`:
-/// reads a number written in a derived unit (`x * 1e6`, `x / 1e12`) back to the bit.
-template <class Written>
-[[nodiscard]] double invert(double v, double guess, Written written) {
-    if (!std::isfinite(guess) || written(guess) == v) return guess;
-    double lo = guess, hi = guess;
-    for (int i = 0; i < 64; ++i) {
-        lo = std::nextafter(lo, -std::numeric_limits<double>::infinity());
-        if (written(lo) == v) return lo;
-        hi = std::nextafter(hi, std::numeric_limits<double>::infinity());
-        if (written(hi) == v) return hi;
-    }
-    return guess;
-}
-[[nodiscard]] inline duration from_us(double v) {
-    return seconds(invert(v, v / 1e6, [](double x) { return in_us(seconds(x)); }));
-}
-[[nodiscard]] inline byte_rate from_GBps(double v) {
-    return bytes_per_second(invert(v, v * giga, [](double x) { return in_GBps(bytes_per_second(x)); }));
-}
-[[nodiscard]] inline byte_rate from_Gbps(double v) {
-    return bytes_per_second(invert(v, v * giga / 8.0, [](double x) { return in_Gbps(bytes_per_second(x)); }));
-}
-[[nodiscard]] inline flop_rate from_tflops(double v) {
-    return flops_per_second(invert(v, v * tera, [](double x) { return in_tflops(flops_per_second(x)); }));
-}
-
 /// Largest time (s), memory (GiB) and plain number accepted in a result.
 inline constexpr double max_seconds = 1e9, max_gib = 1e9, max_number = 1e18;
 
@@ -486,7 +459,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
 [[nodiscard]] inline nlohmann::json plan_to_json(const plan& p, const transformer& m) { return plan_to_json(p, m.layers); }
 
 /// @brief Reads plan_to_json's object (errors name `path.KEY`): every key required; degrees in
-/// [1, 2^20] (dp [1, 2^24]), micro_batch [1, 2^20], global_batch [1, 2^30], seq [1, 2^26], zero
+/// [1, 2^20] (dp [1, 2^24]), micro_batch [1, 2^24], global_batch [1, 2^30], seq [1, 2^26], zero
 /// 0-3, gradient_bytes 1, 2 or 4, sizes in [0, 1e18] bytes, expert_load [1, 1e6],
 /// capacity_factor 0 or [1e-3, 1e6], names as plan.hpp/framework.hpp spell them; `stage_layers`
 /// pp counts, at least pp x V layers in all, that the even split or given first/last stage counts
@@ -503,7 +476,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.ep = r.int32("ep", 1, plan_limits::degree);
     const int etp = r.int32("etp", 1, plan_limits::degree);
     p.etp = etp == p.tp ? 0 : etp;
-    p.micro_batch = r.int32("micro_batch", 1, plan_limits::micro_batch_read);
+    p.micro_batch = r.int32("micro_batch", 1, plan_limits::micro_batch);
     p.global_batch = r.int32("global_batch", 1, plan_limits::global_batch);
     p.seq = r.int32("seq", 1, plan_limits::seq);
     p.zero = r.int32("zero", 0, 3);
@@ -772,10 +745,7 @@ namespace result_detail {
         q.base.stack = parse_framework(space.string("framework"), space.field("framework"));
         if (space.has("compute_efficiency")) q.base.compute_efficiency = space.number("compute_efficiency", 1e-6, 1.0);
         else space.ignore({"compute_efficiency"});  // null: the default
-        const std::string eff = space.string("efficiency");
-        if (eff == "ideal") q.options.mode = efficiency_mode::ideal;
-        else if (eff == "default") q.options.mode = efficiency_mode::realistic;
-        else throw unknown_name(space.field("efficiency"), eff, std::array<std::string_view, 2>{"ideal", "default"});
+        q.options.mode = parse<efficiency_mode>(space.string("efficiency"), space.field("efficiency"));
         space.finish();
     }
     std::tie(q.shard, q.shards) = parse_shard(r.string("shard"), r.field("shard"));

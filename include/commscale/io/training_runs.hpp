@@ -200,7 +200,7 @@ namespace detail {
         if (static_cast<long long>(p.dp) * mp != r.gpus)
             throw input_error(where + ": column dp", std::to_string(p.dp),
                               "gpus / (tp pp cp) = " + std::to_string(r.gpus / mp));
-        p.micro_batch = static_cast<int>(integer("micro_batch", 1, 1, plan_limits::micro_batch_read));
+        p.micro_batch = static_cast<int>(integer("micro_batch", 1, 1, plan_limits::micro_batch));
         p.global_batch = static_cast<int>(integer("global_batch", 1, 1, plan_limits::global_batch));
         p.seq = static_cast<int>(integer("seq", r.model.max_seq > 0 ? std::min(2048, r.model.max_seq) : 2048, 1, plan_limits::seq));
         if (const auto v = cell("dtype")) p.precision = precision_from_name(*v, where + ": column dtype");

@@ -69,11 +69,10 @@ static_assert(detail::in_enum_order(pipeline_schedule_spellings));
 /// @brief CLI/JSON spelling: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipe".
 [[nodiscard]] constexpr std::string_view schedule_name(pipeline_schedule s) { return to_string(s); }
 
-/// @brief Parses a schedule_name spelling; throws input_error naming `field` otherwise
-/// ("one of gpipe, 1f1b, ...": the message predates the suggestions of parse<E> and is kept).
+/// @brief Parses a schedule_name spelling; throws input_error naming `field` with the closest
+/// spellings otherwise (parse<E>).
 [[nodiscard]] inline pipeline_schedule parse_schedule(std::string_view text, std::string_view field = "plan.schedule") {
-    if (const auto s = from_name<pipeline_schedule>(text)) return *s;
-    throw input_error(std::string(field), "'" + std::string(text) + "'", "one of " + name_list<pipeline_schedule>(", "));
+    return parse<pipeline_schedule>(text, field);
 }
 
 /// @brief Whether `schedule` reaches its stated bubble with `micro_batches` per step on `pp` stages.
@@ -133,11 +132,9 @@ struct plan_limits {
     static constexpr int degree = 1 << 20;
     /// dp: 2^24, the replicas of 2^30 GPUs at 64 GPUs per replica.
     static constexpr int dp = 1 << 24;
-    /// Sequences per micro-batch (validate): 2^24.
+    /// Sequences per micro-batch: 2^24, the bound of `validate` and of every reader (the CLI's
+    /// --micro-batch, runs.csv, plan JSON), so any plan that validates can be written and read back.
     static constexpr int micro_batch = 1 << 24;
-    /// Sequences per micro-batch as the CLI's --micro-batch and runs.csv read them: 2^20, the
-    /// bound those readers have always stated (stricter than validate's micro_batch).
-    static constexpr int micro_batch_read = 1 << 20;
     /// Sequences per optimizer step: 2^30.
     static constexpr int global_batch = 1 << 30;
     /// Tokens per sequence: 2^26 (64x the longest published context, 1M tokens).

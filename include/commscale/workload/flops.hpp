@@ -41,11 +41,10 @@ static_assert(detail::in_enum_order(recompute_spellings));
 /// @brief "none", "selective" or "full".
 [[nodiscard]] constexpr std::string_view recompute_name(recompute r) { return to_string(r); }
 
-/// @brief Parses "none" | "selective" | "full"; input_error naming `field` otherwise (the list
-/// "none, selective or full" without suggestions, as before parse<E>).
+/// @brief Parses "none" | "selective" | "full"; input_error naming `field` with the closest
+/// spellings otherwise (parse<E>).
 [[nodiscard]] inline recompute recompute_from_name(std::string_view name, std::string_view field = "recompute") {
-    if (const auto r = from_name<recompute>(name)) return *r;
-    throw input_error(std::string(field), "'" + std::string(name) + "'", name_list<recompute>());
+    return parse<recompute>(name, field);
 }
 
 // ---------------------------------------------------------------- approximations (6PD / 8PD)
@@ -203,11 +202,9 @@ struct layer_flops {
 }
 
 /// @brief Parses "fp32" | "tf32" | "bf16" | "fp16" | "fp8" | "mxfp8" | "nvfp4" | "fp4"; input_error
-/// naming `field` otherwise.
-/// (the list without suggestions, as before parse<E>).
+/// naming `field` with the closest spellings otherwise (parse<E>).
 [[nodiscard]] inline dtype precision_from_name(std::string_view name, std::string_view field = "dtype") {
-    if (const auto d = from_name<dtype>(name)) return *d;
-    throw input_error(std::string(field), "'" + std::string(name) + "'", name_list<dtype>());
+    return parse<dtype>(name, field);
 }
 
 }  // namespace commscale
