@@ -297,9 +297,16 @@ static_assert(descriptor_names_agree(std::make_index_sequence<static_cast<std::s
     return dispatch_algorithm<std::string>(a, [&]<algorithm A>() { return descriptor<A>::inapplicable_expected(op); });
 }
 
+/// The input_error for `a` requested where it does not apply: out of line and cold, so that the
+/// message code stays out of predict_collective's hot path.
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_inapplicable(algorithm a, collective_op op) {
+    throw input_error("algo", std::string(algorithm_name(a)), inapplicable_expected(a, op));
+}
+
 /// The catalog name of the link whose reduction limited a plan of `a` (not automatic) over
-/// `nodes` nodes (bottleneck_kind::switch_reduction).
-[[nodiscard]] constexpr std::string_view switch_reduction_link(const cluster& c, int nodes, algorithm a) {
+/// `nodes` nodes (bottleneck_kind::switch_reduction). Out of line: rare, and kept out of
+/// predict_collective's body.
+[[nodiscard, gnu::noinline]] inline std::string_view switch_reduction_link(const cluster& c, int nodes, algorithm a) {
     return dispatch_algorithm<std::string_view>(
         a, [&]<algorithm A>() { return descriptor<A>::switch_reduction_link(c, nodes); });
 }
@@ -694,7 +701,7 @@ namespace detail {
     if (c.domain_spans_nodes()) return predict_collective(comm_view(c), g, op, bytes, opt);
     const int nodes = detail::check_inputs(c, g, bytes);
     if (opt.algo != algorithm::automatic && !detail::applies(c, g, op, opt.algo))
-        throw input_error("algo", std::string(algorithm_name(opt.algo)), detail::inapplicable_expected(opt.algo, op));
+        detail::throw_inapplicable(opt.algo, op);
     const double s = bytes.value();
     if (g.ranks <= 1 || s <= 0) {
         const algorithm a = opt.algo != algorithm::automatic ? opt.algo
