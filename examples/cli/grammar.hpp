@@ -16,7 +16,7 @@
 
 namespace cli {
 
-/// True when `name` (without "--") is one of the topology flags: they form the "topology" option
+/// True when `name` (without "--") is one of the topology flags: they form the "topology flags"
 /// group of every command that takes them.
 [[nodiscard]] inline bool is_topology_option(std::string_view name) {
     static const std::vector<option_spec> topo = topology_options();
@@ -36,19 +36,19 @@ public:
     grammar() {
         app_.set_help_flag();
         app_.allow_extras();  // what follows "--" comes back here: positional arguments
+        app_.require_subcommand(1, 1);  // one command: a later command name is an argument
         for (const command& c : registry()) {
             CLI::App* sub = app_.add_subcommand(c.name, c.summary);
             sub->set_help_flag();  // --help prints the command's usage (below)
             sub->allow_extras();   // positional arguments and unknown options, in order
-            CLI::Option_group* topo = nullptr;
             entry e{&c, sub, {}};
             for (const option_spec& o : c.options) {
-                CLI::App* where = sub;
-                if (is_topology_option(o.name)) {
-                    if (!topo) topo = sub->add_option_group("topology", "the cluster (docs/CLI.md \"Topology flags\")");
-                    where = topo;
-                }
-                e.options.push_back({o.name, o.takes_value, add(*where, o)});
+                CLI::Option* opt = add(*sub, o);
+                // A group of the subcommand's own options, not a CLI11 option-group app: CLI11
+                // 2.1 loops forever on an empty argument followed by an unknown option when a
+                // subcommand holds an option-group app.
+                if (is_topology_option(o.name)) opt->group("topology flags");
+                e.options.push_back({o.name, o.takes_value, opt});
             }
             for (const char* f : {"json", "help"}) e.options.push_back({f, false, add(*sub, option_spec{f, false, ""})});
             entries_.push_back(std::move(e));

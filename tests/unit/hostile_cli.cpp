@@ -50,6 +50,11 @@ TEST_CASE("hostile CLI: the grammar's own errors keep the contract (exit 2, one 
     const run_result r = run("convert -- 1GiB GB");
     CHECK(r.rc == 0);
     CHECK(r.out == "1.073741824\n");  // 2^30 B = 1.073741824 GB (decimal giga, SI)
+    // Empty arguments are positional; followed by an unknown option they once made the parser
+    // loop forever (found by fuzz_cli; the input is a seed in tests/fuzz/seeds/cli).
+    require_invalid("link a step '' --n", "--n");
+    require_invalid("link nvlink4 step", "unexpected argument 'step'");  // a command name is an argument here
+    require_invalid("collective --op all_reduce --bytes 1GB '' --nodez 2", "did you mean --nodes");
     // A value may start with "--": it is the option's value, and is judged as one.
     require_invalid("collective --op all_reduce --bytes --json", "--bytes");
 }

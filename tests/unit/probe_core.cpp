@@ -202,6 +202,7 @@ TEST_CASE("options: bad values are errors naming the option and what is accepted
     CHECK_THAT(error_of({"--mins", "8"}), Contains("option") && Contains("--min"));
     CHECK_THAT(error_of({"--json="}), Contains("--json"));
     CHECK_THAT(error_of({"-g", "0"}), Contains("--gpus"));
+    CHECK_THAT(error_of({"", "--n"}), Contains("option"));  // an empty argument, then an unknown option
 }
 
 TEST_CASE("NCCL_ALGO and NCCL_PROTO are read from the environment") {
