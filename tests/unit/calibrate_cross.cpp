@@ -39,7 +39,7 @@ comm_params truth_params() {
 }
 
 // A measured point from the published units: size (B) and time (us).
-fit_point pt(double size, double time_us) { return {bytes(size), from_us(time_us)}; }
+fit_point cross_point(double size, double time_us) { return {bytes(size), from_us(time_us)}; }
 
 // An nccl-tests-like sweep (8 B .. 4 GiB, factor 2) of `op` on the truth, with relative noise `sd`.
 std::vector<fit_point> sweep(const cluster& truth, const placement& g, collective_op op, unsigned seed, double sd) {
@@ -48,7 +48,7 @@ std::vector<fit_point> sweep(const cluster& truth, const placement& g, collectiv
     std::vector<fit_point> v;
     for (int i = 0; i <= 29; ++i) {
         const double s = std::ldexp(8.0, i);
-        v.push_back(pt(s, in_us(predict_collective(truth, g, op, bytes(s)).time) * (1.0 + noise(rng))));
+        v.push_back(cross_point(s, in_us(predict_collective(truth, g, op, bytes(s)).time) * (1.0 + noise(rng))));
     }
     return v;
 }
@@ -355,15 +355,15 @@ TEST_CASE("calibrate_collective: bad measurement sets are input errors, never Na
     const placement node{.ranks = 8, .ranks_per_node = 8, .stride = 1};
     const cluster c = presets::dgx_a100;
     std::vector<fit_point> good;
-    for (int i = 0; i < 12; ++i) good.push_back(pt(std::ldexp(1024.0, i), 20.0 + i));
+    for (int i = 0; i < 12; ++i) good.push_back(cross_point(std::ldexp(1024.0, i), 20.0 + i));
     auto with = [&](std::size_t i, fit_point p) {
         auto v = good;
         v[i] = p;
         return v;
     };
-    const std::vector<fit_point> none, one{pt(1024, 10.0)}, same(12, pt(1024, 10.0));
-    for (const auto& v : {none, one, same, with(3, pt(std::nan(""), 10.0)), with(3, pt(-1.0, 10.0)), with(3, pt(1024.0, -5.0)),
-                          with(3, pt(1024.0, std::nan(""))), with(3, pt(1024.0, 0.0))})
+    const std::vector<fit_point> none, one{cross_point(1024, 10.0)}, same(12, cross_point(1024, 10.0));
+    for (const auto& v : {none, one, same, with(3, cross_point(std::nan(""), 10.0)), with(3, cross_point(-1.0, 10.0)), with(3, cross_point(1024.0, -5.0)),
+                          with(3, cross_point(1024.0, std::nan(""))), with(3, cross_point(1024.0, 0.0))})
         CHECK_THROWS_AS(calibrate_collective(c, node, collective_op::all_reduce, v, fast()), input_error);
     // A placement the cluster cannot hold.
     const placement too_many{.ranks = 64, .ranks_per_node = 8, .stride = 1};

@@ -16,7 +16,7 @@ using namespace cli_test;
 
 namespace {
 
-const std::string a100_log = std::string(COMMSCALE_TEST_DATA_DIR) + "/nccl-tests/ml_engineering_a100_allreduce.log";
+const std::string sweep_a100_log = std::string(COMMSCALE_TEST_DATA_DIR) + "/nccl-tests/ml_engineering_a100_allreduce.log";
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -27,7 +27,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 TEST_CASE("sweep --measured: the log's sizes, collective and ranks, measured busbw and error per size in JSON") {
-    const json j = run_json("sweep --measured \"" + a100_log + "\" --cluster dgx-a100 --json");
+    const json j = run_json("sweep --measured \"" + sweep_a100_log + "\" --cluster dgx-a100 --json");
     const auto& rows = j["rows"];
     // The log sweeps 32 KiB .. 16 GiB by factors of 2: 20 sizes, each predicted and measured.
     REQUIRE(rows.size() == 20);
@@ -54,13 +54,13 @@ TEST_CASE("sweep --measured: the log's sizes, collective and ranks, measured bus
 }
 
 TEST_CASE("sweep --measured: text table with measured and error columns, --min/--max keep the sweep's sizes") {
-    const run_result r = run("sweep --measured \"" + a100_log + "\" --cluster dgx-a100");
+    const run_result r = run("sweep --measured \"" + sweep_a100_log + "\" --cluster dgx-a100");
     REQUIRE(r.rc == 0);
     CHECK(r.out.find("measured(GB/s)") != std::string::npos);
     CHECK(r.out.find("error(%)") != std::string::npos);
     CHECK(r.out.find("# median |error|") != std::string::npos);
     // A finer predicted sweep: sizes between the measured ones show "-" in the measured columns.
-    const json j = run_json("sweep --measured \"" + a100_log + "\" --cluster dgx-a100 --min 1MiB --max 4MiB --factor 1.5 --json");
+    const json j = run_json("sweep --measured \"" + sweep_a100_log + "\" --cluster dgx-a100 --min 1MiB --max 4MiB --factor 1.5 --json");
     int with = 0, without = 0;
     for (const auto& row : j["rows"]) (row.contains("error_pct") ? with : without)++;
     CHECK(with == 1);  // 1, 1.5, 2.25, 3.375 MiB: only 1 MiB is a size of the log
@@ -69,7 +69,7 @@ TEST_CASE("sweep --measured: text table with measured and error columns, --min/-
 
 TEST_CASE("sweep --measured --svg: two panels, every power-of-two size labelled, text inside the page") {
     const auto svg = scratch() / "measured.svg";
-    const run_result r = run("sweep --measured \"" + a100_log + "\" --cluster dgx-a100 --svg " + q(svg));
+    const run_result r = run("sweep --measured \"" + sweep_a100_log + "\" --cluster dgx-a100 --svg " + q(svg));
     REQUIRE(r.rc == 0);
     const std::string s = slurp(svg);
     std::string why;
@@ -100,7 +100,7 @@ TEST_CASE("sweep --measured --svg: two panels, every power-of-two size labelled,
 
 TEST_CASE("sweep --measured: bad input names --measured") {
     require_invalid("sweep --measured /nonexistent/log.txt", "--measured");
-    require_invalid("sweep --measured \"" + a100_log + "\" --op all_gather", "--measured");
+    require_invalid("sweep --measured \"" + sweep_a100_log + "\" --op all_gather", "--measured");
     // The log's 8 ranks on one Baskerville node of 4 GPUs: more ranks than the cluster has.
-    require_invalid("sweep --measured \"" + a100_log + "\" --cluster baskerville --nodes 1", "--measured");
+    require_invalid("sweep --measured \"" + sweep_a100_log + "\" --cluster baskerville --nodes 1", "--measured");
 }

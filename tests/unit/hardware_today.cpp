@@ -17,20 +17,20 @@
 using namespace commscale;
 
 namespace {
-double tf(const accelerator& a, dtype d) { return in_tflops(*a.peak(d)); }
+double peak_tflops(const accelerator& a, dtype d) { return in_tflops(*a.peak(d)); }
 double gib(const accelerator& a) { return in_bytes(a.memory) / gibi; }
 }  // namespace
 
 TEST_CASE("B300: HGX B300 8-GPU figures per GPU (FP4 108 PF dense, FP8 72 and BF16 36 PF sparse)") {
     // HGX B300 datasheet: FP4 144 PF sparse | 108 PF dense, FP8/FP6 72 PF*, FP16/BF16 36 PF*,
     // TF32 18 PF*, FP32 600 TF, 2.3 TB HBM3e, NVLink 1.8 TB/s per GPU (* with sparsity).
-    CHECK(tf(b300, dtype::fp4) == Approx(108000.0 / 8));
-    CHECK(tf(b300, dtype::nvfp4) == Approx(108000.0 / 8));
-    CHECK(tf(b300, dtype::fp8) == Approx(72000.0 / 8 / 2));
-    CHECK(tf(b300, dtype::mxfp8) == Approx(72000.0 / 8 / 2));
-    CHECK(tf(b300, dtype::bf16) == Approx(36000.0 / 8 / 2));
-    CHECK(tf(b300, dtype::tf32) == Approx(18000.0 / 8 / 2));
-    CHECK(tf(b300, dtype::fp32) == Approx(600.0 / 8));
+    CHECK(peak_tflops(b300, dtype::fp4) == Approx(108000.0 / 8));
+    CHECK(peak_tflops(b300, dtype::nvfp4) == Approx(108000.0 / 8));
+    CHECK(peak_tflops(b300, dtype::fp8) == Approx(72000.0 / 8 / 2));
+    CHECK(peak_tflops(b300, dtype::mxfp8) == Approx(72000.0 / 8 / 2));
+    CHECK(peak_tflops(b300, dtype::bf16) == Approx(36000.0 / 8 / 2));
+    CHECK(peak_tflops(b300, dtype::tf32) == Approx(18000.0 / 8 / 2));
+    CHECK(peak_tflops(b300, dtype::fp32) == Approx(600.0 / 8));
     CHECK(gib(b300) == Approx(288.0));
     CHECK(8.0 * gib(b300) * gibi / 1e12 == Approx(2.3).epsilon(0.08));  // "up to 2.3 TB" per 8 GPUs (binary GiB, decimal TB)
     CHECK(in_GBps(b300.memory_bandwidth) == Approx(8000.0));
@@ -43,14 +43,14 @@ TEST_CASE("B300: HGX B300 8-GPU figures per GPU (FP4 108 PF dense, FP8 72 and BF
 TEST_CASE("GB200 NVL72: per-GPU peaks are the rack's figures over 72 GPUs, sparse halved") {
     // GB200 NVL72 product page: FP4 1,440 PF*, FP8/FP6 720 PF*, FP16/BF16 360 PF*, TF32 180 PF*,
     // FP32 5,760 TF, 13.4 TB HBM3e at 576 TB/s (* with sparsity).
-    CHECK(tf(gb200, dtype::nvfp4) == Approx(1440000.0 / 72 / 2));
-    CHECK(tf(gb200, dtype::fp4) == Approx(1440000.0 / 72 / 2));
-    CHECK(tf(gb200, dtype::fp8) == Approx(720000.0 / 72 / 2));
-    CHECK(tf(gb200, dtype::mxfp8) == Approx(720000.0 / 72 / 2));
-    CHECK(tf(gb200, dtype::bf16) == Approx(360000.0 / 72 / 2));
-    CHECK(tf(gb200, dtype::fp16) == Approx(360000.0 / 72 / 2));
-    CHECK(tf(gb200, dtype::tf32) == Approx(180000.0 / 72 / 2));
-    CHECK(tf(gb200, dtype::fp32) == Approx(5760.0 / 72));
+    CHECK(peak_tflops(gb200, dtype::nvfp4) == Approx(1440000.0 / 72 / 2));
+    CHECK(peak_tflops(gb200, dtype::fp4) == Approx(1440000.0 / 72 / 2));
+    CHECK(peak_tflops(gb200, dtype::fp8) == Approx(720000.0 / 72 / 2));
+    CHECK(peak_tflops(gb200, dtype::mxfp8) == Approx(720000.0 / 72 / 2));
+    CHECK(peak_tflops(gb200, dtype::bf16) == Approx(360000.0 / 72 / 2));
+    CHECK(peak_tflops(gb200, dtype::fp16) == Approx(360000.0 / 72 / 2));
+    CHECK(peak_tflops(gb200, dtype::tf32) == Approx(180000.0 / 72 / 2));
+    CHECK(peak_tflops(gb200, dtype::fp32) == Approx(5760.0 / 72));
     CHECK(in_GBps(gb200.memory_bandwidth) * 72 / 1000 == Approx(576.0));
     CHECK(72.0 * gib(gb200) * gibi / 1e12 == Approx(13.4).epsilon(0.08));
     REQUIRE(gb200.power.has_value());
@@ -61,13 +61,13 @@ TEST_CASE("GB300 NVL72: FP4 1,080 PF dense, FP8 720 and BF16 360 PF sparse, 20 T
     // GB300 NVL72 product page: FP4 1,440 PF sparse | 1,080 PF dense (Blackwell Ultra's FP4
     // sparsity gain is less than 2x, so the dense figure is the published one), FP8/FP6 720 PF*,
     // FP16/BF16 360 PF*, TF32 180 PF*, up to 20 TB HBM3e at 576 TB/s.
-    CHECK(tf(gb300, dtype::nvfp4) == Approx(1080000.0 / 72));
-    CHECK(tf(gb300, dtype::fp4) == Approx(1080000.0 / 72));
-    CHECK(tf(gb300, dtype::nvfp4) < 1440000.0 / 72);
-    CHECK(tf(gb300, dtype::fp8) == Approx(720000.0 / 72 / 2));
-    CHECK(tf(gb300, dtype::mxfp8) == Approx(720000.0 / 72 / 2));
-    CHECK(tf(gb300, dtype::bf16) == Approx(360000.0 / 72 / 2));
-    CHECK(tf(gb300, dtype::tf32) == Approx(180000.0 / 72 / 2));
+    CHECK(peak_tflops(gb300, dtype::nvfp4) == Approx(1080000.0 / 72));
+    CHECK(peak_tflops(gb300, dtype::fp4) == Approx(1080000.0 / 72));
+    CHECK(peak_tflops(gb300, dtype::nvfp4) < 1440000.0 / 72);
+    CHECK(peak_tflops(gb300, dtype::fp8) == Approx(720000.0 / 72 / 2));
+    CHECK(peak_tflops(gb300, dtype::mxfp8) == Approx(720000.0 / 72 / 2));
+    CHECK(peak_tflops(gb300, dtype::bf16) == Approx(360000.0 / 72 / 2));
+    CHECK(peak_tflops(gb300, dtype::tf32) == Approx(180000.0 / 72 / 2));
     CHECK(in_GBps(gb300.memory_bandwidth) * 72 / 1000 == Approx(576.0));
     CHECK(72.0 * gib(gb300) * gibi / 1e12 == Approx(21.0).epsilon(0.08));  // "up to 21 TB" (20 TB in other material)
     CHECK(gib(gb300) == Approx(288.0));
@@ -78,12 +78,12 @@ TEST_CASE("GB300 NVL72: FP4 1,080 PF dense, FP8 720 and BF16 360 PF sparse, 20 T
 TEST_CASE("MI355X: AMD datasheet dense peaks, MXFP4 but no NVFP4 or TF32, 288 GB 8 TB/s, 1,400 W") {
     // AMD Instinct MI355X datasheet: FP16/BF16 2.5 PF, FP8 5.0 PF, MXFP6/MXFP4 10.1 PF dense,
     // FP32 157.3 TF, 288 GB HBM3E, 8 TB/s, 1,400 W TBP, Infinity Fabric 153.6 GB/s per link x 7.
-    CHECK(tf(mi355x, dtype::bf16) == Approx(2516.6));
-    CHECK(tf(mi355x, dtype::fp16) == Approx(2516.6));
-    CHECK(tf(mi355x, dtype::fp8) == Approx(5033.2));
-    CHECK(tf(mi355x, dtype::mxfp8) == Approx(5033.2));
-    CHECK(tf(mi355x, dtype::fp4) == Approx(10066.3));
-    CHECK(tf(mi355x, dtype::fp32) == Approx(157.3));
+    CHECK(peak_tflops(mi355x, dtype::bf16) == Approx(2516.6));
+    CHECK(peak_tflops(mi355x, dtype::fp16) == Approx(2516.6));
+    CHECK(peak_tflops(mi355x, dtype::fp8) == Approx(5033.2));
+    CHECK(peak_tflops(mi355x, dtype::mxfp8) == Approx(5033.2));
+    CHECK(peak_tflops(mi355x, dtype::fp4) == Approx(10066.3));
+    CHECK(peak_tflops(mi355x, dtype::fp32) == Approx(157.3));
     CHECK_FALSE(mi355x.peak(dtype::nvfp4).has_value());
     CHECK_FALSE(mi355x.peak(dtype::tf32).has_value());
     CHECK(gib(mi355x) == Approx(288.0));
@@ -118,8 +118,8 @@ TEST_CASE("block-scaled dtypes: storage bits per element of OCP MX v1.0 and NVFP
 }
 
 TEST_CASE("block-scaled dtypes: Blackwell has them, Hopper does not") {
-    CHECK(tf(b200, dtype::mxfp8) == Approx(tf(b200, dtype::fp8)));
-    CHECK(tf(b200, dtype::nvfp4) == Approx(144000.0 / 8 / 2));  // HGX B200: FP4 144 PF sparse per 8 GPUs
+    CHECK(peak_tflops(b200, dtype::mxfp8) == Approx(peak_tflops(b200, dtype::fp8)));
+    CHECK(peak_tflops(b200, dtype::nvfp4) == Approx(144000.0 / 8 / 2));  // HGX B200: FP4 144 PF sparse per 8 GPUs
     for (const accelerator& a : {h100_sxm, h200_sxm, a100_80gb_sxm, mi300x}) {
         INFO(a.name);
         CHECK_FALSE(a.peak(dtype::mxfp8).has_value());

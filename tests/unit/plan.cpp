@@ -17,7 +17,7 @@ cluster nodes_of(int n) {
     return c;
 }
 
-std::string error_of(const plan& p, const transformer& m, const cluster& c) {
+std::string plan_error_of(const plan& p, const transformer& m, const cluster& c) {
     try {
         validate(p, m, c);
     } catch (const input_error& e) {
@@ -31,62 +31,62 @@ TEST_CASE("plan validation names the field, the value and what is accepted") {
     const transformer gpt3 = model_by_name("gpt3-175b");  // 96 layers, 96 heads
     const cluster c = nodes_of(128);                        // 1024 GPUs
     const plan ok{.tp = 8, .pp = 8, .dp = 16, .micro_batch = 1, .global_batch = 1536};
-    CHECK(error_of(ok, gpt3, c).empty());
+    CHECK(plan_error_of(ok, gpt3, c).empty());
 
     plan p = ok;
     p.dp = 8;  // 512 GPUs on a 1024-GPU cluster
-    CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("1024"));
-    CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("plan.tp x pp x dp x cp"));
+    CHECK_THAT(plan_error_of(p, gpt3, c), Catch::Matchers::Contains("1024"));
+    CHECK_THAT(plan_error_of(p, gpt3, c), Catch::Matchers::Contains("plan.tp x pp x dp x cp"));
 
     p = ok;
     p.tp = 16;  // 96 heads % 16 == 0 but 16 x 8 x 8 = 1024 ok; use 64 heads model instead below
     p.dp = 8;
-    CHECK(error_of(p, gpt3, c).empty());
+    CHECK(plan_error_of(p, gpt3, c).empty());
 
     p = ok;
     p.global_batch = 1500;  // not a multiple of dp x b = 16
-    CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("plan.global_batch"));
-    CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("1500"));
+    CHECK_THAT(plan_error_of(p, gpt3, c), Catch::Matchers::Contains("plan.global_batch"));
+    CHECK_THAT(plan_error_of(p, gpt3, c), Catch::Matchers::Contains("1500"));
 
     p = ok;
     p.pp = 32;  // 96 % 32 == 0, dp 4
     p.dp = 4;
-    CHECK(error_of(p, gpt3, c).empty());
+    CHECK(plan_error_of(p, gpt3, c).empty());
     p.schedule = pipeline_schedule::interleaved;
     p.virtual_stages = 2;  // 64 virtual stages for 96 layers: uneven but valid (Megatron-style split)
-    CHECK(error_of(p, gpt3, c).empty());
+    CHECK(plan_error_of(p, gpt3, c).empty());
     p.virtual_stages = 4;  // 128 virtual stages > 96 layers: some stage would hold none
-    CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("plan.pp"));
+    CHECK_THAT(plan_error_of(p, gpt3, c), Catch::Matchers::Contains("plan.pp"));
     p.virtual_stages = 2;
 
     transformer odd = gpt3;
     odd.heads = 12;  // hidden 12288 / 12 ok; tp 8 does not divide 12
-    CHECK_THAT(error_of(ok, odd, c), Catch::Matchers::Contains("plan.tp"));
+    CHECK_THAT(plan_error_of(ok, odd, c), Catch::Matchers::Contains("plan.tp"));
 
     p = ok;
     p.zero = 4;
-    CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("plan.zero"));
+    CHECK_THAT(plan_error_of(p, gpt3, c), Catch::Matchers::Contains("plan.zero"));
     p = ok;
     p.micro_batch = 0;
-    CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("plan.micro_batch"));
+    CHECK_THAT(plan_error_of(p, gpt3, c), Catch::Matchers::Contains("plan.micro_batch"));
     p = ok;
     p.compute_efficiency = std::nan("");
-    CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("plan.compute_efficiency"));
+    CHECK_THAT(plan_error_of(p, gpt3, c), Catch::Matchers::Contains("plan.compute_efficiency"));
     p = ok;
     p.compute_efficiency = 1.5;
-    CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("plan.compute_efficiency"));
+    CHECK_THAT(plan_error_of(p, gpt3, c), Catch::Matchers::Contains("plan.compute_efficiency"));
     p = ok;
     p.virtual_stages = 2;  // without the interleaved schedule
-    CHECK_THAT(error_of(p, gpt3, c), Catch::Matchers::Contains("plan.virtual_stages"));
+    CHECK_THAT(plan_error_of(p, gpt3, c), Catch::Matchers::Contains("plan.virtual_stages"));
 
     const transformer mixtral = model_by_name("mixtral-8x7b");  // 8 experts
     const cluster c8 = nodes_of(8);
     plan e{.tp = 2, .pp = 1, .dp = 32, .ep = 3, .micro_batch = 1, .global_batch = 64};
-    CHECK_THAT(error_of(e, mixtral, c8), Catch::Matchers::Contains("plan.ep"));
+    CHECK_THAT(plan_error_of(e, mixtral, c8), Catch::Matchers::Contains("plan.ep"));
     e.ep = 8;
-    CHECK(error_of(e, mixtral, c8).empty());
+    CHECK(plan_error_of(e, mixtral, c8).empty());
     e.ep = 16;  // divides dp, but not the 8 experts
-    CHECK_THAT(error_of(e, mixtral, c8), Catch::Matchers::Contains("experts"));
+    CHECK_THAT(plan_error_of(e, mixtral, c8), Catch::Matchers::Contains("experts"));
 }
 
 TEST_CASE("placement: TP innermost inside a node, DP outermost across nodes") {
