@@ -6,6 +6,8 @@
 #include "../cli.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace accelerators_command {
 
 std::string peak_text(const commscale::accelerator& a, commscale::dtype d) {
     const auto p = a.peak(d);
@@ -88,4 +90,5 @@ cli::registrar reg_accelerator{cli::command{
     },
     1, 1}};
 
+}  // namespace accelerators_command
 }  // namespace

@@ -15,6 +15,8 @@
 #include "../model.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace capacity_command {
 
 using namespace commscale;
 
@@ -181,4 +183,5 @@ cli::registrar reg{cli::command{
     run,
     0, 0}};
 
+}  // namespace capacity_command
 }  // namespace

@@ -10,6 +10,8 @@
 #include "../topology.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace clusters_command {
 
 using commscale::cluster;
 
@@ -116,4 +118,5 @@ cli::registrar reg_one{cli::command{
     },
     1, 1}};
 
+}  // namespace clusters_command
 }  // namespace

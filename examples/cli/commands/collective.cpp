@@ -12,6 +12,8 @@
 #include "../topology.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace collective_command {
 
 std::vector<cli::option_spec> options() {
     auto o = cli::topology_options();
@@ -71,4 +73,5 @@ cli::registrar reg{cli::command{
     },
     0, 0}};
 
+}  // namespace collective_command
 }  // namespace

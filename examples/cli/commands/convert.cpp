@@ -4,6 +4,8 @@
 #include "../cli.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace convert_command {
 cli::registrar reg{cli::command{
     "convert",
     "convert a quantity to another unit of the same kind (convert 400Gbps GB/s -> 50)",
@@ -23,4 +25,5 @@ cli::registrar reg{cli::command{
         return 0;
     },
     2, 2}};
+}  // namespace convert_command
 }  // namespace

@@ -32,6 +32,8 @@
 #include "../topology.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace fit_command {
 
 using namespace commscale;
 
@@ -275,4 +277,5 @@ cli::registrar reg{cli::command{
     },
     1, -1}};
 
+}  // namespace fit_command
 }  // namespace

@@ -17,6 +17,8 @@
 #include "../topology.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace fit_step_command {
 
 using namespace commscale;
 
@@ -171,4 +173,5 @@ cli::registrar reg{cli::command{
     },
     1, 1}};
 
+}  // namespace fit_step_command
 }  // namespace

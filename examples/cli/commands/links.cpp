@@ -6,6 +6,8 @@
 #include "../cli.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace links_command {
 
 std::string latency_text(const commscale::link& l) {
     return l.latency ? cli::num(commscale::in_us(*l.latency), 3) : std::string("-");
@@ -92,4 +94,5 @@ cli::registrar reg_link{cli::command{
     },
     1, 1}};
 
+}  // namespace links_command
 }  // namespace

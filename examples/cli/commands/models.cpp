@@ -8,6 +8,8 @@
 #include "../model.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace models_command {
 
 using namespace commscale;
 
@@ -108,4 +110,5 @@ cli::registrar reg_model{cli::command{
     },
     1, 1}};
 
+}  // namespace models_command
 }  // namespace

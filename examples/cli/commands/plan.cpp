@@ -27,6 +27,8 @@
 #include "../topology.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace plan_command {
 
 using namespace commscale;
 
@@ -256,4 +258,5 @@ cli::registrar reg_merge{cli::command{
     },
     1, -1}};
 
+}  // namespace plan_command
 }  // namespace

@@ -18,6 +18,8 @@
 #include "../svg.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace scale_command {
 
 using namespace commscale;
 
@@ -190,4 +192,5 @@ cli::registrar reg{cli::command{
     },
     0, 0}};
 
+}  // namespace scale_command
 }  // namespace

@@ -15,6 +15,8 @@
 #include "../svg.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace step_command {
 
 using namespace commscale;
 
@@ -161,4 +163,5 @@ cli::registrar reg{cli::command{
     },
     0, 0}};
 
+}  // namespace step_command
 }  // namespace

@@ -20,6 +20,8 @@
 #include "../topology.hpp"
 
 namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace sweep_command {
 
 /// At most this many sizes per sweep (a factor-2 sweep from 1 B to 1 PB has 51).
 constexpr long long max_rows = 4096;
@@ -272,4 +274,5 @@ cli::registrar reg{cli::command{
     },
     0, 0}};
 
+}  // namespace sweep_command
 }  // namespace
