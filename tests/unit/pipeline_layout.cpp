@@ -2,7 +2,7 @@
 // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split;
 // parallel/plan.hpp stage_layers and validate_pipeline_split): the per-stage layer counts of
 // Megatron-Core's own unit tests, Llama 3.1 405B on PP 16 x VP 8, the step predictor's explicit
-// layout and plan JSON.
+// layout, plan JSON and the planner.
 #include "catch_shim.hpp"
 
 #include <string>
@@ -12,6 +12,7 @@
 #include <commscale/hardware/clusters.hpp>
 #include <commscale/io/result_json.hpp>
 #include <commscale/predict/step.hpp>
+#include <commscale/search/planner.hpp>
 #include <commscale/workload/models.hpp>
 
 using namespace commscale;
@@ -241,4 +242,42 @@ TEST_CASE("plan JSON carries the flags only when set") {
     bad["stage_layers"][0] = 8;
     bad["stage_layers"][1] = 7;
     CHECK_THROWS_WITH(io::plan_from_json(bad), Catch::Matchers::Contains("plan.stage_layers"));
+}
+
+TEST_CASE("the planner searches Megatron-Core's embedding/loss layouts") {
+    // Llama 3.1 405B on 128 H100 with PP 16: 16 x 8 = 128 = 126 + 2 is only reachable with
+    // both flags; the planner lists it, and skips it with try_pipeline_split off
+    const transformer m = model_by_name("llama3-405b");
+    const cluster c = h100_gpus(128);
+    search_request r;
+    r.global_batch = 64;
+    r.seq = 8192;
+    r.top_k = 1000;
+    r.max_micro_batch = 1;
+    r.try_zero_bubble = false;
+    r.try_sequence_parallel = false;
+    auto has_layout = [&](const std::vector<search_detail::shape>& shapes, int pp, int v, bool e, bool l) {
+        for (const auto& s : shapes)
+            if (s.pp == pp && s.v == v && s.embedding == e && s.loss == l) return true;
+        return false;
+    };
+    const auto shapes = plan_shapes(m, c, r);
+    CHECK(has_layout(shapes, 16, 8, true, true));
+    CHECK(has_layout(shapes, 16, 1, true, true));   // 1f1b: 128 / 16 = 8 slots per stage
+    CHECK_FALSE(has_layout(shapes, 16, 8, false, false));
+    CHECK_FALSE(has_layout(shapes, 2, 1, true, true));  // 126 splits evenly on PP 2: no flags needed
+    CHECK(has_layout(shapes, 2, 9, false, false));      // 126 = 2 x 9 x 7
+    r.try_pipeline_split = false;
+    const auto without = plan_shapes(m, c, r);
+    CHECK_FALSE(has_layout(without, 16, 8, true, true));
+    CHECK(without.size() < shapes.size());
+    // every flagged plan the search evaluates validates (none rejected), and the results carry
+    // the flags
+    r.try_pipeline_split = true;
+    r.max_virtual_stages = 8;
+    const search_result res = search_plans(m, c, accelerator_by_name(c.node.accelerator), r);
+    CHECK(res.rejected == 0);
+    bool flagged = false;
+    for (const auto& x : res.top) flagged = flagged || x.p.pipeline_split_extras() > 0;
+    CHECK(flagged);
 }

@@ -94,7 +94,7 @@ struct search_report {
     long long gpus = 1;
     /// The request's global_batch, seq, top_k, shard, shards, threads, scale_up_domain (written
     /// resolved: the domain TP was limited to), max_micro_batch, max_virtual_stages, max_cp,
-    /// try_sequence_parallel, try_zero_bubble, base.precision, base.stack,
+    /// try_sequence_parallel, try_zero_bubble, try_pipeline_split, base.precision, base.stack,
     /// base.compute_efficiency and options.mode; its other fields are not written.
     search_request request{};
     search_result result{};
@@ -711,6 +711,7 @@ namespace result_detail {
                   {"max_cp", q.max_cp},
                   {"sequence_parallel", q.try_sequence_parallel},
                   {"zero_bubble", q.try_zero_bubble},
+                  {"pipeline_split", q.try_pipeline_split},
                   {"dtype", std::string(dtype_name(q.base.precision))},
                   {"framework", std::string(framework_name(q.base.stack))},
                   {"compute_efficiency",
@@ -727,7 +728,7 @@ namespace result_detail {
 /// @brief Reads a `plan --json` document (errors name `path.KEY`, e.g. `shard-3.json.space.dtype`):
 /// model, cluster and accelerator strings; nodes in [1, 1e6], gpus in [1, 2^30] a multiple of
 /// nodes; global_batch [1, 2^30], seq [1, 2^26], top [1, 2^20]; the `space` object's keys
-/// (zero_bubble may be absent: true; compute_efficiency null or in [1e-6, 1]; efficiency ideal or
+/// (zero_bubble and pipeline_split may be absent: true; compute_efficiency null or in [1e-6, 1]; efficiency ideal or
 /// default); shard "i/N"; the optional threads [1, 4096], note, merged_shards [1, 2^30] and
 /// search_s_max [0, 1e9]; the search_result keys, with every plan on `gpus` GPUs.
 [[nodiscard]] inline search_report search_report_from_json(const nlohmann::json& j, const std::string& path = "search") {
@@ -758,6 +759,7 @@ namespace result_detail {
         q.max_cp = space.int32("max_cp", 0, search_limits::max_cp);
         q.try_sequence_parallel = space.boolean("sequence_parallel");
         q.try_zero_bubble = space.boolean_or("zero_bubble", true);
+        q.try_pipeline_split = space.boolean_or("pipeline_split", true);  // absent in files of older versions
         q.base.precision = precision_from_name(space.string("dtype"), space.field("dtype"));
         q.base.stack = parse_framework(space.string("framework"), space.field("framework"));
         if (space.has("compute_efficiency")) q.base.compute_efficiency = space.number("compute_efficiency", 1e-6, 1.0);
