@@ -74,6 +74,10 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     o.push_back({"attention", true, "flash|unfused (default: the framework's)"});
     o.push_back({"first-stage-layers", true, "layers of the first pipeline stage (default: even split)"});
     o.push_back({"last-stage-layers", true, "layers of the last pipeline stage (default: even split)"});
+    o.push_back({"account-for-embedding-in-pipeline-split", false,
+                 "count the embedding as a pipeline layer of the first stage (Megatron-Core's flag)"});
+    o.push_back({"account-for-loss-in-pipeline-split", false,
+                 "count the output layer and loss as a pipeline layer of the last stage (Megatron-Core's flag)"});
     o.push_back({"no-scatter-gather", false, "pipeline sends the whole activation from every TP rank"});
     o.push_back({"svg", true, "write a plot as an SVG file"});
     if (scale) o.push_back({"strong", false, "strong scaling: keep the global batch fixed (default: weak)"});
@@ -165,6 +169,8 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     if (auto v = a.get("attention")) p.attention = parse<attention_kernel>(*v, "--attention");
     p.first_stage_layers = ival("first-stage-layers", 0, 0, plan_limits::stage_layers);
     p.last_stage_layers = ival("last-stage-layers", 0, 0, plan_limits::stage_layers);
+    p.account_for_embedding_in_pipeline_split = a.flag("account-for-embedding-in-pipeline-split");
+    p.account_for_loss_in_pipeline_split = a.flag("account-for-loss-in-pipeline-split");
     p.pp_scatter_gather = !a.flag("no-scatter-gather");
     return p;
 }

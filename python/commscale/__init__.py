@@ -178,7 +178,9 @@ def sweep(cluster=None, op="all_reduce", **options):
 def step(model=None, cluster=None, **options):
     """``commscale step --json``: one training step's time, breakdown, MFU, memory and bottleneck.
     Options: tp, pp, dp, cp, ep, micro_batch, global_batch, seq, zero, recompute, schedule,
-    virtual_stages, sequence_parallel, dtype, framework, nodes, gpus, ... (``commscale step --help``)."""
+    virtual_stages, sequence_parallel, dtype, framework, nodes, gpus,
+    account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split (Megatron-Core's
+    pipeline layout), ... (``commscale step --help``)."""
     return _core.run(_argv("step", [], _with(options, model, cluster)))
 
 

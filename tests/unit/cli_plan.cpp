@@ -110,11 +110,35 @@ TEST_CASE("plan: MT-NLG 530B on 5,128 A100 with batch 2520 has no valid shape, a
     CHECK(j["plans"].empty());
     CHECK(j["candidates"].get<long long>() == 0);
     CHECK_THAT(j["note"].get<std::string>(), Catch::Matchers::Contains("105 layers"));
-    // 1923 = 3 x 641: dp = 641 divides it; pp must be 1 (gcd(105, 5128) = 1)
-    const auto k = run_json("plan --model mt-nlg-530b --cluster dgx-a100 --gpus 5128 --global-batch 1923 --top 3");
+    // 1923 = 3 x 641: dp = 641 divides it; pp must be 1 (gcd(105, 5128) = 1), or 2 with the loss
+    // or the embedding counted as a pipeline layer (105 + 1 = 2 x 53); without those, 1
+    const std::string k_args = "plan --model mt-nlg-530b --cluster dgx-a100 --gpus 5128 --global-batch 1923 --top 3";
+    const auto k = run_json(k_args);
     REQUIRE(!k["plans"].empty());
     for (const auto& p : k["plans"]) {
-        CHECK(p["pp"].get<int>() == 1);
+        const bool counted = p.value("account_for_loss_in_pipeline_split", false) ||
+                             p.value("account_for_embedding_in_pipeline_split", false);
+        CHECK((p["pp"].get<int>() == 1 || (p["pp"].get<int>() == 2 && counted)));
         CHECK(p["dp"].get<int>() % 641 == 0);
     }
+    const auto plain = run_json(k_args + " --no-pipeline-split");
+    REQUIRE(!plain["plans"].empty());
+    for (const auto& p : plain["plans"]) CHECK(p["pp"].get<int>() == 1);
+}
+
+TEST_CASE("plan: searches Megatron-Core's embedding/loss layouts, --no-pipeline-split skips them") {
+    // Llama 3.1 405B on 128 H100, PP 16 x V 8 only with both flags (126 + 2 = 128)
+    const std::string base = "plan --model llama3-405b --cluster dgx-h100 --gpus 128 --global-batch 64 --seq 8192 "
+                             "--max-micro-batch 1 --no-zero-bubble --no-sequence-parallel --max-virtual-stages 8 --top 100000";
+    const auto with = run_json(base), without = run_json(base + " --no-pipeline-split");
+    CHECK(with["space"]["pipeline_split"] == true);
+    CHECK(without["space"]["pipeline_split"] == false);
+    CHECK(with["candidates"].get<long long>() > without["candidates"].get<long long>());
+    CHECK(with["rejected"] == 0);
+    bool found = false;
+    for (const auto& p : with["plans"])
+        found = found || (p["pp"] == 16 && p["virtual_stages"] == 8 && p.value("account_for_embedding_in_pipeline_split", false) &&
+                          p.value("account_for_loss_in_pipeline_split", false));
+    CHECK(found);
+    for (const auto& p : without["plans"]) CHECK_FALSE(p.contains("account_for_loss_in_pipeline_split"));
 }

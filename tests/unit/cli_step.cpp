@@ -155,3 +155,29 @@ TEST_CASE("step --ep and --etp: EP carved out of DP x CP, expert TP in the plan 
     CHECK(bad_etp.rc == 2);
     CHECK_THAT(bad_etp.err, Catch::Matchers::Contains("--etp"));
 }
+
+TEST_CASE("step: Llama 3.1 405B on PP 16 x VP 8 runs with Megatron-Core's embedding/loss flags") {
+    // 126 layers on 128 virtual stages: refused as is, naming the flags that make it valid
+    const std::string base =
+        "step --model llama3-405b --cluster dgx-h100 --nodes 16 --tp 8 --pp 16 --schedule interleaved "
+        "--virtual-stages 8 --micro-batch 1 --global-batch 64 --seq 8192 --sequence-parallel";
+    require_invalid(base, "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split");
+    require_invalid(base + " --account-for-loss-in-pipeline-split", "plan.pp");
+    const std::string both = base + " --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split";
+    const auto j = run_json(both);
+    CHECK(j["plan"]["account_for_embedding_in_pipeline_split"] == true);
+    CHECK(j["plan"]["account_for_loss_in_pipeline_split"] == true);
+    CHECK(j["plan"]["stage_layers"].front() == 7);
+    CHECK(j["plan"]["stage_layers"][1] == 8);
+    CHECK(j["plan"]["stage_layers"].back() == 7);
+    CHECK(j["step_s"].get<double>() > 0);
+    const auto text = run(both);
+    INFO(text.err);
+    CHECK(text.rc == 0);
+    CHECK_THAT(text.out, Catch::Matchers::Contains("embedding and loss counted as pipeline layers"));
+    // without the flags the plan JSON has neither key (the default output is unchanged)
+    const auto plain = run_json("step --model llama3-405b --cluster dgx-h100 --nodes 16 --tp 8 --pp 16 "
+                                "--micro-batch 1 --global-batch 64 --seq 8192");
+    CHECK_FALSE(plain["plan"].contains("account_for_embedding_in_pipeline_split"));
+    CHECK_FALSE(plain["plan"].contains("account_for_loss_in_pipeline_split"));
+}

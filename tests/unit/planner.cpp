@@ -180,7 +180,21 @@ TEST_CASE("planner: the ranking equals sorting predict_step over every valid pla
                                 if (s == pipeline_schedule::zb_v && (mbs < 2 * pp || m.layers < 2 * pp)) continue;
                                 if (s == pipeline_schedule::dualpipe && (pp % 2 || mbs % 2 || mbs < 2 * pp)) continue;
                                 if (s != pipeline_schedule::interleaved && v != 1) continue;
-                                if (s == pipeline_schedule::interleaved && (v < 2 || m.layers % (pp * v))) continue;
+                                if (s == pipeline_schedule::interleaved && v < 2) continue;
+                                // Megatron-Core's embedding (bit 0) / loss (bit 1) pipeline-split flags:
+                                // with 1f1b or interleaved where pp x V does not divide the layers, the
+                                // loss or the embedding alone when layers + 1 divides, both when only
+                                // layers + 2 does (search/planner.hpp file comment)
+                                for (int flags = 0; flags < 4; ++flags) {
+                                const int extras = (flags & 1) + ((flags >> 1) & 1);
+                                if (flags != 0) {
+                                    const int virt = pp * v;
+                                    if (pp == 1 || (s != pipeline_schedule::one_f_one_b && s != pipeline_schedule::interleaved)) continue;
+                                    if (m.layers % virt == 0 || (m.layers + extras) % virt) continue;
+                                    if (extras == 2 && (m.layers + 1) % virt == 0) continue;
+                                } else if (s == pipeline_schedule::interleaved && m.layers % (pp * v)) {
+                                    continue;
+                                }
                                 for (int sp = 0; sp < 2; ++sp) {
                                     if (sp && (tp < 2 || (seq / cp) % tp)) continue;
                                     for (int zero = 0; zero <= 3; ++zero) {
@@ -199,11 +213,14 @@ TEST_CASE("planner: the ranking equals sorting predict_step over every valid pla
                                             p.schedule = s;
                                             p.virtual_stages = v;
                                             p.sequence_parallel = sp == 1;
+                                            p.account_for_embedding_in_pipeline_split = (flags & 1) != 0;
+                                            p.account_for_loss_in_pipeline_split = (flags & 2) != 0;
                                             ++valid;
                                             const auto r = predict_step(m, c, acc, p);
                                             if (r.fits_in_memory) brute.push_back({p, r});
                                         }
                                     }
+                                }
                                 }
                             }
                     }
@@ -259,10 +276,20 @@ TEST_CASE("planner: MT-NLG 530B on 5,128 A100: 5,128 = 8 x 641 leaves pp = 1 and
     REQUIRE(some.candidates > 0);
     REQUIRE(!some.top.empty());
     for (const auto& x : some.top) {
-        CHECK(x.p.pp == 1);  // the 105 = 3 x 5 x 7 layers share no factor with 5,128
+        // the 105 = 3 x 5 x 7 layers share no factor with 5,128; pp 2 only with the loss or the
+        // embedding counted as a pipeline layer (105 + 1 = 2 x 53, Megatron-Core's flags)
+        CHECK((x.p.pp == 1 || (x.p.pp == 2 && x.p.pipeline_split_extras() == 1)));
         CHECK(x.p.dp % 641 == 0);
-        CHECK(x.p.tp * x.p.cp * x.p.dp == 5128);
+        CHECK(x.p.tp * x.p.cp * x.p.dp * x.p.pp == 5128);
         CHECK(x.r.fits_in_memory);
+    }
+    // without those layouts, pp = 1 only
+    r.try_pipeline_split = false;
+    const auto plain = search_plans(m, c, acc, r);
+    REQUIRE(!plain.top.empty());
+    for (const auto& x : plain.top) {
+        CHECK(x.p.pp == 1);
+        CHECK(x.p.tp * x.p.cp * x.p.dp == 5128);
     }
 }
 

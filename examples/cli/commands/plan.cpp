@@ -56,6 +56,9 @@ void print_text(std::ostream& out, const nlohmann::json& j) {
     for (const auto& p : j["plans"]) {
         std::string sched = p["schedule"].get<std::string>();
         if (p["virtual_stages"].get<int>() > 1) sched += " x" + std::to_string(p["virtual_stages"].get<int>());
+        // Megatron-Core's embedding/loss pipeline-split flags (keys present only when set): +E, +L
+        if (p.value("account_for_embedding_in_pipeline_split", false)) sched += " +E";
+        if (p.value("account_for_loss_in_pipeline_split", false)) sched += " +L";
         rows.push_back({std::to_string(rank++), std::to_string(p["tp"].get<int>()), std::to_string(p["pp"].get<int>()),
                         std::to_string(p["dp"].get<int>()), std::to_string(p["cp"].get<int>()),
                         std::to_string(p["ep"].get<int>()), std::to_string(p["micro_batch"].get<int>()),
@@ -100,6 +103,9 @@ std::vector<cli::option_spec> plan_options() {
     o.push_back({"max-cp", true, "largest context-parallel degree (default: any)"});
     o.push_back({"no-sequence-parallel", false, "do not try sequence parallelism"});
     o.push_back({"no-zero-bubble", false, "do not try the zb-h1, zb-v and dualpipe schedules"});
+    o.push_back({"no-pipeline-split", false,
+                 "do not try counting the embedding/loss as pipeline layers (Megatron-Core's "
+                 "--account-for-embedding/loss-in-pipeline-split)"});
     o.push_back({"dtype", true, "fp32|tf32|bf16|fp16|fp8|mxfp8|nvfp4|fp4 (default bf16; the accelerator must have a peak for it)"});
     o.push_back({"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"});
     o.push_back({"compute-efficiency", true, "achievable fraction of peak, overriding the default"});
@@ -114,13 +120,16 @@ cli::registrar reg_plan{cli::command{
     "usage: commscale plan [--model NAME|FILE] [--cluster NAME|FILE | topology flags] --gpus N --global-batch B\n"
     "                      [--seq S] [--top K] [--threads T] [--shard i/N] [--scale-up-domain G]\n"
     "                      [--max-micro-batch b] [--max-virtual-stages V] [--max-cp C] [--no-sequence-parallel]\n"
-    "                      [--no-zero-bubble]\n"
+    "                      [--no-zero-bubble] [--no-pipeline-split]\n"
     "                      [--dtype bf16] [--framework NAME] [--compute-efficiency X] [--efficiency ideal|default]\n"
     "                      [--json] [--out FILE]\n"
     "Enumerates every valid plan (divisibility of heads, layers x V, batch, experts, sequence; TP inside\n"
     "the scale-up domain: the cluster's NVLink domain, or --scale-up-domain G, where a G below the node's\n"
     "GPUs limits TP only and a multiple of them makes the domain span nodes), predicts each with the step model, and lists the fastest that fit in memory,\n"
     "best first; ties by tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, V, sp ascending.\n"
+    "Where pp x V does not divide the layers but divides layers + 1 or + 2, 1f1b and interleaved are also\n"
+    "tried with the loss and/or embedding counted as pipeline layers (Megatron-Core's\n"
+    "--account-for-*-in-pipeline-split; schedule shown with +E / +L; --no-pipeline-split skips them).\n"
     "--shard i/N searches one of N disjoint parts (0 <= i < N), for N independent jobs (Slurm job array:\n"
     "--shard $SLURM_ARRAY_TASK_ID/N; Kubernetes indexed job: --shard $JOB_COMPLETION_INDEX/N) each\n"
     "with --json --out shard-i.json; `commscale plan-merge shard-*.json` gives the unsharded ranking.\n"
@@ -164,6 +173,7 @@ cli::registrar reg_plan{cli::command{
         r.max_cp = static_cast<int>(a.integer("max-cp", 0, 1, search_limits::max_cp));
         r.try_sequence_parallel = !a.flag("no-sequence-parallel");
         r.try_zero_bubble = !a.flag("no-zero-bubble");
+        r.try_pipeline_split = !a.flag("no-pipeline-split");
         apply_framework(r.base, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
         if (auto v = a.get("dtype")) r.base.precision = precision_from_name(*v, "--dtype");
         (void)peak_for(acc, r.base.precision, "--dtype");

@@ -82,7 +82,8 @@ cli::registrar reg{cli::command{
     "                      [--framework megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp]\n"
     "                      [--[no-]dp-overlap] [--[no-]tp-overlap] [--[no-]pp-overlap] [--[no-]zero-overlap]\n"
     "                      [--[no-]cp-overlap] [--attention flash|unfused] [--first-stage-layers N]\n"
-    "                      [--last-stage-layers N] [--no-scatter-gather]\n"
+    "                      [--last-stage-layers N] [--account-for-embedding-in-pipeline-split]\n"
+    "                      [--account-for-loss-in-pipeline-split] [--no-scatter-gather]\n"
     "                      [--json] [--svg FILE]\n"
     "With no --model/--cluster/topology flag: GPT-3 175B on 16 DGX A100 nodes, tp 8, pp 8, dp 2,\n"
     "micro-batch 1, global batch 512, full recompute (Narayanan et al. 2021 layout).\n"
@@ -131,7 +132,12 @@ cli::registrar reg{cli::command{
             << " tokens, " << r.micro_batches << " micro-batches, ZeRO " << p.zero << ", recompute "
             << recompute_name(p.recompute_mode) << ", " << schedule_name(p.schedule)
             << (p.chunks() > 1 ? " x" + std::to_string(p.chunks()) : std::string()) << (p.sequence_parallel ? ", SP" : "")
-            << ", " << dtype_name(p.precision) << ", " << framework_name(p.stack) << "\n\n";
+            << ", " << dtype_name(p.precision) << ", " << framework_name(p.stack)
+            << (p.pipeline_split_extras() == 2 ? ", embedding and loss counted as pipeline layers"
+                : p.account_for_embedding_in_pipeline_split ? ", embedding counted as a pipeline layer"
+                : p.account_for_loss_in_pipeline_split   ? ", loss counted as a pipeline layer"
+                                                         : "")
+            << "\n\n";
         const double st = in_seconds(r.step);
         auto row = [&](const char* name, duration total, duration exposed) {
             return std::vector<std::string>{name, cli::secs(total), cli::secs(exposed),

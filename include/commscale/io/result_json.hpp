@@ -31,10 +31,13 @@
 /// * plan: {tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, zero, recompute, schedule,
 ///   virtual_stages, sequence_parallel, dtype, framework, gradient_bytes, bucket_bytes,
 ///   bucket_per_dp_bytes, overlap: {dp, tp, pp, zero, cp}, attention, reduce_every_micro_batch,
-///   expert_load, capacity_factor, pad_to_capacity, stage_layers: [...]}.
+///   expert_load, capacity_factor, pad_to_capacity, stage_layers: [...]}, and
+///   account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split: true only when
+///   set (Megatron-Core's flags; absent reads as false, so plans without them keep their JSON).
 /// * planned: {tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, virtual_stages,
 ///   sequence_parallel, step_s, mfu, memory_per_gpu_GiB, memory_per_gpu_bytes,
-///   memory_headroom_GiB, bottleneck, micro_batches, breakdown: {step_breakdown}}.
+///   memory_headroom_GiB, bottleneck, micro_batches, breakdown: {step_breakdown}} (+ the two
+///   pipeline-split flags as in plan, only when set).
 /// * search_result: {candidates, evaluated, feasible, rejected, search_s, plans: [planned...],
 ///   pareto: [planned...]}.
 /// * search_report (the whole `plan --json` document): the search_result's keys and {model,
@@ -91,7 +94,7 @@ struct search_report {
     long long gpus = 1;
     /// The request's global_batch, seq, top_k, shard, shards, threads, scale_up_domain (written
     /// resolved: the domain TP was limited to), max_micro_batch, max_virtual_stages, max_cp,
-    /// try_sequence_parallel, try_zero_bubble, base.precision, base.stack,
+    /// try_sequence_parallel, try_zero_bubble, try_pipeline_split, base.precision, base.stack,
     /// base.compute_efficiency and options.mode; its other fields are not written.
     search_request request{};
     search_result result{};
@@ -452,6 +455,9 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     put("capacity_factor", p.capacity_factor);
     put("pad_to_capacity", p.pad_to_capacity);
     put("stage_layers", std::move(stages));
+    // written only when set, so plans without them keep their JSON (read back absent = false)
+    if (p.account_for_embedding_in_pipeline_split) put("account_for_embedding_in_pipeline_split", true);
+    if (p.account_for_loss_in_pipeline_split) put("account_for_loss_in_pipeline_split", true);
     return j;
 }
 
@@ -513,6 +519,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     if (p.capacity_factor != 0 && p.capacity_factor < 1e-3)
         throw input_error(r.field("capacity_factor"), commscale::detail::number_text(p.capacity_factor), "0 (dropless) or a number in [0.001, 1e6]");
     p.pad_to_capacity = r.boolean("pad_to_capacity");
+    p.account_for_embedding_in_pipeline_split = r.boolean_or("account_for_embedding_in_pipeline_split", false);
+    p.account_for_loss_in_pipeline_split = r.boolean_or("account_for_loss_in_pipeline_split", false);
 
     // stage_layers: pp counts; back to first/last_stage_layers (0 where the even split gives them)
     const nlohmann::json& sl = r.array("stage_layers");
@@ -530,9 +538,10 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     if (layers < 1 || layers > (1 << 20))
         throw input_error(sl_field, std::to_string(layers) + " layers in all", "between 1 and 2^20 layers in all");
     const int total = static_cast<int>(layers);
-    if (static_cast<long long>(p.pp) * p.chunks() > total)  // as validate(plan, model) requires
+    if (static_cast<long long>(p.pp) * p.chunks() > total + p.pipeline_split_extras())  // as validate(plan, model) requires
         throw input_error(sl_field, sl.dump(), "at least pp x V = " + std::to_string(static_cast<long long>(p.pp) * p.chunks()) +
-                                                   " layers in all (every virtual stage holds a layer)");
+                                                   " layers in all (every virtual stage holds a layer; the embedding and loss "
+                                                   "count as one each when account_for_*_in_pipeline_split is set)");
     auto matches = [&](int given_first, int given_last) {
         plan q = p;
         q.first_stage_layers = given_first;
@@ -545,7 +554,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     const std::array<std::array<int, 2>, 4> tries{{{0, 0}, {first, 0}, {0, last}, {first, last}}};
     bool found = false;
     for (const auto& t : tries) {
-        if ((t[0] > 0 || t[1] > 0) && (p.pp < 2 || p.chunks() > 1)) continue;
+        if ((t[0] > 0 || t[1] > 0) && (p.pp < 2 || p.chunks() > 1 || p.pipeline_split_extras() > 0)) continue;
         if (matches(t[0], t[1])) {
             p.first_stage_layers = t[0];
             p.last_stage_layers = t[1];
@@ -556,7 +565,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     if (!found)
         throw input_error(sl_field, sl.dump(),
                           "the layers of each stage as the plan splits them: evenly, or given first/last stage counts "
-                          "with the rest even");
+                          "with the rest even, or with the embedding/loss counted as pipeline layers "
+                          "(account_for_*_in_pipeline_split)");
     r.finish();
     return p;
 }
@@ -569,7 +579,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     const plan& p = x.p;
     const step_breakdown& r = x.r;
     const double mem = in_bytes(r.memory.total());
-    return {{"tp", p.tp},
+    nlohmann::json j = {{"tp", p.tp},
             {"pp", p.pp},
             {"dp", p.dp},
             {"cp", p.cp},
@@ -588,7 +598,12 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
             {"bottleneck", std::string(contract_bottleneck(r.bottleneck))},
             {"micro_batches", r.micro_batches},
             {"breakdown", step_breakdown_to_json(r)}};
+    // the pipeline-split flags only when set (plan_to_json's rule): read back absent = false
+    if (p.account_for_embedding_in_pipeline_split) j["account_for_embedding_in_pipeline_split"] = true;
+    if (p.account_for_loss_in_pipeline_split) j["account_for_loss_in_pipeline_split"] = true;
+    return j;
 }
+
 
 /// @brief Reads planned_to_json's object (errors name `path.KEY`): every key required; the
 /// layout as plan_from_json reads it, step_s in [1e-12, 1e9] s, mfu in [0, 1], memory in [0, 1e18]
@@ -615,6 +630,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
         throw input_error(r.field("virtual_stages"), std::to_string(p.virtual_stages),
                           "1 with the " + std::string(schedule_name(p.schedule)) + " schedule");
     p.sequence_parallel = r.boolean("sequence_parallel");
+    p.account_for_embedding_in_pipeline_split = r.boolean_or("account_for_embedding_in_pipeline_split", false);
+    p.account_for_loss_in_pipeline_split = r.boolean_or("account_for_loss_in_pipeline_split", false);
     if (gpus > 0 && p.gpus() != gpus)
         throw input_error(r.field("tp"), std::to_string(p.tp) + " (tp x pp x dp x cp = " + std::to_string(p.gpus()) + ")",
                           "a plan whose tp x pp x dp x cp is the search's " + std::to_string(gpus) + " GPUs");
@@ -694,6 +711,7 @@ namespace result_detail {
                   {"max_cp", q.max_cp},
                   {"sequence_parallel", q.try_sequence_parallel},
                   {"zero_bubble", q.try_zero_bubble},
+                  {"pipeline_split", q.try_pipeline_split},
                   {"dtype", std::string(dtype_name(q.base.precision))},
                   {"framework", std::string(framework_name(q.base.stack))},
                   {"compute_efficiency",
@@ -710,7 +728,7 @@ namespace result_detail {
 /// @brief Reads a `plan --json` document (errors name `path.KEY`, e.g. `shard-3.json.space.dtype`):
 /// model, cluster and accelerator strings; nodes in [1, 1e6], gpus in [1, 2^30] a multiple of
 /// nodes; global_batch [1, 2^30], seq [1, 2^26], top [1, 2^20]; the `space` object's keys
-/// (zero_bubble may be absent: true; compute_efficiency null or in [1e-6, 1]; efficiency ideal or
+/// (zero_bubble and pipeline_split may be absent: true; compute_efficiency null or in [1e-6, 1]; efficiency ideal or
 /// default); shard "i/N"; the optional threads [1, 4096], note, merged_shards [1, 2^30] and
 /// search_s_max [0, 1e9]; the search_result keys, with every plan on `gpus` GPUs.
 [[nodiscard]] inline search_report search_report_from_json(const nlohmann::json& j, const std::string& path = "search") {
@@ -741,6 +759,7 @@ namespace result_detail {
         q.max_cp = space.int32("max_cp", 0, search_limits::max_cp);
         q.try_sequence_parallel = space.boolean("sequence_parallel");
         q.try_zero_bubble = space.boolean_or("zero_bubble", true);
+        q.try_pipeline_split = space.boolean_or("pipeline_split", true);  // absent in files of older versions
         q.base.precision = precision_from_name(space.string("dtype"), space.field("dtype"));
         q.base.stack = parse_framework(space.string("framework"), space.field("framework"));
         if (space.has("compute_efficiency")) q.base.compute_efficiency = space.number("compute_efficiency", 1e-6, 1.0);

@@ -176,6 +176,14 @@ struct plan {
     bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (ZeRO-3/FSDP without no_sync)
     int first_stage_layers = 0;  ///< layers of the first pipeline stage (0 = split evenly; Megatron --decoder-first-pipeline-num-layers)
     int last_stage_layers = 0;   ///< layers of the last pipeline stage (0 = split evenly; --decoder-last-pipeline-num-layers)
+    /// The embedding counts as one layer of the pipeline split, in the first virtual stage of the
+    /// first stage, which then builds one transformer layer fewer (Megatron-Core
+    /// `--account-for-embedding-in-pipeline-split`; megatron/core/transformer/transformer_block.py
+    /// `get_num_layers_to_build`). Not with first/last_stage_layers, zb-v or dualpipe.
+    bool account_for_embedding_in_pipeline_split = false;
+    /// The loss (output layer and cross-entropy) counts as one layer of the pipeline split, in the
+    /// last virtual stage of the last stage (Megatron-Core `--account-for-loss-in-pipeline-split`).
+    bool account_for_loss_in_pipeline_split = false;
     /// MoE routing imbalance: routed tokens of the busiest EP rank / the mean (1 = balanced). The
     /// busiest rank sets the pace of the expert GEMMs and of the all-to-all.
     double expert_load = 1.0;
@@ -219,11 +227,29 @@ struct plan {
     [[nodiscard]] constexpr int chunks() const {
         return schedule == pipeline_schedule::interleaved ? virtual_stages : 1;
     }
+    /// @brief Slots of the pipeline split that are not transformer layers: 1 for the embedding and
+    /// 1 for the loss when counted (account_for_*_in_pipeline_split), 0 otherwise.
+    [[nodiscard]] constexpr int pipeline_split_extras() const {
+        return (account_for_embedding_in_pipeline_split ? 1 : 0) + (account_for_loss_in_pipeline_split ? 1 : 0);
+    }
 };
 
 /// @brief Bytes per element of a data type, block scales included (fp32/tf32 4, bf16/fp16 2,
 /// fp8 1, mxfp8 1.03125, nvfp4 0.5625, fp4 0.53125; see dtype_bits).
 [[nodiscard]] constexpr double dtype_bytes(dtype d) { return dtype_bits(d) / 8.0; }
+
+namespace detail {
+/// stage_layers with the embedding and/or the loss counted in the split (Megatron-Core
+/// get_num_layers_to_build): V x (layers + extras) / (pp V) slots (validate requires the division
+/// to be exact), less the embedding's slot on stage 0 and the loss's on the last stage.
+[[gnu::noinline]] constexpr int split_stage_layers(const commscale::plan& p, int layers, int stage) {
+    const int pp = p.pp < 1 ? 1 : p.pp, v = p.chunks();
+    int total = v * ((layers + p.pipeline_split_extras()) / (pp * v));
+    if (stage == 0 && p.account_for_embedding_in_pipeline_split) --total;
+    if (stage == pp - 1 && p.account_for_loss_in_pipeline_split) --total;
+    return total;
+}
+}  // namespace detail
 
 /// @brief Layers of pipeline stage `stage` (0-based) of `p` for a model of `layers` layers, as
 /// Megatron-Core splits them: `first_stage_layers` / `last_stage_layers` when given (the other
@@ -232,7 +258,15 @@ struct plan {
 /// the virtual stages after the first (so the first stage, which also holds the embedding, and
 /// the last, which also computes the logits and loss, are the lighter ones). A stage's count
 /// sums its V virtual stages (interleaved: virtual stage j x pp + stage).
-[[nodiscard]] constexpr int stage_layers(const plan& p, int layers, int stage) {
+/// With the embedding and/or the loss counted in the split (Megatron-Core
+/// `--account-for-embedding-in-pipeline-split`, `--account-for-loss-in-pipeline-split`;
+/// megatron/core/transformer/transformer_block.py `get_num_layers_to_build`): every virtual stage
+/// gets (layers + extras) / (pp x V) slots (validate requires the division to be exact, as
+/// Megatron-Core's transformer_config.py does), and the first virtual stage of the first stage
+/// builds one transformer layer fewer (it holds the embedding), the last virtual stage of the
+/// last stage one fewer (it holds the output layer and loss). Llama 3.1 405B on PP 16 x V 8:
+/// (126 + 2) / 128 = 1 slot per virtual stage, so stages 0 and 15 hold 7 layers, the others 8.
+[[nodiscard, gnu::always_inline]] constexpr int stage_layers(const plan& p, int layers, int stage) {
     const int pp = p.pp < 1 ? 1 : p.pp;
     if (pp == 1) return layers;
     if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
@@ -244,13 +278,32 @@ struct plan {
     }
     const int v = p.chunks();
     const int virt = pp * v;
+    if (p.account_for_embedding_in_pipeline_split || p.account_for_loss_in_pipeline_split)
+        return detail::split_stage_layers(p, layers, stage);  // out of line: stage_layers stays inlined
+    // virtual stage j pp + stage gets base layers, + 1 when 1 <= j pp + stage <= extra: stage 0
+    // for j in [1, extra / pp], stage s >= 1 for j in [0, (extra - s) / pp] (j < V throughout)
     const int base = layers / virt, extra = layers % virt;
-    int total = 0;
-    for (int j = 0; j < v; ++j) {
-        const int idx = j * pp + stage;
-        total += base + ((idx >= 1 && idx <= extra) ? 1 : 0);
-    }
-    return total;
+    const int bonus = stage == 0 ? std::min(v - 1, extra / pp) : extra >= stage ? std::min(v, (extra - stage) / pp + 1) : 0;
+    return v * base + bonus;
+}
+
+/// @brief The pipeline layout of a plan, explicit: transformer layers of the first stage (with the
+/// embedding), of the last (with the output layer and loss) and the most any stage holds (it sets
+/// the pipeline's pace); stage_layers gives every stage's.
+struct stage_layout {
+    int first = 0, last = 0, most = 0;
+};
+
+/// @brief The stage_layout of `p` for a model of `layers` layers (stage_layers of the first, the
+/// last and the largest stage; see max_stage_layers).
+[[nodiscard]] constexpr stage_layout layout_of(const plan& p, int layers) {
+    const int pp = p.pp < 1 ? 1 : p.pp;
+    stage_layout l;
+    l.first = stage_layers(p, layers, 0);
+    l.last = stage_layers(p, layers, pp - 1);
+    l.most = std::max(l.first, l.last);
+    if (pp > 2) l.most = std::max(l.most, stage_layers(p, layers, 1));  // the largest middle stage (max_stage_layers)
+    return l;
 }
 
 /// @brief The most layers any pipeline stage holds (it sets the pipeline's pace).
@@ -260,7 +313,8 @@ struct plan {
     // First, last and one middle stage cover every distinct count: with given first/last counts
     // the middle stages are equal; in the even split (V >= 1) stage s >= 1 gets an extra layer in
     // chunk j when 1 <= j pp + s <= extra, which holds for at least as many j at s = 1 as at any
-    // larger s, so stage 1 is the largest of stages 1..pp-1.
+    // larger s, so stage 1 is the largest of stages 1..pp-1. With the embedding/loss counted
+    // (validated: no remainder) only stages 0 and pp-1 differ from the others, by one layer.
     best = std::max(stage_layers(p, layers, 0), stage_layers(p, layers, pp - 1));
     if (pp > 2) best = std::max(best, stage_layers(p, layers, 1));
     return best;
@@ -286,6 +340,70 @@ inline void validate_stage_layers(const plan& p, int layers) {
         throw input_error(field, std::to_string(value),
                           "a count leaving the other " + std::to_string(others) + " stage(s) an equal share of the " +
                               std::to_string(rest) + " remaining layers (" + std::to_string(layers) + " in all)");
+}
+
+namespace detail {
+/// The flags (CLI spelling) that make pp x V virtual stages split `layers` layers, Megatron-Core's
+/// rule (layers + extras) % (pp x V) == 0; empty when none does. For error messages.
+[[nodiscard]] inline std::string pipeline_split_hint(int layers, long long virt) {
+    const std::string both = "account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split "
+                             "(--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split)";
+    const std::string one = "account_for_loss_in_pipeline_split or account_for_embedding_in_pipeline_split "
+                            "(--account-for-loss-in-pipeline-split or --account-for-embedding-in-pipeline-split)";
+    if (virt <= 0) return {};
+    if ((layers + 1LL) % virt == 0) return one + ", layers + 1 = " + std::to_string(layers + 1) + " slots";
+    if ((layers + 2LL) % virt == 0) return both + ", layers + 2 = " + std::to_string(layers + 2) + " slots";
+    return {};
+}
+
+/// validate(plan)'s error for pp x V above the layers without the embedding/loss counted: names
+/// the flags that would make the split valid.
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_too_many_stages(const commscale::plan& p, int layers) {
+    const long long chunks = static_cast<long long>(p.pp) * p.chunks();
+    const std::string hint = pipeline_split_hint(layers, chunks);
+    throw input_error("plan.pp", std::to_string(p.pp) + (p.chunks() > 1 ? " x V " + std::to_string(p.chunks()) : ""),
+                      "at most the layers (" + std::to_string(layers) + "): every (virtual) stage needs a layer" +
+                          (hint.empty() ? std::string()
+                                        : "; or count the embedding/loss as pipeline layers as Megatron-Core does: " + hint));
+}
+}  // namespace detail
+
+/// @brief Throws input_error unless the embedding/loss accounting (Megatron-Core
+/// `--account-for-embedding-in-pipeline-split`, `--account-for-loss-in-pipeline-split`) is usable,
+/// mirroring megatron/core/transformer/transformer_config.py `__post_init__`: not with given
+/// first/last stage layer counts; (layers + extras) divisible by pp, and the per-stage count by V,
+/// i.e. by pp x V; and not with zb-v or dualpipe (schedules Megatron-Core does not have, whose
+/// chunk placement differs). Every virtual stage then has at least one slot, so the embedding's
+/// and the loss's virtual stages build >= 0 transformer layers (Megatron asserts >= 0).
+[[gnu::cold, gnu::noinline]] inline void validate_pipeline_split_slow(const plan& p, int layers) {
+    const int extras = p.pipeline_split_extras();
+    if (extras == 0) return;
+    const char* field = p.account_for_embedding_in_pipeline_split ? "plan.account_for_embedding_in_pipeline_split"
+                                                                  : "plan.account_for_loss_in_pipeline_split";
+    if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
+        throw input_error(field, "true with first_stage_layers " + std::to_string(p.first_stage_layers) + ", last_stage_layers " +
+                                     std::to_string(p.last_stage_layers),
+                          "false when first/last_stage_layers are given (Megatron-Core refuses the two together)");
+    if (p.schedule == pipeline_schedule::zb_v || p.schedule == pipeline_schedule::dualpipe)
+        throw input_error(field, "true with " + std::string(schedule_name(p.schedule)),
+                          "false with zb-v and dualpipe (Megatron-Core's flags split its 1f1b and interleaved stages)");
+    const long long virt = static_cast<long long>(p.pp) * p.chunks();
+    const long long slots = static_cast<long long>(layers) + extras;
+    if (slots % virt != 0) {
+        const std::string hint = detail::pipeline_split_hint(layers, virt);
+        throw input_error("plan.pp", std::to_string(p.pp) + (p.chunks() > 1 ? " x V " + std::to_string(p.chunks()) : ""),
+                          "pp x V dividing layers + " + std::to_string(extras) + " = " + std::to_string(slots) + " (" +
+                              std::to_string(layers) + " layers, " + (extras == 2 ? "the embedding and the loss" :
+                              p.account_for_embedding_in_pipeline_split ? "the embedding" : "the loss") +
+                              " counted as pipeline layers), as Megatron-Core requires" +
+                              (hint.empty() ? std::string() : "; it divides with " + hint));
+    }
+}
+
+/// @brief Throws input_error unless the embedding/loss accounting is usable (the rules above);
+/// nothing to check when neither flag is set.
+inline void validate_pipeline_split(const plan& p, int layers) {
+    if (p.pipeline_split_extras() != 0) validate_pipeline_split_slow(p, layers);
 }
 
 /// @brief Writes the profile of `f` into `p`: stack, ZeRO stage, gradient precision and buckets,
@@ -314,7 +432,9 @@ namespace detail {
 
 /// @brief Throws input_error naming the plan field unless the plan is usable for this model on
 /// this cluster: every degree >= 1; tp x pp x dp x cp == GPUs; heads % tp == 0 and kv_heads
-/// divisible (or divisor, for replicated K/V) ; layers % (pp x V) == 0; B % (dp x b) == 0;
+/// divisible (or divisor, for replicated K/V) ; pp x V <= layers (uneven splits allowed), or with
+/// the embedding/loss counted as pipeline layers (layers + extras) % (pp x V) == 0
+/// (validate_pipeline_split); B % (dp x b) == 0;
 /// experts % ep == 0 and ep x etp dividing tp x cp x dp (EP carved out of DP x CP; with etp =
 /// tp: ep divides dp x cp); seq % cp == 0 (and % tp with sequence parallelism);
 /// ZeRO stage in 0-3; interleaved needs V >= 2 and pp >= 2 (Megatron-LM's rule).
@@ -371,9 +491,8 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
         throw input_error("plan.virtual_stages", std::to_string(p.virtual_stages),
                           "1 unless the schedule is interleaved");
     const long long chunks = static_cast<long long>(p.pp) * p.chunks();
-    if (m.layers < chunks)
-        throw input_error("plan.pp", std::to_string(p.pp) + (p.chunks() > 1 ? " x V " + std::to_string(p.chunks()) : ""),
-                          "at most the layers (" + std::to_string(m.layers) + "): every (virtual) stage needs a layer");
+    if (p.pipeline_split_extras() == 0 && m.layers < chunks) detail::throw_too_many_stages(p, m.layers);
+    validate_pipeline_split(p, m.layers);
     validate_stage_layers(p, m.layers);
     const long long per_step = static_cast<long long>(p.dp) * p.micro_batch;
     if (p.global_batch % per_step != 0)

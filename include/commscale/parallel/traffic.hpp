@@ -93,11 +93,25 @@ struct step_traffic {
     data_size zero3_expert_gather_bytes{};  ///< ZeRO-3 expert parameter bytes gathered per step, per GPU
 };
 
+namespace detail {
+/// parameters_per_gpu of Megatron-Core's layout with the embedding/loss counted in the split
+/// (plan.hpp stage_layers): the first stage holds its layers + the input table (vocab x h / t),
+/// the last its layers + the output table, the middle ones layers only; the heaviest stage.
+/// `per_layer`: one layer's parameters on this GPU. Out of line: off the default path.
+[[gnu::noinline]] constexpr double split_layout_parameters(const commscale::transformer& m, const commscale::plan& p, double per_layer) {
+    const double table = static_cast<double>(m.vocab) * m.hidden / p.tp;
+    double most = std::max(stage_layers(p, m.layers, 0) * per_layer + table, stage_layers(p, m.layers, p.pp - 1) * per_layer + table);
+    if (p.pp > 2) most = std::max(most, stage_layers(p, m.layers, 1) * per_layer);
+    return most;
+}
+}  // namespace detail
+
 /// @brief Parameters held by one GPU under the plan, before ZeRO sharding: layer parameters /
 /// (t p), routed experts' MLPs / (ep etp p) instead (expert parallelism and expert tensor
 /// parallelism; / (ep t p) with etp = tp), embeddings / t (vocabulary-parallel, Shoeybi et al.
 /// 2019 Sec. 3) counted on the first and last stages (we charge the larger: one table per stage
 /// end). Layers: those of the stage holding the most (max_stage_layers), which has the most to reduce.
+/// With the embedding/loss counted in the pipeline split, the heaviest stage of the explicit layout.
 [[nodiscard]] constexpr double parameters_per_gpu(const transformer& m, const plan& p) {
     const auto lp = parameters_per_layer(m);
     const double layers_per_stage = max_stage_layers(p, m.layers);
@@ -105,6 +119,10 @@ struct step_traffic {
     const double dense = lp.attention + lp.router + lp.norms + lp.shared + (m.experts > 1 ? 0.0 : lp.mlp);
     const double expert = m.experts > 1 ? lp.mlp / p.ep : 0.0;
     const double emb = static_cast<double>(m.vocab) * m.hidden * (m.tied_embeddings || p.pp > 1 ? 1.0 : 2.0);
+    if (p.pipeline_split_extras() > 0 && p.pp > 1) {
+        const double per_layer = p.expert_tp() != p.tp ? dense / p.tp + expert / p.expert_tp() : (dense + expert) / p.tp;
+        return detail::split_layout_parameters(m, p, per_layer);
+    }
     if (p.expert_tp() != p.tp) return layers_per_stage * (dense / p.tp + expert / p.expert_tp()) + emb / p.tp;
     return layers_per_stage * (dense + expert) / p.tp + emb / p.tp;
 }

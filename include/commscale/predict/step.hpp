@@ -10,7 +10,11 @@
 ///               (roofline GEMMs, FlashAttention or unfused attention, memory-bound element-wise
 ///               kernels); backward adds what recompute repeats
 ///   stage     = its layers (parallel/plan.hpp `stage_layers`: uneven splits allowed) x layer, the
-///               last stage also the output layer and loss; the slowest stage sets the pace
+///               last stage also the output layer and loss; the slowest stage sets the pace. With
+///               Megatron-Core's --account-for-embedding/loss-in-pipeline-split the first/last
+///               stage builds one layer fewer for the embedding/loss slot (the embedding lookup,
+///               a gather of s b h values, is not costed); memory is then the heaviest stage
+///               of that explicit layout (workload/memory.hpp stage_memory_per_gpu)
 ///   compute   = m x slowest stage + optimizer step (memory-bound Adam on the local shard)
 ///               + overlap_compute_slowdown x communication hidden under compute
 ///               (`compute_efficiency` in the plan replaces the compute model: FLOPs / (peak x it))
@@ -128,6 +132,23 @@ struct step_breakdown {
     layer_time layer{};          ///< one layer, one micro-batch (compute model; zero with compute_efficiency)
     int first_stage_layers = 0, last_stage_layers = 0, max_stage_layers = 0;
 };
+
+namespace detail {
+/// Memory per GPU of Megatron-Core's layout with the embedding/loss counted in the pipeline split
+/// (plan.hpp stage_layers): the first stage its layers + the embedding, the middle ones layers
+/// only, the last its layers + the output layer and loss (workload/memory.hpp
+/// stage_memory_per_gpu); the heaviest of the three. Out of line: off the default path.
+[[gnu::noinline]] inline memory_breakdown split_layout_memory(const commscale::transformer& m, const commscale::plan& p, const commscale::memory_plan& mp) {
+    memory_breakdown most = stage_memory_per_gpu(m, mp, stage_layers(p, m.layers, 0), true, false);
+    const memory_breakdown last = stage_memory_per_gpu(m, mp, stage_layers(p, m.layers, p.pp - 1), false, true);
+    if (last.total() > most.total()) most = last;
+    if (p.pp > 2) {
+        const memory_breakdown middle = stage_memory_per_gpu(m, mp, stage_layers(p, m.layers, 1), false, false);
+        if (middle.total() > most.total()) most = middle;
+    }
+    return most;
+}
+}  // namespace detail
 
 /// @brief Compute time of `work` FLOPs spread over `gpus` GPUs, each sustaining `efficiency` x
 /// `peak`: work / (gpus x peak x efficiency). ml-engineering-networking: 65.536 TFLOP per GPU at
@@ -247,9 +268,10 @@ template <class Pricer>
         gemm_layer = r.layer.gemm_fwd + r.layer.gemm_bwd + (p.recompute_mode == recompute::full ? r.layer.gemm_fwd : seconds(0.0));
         layer_w = r.layer.gemm_bwd / 2.0;  // dW of every GEMM: half of the backward GEMMs (dX is the other)
     }
-    r.first_stage_layers = stage_layers(p, m.layers, 0);
-    r.last_stage_layers = stage_layers(p, m.layers, p.pp - 1);
-    r.max_stage_layers = max_stage_layers(p, m.layers);
+    const stage_layout layout = layout_of(p, m.layers);  // Megatron-Core's split (parallel/plan.hpp)
+    r.first_stage_layers = layout.first;
+    r.last_stage_layers = layout.last;
+    r.max_stage_layers = layout.most;
     const duration layer_fb = layer_f + layer_b;
     duration slowest = static_cast<double>(r.max_stage_layers) * layer_fb;
     slowest = std::max(slowest, static_cast<double>(r.last_stage_layers) * layer_fb + out_layer);
@@ -420,9 +442,13 @@ template <class Pricer>
                    : p.schedule == pipeline_schedule::dualpipe ? (p.pp + 1.0) / 2.0  // per stage of doubled layers
                                                                : in_flight_1f1b(p.pp, r.micro_batches);
     if (p.gradient_bytes == 4) mp.state = mixed_precision_adam_fp32_grads;
-    transformer staged = m;  // memory of the stage with the most layers, as if every stage had that many
-    staged.layers = r.max_stage_layers * p.pp * (p.schedule == pipeline_schedule::dualpipe ? 2 : 1);
-    r.memory = memory_per_gpu(staged, mp);
+    if (p.pipeline_split_extras() > 0 && p.pp > 1) {
+        r.memory = detail::split_layout_memory(m, p, mp);
+    } else {
+        transformer staged = m;  // memory of the stage with the most layers, as if every stage had that many
+        staged.layers = r.max_stage_layers * p.pp * (p.schedule == pipeline_schedule::dualpipe ? 2 : 1);
+        r.memory = memory_per_gpu(staged, mp);
+    }
     r.memory_capacity = acc.memory;
     r.fits_in_memory = acc.memory.value() <= 0 || fits_in_memory(r.memory, acc.memory);
 

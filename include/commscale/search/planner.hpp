@@ -17,6 +17,12 @@
 ///   Sec. 2.2.2), up to `max_virtual_stages` when that is set. pp need not divide the layers:
 ///   stages are split as Megatron-Core does (parallel/plan.hpp `stage_layers`), so a 126-layer
 ///   model can use pp 8 or 16.
+/// * Megatron-Core's layouts that count the embedding and/or the loss as pipeline layers
+///   (`--account-for-embedding-in-pipeline-split`, `--account-for-loss-in-pipeline-split`;
+///   megatron/core/transformer/transformer_block.py `get_num_layers_to_build`), with 1f1b and
+///   interleaved (Megatron-Core's schedules), when `try_pipeline_split` is set: where pp x V does
+///   not divide the layers but divides layers + 1 (the loss alone, and the embedding alone) or
+///   layers + 2 (both), e.g. Llama 3.1 405B's 126 layers on PP 16 x V 8.
 /// * sequence parallelism only with tp >= 2 (with one TP rank it is the same plan);
 ///   ZeRO stages 1-3 only with a data-parallel group (dp x cp >= 2; else they equal stage 0).
 /// * experts parallel only for MoE models (ep divides experts and dp x cp: EP carved out of DP x CP,
@@ -35,7 +41,8 @@
 /// Ranking: a strict total order, so results are deterministic and independent of threads and
 /// shards: step time ascending, then (equal times) the plan key ascending: tp, pp, dp, cp, ep,
 /// micro_batch, zero, recompute (none < selective < full), schedule (gpipe < 1f1b <
-/// interleaved < zb-h1 < zb-v < dualpipe), virtual_stages, sequence_parallel (off < on).
+/// interleaved < zb-h1 < zb-v < dualpipe), virtual_stages, sequence_parallel (off < on), then the
+/// pipeline-split flags, embedding and loss (off < on).
 ///
 /// Pareto front: the feasible plans no other feasible plan dominates, where b dominates a if
 /// b's step time and memory per GPU are both <= a's and one is <. Sorted by the ranking order.
@@ -108,6 +115,8 @@ struct search_request {
     bool try_zero_bubble = true;  ///< also search zb-h1, zb-v and dualpipe (parallel/plan.hpp)
     int max_cp = 0;               ///< largest context-parallel degree (0: any divisor of seq)
     bool try_sequence_parallel = true;  ///< also try sequence parallelism (tp >= 2)
+    /// also try Megatron-Core's layouts counting the embedding/loss as pipeline layers (file comment)
+    bool try_pipeline_split = true;
     bool pareto = true;           ///< compute the Pareto front
     /// Fields that are not searched (precision, gradient bytes, bucket, overlap assumptions,
     /// compute efficiency, pipeline scatter-gather) are taken from this plan.
@@ -133,9 +142,10 @@ struct search_result {
 };
 
 /// @brief The plan key of the ranking's tie-break (file comment), as integers in order.
-[[nodiscard]] constexpr std::array<int, 11> plan_key(const plan& p) {
+[[nodiscard]] constexpr std::array<int, 13> plan_key(const plan& p) {
     return {p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, p.zero, static_cast<int>(p.recompute_mode),
-            static_cast<int>(p.schedule), p.chunks(), p.sequence_parallel ? 1 : 0};
+            static_cast<int>(p.schedule), p.chunks(), p.sequence_parallel ? 1 : 0,
+            p.account_for_embedding_in_pipeline_split ? 1 : 0, p.account_for_loss_in_pipeline_split ? 1 : 0};
 }
 
 /// @brief The ranking's strict total order: step time, then plan key (file comment).
@@ -227,6 +237,7 @@ struct shape {
     recompute rc;
     pipeline_schedule sched;
     bool sp;
+    bool embedding = false, loss = false;  ///< the pipeline-split flags (plan.hpp)
 };
 
 /// Per-thread accumulator: top-K and Pareto front, reserved up front (own cache line: no false
@@ -325,24 +336,41 @@ inline void validate(const search_request& r) {
         for (int cp : divisors(gpus / tp)) {
             if (r.seq % cp != 0 || (r.max_cp > 0 && cp > r.max_cp)) continue;
             for (int pp : divisors(gpus / tp / cp)) {
-                if (pp > m.layers) continue;  // uneven splits allowed (parallel/plan.hpp stage_layers)
+                // uneven splits allowed (parallel/plan.hpp stage_layers); up to layers + 2 stages with
+                // the embedding and the loss counted as pipeline layers
+                const bool plain = pp <= m.layers;
+                if (!plain && !(r.try_pipeline_split && pp <= m.layers + 2)) continue;
                 const int dp = static_cast<int>(gpus / tp / cp / pp);
                 if (r.global_batch % dp != 0) continue;
                 for (int ep : divisors(dp * cp)) {  // EP carved out of DP x CP (etp = tp)
                     if (m.experts % ep != 0 || (ep > 1 && m.experts <= 1)) continue;
-                    struct sched_v { pipeline_schedule s; int v; };
+                    struct sched_v { pipeline_schedule s; int v; bool embedding = false, loss = false; };
                     std::vector<sched_v> scheds;
+                    // Megatron-Core's rule (transformer_config.py): (layers + extras) % (pp x V) == 0
+                    auto split_variants = [&](pipeline_schedule sc, int v) {
+                        if (!r.try_pipeline_split) return;
+                        const long long virt = static_cast<long long>(pp) * v;
+                        if (m.layers % virt == 0) return;  // the plain split already is Megatron's even one
+                        if ((m.layers + 1LL) % virt == 0) {
+                            scheds.push_back({sc, v, false, true});
+                            scheds.push_back({sc, v, true, false});
+                        } else if ((m.layers + 2LL) % virt == 0) {
+                            scheds.push_back({sc, v, true, true});
+                        }
+                    };
                     if (pp == 1) {
                         scheds.push_back({pipeline_schedule::one_f_one_b, 1});
                     } else {
-                        scheds.push_back({pipeline_schedule::gpipe, 1});
-                        scheds.push_back({pipeline_schedule::one_f_one_b, 1});
-                        for (int v = 2; static_cast<long long>(pp) * v <= m.layers; ++v) {
+                        if (plain) scheds.push_back({pipeline_schedule::gpipe, 1});
+                        if (plain) scheds.push_back({pipeline_schedule::one_f_one_b, 1});
+                        split_variants(pipeline_schedule::one_f_one_b, 1);
+                        for (int v = 2; static_cast<long long>(pp) * v <= m.layers + (r.try_pipeline_split ? 2 : 0); ++v) {
                             if (r.max_virtual_stages > 0 && v > r.max_virtual_stages) break;
                             if (m.layers % (pp * v) == 0) scheds.push_back({pipeline_schedule::interleaved, v});
+                            else split_variants(pipeline_schedule::interleaved, v);
                         }
                         // today's schedules (parallel/plan.hpp); DualPipe's batch conditions are checked per micro-batch
-                        if (r.try_zero_bubble) {
+                        if (r.try_zero_bubble && plain) {
                             scheds.push_back({pipeline_schedule::zb_h1, 1});
                             if (2LL * pp <= m.layers) scheds.push_back({pipeline_schedule::zb_v, 1});
                             if (pp % 2 == 0) scheds.push_back({pipeline_schedule::dualpipe, 1});
@@ -354,7 +382,7 @@ inline void validate(const search_request& r) {
                             for (int zero = 0; zero <= 3; ++zero) {
                                 if (zero > 0 && static_cast<long long>(dp) * cp < 2) continue;
                                 for (recompute rc : {recompute::none, recompute::selective, recompute::full})
-                                    out.push_back({tp, pp, dp, cp, ep, zero, sv.v, rc, sv.s, sp == 1});
+                                    out.push_back({tp, pp, dp, cp, ep, zero, sv.v, rc, sv.s, sp == 1, sv.embedding, sv.loss});
                             }
                         }
                     }
@@ -416,6 +444,8 @@ template <class Pricer>
                     p.schedule = s.sched;
                     p.virtual_stages = s.v;
                     p.sequence_parallel = s.sp;
+                    p.account_for_embedding_in_pipeline_split = s.embedding;
+                    p.account_for_loss_in_pipeline_split = s.loss;
                     const int per_replica = r.global_batch / s.dp;
                     for (int b = 1; b <= per_replica; ++b) {
                         if (per_replica % b != 0) continue;

@@ -193,6 +193,39 @@ struct memory_breakdown {
     return r;
 }
 
+/// @brief Memory of one GPU of a pipeline stage whose layout is explicit, as Megatron-Core places
+/// the embedding and the loss when they are counted as pipeline layers
+/// (`--account-for-embedding-in-pipeline-split`, `--account-for-loss-in-pipeline-split`;
+/// megatron/core/models/gpt/gpt_model.py builds the embedding with `pre_process`, the output
+/// layer with `post_process`): `layers` transformer layers; with `first` the input embedding
+/// (vocab x h, + learned positions); with `last` the output layer (vocab x h: the projection, or
+/// the copy of a tied embedding Megatron-Core keeps on the last stage), the final norm and the
+/// multi-token-prediction modules. Model state is model_state_per_gpu of these parameters (the
+/// stage's own: pp = 1), activations layers x in_flight x activation_bytes_per_layer +
+/// activation_bytes_outside_layers(first, last) (the first stage's in-flight count, an upper
+/// bound for the later stages, as memory_per_gpu charges it).
+[[nodiscard]] constexpr memory_breakdown stage_memory_per_gpu(const transformer& m, const memory_plan& p, int layers,
+                                                              bool first, bool last) {
+    transformer s = m;
+    s.layers = std::max(layers, 0);
+    if (!last) s.mtp_layers = 0;
+    const double h = m.hidden, table = static_cast<double>(m.vocab) * h;
+    double own = 0.0;  // the stage's embedding-side parameters
+    if (first) own += table + (m.learned_positions ? static_cast<double>(m.max_seq) * h : 0.0);
+    if (last && !(first && m.tied_embeddings)) own += table;
+    if (last) own += h * (m.biases ? 2.0 : 1.0);  // final norm
+    // model_state_per_gpu(s) counts the whole embedding_parameters(s); swap it for the stage's own
+    // (model state is linear in the parameters on the same tp x dp ranks)
+    const model_state all = model_state_per_gpu(s, p.tp, 1, p.dp, p.ep, p.zero_stage, p.state, p.etp, p.expert_dp);
+    const model_state swap = model_state_per_gpu(own - embedding_parameters(s), p.tp, 1, p.dp, p.zero_stage, p.state);
+    memory_breakdown r;
+    r.state = {all.weights + swap.weights, all.gradients + swap.gradients, all.optimizer + swap.optimizer};
+    const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode);
+    r.activations = static_cast<double>(s.layers) * std::max(p.in_flight, 1.0) * per_layer +
+                    activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, first, last);
+    return r;
+}
+
 /// @brief True if the plan's memory fits `capacity` (e.g. accelerator::memory).
 [[nodiscard]] constexpr bool fits_in_memory(const memory_breakdown& mb, data_size capacity) {
     return mb.total() <= capacity;
