@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 
 #include "app.hpp"
+#include <commscale/version.hpp>
 #include "cli.hpp"
 
 namespace py = pybind11;

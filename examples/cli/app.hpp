@@ -1,72 +1,17 @@
 #pragma once
-// The CLI's dispatcher as a function (used by main.cpp and by the CLI fuzz target):
-// runs one command line, writes its output to `out` only on success, its one-line error to `err`.
-#include <algorithm>
-#include <exception>
+// The CLI's dispatcher (used by main.cpp, the Python module and the CLI fuzz target): runs one
+// command line, writes its output to `out` only on success, its one-line error to `err`. Defined
+// in app.cpp, the one file that includes CLI11 (grammar.hpp), compiled once with the commands.
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
-#include "grammar.hpp"
-#include <commscale/version.hpp>
-
 namespace cli {
 
-inline void print_overview(std::ostream& out) {
-    out << "commscale " << COMMSCALE_VERSION_STRING
-        << " - analytical model of distributed training on GPU clusters\n\n"
-           "usage: commscale COMMAND [options] [--json] [--help]\n\ncommands:\n";
-    auto cmds = registry();
-    std::sort(cmds.begin(), cmds.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    for (const auto& c : cmds)
-        out << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ') << c.summary << "\n";
-    out << "\nValues: sizes in bytes with B, KB..TB or KiB..TiB; rates GB/s, GBps, Gbps, Tbps; times ns, us, ms, s.\n"
-           "Exit codes: 0 success, 2 invalid input, 1 internal error.\n";
-}
+/// Prints the usage line and the list of commands.
+void print_overview(std::ostream& out);
 
 /// Runs `commscale ARGS...`; returns the exit code (0 success, 2 invalid input, 1 internal error).
-inline int run(const std::vector<std::string>& all, std::ostream& out, std::ostream& err) {
-    try {
-        if (all.empty() || all[0] == "--help" || all[0] == "-h" || all[0] == "help") {
-            print_overview(all.empty() ? err : out);
-            return all.empty() ? 2 : 0;
-        }
-        if (all[0] == "--version") {
-            out << COMMSCALE_VERSION_STRING << "\n";
-            return 0;
-        }
-        const auto& reg = registry();
-        auto it = std::find_if(reg.begin(), reg.end(), [&](const auto& c) { return c.name == all[0]; });
-        if (it == reg.end()) {
-            std::vector<std::string> names;
-            for (const auto& c : reg) names.push_back(c.name);
-            throw commscale::unknown_name("command", all[0], names);
-        }
-        const args a = parse_args(*it, all);
-        if (a.flag("help")) {
-            out << help_text(*it);
-            return 0;
-        }
-        // A captured JSON document (the Python module) bypasses the output: nothing to buffer.
-        if (json_capture()) return it->run(a, out);
-        // Buffer the output so an error midway never leaves partial output.
-        std::ostringstream buf;
-        const int rc = it->run(a, buf);
-        out << buf.str();
-        out.flush();
-        return rc;
-    } catch (const commscale::input_error& e) {
-        err << "commscale: " << e.what() << "\n";
-        return 2;
-    } catch (const nlohmann::json::exception& e) {
-        err << "commscale: invalid JSON: " << e.what() << "\n";
-        return 2;
-    } catch (const std::exception& e) {
-        err << "commscale: internal error: " << e.what() << "\n";
-        return 1;
-    }
-}
+int run(const std::vector<std::string>& all, std::ostream& out, std::ostream& err);
 
 }  // namespace cli

@@ -1,6 +1,6 @@
 #pragma once
 // The CLI's grammar on CLI11: one app with a subcommand per registered command (cli.hpp's
-// registry). Only the dispatcher (app.hpp) includes it, so the commands compile without CLI11.
+// registry). Only the dispatcher (app.cpp) includes it, so the commands compile without CLI11.
 // Contract: docs/CLI.md.
 #include <algorithm>
 #include <optional>

@@ -1,5 +1,5 @@
 // commscale: command-line front end of the library. Each command is in commands/*.cpp;
-// the dispatcher is cli::run in app.hpp. Contract: CLI.md (commands, flags, JSON keys, exit codes).
+// the dispatcher is cli::run (app.hpp, app.cpp). Contract: CLI.md (commands, flags, JSON keys, exit codes).
 #include <iostream>
 
 #include "app.hpp"
