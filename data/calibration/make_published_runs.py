@@ -71,9 +71,8 @@ def recipe_for(model, acc, dt):
     for k in ((key, acc, dt), (key, acc, "*")):
         if k in RECIPES:
             layout, settings = RECIPES[k]
-            f = next(v for p, v in RECIPE_FILE.items() if key.startswith(p.replace(" ", " ")))
-            if key.startswith("LLAMA3.1"):
-                f = "llama31"
+            # the longest matching prefix: LLAMA3.1 before LLAMA3
+            f = RECIPE_FILE[max((p for p in RECIPE_FILE if key.startswith(p)), key=len)]
             return f"{MB}{f}/workload_base_configs.py ({acc} {dt}): layout {layout}; {settings}".rstrip("; ")
     return ""
 
