@@ -28,7 +28,7 @@ from . import _core
 __version__ = _core.version
 
 __all__ = [
-    "accelerator", "accelerators", "capacity", "cluster", "clusters", "collective", "convert", "fit",
+    "accelerator", "accelerators", "accuracy", "capacity", "cluster", "clusters", "collective", "convert", "fit",
     "fit_step", "link", "links", "model", "models", "plan", "run", "scale", "step", "sweep",
 ]
 
@@ -210,6 +210,12 @@ def fit(logs, cluster=None, op=None, **options):
     or JSON) or probe output; ``out=FILE`` writes the calibrated cluster JSON, ``svg=FILE`` a plot."""
     paths = [logs] if isinstance(logs, (str, _os.PathLike)) else list(logs)
     return _core.run(_argv("fit", paths, _with(dict(options, op=op), cluster=cluster)))
+
+
+def accuracy(runs, cluster=None, **options):
+    """``commscale accuracy RUNS.csv --json``: predict every run of a runs CSV without fitting, per
+    run and per family beside the 40%-MFU rule of thumb; ``svg=FILE`` plots predicted vs measured."""
+    return _core.run(_argv("accuracy", [runs], _with(options, cluster=cluster)))
 
 
 def fit_step(runs, cluster=None, **options):

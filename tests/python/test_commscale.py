@@ -86,6 +86,8 @@ PARITY = [
      ["fit", str(DATA / "measurements" / "dgx_a100_8gpu_allreduce_4sizes.log"), "--op", "all_reduce"]),
     ("fit-step", lambda: cs.fit_step(DATA / "measurements" / "nemo_llama31_h100_runs.csv", cluster="dgx-h100"),
      ["fit-step", str(DATA / "measurements" / "nemo_llama31_h100_runs.csv"), "--cluster", "dgx-h100"]),
+    ("accuracy", lambda: cs.accuracy(DATA / "measurements" / "nemo_llama31_h100_runs.csv", cluster="dgx-h100"),
+     ["accuracy", str(DATA / "measurements" / "nemo_llama31_h100_runs.csv"), "--cluster", "dgx-h100"]),
 ]
 
 

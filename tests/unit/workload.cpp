@@ -35,6 +35,15 @@ constexpr published_size published[] = {
     {"gpt-oss-120b", 116.83e9, "OpenAI gpt-oss model card, Table 1: 116.83B total"},
     {"llama4-scout", 109e9, "Meta Llama 4 Scout model card: 109B total, with the vision encoder (text model 1.1% less)"},
     {"llama4-maverick", 400e9, "Meta Llama 4 Maverick model card: 400B total, with the vision encoder"},
+    {"mpt-125m", 124131840.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 124131840"},
+    {"mpt-350m", 354412544.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 354412544"},
+    {"mpt-760m", 758111232.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 758111232"},
+    {"mpt-1b", 1312804864.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 1312804864"},
+    {"mpt-3b", 2647905280.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 2647905280"},
+    {"mpt-7b", 6652567552.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 6652567552"},
+    {"mpt-13b", 12846090240.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 12846090240"},
+    {"mpt-30b", 29975214080.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 29975214080"},
+    {"mpt-70b", 64862437376.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 64862437376"},
 };
 }  // namespace
 

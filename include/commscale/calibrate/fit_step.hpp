@@ -93,23 +93,6 @@ struct step_fit {
 
 namespace detail {
 
-/// The cluster of a run: `base` with as many nodes as the run's GPUs need.
-[[nodiscard]] inline cluster cluster_for_run(const cluster& base, const training_run& r) {
-    if (r.gpus % base.node.gpus != 0)
-        throw input_error(r.label + ": gpus", std::to_string(r.gpus),
-                          "a multiple of the cluster's " + std::to_string(base.node.gpus) + " GPUs per node");
-    cluster c = base;
-    c.nodes = static_cast<int>(r.gpus / base.node.gpus);
-    return c;
-}
-
-/// Measured step time of a run (from step_s, or from tflops_per_gpu and the model FLOPs).
-[[nodiscard]] inline double measured_step(const training_run& r) {
-    if (r.step_s) return *r.step_s;
-    const double f = in_flops(model_flops(r.model, r.p.seq, r.p.global_batch));
-    return f / (*r.tflops_per_gpu * 1e12 * static_cast<double>(r.gpus));
-}
-
 struct prepared_run {
     const training_run* run;
     cluster c;
@@ -219,6 +202,7 @@ struct fit_core {
     prepared.reserve(runs.size());
     std::vector<double> attention_share, overlap_share;
     for (const auto& r : runs) {
+        if (!r.not_expressible.empty()) continue;  // kept in the file, not expressible: not fitted
         detail::prepared_run pr{&r, detail::cluster_for_run(base, r), {}, detail::measured_step(r)};
         pr.c.compute = {};
         pr.acc = accelerator_by_name(pr.c.node.accelerator, "cluster.accelerator");
@@ -233,13 +217,16 @@ struct fit_core {
         overlap_share.push_back(in_seconds(s.step) > 0 ? in_seconds(s.overlap_slowdown) / in_seconds(s.step) : 0.0);
         prepared.push_back(pr);
     }
+    if (prepared.empty())
+        throw input_error("runs", "none expressible (every row has a not_expressible reason)",
+                          "at least one measured training run the predictor can express");
     auto spread = [](const std::vector<double>& v) {
         const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
         return *hi - *lo;
     };
     std::array<bool, detail::step_fit_scales> free{
-        true, runs.size() >= 3 && spread(attention_share) >= step_fit_attention_spread,
-        runs.size() >= 3 && spread(overlap_share) >= step_fit_overlap_spread};
+        true, prepared.size() >= 3 && spread(attention_share) >= step_fit_attention_spread,
+        prepared.size() >= 3 && spread(overlap_share) >= step_fit_overlap_spread};
 
     std::vector<const detail::prepared_run*> all;
     for (const auto& pr : prepared) all.push_back(&pr);

@@ -21,7 +21,11 @@
 /// | `recompute` | no | none (default), selective, full |
 /// | `sequence_parallel` | no | true/false, 1/0, yes/no (default false) |
 /// | `virtual_stages` | no | interleaved pipeline chunks per GPU (default 1; > 1 selects the interleaved schedule) |
-/// | `step_s` or `tflops_per_gpu` | one of them | the measurement: seconds per step, or model TFLOP/s per GPU as `commscale step` counts them (`tflops_per_gpu` of its JSON: model FLOPs, no recompute) |
+/// | `step_s`, `tflops_per_gpu` or `tokens_per_s_per_gpu` | one of them | the measurement: seconds per step, model TFLOP/s per GPU as `commscale step` counts them (`tflops_per_gpu` of its JSON: model FLOPs, no recompute), or training tokens per second per GPU (free of FLOP-counting conventions) |
+/// | `cluster` | no | the run's system: a preset name (`commscale clusters`) or a cluster JSON file, relative to the CSV (default: the command's `--cluster`) |
+/// | `account_for_embedding_in_pipeline_split`, `account_for_loss_in_pipeline_split` | no | Megatron-Core's flags, true/false (default false) |
+/// | `family`, `source`, `source_location`, `recipe`, `notes`, `published_tflops_per_gpu`, `published_precision` | no | text kept with the run as published (`accuracy` groups by `family`); ignored by the fit |
+/// | `not_expressible` | no | why the library cannot express the run today; such a row is kept (its label and measurement are read, nothing else is validated), reported by `accuracy` and skipped by `fit-step` |
 ///
 /// Every error is an input_error naming the file, the row and the column:
 /// `runs.csv:4: column tp: expected an integer in [1, 1048576], got 'x'`.
@@ -38,7 +42,9 @@
 #include "../workload/flops.hpp"
 #include "../workload/models.hpp"
 #include "file.hpp"
+#include "cluster_json.hpp"
 #include "model_json.hpp"
+#include "../hardware/clusters.hpp"
 
 namespace commscale {
 
@@ -50,7 +56,38 @@ struct training_run {
     long long gpus = 0;
     std::optional<double> step_s;          ///< measured seconds per step
     std::optional<double> tflops_per_gpu;  ///< measured model TFLOP/s per GPU (commscale's count)
+    std::optional<double> tokens_per_s_per_gpu;  ///< measured training tokens per second per GPU
+    std::string model_name;                ///< the `model` cell as written
+    std::string cluster_name;              ///< the `cluster` cell as written (empty: the caller's cluster)
+    std::optional<cluster> system;         ///< the run's own cluster (`cluster` column), nodes not yet set
+    std::string family, source, source_location, recipe, notes;  ///< text columns, as written
+    std::string not_expressible;           ///< non-empty: why the run cannot be expressed (not predicted)
 };
+
+namespace detail {
+
+/// The cluster of a run: its own (`cluster` column) or `base`, with as many nodes as the run's GPUs need.
+[[nodiscard]] inline cluster cluster_for_run(const cluster& default_system, const training_run& r) {
+    const cluster& base = r.system ? *r.system : default_system;
+    if (r.gpus % base.node.gpus != 0)
+        throw input_error(r.label + ": gpus", std::to_string(r.gpus),
+                          "a multiple of the cluster's " + std::to_string(base.node.gpus) + " GPUs per node");
+    cluster c = base;
+    c.nodes = static_cast<int>(r.gpus / base.node.gpus);
+    return c;
+}
+
+/// Measured step time of a run (from step_s, from tokens_per_s_per_gpu and the tokens of a step,
+/// or from tflops_per_gpu and the model FLOPs).
+[[nodiscard]] inline double measured_step(const training_run& r) {
+    if (r.step_s) return *r.step_s;
+    if (r.tokens_per_s_per_gpu)
+        return static_cast<double>(r.p.global_batch) * r.p.seq / (*r.tokens_per_s_per_gpu * static_cast<double>(r.gpus));
+    const double f = in_flops(model_flops(r.model, r.p.seq, r.p.global_batch));
+    return f / (*r.tflops_per_gpu * 1e12 * static_cast<double>(r.gpus));
+}
+
+}  // namespace detail
 
 namespace io {
 namespace detail {
@@ -99,8 +136,13 @@ namespace detail {
                                                                    const std::filesystem::path& base_dir = {}) {
     static constexpr const char* known[] = {"model", "gpus", "tp", "pp", "dp", "cp", "ep", "etp", "micro_batch",
                                             "global_batch", "seq", "dtype", "framework", "zero", "recompute",
-                                            "sequence_parallel", "virtual_stages", "step_s", "tflops_per_gpu", "name"};
+                                            "sequence_parallel", "virtual_stages", "step_s", "tflops_per_gpu", "name",
+                                            "tokens_per_s_per_gpu", "cluster", "account_for_embedding_in_pipeline_split",
+                                            "account_for_loss_in_pipeline_split", "family", "source", "source_location",
+                                            "recipe", "notes", "not_expressible", "published_tflops_per_gpu",
+                                            "published_precision"};
     std::vector<std::string> header;
+    bool has_tokens = false;  // a tokens_per_s_per_gpu column (changes only the wording of one error)
     std::vector<training_run> runs;
     std::size_t line_no = 0, pos = 0;
     while (pos <= text.size()) {
@@ -120,17 +162,24 @@ namespace detail {
                 if (!ok)
                     throw input_error(where + ": header", "'" + h + "'",
                                       "columns model, gpus, tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, dtype, "
-                                      "framework, zero, recompute, sequence_parallel, virtual_stages, name, and step_s "
-                                      "or tflops_per_gpu");
+                                      "framework, zero, recompute, sequence_parallel, virtual_stages, name, cluster, "
+                                      "account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split, family, "
+                                      "source, source_location, recipe, notes, not_expressible, published_tflops_per_gpu, "
+                                      "published_precision, and step_s, tflops_per_gpu "
+                                      "or tokens_per_s_per_gpu");
             }
             for (const char* req : {"model", "gpus", "tp", "pp", "micro_batch", "global_batch"}) {
                 bool found = false;
                 for (const auto& h : header) found = found || h == req;
                 if (!found) throw input_error(where + ": header", "no column " + std::string(req), "a header naming it");
             }
+            for (const auto& h : header) has_tokens = has_tokens || h == "tokens_per_s_per_gpu";
             bool measured = false;
-            for (const auto& h : header) measured = measured || h == "step_s" || h == "tflops_per_gpu";
-            if (!measured) throw input_error(where + ": header", "no measurement column", "a column step_s or tflops_per_gpu");
+            for (const auto& h : header)
+                measured = measured || h == "step_s" || h == "tflops_per_gpu" || h == "tokens_per_s_per_gpu";
+            if (!measured)
+                throw input_error(where + ": header", "no measurement column",
+                                  "a column step_s or tflops_per_gpu, or tokens_per_s_per_gpu");
             continue;
         }
         if (cells.size() != header.size())
@@ -172,7 +221,52 @@ namespace detail {
             return x;
         };
         training_run r;
-        const std::string model_text = *cell("model");
+        const std::string model_text = cell("model").value_or("");
+        r.model_name = model_text;
+        auto text_of = [&](const char* col) { return cell(col).value_or(""); };
+        r.family = text_of("family");
+        r.source = text_of("source");
+        r.source_location = text_of("source_location");
+        r.recipe = text_of("recipe");
+        r.notes = text_of("notes");
+        r.not_expressible = text_of("not_expressible");
+        r.cluster_name = text_of("cluster");
+        auto boolean = [&](const char* col, bool fallback) {
+            const auto v = cell(col);
+            if (!v) return fallback;
+            if (*v == "true" || *v == "1" || *v == "yes") return true;
+            if (*v == "false" || *v == "0" || *v == "no") return false;
+            throw input_error(where + ": column " + col, "'" + *v + "'", "true/false, 1/0 or yes/no");
+        };
+        if (!r.not_expressible.empty()) {
+            // kept as published: the label, the sizes and the measurement; nothing else is validated
+            r.gpus = integer("gpus", 0, 1, 1LL << 24);
+            r.p.global_batch = static_cast<int>(integer("global_batch", 1, 1, plan_limits::global_batch));
+            r.p.seq = static_cast<int>(integer("seq", 2048, 1, plan_limits::seq));
+            r.step_s = number("step_s");
+            r.tflops_per_gpu = number("tflops_per_gpu");
+            r.tokens_per_s_per_gpu = number("tokens_per_s_per_gpu");
+            if (!r.step_s && !r.tflops_per_gpu && !r.tokens_per_s_per_gpu)
+                throw input_error(where + ": columns step_s, tflops_per_gpu, tokens_per_s_per_gpu", "all empty",
+                                  "one measurement per run");
+            const auto label = cell("name");
+            r.label = where + " (" + (label ? *label : model_text) + ", " + std::to_string(r.gpus) + " GPUs)";
+            runs.push_back(std::move(r));
+            continue;
+        }
+        if (model_text.empty()) throw input_error(where + ": column model", "''", "a model preset or config.json path");
+        if (!r.cluster_name.empty()) {
+            const std::string field = where + ": column cluster";
+            if (auto preset = find_cluster(r.cluster_name)) {
+                r.system = *preset;
+            } else if (r.cluster_name.size() > 5 &&
+                       r.cluster_name.compare(r.cluster_name.size() - 5, 5, ".json") == 0) {
+                const std::filesystem::path cp(r.cluster_name);
+                r.system = load_cluster_file((cp.is_relative() ? base_dir / cp : cp).string(), field);
+            } else {
+                r.system = cluster_by_name(r.cluster_name, field);
+            }
+        }
         {
             const std::string field = where + ": column model";
             const bool file = model_text.size() > 5 && model_text.compare(model_text.size() - 5, 5, ".json") == 0;
@@ -213,10 +307,15 @@ namespace detail {
         }
         p.virtual_stages = static_cast<int>(integer("virtual_stages", 1, 1, plan_limits::virtual_stages));
         if (p.virtual_stages > 1) p.schedule = pipeline_schedule::interleaved;
+        p.account_for_embedding_in_pipeline_split = boolean("account_for_embedding_in_pipeline_split", false);
+        p.account_for_loss_in_pipeline_split = boolean("account_for_loss_in_pipeline_split", false);
         r.step_s = number("step_s");
         r.tflops_per_gpu = number("tflops_per_gpu");
-        if (!r.step_s && !r.tflops_per_gpu)
-            throw input_error(where + ": columns step_s, tflops_per_gpu", "both empty", "one measurement per run");
+        r.tokens_per_s_per_gpu = number("tokens_per_s_per_gpu");
+        if (!r.step_s && !r.tflops_per_gpu && !r.tokens_per_s_per_gpu)
+            throw input_error(where + (r.tokens_per_s_per_gpu || has_tokens ? ": columns step_s, tflops_per_gpu, tokens_per_s_per_gpu"
+                                                                            : ": columns step_s, tflops_per_gpu"),
+                              has_tokens ? "all empty" : "both empty", "one measurement per run");
         const auto label = cell("name");
         r.label = where + " (" + (label ? *label : std::string(r.model.name)) + ", " + std::to_string(r.gpus) + " GPUs)";
         runs.push_back(std::move(r));

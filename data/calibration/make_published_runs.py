@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Converts the project's calibration set (../shared/calibration/published_runs.csv: 118 published
+runs as their publishers printed them) into the runs CSV that `commscale accuracy` and
+`commscale fit-step` read (include/commscale/io/training_runs.hpp), keeping every run, its source
+and source location, and recording the settings the publishers' recipes state but the tables omit
+(README.md beside this file cites what was read).
+
+usage: python3 data/calibration/make_published_runs.py ../shared/calibration/published_runs.csv \
+           > data/calibration/published_runs.csv
+"""
+import csv
+import sys
+
+MODELS = {  # published name -> catalog preset or config.json beside this file
+    "GPT3-5B": "models/gpt3-5b.json", "GPT3-20B": "models/gpt3-20b.json", "GPT3-175B": "gpt3-175b",
+    "LLAMA2-7B": "llama2-7b", "LLAMA2-13B": "llama2-13b", "LLAMA2-70B": "llama2-70b",
+    "LLAMA3-8B": "llama3-8b", "LLAMA3-70B": "llama3-70b", "LLAMA3_8B": "llama3-8b", "LLAMA3_70B": "llama3-70b",
+    "LLAMA3.1_405B": "llama3-405b",
+    "Nemotron-8B": "models/nemotron3-8b.json", "Nemotron-22B": "models/nemotron3-22b.json",
+    "Nemotron-340B": "models/nemotron4-340b.json",
+    "DeepSeekV3 (w/o MTP)": "deepseek-v3", "DeepSeekV3 (w/ MTP)": "deepseek-v3",
+    "GPT OSS 120B": "gpt-oss-120b", "Qwen3_30B_a3B": "qwen3-30b-a3b", "Qwen3_235B_a22B": "qwen3-235b-a22b",
+}
+for s in ("125m", "350m", "760m", "1b", "3b", "7b", "13b", "30b", "70b"):
+    MODELS["MPT-" + s] = "mpt-" + s
+
+CLUSTERS = {"H100-SXM-80GB": "dgx-h100", "B200": "dgx-b200", "GB200 (NVL72)": "gb200-nvl72",
+            "GB300 (NVL72)": "gb300-nvl72", "a100_40gb": "clusters/a100-40gb-roce-1600.json"}
+ACC_SHORT = {"H100-SXM-80GB": "H100", "B200": "B200", "GB200 (NVL72)": "GB200", "GB300 (NVL72)": "GB300",
+             "a100_40gb": "A100-40GB"}
+
+def dtype(p):
+    p = p.split(" ")[0]  # "FP8-CS (FP8-MX)": the primary value is FP8-CS
+    return {"FP8": "fp8", "FP8-CS": "fp8", "FP8-MX": "mxfp8", "BF16": "bf16", "bf16": "bf16"}[p]
+
+# Megatron-Bridge r0.2.0 (NeMo 25.11), scripts/performance/configs/<model>/workload_base_configs.py:
+# (model, accelerator, precision) -> (the recipe's layout, its other settings)
+MB = "Megatron-Bridge r0.2.0 scripts/performance/configs/"
+RECIPES = {
+    ("LLAMA3_8B", "GB300", "fp8"): ("mbs 4", "cuda_graph_impl=local scope=full_iteration"),
+    ("LLAMA3_8B", "GB200", "fp8"): ("mbs 2", "cuda_graph_impl=local scope=full_iteration"),
+    ("LLAMA3_8B", "B200", "fp8"): ("mbs 2", "cuda_graph_impl=local scope=full_iteration"),
+    ("LLAMA3_8B", "H100", "fp8"): ("mbs 1 cp 1 (no FSDP)", "recompute_num_layers=5"),
+    ("LLAMA3_70B", "GB300", "fp8"): ("mbs 2 fsdp", "use_megatron_fsdp=True cpu_offloading_num_layers=20"),
+    ("LLAMA3_70B", "GB200", "fp8"): ("mbs 2 fsdp", "use_megatron_fsdp=True cpu_offloading_num_layers=40"),
+    ("LLAMA3_70B", "H100", "fp8"): ("tp 4 pp 8 vp 5", ""),
+    ("LLAMA3.1_405B", "GB300", "fp8"): ("128 GPUs tp 2 gbs 64 fsdp", "use_megatron_fsdp=True cpu_offloading_num_layers=10"),
+    ("LLAMA3.1_405B", "GB200", "fp8"): ("128 GPUs tp 2 gbs 64 fsdp", "use_megatron_fsdp=True cpu_offloading_num_layers=92"),
+    ("LLAMA3.1_405B", "B200", "fp8"): ("128 GPUs tp 4 pp 8 cp 2 vp 8 gbs 64", ""),
+    ("LLAMA3.1_405B", "H100", "fp8"): ("1024 GPUs tp 8 pp 8 cp 2 vp 8 gbs 512", ""),
+    ("DeepSeekV3", "GB300", "*"): ("pp 4 vp 4 ep 64 gbs 2048", "etp=1 moe_flex_dispatcher_backend=hybridep moe_a2a_overlap=False cuda_graph_impl=transformer_engine scope=[attn,moe_router,moe_preprocess] recompute_modules=[moe_act]"),
+    ("DeepSeekV3", "GB200", "*"): ("pp 4 vp 4 ep 64 gbs 2048", "etp=1 moe_flex_dispatcher_backend=hybridep moe_a2a_overlap=False cuda_graph_impl=transformer_engine scope=[moe_router,moe_preprocess] recompute_modules=[mla_up_proj]"),
+    ("DeepSeekV3", "B200", "*"): ("pp 16 ep 8 gbs 2048", "etp=1 recompute_modules=[mla_up_proj] moe_a2a_overlap=False"),
+    ("GPT OSS 120B", "GB300", "bf16"): ("ep 64 mbs 4 gbs 512", "etp=1 cuda_graph_impl=transformer_engine scope=[attn,moe_router,moe_preprocess]"),
+    ("GPT OSS 120B", "GB200", "bf16"): ("ep 64 mbs 4 gbs 512", "etp=1 recompute_modules=[layernorm,moe_act]"),
+    ("GPT OSS 120B", "B200", "bf16"): ("ep 64 mbs 4 gbs 512", "etp=1 recompute_modules=[layernorm,moe_act]"),
+    ("GPT OSS 120B", "H100", "bf16"): ("pp 4 ep 8 mbs 1 gbs 512", "etp=1 recompute_modules=[layernorm,moe_act]"),
+    ("Qwen3_30B_a3B", "GB300", "*"): ("8 GPUs ep 8 mbs 8 gbs 512", "etp=1 moe_flex_dispatcher_backend=hybridep cuda_graph_impl=transformer_engine scope=[moe_router,moe_preprocess]"),
+    ("Qwen3_30B_a3B", "GB200", "*"): ("8 GPUs ep 8 mbs 4 gbs 512", "etp=1 moe_flex_dispatcher_backend=hybridep cuda_graph_impl=transformer_engine scope=[moe_router,moe_preprocess] (bf16/fp8-cs also attn)"),
+    ("Qwen3_30B_a3B", "B200", "*"): ("8 GPUs ep 8 mbs 1 gbs 512", "etp=1 cuda_graph_impl=transformer_engine scope=[moe_router,moe_preprocess]"),
+    ("Qwen3_30B_a3B", "H100", "*"): ("16 GPUs pp 2 vp 12 ep 8 gbs 512", "etp=1 moe_a2a_overlap=True"),
+    ("Qwen3_235B_a22B", "GB300", "*"): ("64 GPUs ep 64 mbs 2 gbs 1024", "etp=1 moe_flex_dispatcher_backend=hybridep cuda_graph_impl=transformer_engine scope=[moe_router,moe_preprocess]"),
+    ("Qwen3_235B_a22B", "GB200", "*"): ("64 GPUs pp 8 ep 8 gbs 1024", "etp=1 moe_flex_dispatcher_backend=hybridep cuda_graph_impl=transformer_engine scope=[attn,moe_router,moe_preprocess]"),
+    ("Qwen3_235B_a22B", "B200", "*"): ("64 GPUs pp 8 vp 4 ep 8 gbs 1024", "etp=1 moe_a2a_overlap=True"),
+    ("Qwen3_235B_a22B", "H100", "*"): ("256 GPUs tp 2 pp 8 vp 4 ep 32 gbs 2048", "etp=1 moe_a2a_overlap=True"),
+}
+RECIPE_FILE = {"LLAMA3": "llama3", "LLAMA3.1": "llama31", "DeepSeekV3": "deepseek", "GPT OSS": "gpt_oss", "Qwen3": "qwen3"}
+
+def recipe_for(model, acc, dt):
+    key = model.split(" (")[0]
+    for k in ((key, acc, dt), (key, acc, "*")):
+        if k in RECIPES:
+            layout, settings = RECIPES[k]
+            # the longest matching prefix: LLAMA3.1 before LLAMA3
+            f = RECIPE_FILE[max((p for p in RECIPE_FILE if key.startswith(p)), key=len)]
+            return f"{MB}{f}/workload_base_configs.py ({acc} {dt}): layout {layout}; {settings}".rstrip("; ")
+    return ""
+
+def main(path):
+    rows = list(csv.DictReader(open(path, newline="")))
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    print("# The calibration set of issue 24 in the runs-CSV format of `commscale accuracy` / `fit-step`:")
+    print("# generated by data/calibration/make_published_runs.py from ../shared/calibration/published_runs.csv")
+    print("# (118 published runs); see data/calibration/README.md for the mapping and the recipes read.")
+    cols = ["name", "family", "model", "cluster", "gpus", "tp", "pp", "cp", "ep", "etp", "virtual_stages",
+            "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "micro_batch",
+            "global_batch", "seq", "dtype", "framework", "zero", "recompute", "sequence_parallel",
+            "tokens_per_s_per_gpu", "published_tflops_per_gpu", "published_precision", "source", "source_location",
+            "recipe", "notes", "not_expressible"]
+    out.writerow(cols)
+    for r in rows:
+        acc = ACC_SHORT[r["gpu"]]
+        dt = dtype(r["precision"])
+        one = lambda k: r[k] if r[k] not in ("", "n/a") else "1"
+        tp, pp, cp, vp, ep = (int(one(k)) for k in ("tp", "pp", "cp", "vp", "ep"))
+        gpus = int(r["num_gpus"])
+        moe = r["moe"] == "True"
+        llmf = r["framework"].startswith("Composer")
+        nemo2407 = r["framework"].startswith("NeMo 24.07")
+        notes = []
+        if llmf:
+            family = "llm-foundry FSDP / A100-40GB / bf16"
+            framework, zero = "fsdp", "3"
+            recompute = "full" if r["activation_checkpointing"] == "True" else "none"
+            recipe = "llm-foundry yamls: fsdp_config sharding_strategy FULL_SHARD, mixed_precision PURE, precision amp_bf16, activation_checkpointing " + r["activation_checkpointing"]
+            sp = "false"
+        else:
+            family = ("NeMo 24.07" if nemo2407 else "Megatron-Bridge 25.11") + " / " + acc + " / " + dt + (" / MoE" if moe else "")
+            framework = "megatron-core"
+            fsdp = r["fsdp"] not in ("", "0")
+            zero = "3" if fsdp else "1"
+            recompute = "none"
+            sp = "true" if tp > 1 else "false"
+            recipe = "" if nemo2407 else recipe_for(r["model"], acc, dt)
+            if fsdp:
+                notes.append(f"Megatron-FSDP over {r['fsdp']} GPUs (table's FSDP column) as ZeRO-3")
+        etp = "1" if moe else ""
+        emb = loss = "false"
+        if MODELS[r["model"]] == "llama3-405b" and not nemo2407:
+            # Megatron-Bridge r0.2.0 src/megatron/bridge/recipes/llama/llama3.py, llama31_405b_pretrain_config:
+            # account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split True (126 + 2 = 128 slots)
+            emb = loss = "true"
+            notes.append("embedding and loss counted as pipeline layers (recipe llama31_405b_pretrain_config)")
+        if "(" in r["precision"]:
+            notes.append("published " + r["precision"] + ": the first value is recorded, the parenthesised one is the alternative recipe")
+        not_expr = ""
+        out.writerow([f"{r['model']} {acc} {gpus} GPUs {r['precision']}" + (f" seq {r['seq_len']}" if llmf else "")
+                      + (" ckpt" if llmf and recompute == "full" else ""),
+                      family, MODELS[r["model"]], CLUSTERS[r["gpu"]], gpus, tp, pp, cp, ep, etp, vp, emb, loss,
+                      r["micro_batch_size"], r["global_batch_size"], r["seq_len"], dt, framework, zero, recompute, sp,
+                      r["tokens_per_sec_per_gpu"], r["tflops_per_gpu"], r["precision"], r["source"], r["source_location"],
+                      recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr])
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "../shared/calibration/published_runs.csv")

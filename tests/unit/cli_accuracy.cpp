@@ -1,0 +1,161 @@
+// Tests of `commscale accuracy`, run through the built binary: a small runs file made here (the
+// measurement read back exactly, families, the 40%-MFU rule of thumb computed independently, runs
+// that cannot be expressed reported with the reason), the calibration set in
+// data/calibration/published_runs.csv against rows typed from the source table, the SVG, and
+// errors for bad input that name the field, the value and what is accepted.
+#include "cli_runner.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace cli_test;
+
+namespace {
+const std::string calibration_csv = std::string(COMMSCALE_DATA_DIR) + "/calibration/published_runs.csv";
+
+const char* small_runs =
+    "# two families, one run the library cannot express, one it rejects\n"
+    "name,family,model,cluster,gpus,tp,pp,micro_batch,global_batch,seq,dtype,tokens_per_s_per_gpu,source,not_expressible\n"
+    "a,A100 bf16,gpt3-175b,dgx-a100,1024,8,8,1,1536,2048,bf16,1234.5,paper X,\n"
+    "b,A100 bf16,gpt3-175b,dgx-a100,512,8,8,1,1536,2048,bf16,1300,paper X,\n"
+    "c,H100 fp8,llama3-8b,dgx-h100,8,1,1,1,128,8192,fp8,12036,table Y,\n"
+    "d,H100 fp8,llama3-70b,dgx-h100,64,1,1,1,128,8192,fp8,1500,table Y,expert TP folding (example)\n"
+    "e,H100 fp8,llama3-8b,dgx-h100,24,3,1,1,128,8192,fp8,1000,table Y,\n";
+
+// The row of `runs` whose label contains `name`.
+json row(const json& runs, const std::string& name) {
+    for (const auto& r : runs)
+        if (r["label"].get<std::string>().find(name) != std::string::npos) return r;
+    FAIL("no run labelled " << name);
+    return {};
+}
+}  // namespace
+
+TEST_CASE("accuracy on a small runs file: measured read back, families, rule of thumb, not expressible") {
+    // run e is one the predictor rejects: tp 3 does not divide Llama 3 8B's 32 heads
+    const fs::path f = write("acc_small.csv", small_runs);
+    const json j = run_json("accuracy " + q(f));
+    REQUIRE(j["runs"].size() == 5);
+    // the measurement is read back exactly as written
+    CHECK(row(j["runs"], "(a,")["measured_tokens_per_s_per_gpu"].get<double>() == 1234.5);
+    CHECK(row(j["runs"], "(c,")["measured_tokens_per_s_per_gpu"].get<double>() == 12036.0);
+    CHECK(row(j["runs"], "(a,")["source"] == "paper X");
+    // the rule of thumb, computed here: GPT-3 175B is GPT-shaped (kv = h, ffn = 4h, no gating), so
+    // its model FLOPs per token are 72 l h^2 (1 + s/6h + V/(12 l h)) (Narayanan et al. 2021, eq. 3);
+    // 0.4 x A100's dense bf16 peak of 312 TFLOP/s
+    const double l = 96, h = 12288, s = 2048, V = 50257;
+    const double per_token = 72.0 * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
+    const double rule = 0.4 * 312e12 / per_token;
+    const json a = row(j["runs"], "(a,");
+    CHECK_THAT(a["rule_of_thumb_tokens_per_s_per_gpu"].get<double>(), Catch::Matchers::WithinRel(rule, 1e-6));
+    CHECK_THAT(a["rule_of_thumb_rel_error"].get<double>(), Catch::Matchers::WithinRel(rule / 1234.5 - 1.0, 1e-6));
+    // predicted vs measured, consistent with the predicted step
+    const double pred = a["predicted_tokens_per_s_per_gpu"].get<double>();
+    CHECK_THAT(pred, Catch::Matchers::WithinRel(1536.0 * 2048.0 / (a["predicted_step_s"].get<double>() * 1024.0), 1e-9));
+    CHECK_THAT(a["rel_error"].get<double>(), Catch::Matchers::WithinRel(pred / 1234.5 - 1.0, 1e-9));
+    CHECK(a["bottleneck"].is_string());
+    // not expressible: the file's reason; rejected by the predictor: its message; neither in the medians
+    const json d = row(j["runs"], "(d,");
+    CHECK_FALSE(d["expressible"].get<bool>());
+    CHECK(d["reason"] == "expert TP folding (example)");
+    CHECK(d["measured_tokens_per_s_per_gpu"].get<double>() == 1500.0);
+    const json e = row(j["runs"], "(e,");
+    CHECK_FALSE(e["expressible"].get<bool>());
+    CHECK_THAT(e["reason"].get<std::string>(), Catch::Contains("tp"));
+    // families in order of appearance, with the medians of their expressible runs
+    REQUIRE(j["families"].size() == 2);
+    const json fa = j["families"][0], fh = j["families"][1];
+    CHECK(fa["family"] == "A100 bf16");
+    CHECK(fa["runs"] == 2);
+    CHECK(fh["family"] == "H100 fp8");
+    CHECK(fh["runs"] == 1);
+    CHECK(fh["not_expressible"] == 2);
+    const double ea = std::fabs(a["rel_error"].get<double>()), eb = std::fabs(row(j["runs"], "(b,")["rel_error"].get<double>());
+    CHECK_THAT(fa["median_abs_error"].get<double>(), Catch::Matchers::WithinRel(0.5 * (ea + eb), 1e-9));
+    CHECK_THAT(fh["median_abs_error"].get<double>(),
+               Catch::Matchers::WithinRel(std::fabs(row(j["runs"], "(c,")["rel_error"].get<double>()), 1e-9));
+    CHECK(j["overall"]["runs"] == 3);
+    CHECK(j["overall"]["not_expressible"] == 2);
+    // the text form lists the families and the runs left out, with their reasons
+    const auto t = run("accuracy " + q(f));
+    REQUIRE(t.rc == 0);
+    CHECK_THAT(t.out, Catch::Contains("A100 bf16") && Catch::Contains("not expressible") &&
+                          Catch::Contains("expert TP folding (example)") && Catch::Contains("40% MFU"));
+}
+
+TEST_CASE("accuracy without a family column groups by source, accelerator and precision") {
+    const fs::path f = write("acc_nofamily.csv",
+                             "model,gpus,tp,pp,micro_batch,global_batch,seq,dtype,step_s,source\n"
+                             "llama3-8b,8,1,1,1,128,8192,bf16,12.91,NeMo\n"
+                             "llama3-8b,8,1,1,1,128,8192,fp8,10.0,NeMo\n");
+    const json j = run_json("accuracy " + q(f) + " --cluster dgx-h100");
+    REQUIRE(j["families"].size() == 2);
+    CHECK(j["families"][0]["family"] == "NeMo / h100-sxm / bf16");
+    CHECK(j["families"][1]["family"] == "NeMo / h100-sxm / fp8");
+    // from step_s: 128 x 8192 tokens / (12.91 s x 8 GPUs)
+    CHECK_THAT(j["runs"][0]["measured_tokens_per_s_per_gpu"].get<double>(),
+               Catch::Matchers::WithinRel(128.0 * 8192.0 / (12.91 * 8.0), 1e-12));
+}
+
+TEST_CASE("accuracy on the calibration set: every run reported, measurements as published") {
+    const fs::path svg = scratch() / "accuracy.svg";
+    const json j = run_json("accuracy \"" + calibration_csv + "\" --svg " + q(svg));
+    REQUIRE(j["runs"].size() == 118);
+    // rows typed from ../shared/calibration/published_runs.csv (tokens/s per GPU as published)
+    CHECK(row(j["runs"], "GPT3-5B H100 64 GPUs FP8")["measured_tokens_per_s_per_gpu"].get<double>() == 22521.0);
+    CHECK(row(j["runs"], "LLAMA3.1_405B GB300 256 GPUs FP8-CS")["measured_tokens_per_s_per_gpu"].get<double>() == 999.0);
+    CHECK(row(j["runs"], "Qwen3_235B_a22B GB300 256 GPUs BF16")["measured_tokens_per_s_per_gpu"].get<double>() == 6131.0);
+    const json mpt70 = row(j["runs"], "MPT-70b A100-40GB 128 GPUs bf16 seq 2048");
+    CHECK(mpt70["measured_tokens_per_s_per_gpu"].get<double>() == 376.0);
+    CHECK(mpt70["source_location"].get<std::string>().find("llm-foundry") != std::string::npos);
+    CHECK(mpt70["cluster"] == "clusters/a100-40gb-roce-1600.json");
+    CHECK(mpt70["accelerator"] == "a100-40gb-sxm");
+    // every run has a family and a source; expressible runs have finite predictions
+    int expressible = 0;
+    for (const auto& r : j["runs"]) {
+        CHECK_FALSE(r["family"].get<std::string>().empty());
+        CHECK_FALSE(r["source"].get<std::string>().empty());
+        if (!r["expressible"].get<bool>()) {
+            CHECK_FALSE(r["reason"].get<std::string>().empty());
+            continue;
+        }
+        ++expressible;
+        CHECK(std::isfinite(r["rel_error"].get<double>()));
+        CHECK(r["predicted_tokens_per_s_per_gpu"].get<double>() > 0);
+    }
+    CHECK(expressible >= 100);
+    int in_families = 0;
+    for (const auto& f : j["families"]) in_families += f["runs"].get<int>() + f["not_expressible"].get<int>();
+    CHECK(in_families == 118);
+    const std::string s = slurp(svg);
+    std::string why;
+    CHECK(well_formed_xml(s, why));
+    CHECK_THAT(s, Catch::Contains("measured tokens/s per GPU") && Catch::Contains("40%-MFU rule of thumb"));
+}
+
+TEST_CASE("accuracy: bad input names the field, the value and what is accepted") {
+    const fs::path missing = write("acc_missing.csv", "model,gpus,tp,pp,micro_batch,tokens_per_s_per_gpu\nllama3-8b,8,1,1,1,100\n");
+    require_invalid("accuracy " + q(missing), "no column global_batch");
+    const fs::path negative =
+        write("acc_negative.csv", "model,gpus,tp,pp,micro_batch,global_batch,tokens_per_s_per_gpu\nllama3-8b,8,1,1,1,128,-5\n");
+    require_invalid("accuracy " + q(negative), "column tokens_per_s_per_gpu");
+    const auto rn = run("accuracy " + q(negative));
+    CHECK_THAT(rn.err, Catch::Contains("'-5'") && Catch::Contains("a positive number"));
+    const fs::path unknown =
+        write("acc_unknown.csv", "model,gpus,tp,pp,micro_batch,global_batch,tokens_per_s_per_gpu\nllama9-8b,8,1,1,1,128,100\n");
+    require_invalid("accuracy " + q(unknown), "column model");
+    const auto ru = run("accuracy " + q(unknown));
+    CHECK_THAT(ru.err, Catch::Contains("llama9-8b") && Catch::Contains("llama3-8b"));
+    const fs::path bad_cluster = write("acc_cluster.csv",
+                                       "model,cluster,gpus,tp,pp,micro_batch,global_batch,tokens_per_s_per_gpu\n"
+                                       "llama3-8b,dgx-h900,8,1,1,1,128,100\n");
+    require_invalid("accuracy " + q(bad_cluster), "column cluster");
+    const fs::path bad_column = write("acc_column.csv", "model,gpus,tp,pp,micro_batch,global_batch,tokens_per_gpu\n");
+    require_invalid("accuracy " + q(bad_column), "tokens_per_gpu");
+    require_invalid("accuracy \"" + (scratch() / "nope.csv").string() + "\"", "nope.csv");
+}
