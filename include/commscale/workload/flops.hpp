@@ -245,9 +245,20 @@ struct megatron_flops_options {
 ///   MTP     6 mtp (3 h + 2 h^2)                                  (norms and the 2h -> h projection)
 ///   logits  6 h V_padded (1 + mtp)
 /// Not counted (as in Megatron): router, norms elsewhere, softmax, sliding windows (every layer is
-/// counted at full causal length), recompute. The library's own count (model_flops_per_token)
-/// differs by design: full-square attention, the router, sliding windows, the unpadded vocabulary,
-/// gated MLPs as gated, MTP apart.
+/// counted at full causal length), recompute.
+///
+/// The library's own count (model_flops_per_token, what mfu and tflops_per_gpu use, and what the
+/// step predictor's compute model is built on) differs by design, and is left as it is:
+/// * attention: the full s x s square (Narayanan et al. 2021), Megatron's count before March 2025
+///   and NeMo 24.07's, which it matches within 0.1% on every NeMo 24.07 run of the calibration
+///   set. Against the current causal count it is larger by 6 q s per layer and token: 12.5% for
+///   Llama 3 8B at 8192 tokens, 7.2% for 70B, 4.0% for 405B, 12.6% for DeepSeek-V3 at 4096,
+///   21% for Qwen3-30B-A3B, 13% for Qwen3-235B-A22B (tests/unit/workload_megatron_flops.cpp);
+/// * GPT-OSS: its gated MLP counted x3 and its sliding windows counted (Megatron: x2, no windows),
+///   together +24 to +28% over Megatron's count;
+/// * the router (2 h E per MoE layer and token), the unpadded vocabulary (both < 0.5%);
+/// * MTP modules: in hardware FLOPs, not in model FLOPs (Megatron: in model FLOPs, +4% for
+///   DeepSeek-V3's one module).
 [[nodiscard]] constexpr flop_count megatron_model_flops_per_token(const transformer& m, double seq,
                                                                   const megatron_flops_options& o = {}) {
     const double h = m.hidden, a = m.heads, s = seq;

@@ -96,6 +96,30 @@ inline constexpr transformer megatron_1t{
     .vocab = 51200, .max_seq = 2048, .tied_embeddings = true, .learned_positions = true, .biases = true,
     .source = "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters, Table 1"};
 
+/// GPT-3 5B as NeMo and Megatron-Core benchmark it (NVIDIA NeMo performance tables): NeMo
+/// `nemo/collections/llm/gpt/model/base.py` GPTConfig5B (24 layers, 4096, 32 heads, FFN 16384,
+/// sequence 2048); GPT-3 architecture otherwise (GPT-2 tokenizer, learned positions, tied, biases).
+inline constexpr transformer gpt3_5b{
+    .name = "gpt3-5b", .layers = 24, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 16384,
+    .vocab = 50257, .max_seq = 2048, .tied_embeddings = true, .learned_positions = true, .biases = true,
+    .source = "NeMo nemo/collections/llm/gpt/model/base.py GPTConfig5B (NeMo performance tables' GPT3-5B)"};
+
+/// GPT-3 20B as NeMo benchmarks it: NeMo `nemo/collections/llm/gpt/model/base.py` GPTConfig20B
+/// (44 layers, 6144, 48 heads, FFN 24576, sequence 2048); GPT-3 architecture otherwise.
+inline constexpr transformer gpt3_20b{
+    .name = "gpt3-20b", .layers = 44, .hidden = 6144, .heads = 48, .kv_heads = 48, .ffn = 24576,
+    .vocab = 50257, .max_seq = 2048, .tied_embeddings = true, .learned_positions = true, .biases = true,
+    .source = "NeMo nemo/collections/llm/gpt/model/base.py GPTConfig20B (NeMo performance tables' GPT3-20B)"};
+
+/// Nemotron-4 340B: NVIDIA 2024, Nemotron-4 340B Technical Report, Table 1 (96 layers, hidden
+/// 18432, 96 attention heads, 8 KV heads, sequence 4096, vocabulary 256000, squared-ReLU MLP,
+/// untied embeddings); FFN 73728 from NeMo `nemo/collections/llm/gpt/model/nemotron.py`
+/// Nemotron4Config340B.
+inline constexpr transformer nemotron4_340b{
+    .name = "nemotron4-340b", .layers = 96, .hidden = 18432, .heads = 96, .kv_heads = 8, .ffn = 73728,
+    .vocab = 256000, .max_seq = 4096,
+    .source = "NVIDIA 2024, Nemotron-4 340B Technical Report, Table 1; NeMo Nemotron4Config340B"};
+
 /// Mixtral 8x7B: Jiang et al. 2024, Mixtral of Experts, Table 1; HF mistralai/Mixtral-8x7B-v0.1
 /// config.json (8 experts, top-2, 46.7B total / 12.9B active).
 inline constexpr transformer mixtral_8x7b{
@@ -185,10 +209,10 @@ inline constexpr transformer llama4_maverick{
 }  // namespace models
 
 /// @brief Every preset, in the order of CLI.md.
-inline constexpr std::array<transformer, 21> model_presets{
+inline constexpr std::array<transformer, 24> model_presets{
     models::gpt2_large, models::gpt3_175b,  models::llama2_7b,   models::llama2_13b,  models::llama2_70b,
     models::llama3_8b,  models::llama3_70b, models::llama3_405b, models::opt_175b,    models::bloom_176b,
-    models::mt_nlg_530b, models::megatron_1t, models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
+    models::mt_nlg_530b, models::megatron_1t, models::gpt3_5b, models::gpt3_20b, models::nemotron4_340b, models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
     models::kimi_k2, models::qwen3_30b_a3b, models::qwen3_235b_a22b, models::gpt_oss_120b, models::llama4_scout,
     models::llama4_maverick};
 
