@@ -126,11 +126,13 @@ transformer shape_of(std::string_view published) {
     return {};
 }
 
-/// The options of the release that published the run. NeMo 24.07's figures come from NeMo's
-/// formulas (nemo/utils/flops_formulas.py: the full s x s attention square, as Megatron-LM before
-/// commit 8873b55d6a) over fixed vocabularies (nemo/collections/common/parts/perf_metrics_utils.py
-/// LLM_VOCAB_SIZE_MAP: gpt3 51200, llama2 32000, llama3 128256, nemotron 256000); Megatron-Bridge
-/// 25.11 counts causal attention over the vocabulary padded to 128 x TP.
+/// The options of the release that published the run. NeMo 24.07's figures are reproduced by
+/// NeMo's formulas (NVIDIA/NeMo nemo/utils/flops_formulas.py, read at 6a5ad765bc: the full s x s
+/// attention square, as Megatron-LM before commit 8873b55d6a) over fixed vocabularies
+/// (nemo/collections/common/parts/perf_metrics_utils.py LLM_VOCAB_SIZE_MAP, read at b0545bec2b:
+/// gpt3 51200, llama2 32000, llama3 128256, nemotron 256000); only GPT-3 5B tells the fixed 51200
+/// from Megatron's padded 50304 (the padded one falls outside the rounding, test below).
+/// Megatron-Bridge 25.11 counts causal attention over the vocabulary padded to 128 x TP.
 megatron_flops_options options_of(const published_run& r, const transformer& m) {
     megatron_flops_options o;
     o.tensor_parallel = r.tp;
