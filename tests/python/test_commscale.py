@@ -133,6 +133,15 @@ def test_step_demo_is_the_readme_layout():
     assert r["step_s"] > r["compute_s"] > 0
 
 
+def test_step_reports_megatrons_model_flops():
+    # Llama 3 8B at 8192 tokens, TP 1: Megatron-Bridge 25.11 published 744 Model TFLOP/sec/GPU at
+    # 14451 tokens/s/GPU on 8 H100 (calibration set): 51.48 GFLOP per token; Megatron's terms 51.470.
+    r = cs.step("llama3-8b", "dgx-h100", nodes=1, tp=1, micro_batch=1, global_batch=128, seq=8192, dtype="fp8")
+    assert r["megatron_model_flops_per_token"] == pytest.approx(744e12 / 14451, rel=4e-4)
+    assert r["megatron_tflops_per_gpu"] == pytest.approx(
+        r["tokens_per_s"] / r["gpus"] * r["megatron_model_flops_per_token"] / 1e12, rel=1e-12)
+
+
 def test_convert_is_the_decimal_rate():
     assert cs.convert("400Gbps", "GB/s")["result"] == pytest.approx(50.0)
 

@@ -47,6 +47,23 @@ TEST_CASE("step --json carries every CLI.md key with sane values") {
           Approx(j["dp_inter_node_bytes_per_node"].get<double>()).epsilon(1e-9));
 }
 
+TEST_CASE("step --json: Megatron-Core's FLOPs per token and Model TFLOP/sec/GPU beside the library's own") {
+    // Llama 3 8B at 8192 tokens, TP 1: Megatron-Bridge 25.11 published 744 TFLOP/s at 14451
+    // tokens/s per GPU on 8 H100 (calibration set), 51.48 GFLOP per token within the rounding of
+    // the two integers (tests/unit/workload_megatron_flops.cpp); Megatron's terms give 51.470.
+    const auto j = run_json("step --model llama3-8b --cluster dgx-h100 --nodes 1 --tp 1 --micro-batch 1 "
+                            "--global-batch 128 --seq 8192 --dtype fp8");
+    const double per_token = j["megatron_model_flops_per_token"].get<double>();
+    CHECK(per_token == Approx(744e12 / 14451).epsilon(0.0004));
+    CHECK(j["megatron_tflops_per_gpu"].get<double>() ==
+          Approx(j["tokens_per_s"].get<double>() / 8 * per_token / 1e12).epsilon(1e-12));
+    // The library's own model FLOPs count the full attention square: 12% more at 8192 tokens.
+    CHECK(j["tflops_per_gpu"].get<double>() / j["megatron_tflops_per_gpu"].get<double>() == Approx(1.125).epsilon(0.005));
+    const run_result r = run("step --model llama3-8b --cluster dgx-h100 --nodes 1 --tp 1 --micro-batch 1 "
+                             "--global-batch 128 --seq 8192 --dtype fp8");
+    CHECK_THAT(r.out, Catch::Matchers::Contains("Megatron-Core's count: 51.47 GFLOP/token"));
+}
+
 TEST_CASE("step: a plan that does not fit says memory") {
     const auto j = run_json("step --model llama2-70b --cluster dgx-a100 --tp 8 --global-batch 8");
     CHECK(j["bottleneck"] == "memory");

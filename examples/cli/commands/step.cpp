@@ -93,7 +93,8 @@ cli::registrar reg{cli::command{
     "overlaps, attention kernel); explicit flags override them; the JSON plan echoes every option.\n"
     "JSON keys: step_s compute_s bubble_s tp_comm_s pp_comm_s dp_comm_s dp_comm_exposed_s exposed_comm_s\n"
     "bottleneck (compute|tp_comm|pp_comm|dp_comm|bubble|memory; CP/EP count as tp_comm, bottleneck_detail\n"
-    "names them) mfu hfu tflops_per_gpu tokens_per_s\n"
+    "names them) mfu hfu tflops_per_gpu tokens_per_s, megatron_model_flops_per_token and\n"
+    "megatron_tflops_per_gpu (Megatron-Core's num_floating_point_operations: causal attention, padded vocabulary)\n"
     "memory_per_gpu_GiB fits_in_memory required_inter_node_Gbps (per node, at line rate, to hide the\n"
     "DP reduction under the last micro-batch's backward), required_inter_node_step_Gbps (the same bytes\n"
     "within the step's whole compute time: will-it-scale-to-n-gpus's rule), and more. A plan that does\n"
@@ -107,6 +108,10 @@ cli::registrar reg{cli::command{
         cli::check_precision(c, p);
         const step_options o = cli::step_opts(a);
         const step_breakdown r = predict_step(m, c, p, o);
+        // Megatron-Core's own count (workload/flops.hpp), computed here rather than in predict_step:
+        // Megatron's convention of the current release (causal attention, vocabulary padded to 128 x TP).
+        const double megatron_per_token = in_flops(megatron_model_flops_per_token(m, p.seq, {.tensor_parallel = p.tp}));
+        const double megatron_tflops = r.tokens_per_s * megatron_per_token / static_cast<double>(p.gpus()) / 1e12;
         const std::string title = std::string(m.name) + " on " + std::to_string(c.nodes) + " x " + std::string(c.name) +
                                   " (" + std::to_string(c.nodes * c.node.gpus) + " x " + std::string(c.node.accelerator) + ")";
         if (auto path = a.get("svg")) io::write_file_atomic(*path, render_svg(r, title), "--svg");
@@ -119,6 +124,8 @@ cli::registrar reg{cli::command{
             j["accelerator"] = std::string(c.node.accelerator);
             j["plan"] = io::plan_to_json(p, m);
             j["verdict"] = verdict_text(r);
+            j["megatron_model_flops_per_token"] = megatron_per_token;
+            j["megatron_tflops_per_gpu"] = megatron_tflops;
             cli::print_json(out, std::move(j));
             return 0;
         }
@@ -154,6 +161,8 @@ cli::registrar reg{cli::command{
         out << "\nMFU " << cli::num(100 * r.mfu, 1) << "%, HFU " << cli::num(100 * r.hfu, 1) << "%, "
             << cli::num(in_tflops(r.model_flops_per_gpu), 1) << " TFLOP/s per GPU (model FLOPs), "
             << cli::num(r.tokens_per_s, 0) << " tokens/s\n";
+        out << "Megatron-Core's count: " << cli::num(megatron_per_token / 1e9, 2) << " GFLOP/token, "
+            << cli::num(megatron_tflops, 1) << " Model TFLOP/sec/GPU\n";
         out << "memory per GPU " << cli::num(in_bytes(r.memory.total()) / gibi, 1) << " GiB of "
             << cli::num(in_bytes(r.memory_capacity) / gibi, 1) << " GiB (" << (r.fits_in_memory ? "fits" : "DOES NOT FIT")
             << ")\n";

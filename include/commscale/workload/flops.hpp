@@ -185,6 +185,121 @@ struct layer_flops {
     return flops(72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h)));
 }
 
+// ---------------------------------------------------------------- Megatron-Core's count
+
+/// @brief How Megatron's count charges the core attention (Q K^T and the attention over V).
+enum class megatron_attention_count {
+    /// Half of the s x s square (the causal mask): Megatron-LM since commit 8873b55d6a
+    /// (2025-03-06, "Fixes in number of floating-point operation estimates for MoE and attention
+    /// layer"; first in core_v0.12.0), Megatron-Bridge 25.11 (v0.2.0) and later: what the NeMo
+    /// 25.x / Megatron-Bridge performance tables report.
+    causal,
+    /// The whole square: Megatron-LM before 8873b55d6a (core_r0.8.0 to core_r0.11.0) and NeMo's
+    /// `nemo/utils/flops_formulas.py` (12 s h per layer and token), what the NeMo 24.07
+    /// performance table reports.
+    full,
+};
+
+/// @brief The conventions of one release of Megatron's count that are not in the model's shape.
+struct megatron_flops_options {
+    megatron_attention_count attention = megatron_attention_count::causal;
+    /// TP: Megatron pads the vocabulary to a multiple of make_vocab_size_divisible_by x TP
+    /// (megatron/training/tokenizer `_vocab_size_with_padding`; Megatron-Bridge
+    /// `utils/vocab_utils.py::calculate_padded_vocab_size`) and counts the logits over the padded one.
+    int tensor_parallel = 1;
+    int make_vocab_size_divisible_by = 128;  ///< Megatron's --make-vocab-size-divisible-by (default 128)
+    /// > 0: count the logits over this vocabulary as is, no padding. NeMo 24.07's formulas use
+    /// fixed sizes (`nemo/collections/common/parts/perf_metrics_utils.py` LLM_VOCAB_SIZE_MAP: GPT-3
+    /// 51200, Llama 2 32000, Llama 3 128256, Nemotron 256000).
+    int vocab = 0;
+    /// Megatron's args.swiglu (x3 MLP GEMMs instead of x2). Unset: the model's gated_mlp, except a
+    /// model with attention sinks (GPT-OSS), whose gated quick-GELU MLP Megatron runs with
+    /// --quick-geglu and Megatron-Bridge 25.11 with activation_func quick_gelu, both counted x2
+    /// (Bridge's `flop_utils.py` counts the gated MLP x3 only when activation_func is F.silu).
+    std::optional<bool> swiglu{};
+};
+
+/// @brief The vocabulary Megatron's count charges the logits over: options.vocab when set, else
+/// the model's vocabulary rounded up to a multiple of make_vocab_size_divisible_by x TP.
+[[nodiscard]] constexpr double megatron_logits_vocab(const transformer& m, const megatron_flops_options& o = {}) {
+    if (o.vocab > 0) return o.vocab;
+    const long long multiple = static_cast<long long>(o.make_vocab_size_divisible_by > 0 ? o.make_vocab_size_divisible_by : 1) *
+                               (o.tensor_parallel > 0 ? o.tensor_parallel : 1);
+    return static_cast<double>((static_cast<long long>(m.vocab) + multiple - 1) / multiple * multiple);
+}
+
+/// @brief Model FLOPs per token of one training iteration at sequence length `seq`, exactly as
+/// Megatron-Core counts them for "Model TFLOP/sec/GPU": Megatron-LM
+/// `megatron/training/training.py::num_floating_point_operations` (`transformer_flops`, BSHD
+/// batches: B s tokens, B s^2 for the core attention), read at commit d98e8a64dd (2026-08-22);
+/// the same terms as Megatron-Bridge v0.2.0 (the 25.11 container)
+/// `src/megatron/bridge/training/utils/flop_utils.py::num_floating_point_operations`.
+/// With L = layers + mtp_layers (each MTP module counted as one more layer of the last layer's
+/// kind, MoE here), 6 = 3 GEMMs (forward, data and weight gradients) x 2 per multiply-add,
+/// g = 3 with SwiGLU else 2, q = heads x head_dim, kv = kv_heads x head_dim:
+///   MLP     6 h g (ffn x dense layers + (top-k x expert width + shared x expert width) x MoE layers)
+///   attn    L x 6 (h (q + 2 kv) + q h)                                           (GQA / MHA)
+///           MLA: L x 6 (r_q (h + a (d_n + d_r) + 1) + r_kv (h + a (d_n + d_v) + 1) + h d_r + a d_v h)
+///           (without q_lora_rank: h a (d_n + d_r) for the first term; the +1s are the norms)
+///   core    L x 6 q s (causal; x2 full square); MLA: L x 6 (a (d_n + d_r) + a d_v) s / 2 (x2 full)
+///   MTP     6 mtp (3 h + 2 h^2)                                  (norms and the 2h -> h projection)
+///   logits  6 h V_padded (1 + mtp)
+/// Not counted (as in Megatron): router, norms elsewhere, softmax, sliding windows (every layer is
+/// counted at full causal length), recompute.
+///
+/// The library's own count (model_flops_per_token, what mfu and tflops_per_gpu use, and what the
+/// step predictor's compute model is built on) differs by design, and is left as it is:
+/// * attention: the full s x s square (Narayanan et al. 2021), Megatron's count before March 2025
+///   and NeMo 24.07's, which it matches within 0.1% on every NeMo 24.07 run of the calibration
+///   set. Against the current causal count it is larger by 6 q s per layer and token: 12.5% for
+///   Llama 3 8B at 8192 tokens, 7.2% for 70B, 4.0% for 405B, 12.6% for DeepSeek-V3 at 4096,
+///   21% for Qwen3-30B-A3B, 13% for Qwen3-235B-A22B (tests/unit/workload_megatron_flops.cpp);
+/// * GPT-OSS: its gated MLP counted x3 and its sliding windows counted (Megatron: x2, no windows),
+///   together +24 to +28% over Megatron's count;
+/// * the router (2 h E per MoE layer and token), the unpadded vocabulary (both < 0.5%);
+/// * MTP modules: in hardware FLOPs, not in model FLOPs (Megatron: in model FLOPs, +4% for
+///   DeepSeek-V3's one module).
+[[nodiscard]] constexpr flop_count megatron_model_flops_per_token(const transformer& m, double seq,
+                                                                  const megatron_flops_options& o = {}) {
+    const double h = m.hidden, a = m.heads, s = seq;
+    const double mtp = m.mtp_layers > 0 ? m.mtp_layers : 0;
+    const double layers = m.layers + mtp;
+    // training.py: the MTP modules join the kind of the last layer (last_layer_is_moe); the
+    // catalog's MoE models end on an MoE layer (dense layers lead or interleave).
+    const double moe_layers = m.is_moe() ? m.moe_layers() + mtp : 0.0;
+    const double dense_layers = layers - moe_layers;
+    const bool swiglu = o.swiglu ? *o.swiglu : (m.gated_mlp && !m.attention_sinks);
+    const double g = swiglu ? 3.0 : 2.0;  // ffn_expansion_factor
+    const double width = m.expert_width();
+    const double mlp = 6.0 * h * g *
+                       (static_cast<double>(m.ffn) * dense_layers +
+                        (m.experts_per_token * width + m.shared_experts * width) * moe_layers);
+    const double core_factor = o.attention == megatron_attention_count::causal ? 1.0 : 2.0;
+    double attn_linear = 0, attn_core = 0;
+    if (m.is_mla()) {
+        const double dn = m.qk_nope_head_dim, dr = m.qk_rope_head_dim, dv = m.v_head_dim;
+        const double rq = m.q_lora_rank, rkv = m.kv_lora_rank;
+        const double q_term = m.q_lora_rank > 0 ? rq * (h + a * (dn + dr) + 1.0) : h * a * (dn + dr);
+        attn_linear = 6.0 * (q_term + rkv * (h + a * (dn + dv) + 1.0) + h * dr + a * dv * h);
+        attn_core = 6.0 * (a * (dn + dr) / 2.0 + a * dv / 2.0) * core_factor * s;
+    } else {
+        const double q = m.q_dim(), kv = m.kv_dim();
+        attn_linear = 6.0 * (h * (q + 2.0 * kv) + q * h);
+        attn_core = 6.0 * q * core_factor * s;  // 6 q / 2 (causal) x 2 (QK^T and the values)
+    }
+    const double mtp_proj = 6.0 * mtp * (3.0 * h + 2.0 * h * h);
+    const double logits = 6.0 * h * megatron_logits_vocab(m, o) * (1.0 + mtp);
+    return flops(mlp + layers * (attn_linear + attn_core) + mtp_proj + logits);
+}
+
+/// @brief Megatron's model FLOPs of one iteration over `sequences` sequences of `seq` tokens
+/// (megatron_model_flops_per_token x B s), what Megatron divides by the iteration time and the
+/// GPUs for "Model TFLOP/sec/GPU".
+[[nodiscard]] constexpr flop_count megatron_model_flops(const transformer& m, double seq, double sequences,
+                                                        const megatron_flops_options& o = {}) {
+    return megatron_model_flops_per_token(m, seq, o) * (seq * sequences);
+}
+
 // ---------------------------------------------------------------- precision and peak
 
 /// @brief The accelerator's dense peak for `precision`; input_error naming `field` if the
