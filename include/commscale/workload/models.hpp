@@ -96,30 +96,6 @@ inline constexpr transformer megatron_1t{
     .vocab = 51200, .max_seq = 2048, .tied_embeddings = true, .learned_positions = true, .biases = true,
     .source = "Narayanan et al. 2021, Efficient Large-Scale Language Model Training on GPU Clusters, Table 1"};
 
-/// GPT-3 5B as NeMo and Megatron-Core benchmark it (NVIDIA NeMo performance tables): NeMo
-/// `nemo/collections/llm/gpt/model/base.py` GPTConfig5B (24 layers, 4096, 32 heads, FFN 16384,
-/// sequence 2048); GPT-3 architecture otherwise (GPT-2 tokenizer, learned positions, tied, biases).
-inline constexpr transformer gpt3_5b{
-    .name = "gpt3-5b", .layers = 24, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 16384,
-    .vocab = 50257, .max_seq = 2048, .tied_embeddings = true, .learned_positions = true, .biases = true,
-    .source = "NeMo nemo/collections/llm/gpt/model/base.py GPTConfig5B (NeMo performance tables' GPT3-5B)"};
-
-/// GPT-3 20B as NeMo benchmarks it: NeMo `nemo/collections/llm/gpt/model/base.py` GPTConfig20B
-/// (44 layers, 6144, 48 heads, FFN 24576, sequence 2048); GPT-3 architecture otherwise.
-inline constexpr transformer gpt3_20b{
-    .name = "gpt3-20b", .layers = 44, .hidden = 6144, .heads = 48, .kv_heads = 48, .ffn = 24576,
-    .vocab = 50257, .max_seq = 2048, .tied_embeddings = true, .learned_positions = true, .biases = true,
-    .source = "NeMo nemo/collections/llm/gpt/model/base.py GPTConfig20B (NeMo performance tables' GPT3-20B)"};
-
-/// Nemotron-4 340B: NVIDIA 2024, Nemotron-4 340B Technical Report, Table 1 (96 layers, hidden
-/// 18432, 96 attention heads, 8 KV heads, sequence 4096, vocabulary 256000, squared-ReLU MLP,
-/// untied embeddings); FFN 73728 from NeMo `nemo/collections/llm/gpt/model/nemotron.py`
-/// Nemotron4Config340B.
-inline constexpr transformer nemotron4_340b{
-    .name = "nemotron4-340b", .layers = 96, .hidden = 18432, .heads = 96, .kv_heads = 8, .ffn = 73728,
-    .vocab = 256000, .max_seq = 4096,
-    .source = "NVIDIA 2024, Nemotron-4 340B Technical Report, Table 1; NeMo Nemotron4Config340B"};
-
 /// Mixtral 8x7B: Jiang et al. 2024, Mixtral of Experts, Table 1; HF mistralai/Mixtral-8x7B-v0.1
 /// config.json (8 experts, top-2, 46.7B total / 12.9B active).
 inline constexpr transformer mixtral_8x7b{
@@ -206,15 +182,91 @@ inline constexpr transformer llama4_maverick{
     .source = "Meta 2025, Llama 4 Maverick model card; HF meta-llama/Llama-4-Maverick-17B-128E config.json (text_config)",
     .expert_ffn = 8192, .shared_experts = 1, .dense_layers = 24, .sliding_window = 8192, .sliding_layers = 36};
 
+/// GPT-3 5B as NeMo and Megatron-Core benchmark it (NVIDIA NeMo performance tables): NeMo
+/// `nemo/collections/llm/gpt/model/base.py` GPTConfig5B (24 layers, 4096, 32 heads, FFN 16384,
+/// sequence 2048); GPT-3 architecture otherwise (GPT-2 tokenizer, learned positions, tied, biases).
+inline constexpr transformer gpt3_5b{
+    .name = "gpt3-5b", .layers = 24, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 16384,
+    .vocab = 50257, .max_seq = 2048, .tied_embeddings = true, .learned_positions = true, .biases = true,
+    .source = "NeMo nemo/collections/llm/gpt/model/base.py GPTConfig5B (NeMo performance tables' GPT3-5B)"};
+
+/// GPT-3 20B as NeMo benchmarks it: NeMo `nemo/collections/llm/gpt/model/base.py` GPTConfig20B
+/// (44 layers, 6144, 48 heads, FFN 24576, sequence 2048); GPT-3 architecture otherwise.
+inline constexpr transformer gpt3_20b{
+    .name = "gpt3-20b", .layers = 44, .hidden = 6144, .heads = 48, .kv_heads = 48, .ffn = 24576,
+    .vocab = 50257, .max_seq = 2048, .tied_embeddings = true, .learned_positions = true, .biases = true,
+    .source = "NeMo nemo/collections/llm/gpt/model/base.py GPTConfig20B (NeMo performance tables' GPT3-20B)"};
+
+/// Nemotron-4 340B: NVIDIA 2024, Nemotron-4 340B Technical Report, Table 1 (96 layers, hidden
+/// 18432, 96 attention heads, 8 KV heads, sequence 4096, vocabulary 256000, squared-ReLU MLP,
+/// untied embeddings); FFN 73728 from NeMo `nemo/collections/llm/gpt/model/nemotron.py`
+/// Nemotron4Config340B.
+inline constexpr transformer nemotron4_340b{
+    .name = "nemotron4-340b", .layers = 96, .hidden = 18432, .heads = 96, .kv_heads = 8, .ffn = 73728,
+    .vocab = 256000, .max_seq = 4096,
+    .source = "NVIDIA 2024, Nemotron-4 340B Technical Report, Table 1; NeMo Nemotron4Config340B"};
+
+/// MPT 125M-70B (MosaicML): the model section of llm-foundry's pretraining yamls
+/// (scripts/train/yamls/pretrain/mpt-*.yaml at commit 8c8dd48f, the commit of the benchmark table in
+/// data/calibration/); MPTConfig defaults: ALiBi (no positions), no biases, tied embeddings, a plain
+/// 4h GELU MLP. Some yamls change the heads so that d_head is 128 for FlashAttention (760m, 1b, 3b).
+inline constexpr transformer mpt_125m{
+    .name = "mpt-125m", .layers = 12, .hidden = 768, .heads = 12, .kv_heads = 12, .ffn = 3072,
+    .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
+    .source = "llm-foundry scripts/train/yamls/pretrain/mpt-125m.yaml @ 8c8dd48f (d_model 768, n_heads 12, n_layers 12, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
+    .alibi = true};
+inline constexpr transformer mpt_350m{
+    .name = "mpt-350m", .layers = 24, .hidden = 1024, .heads = 16, .kv_heads = 16, .ffn = 4096,
+    .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
+    .source = "llm-foundry scripts/train/yamls/pretrain/mpt-350m.yaml @ 8c8dd48f (d_model 1024, n_heads 16, n_layers 24, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
+    .alibi = true};
+inline constexpr transformer mpt_760m{
+    .name = "mpt-760m", .layers = 24, .hidden = 1536, .heads = 12, .kv_heads = 12, .ffn = 6144,
+    .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
+    .source = "llm-foundry scripts/train/yamls/pretrain/mpt-760m.yaml @ 8c8dd48f (d_model 1536, n_heads 12, n_layers 24, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
+    .alibi = true};
+inline constexpr transformer mpt_1b{
+    .name = "mpt-1b", .layers = 24, .hidden = 2048, .heads = 16, .kv_heads = 16, .ffn = 8192,
+    .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
+    .source = "llm-foundry scripts/train/yamls/pretrain/mpt-1b.yaml @ 8c8dd48f (d_model 2048, n_heads 16, n_layers 24, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
+    .alibi = true};
+inline constexpr transformer mpt_3b{
+    .name = "mpt-3b", .layers = 32, .hidden = 2560, .heads = 20, .kv_heads = 20, .ffn = 10240,
+    .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
+    .source = "llm-foundry scripts/train/yamls/pretrain/mpt-3b.yaml @ 8c8dd48f (d_model 2560, n_heads 20, n_layers 32, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
+    .alibi = true};
+inline constexpr transformer mpt_7b{
+    .name = "mpt-7b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 16384,
+    .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
+    .source = "llm-foundry scripts/train/yamls/pretrain/mpt-7b.yaml @ 8c8dd48f (d_model 4096, n_heads 32, n_layers 32, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
+    .alibi = true};
+inline constexpr transformer mpt_13b{
+    .name = "mpt-13b", .layers = 40, .hidden = 5120, .heads = 40, .kv_heads = 40, .ffn = 20480,
+    .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
+    .source = "llm-foundry scripts/train/yamls/pretrain/mpt-13b.yaml @ 8c8dd48f (d_model 5120, n_heads 40, n_layers 40, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
+    .alibi = true};
+inline constexpr transformer mpt_30b{
+    .name = "mpt-30b", .layers = 48, .hidden = 7168, .heads = 56, .kv_heads = 56, .ffn = 28672,
+    .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
+    .source = "llm-foundry scripts/train/yamls/pretrain/mpt-30b.yaml @ 8c8dd48f (d_model 7168, n_heads 56, n_layers 48, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
+    .alibi = true};
+inline constexpr transformer mpt_70b{
+    .name = "mpt-70b", .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 64, .ffn = 32768,
+    .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
+    .source = "llm-foundry scripts/train/yamls/pretrain/mpt-70b.yaml @ 8c8dd48f (d_model 8192, n_heads 64, n_layers 80, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
+    .alibi = true};
+
 }  // namespace models
 
 /// @brief Every preset, in the order of CLI.md.
-inline constexpr std::array<transformer, 24> model_presets{
+inline constexpr std::array<transformer, 33> model_presets{
     models::gpt2_large, models::gpt3_175b,  models::llama2_7b,   models::llama2_13b,  models::llama2_70b,
     models::llama3_8b,  models::llama3_70b, models::llama3_405b, models::opt_175b,    models::bloom_176b,
-    models::mt_nlg_530b, models::megatron_1t, models::gpt3_5b, models::gpt3_20b, models::nemotron4_340b, models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
+    models::mt_nlg_530b, models::megatron_1t, models::gpt3_5b,   models::gpt3_20b,    models::nemotron4_340b,
+    models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
     models::kimi_k2, models::qwen3_30b_a3b, models::qwen3_235b_a22b, models::gpt_oss_120b, models::llama4_scout,
-    models::llama4_maverick};
+    models::llama4_maverick, models::mpt_125m, models::mpt_350m, models::mpt_760m, models::mpt_1b,
+    models::mpt_3b, models::mpt_7b, models::mpt_13b, models::mpt_30b, models::mpt_70b};
 
 /// @brief All presets.
 [[nodiscard]] constexpr std::span<const transformer> all_models() { return model_presets; }
