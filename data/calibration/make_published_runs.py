@@ -12,12 +12,12 @@ import csv
 import sys
 
 MODELS = {  # published name -> catalog preset or config.json beside this file
-    "GPT3-5B": "models/gpt3-5b.json", "GPT3-20B": "models/gpt3-20b.json", "GPT3-175B": "gpt3-175b",
+    "GPT3-5B": "gpt3-5b", "GPT3-20B": "gpt3-20b", "GPT3-175B": "gpt3-175b",
     "LLAMA2-7B": "llama2-7b", "LLAMA2-13B": "llama2-13b", "LLAMA2-70B": "llama2-70b",
     "LLAMA3-8B": "llama3-8b", "LLAMA3-70B": "llama3-70b", "LLAMA3_8B": "llama3-8b", "LLAMA3_70B": "llama3-70b",
     "LLAMA3.1_405B": "llama3-405b",
     "Nemotron-8B": "models/nemotron3-8b.json", "Nemotron-22B": "models/nemotron3-22b.json",
-    "Nemotron-340B": "models/nemotron4-340b.json",
+    "Nemotron-340B": "nemotron4-340b",
     "DeepSeekV3 (w/o MTP)": "deepseek-v3", "DeepSeekV3 (w/ MTP)": "deepseek-v3",
     "GPT OSS 120B": "gpt-oss-120b", "Qwen3_30B_a3B": "qwen3-30b-a3b", "Qwen3_235B_a22B": "qwen3-235b-a22b",
 }
