@@ -9,6 +9,7 @@ usage: python3 data/calibration/make_published_runs.py ../shared/calibration/pub
            > data/calibration/published_runs.csv
 """
 import csv
+import re
 import sys
 
 MODELS = {  # published name -> catalog preset or config.json beside this file
@@ -86,7 +87,7 @@ def main(path):
             "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "micro_batch",
             "global_batch", "seq", "dtype", "framework", "zero", "recompute", "sequence_parallel",
             "tokens_per_s_per_gpu", "published_tflops_per_gpu", "published_precision", "source", "source_location",
-            "recipe", "notes", "not_expressible"]
+            "recipe", "notes", "not_expressible", "cpu_offloading_num_layers"]
     out.writerow(cols)
     for r in rows:
         acc = ACC_SHORT[r["gpu"]]
@@ -124,12 +125,21 @@ def main(path):
         if "(" in r["precision"]:
             notes.append("published " + r["precision"] + ": the first value is recorded, the parenthesised one is the alternative recipe")
         not_expr = ""
+        # Megatron-Core's --cpu-offloading-num-layers, carried into the plan where the row runs the
+        # recipe's own layout (Llama 3 70B on GB200/GB300: Megatron-FSDP, mbs 2, as the table's row).
+        # Llama 3.1 405B's GB200/GB300 recipes offload for a 128-GPU TP 2 Megatron-FSDP layout that the
+        # table's rows (256 GPUs, TP 2-4 x PP 8-16) do not run: recorded in `recipe` only.
+        offload = ""
+        if MODELS[r["model"]] == "llama3-70b" and not nemo2407 and r["fsdp"] not in ("", "0"):
+            m = re.search(r"cpu_offloading_num_layers=(\d+)", recipe)
+            if m:
+                offload = m.group(1)
         out.writerow([f"{r['model']} {acc} {gpus} GPUs {r['precision']}" + (f" seq {r['seq_len']}" if llmf else "")
                       + (" ckpt" if llmf and recompute == "full" else ""),
                       family, MODELS[r["model"]], CLUSTERS[r["gpu"]], gpus, tp, pp, cp, ep, etp, vp, emb, loss,
                       r["micro_batch_size"], r["global_batch_size"], r["seq_len"], dt, framework, zero, recompute, sp,
                       r["tokens_per_sec_per_gpu"], r["tflops_per_gpu"], r["precision"], r["source"], r["source_location"],
-                      recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr])
+                      recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload])
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "../shared/calibration/published_runs.csv")

@@ -159,3 +159,36 @@ TEST_CASE("accuracy: bad input names the field, the value and what is accepted")
     require_invalid("accuracy " + q(bad_column), "tokens_per_gpu");
     require_invalid("accuracy \"" + (scratch() / "nope.csv").string() + "\"", "nope.csv");
 }
+
+TEST_CASE("accuracy: published runs the memory model now admits (issue 24, part 5)") {
+    // Every calibration run was run by its publisher. These fit with their recipes' settings:
+    // Llama 3 70B on GB200/GB300 offloads 40/20 layers' activations (cpu_offloading_num_layers,
+    // Megatron-Bridge r0.2.0 workload_base_configs.py) and, in FP8, Transformer Engine keeps the
+    // GEMM inputs in 1 byte; Llama 3.1 405B on B200 fits with the FP8 inputs alone.
+    const json j = run_json("accuracy \"" + calibration_csv + "\"");
+    for (const char* name : {"LLAMA3_70B GB200 64 GPUs FP8-CS", "LLAMA3_70B GB300 64 GPUs FP8-CS",
+                             "LLAMA3.1_405B B200 128 GPUs FP8-CS"}) {
+        INFO(name);
+        const json r = row(j["runs"], name);
+        CHECK(r["fits_in_memory"] == true);
+        CHECK(r["memory_per_gpu_GiB"].get<double>() <= r["memory_capacity_GiB"].get<double>());
+    }
+    // the offloaded layers count: Llama 3 70B on GB200 without them is 40 layers over capacity
+    const std::string gb200 =
+        "step --model llama3-70b --cluster gb200-nvl72 --gpus 64 --micro-batch 2 --global-batch 256 --seq 8192 "
+        "--dtype fp8 --zero 3";
+    const json with = run_json(gb200 + " --cpu-offloading-num-layers 40");
+    const json without = run_json(gb200);
+    CHECK(with["fits_in_memory"] == true);
+    CHECK(without["fits_in_memory"] == false);
+    CHECK(with["plan"]["cpu_offloading_num_layers"] == 40);
+    CHECK_FALSE(without["plan"].contains("cpu_offloading_num_layers"));
+    // 40 of 80 layers: the layers' part of the activations halves
+    const double a_with = with["memory_breakdown_GiB"]["activations"].get<double>();
+    const double a_without = without["memory_breakdown_GiB"]["activations"].get<double>();
+    CHECK(a_with < 0.55 * a_without);
+    CHECK(a_with > 0.45 * a_without);
+    // Megatron-Core refuses num_layers >= the model's layers; the error names field, value, range
+    require_invalid(gb200 + " --cpu-offloading-num-layers 80", "cpu_offloading_num_layers");
+    require_invalid(gb200 + " --cpu-offloading-num-layers -1", "--cpu-offloading-num-layers");
+}

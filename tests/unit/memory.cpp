@@ -103,3 +103,50 @@ TEST_CASE("expert parallelism shards the experts' parameters") {
     const double experts = 32 * 8 * 3.0 * 4096 * 14336;
     CHECK_THAT(in_bytes(ep8.total()), WithinRel(16 * (total_parameters(m) - experts * 7 / 8), 1e-12));
 }
+
+TEST_CASE("FP8/MXFP8: Transformer Engine saves the GEMM inputs quantized, 1 byte (Llama 3 70B, s 8192, b 2)") {
+    // Llama 3 70B: h 8192, 8 K/V heads of 128 (kv 1024 = h/8), SwiGLU f 28672 = 3.5 h.
+    const auto& m = models::llama3_70b;
+    const double s = 8192, b = 2, sbh = s * b * 8192;
+    // derived here per tensor a layer keeps for backward (bytes, in units of sbh):
+    //   16-bit: norm inputs 2 + 2, QKV input 2, Q 2, K V 2 x 2 x 1/8, attention output 2, FC1 input
+    //   2, FC1 output (gate + up) 2 x 2 x 3.5, FC2 input 2 x 3.5, dropout masks 1 + 1 = 35.5
+    //   FP8 (transformer_engine/pytorch/module/linear.py `_Linear.forward` keeps the quantized
+    //   input): QKV, FC1 inputs 1 each, FC2 input 3.5, + the output projection's FP8 copy of the
+    //   attention output 1: 35.5 - 1 - 1 - 3.5 + 1 = 31
+    const double bf16 = in_bytes(activation_bytes_per_layer(m, s, b, 1, false, recompute::selective));
+    const double fp8 = in_bytes(activation_bytes_per_layer(m, s, b, 1, false, recompute::selective, 1.0));
+    CHECK_THAT(bf16, WithinRel(35.5 * sbh, 1e-12));
+    CHECK_THAT(fp8, WithinRel(31.0 * sbh, 1e-12));
+    // 2 bytes is the 16-bit model unchanged; full recompute keeps the 16-bit layer input either way
+    CHECK(in_bytes(activation_bytes_per_layer(m, s, b, 1, false, recompute::selective, 2.0)) == bf16);
+    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, s, b, 8, true, recompute::full, 1.0)), WithinRel(2 * sbh, 1e-12));
+    // with TP 8 and sequence parallelism every term divides by 8
+    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, s, b, 8, true, recompute::selective, 1.0)), WithinRel(31.0 * sbh / 8, 1e-12));
+}
+
+TEST_CASE("activation CPU offloading (--cpu-offloading-num-layers): offloaded layers leave GPU memory") {
+    const auto& m = models::llama3_70b;  // 80 layers
+    memory_plan p;
+    p.seq = 8192;
+    p.micro_batch = 2;
+    p.dp = 64;
+    p.zero_stage = 3;
+    p.recompute_mode = recompute::selective;
+    const auto per_layer = in_bytes(activation_bytes_per_layer(m, 8192, 2, 1, false, recompute::selective));
+    const auto outside = in_bytes(activation_bytes_outside_layers(m, 8192, 2, 1, false, true, true));
+    const auto all = memory_per_gpu(m, p);
+    CHECK_THAT(in_bytes(all.activations), WithinRel(80 * per_layer + outside, 1e-12));
+    // Megatron-Bridge's Llama 3 70B GB200 recipe offloads 40 of the 80 layers: 40 stay resident
+    p.offloaded_layers = 40;
+    const auto off = memory_per_gpu(m, p);
+    CHECK_THAT(in_bytes(off.activations), WithinRel(40 * per_layer + outside, 1e-12));
+    CHECK(in_bytes(off.state.total()) == in_bytes(all.state.total()));  // model state stays on the GPU
+    CHECK(resident_layers(8, 10) == 0.0);  // never below zero
+    CHECK(resident_layers(8, 0) == 8.0);
+    // the explicit-stage path offloads the same way (20 of a stage's 40 layers)
+    const auto stage = stage_memory_per_gpu(m, p, 40, false, false);
+    CHECK(in_bytes(stage.activations) == 0.0);
+    p.offloaded_layers = 20;
+    CHECK_THAT(in_bytes(stage_memory_per_gpu(m, p, 40, false, false).activations), WithinRel(20 * per_layer, 1e-12));
+}

@@ -33,7 +33,8 @@
 ///   bucket_per_dp_bytes, overlap: {dp, tp, pp, zero, cp}, attention, reduce_every_micro_batch,
 ///   expert_load, capacity_factor, pad_to_capacity, stage_layers: [...]}, and
 ///   account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split: true only when
-///   set (Megatron-Core's flags; absent reads as false, so plans without them keep their JSON).
+///   set (Megatron-Core's flags; absent reads as false, so plans without them keep their JSON);
+///   cpu_offloading_num_layers only when > 0 (absent reads as 0).
 /// * planned: {tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, virtual_stages,
 ///   sequence_parallel, step_s, mfu, memory_per_gpu_GiB, memory_per_gpu_bytes,
 ///   memory_headroom_GiB, bottleneck, micro_batches, breakdown: {step_breakdown}} (+ the two
@@ -458,6 +459,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     // written only when set, so plans without them keep their JSON (read back absent = false)
     if (p.account_for_embedding_in_pipeline_split) put("account_for_embedding_in_pipeline_split", true);
     if (p.account_for_loss_in_pipeline_split) put("account_for_loss_in_pipeline_split", true);
+    if (p.cpu_offloading_num_layers > 0) put("cpu_offloading_num_layers", p.cpu_offloading_num_layers);
     return j;
 }
 
@@ -521,6 +523,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.pad_to_capacity = r.boolean("pad_to_capacity");
     p.account_for_embedding_in_pipeline_split = r.boolean_or("account_for_embedding_in_pipeline_split", false);
     p.account_for_loss_in_pipeline_split = r.boolean_or("account_for_loss_in_pipeline_split", false);
+    p.cpu_offloading_num_layers =
+        static_cast<int>(r.integer_or("cpu_offloading_num_layers", 0, 0, plan_limits::stage_layers));
 
     // stage_layers: pp counts; back to first/last_stage_layers (0 where the even split gives them)
     const nlohmann::json& sl = r.array("stage_layers");

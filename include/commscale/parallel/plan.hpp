@@ -184,6 +184,13 @@ struct plan {
     /// The loss (output layer and cross-entropy) counts as one layer of the pipeline split, in the
     /// last virtual stage of the last stage (Megatron-Core `--account-for-loss-in-pipeline-split`).
     bool account_for_loss_in_pipeline_split = false;
+    /// Transformer layers per pipeline stage whose saved activations Transformer Engine moves to
+    /// host memory during the forward pass and brings back for the backward pass (Megatron-Core
+    /// `--cpu-offloading-num-layers` with `--cpu-offloading`: TransformerBlock wraps its layers in
+    /// transformer_engine.pytorch.get_cpu_offload_context(num_layers=..., model_layers=...), which
+    /// offloads the activations of `num_layers` layers and requires num_layers < model_layers).
+    /// 0 = off. The offloaded layers' activations leave GPU memory (workload/memory.hpp).
+    int cpu_offloading_num_layers = 0;
     /// MoE routing imbalance: routed tokens of the busiest EP rank / the mean (1 = balanced). The
     /// busiest rank sets the pace of the expert GEMMs and of the all-to-all.
     double expert_load = 1.0;
@@ -460,6 +467,9 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
                           "0 (dropless) or a positive capacity factor such as 1.0 or 1.25");
     if (p.pad_to_capacity && p.capacity_factor == 0.0)
         throw input_error("plan.pad_to_capacity", "true without a capacity factor", "a capacity_factor > 0 to pad to");
+    if (p.cpu_offloading_num_layers < 0 || p.cpu_offloading_num_layers > plan_limits::stage_layers)
+        throw input_error("plan.cpu_offloading_num_layers", std::to_string(p.cpu_offloading_num_layers),
+                          "0 (off) or the transformer layers per stage whose activations go to host memory");
     if (p.zero < 0 || p.zero > 3)
         throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
     if (p.gradient_bytes != 1 && p.gradient_bytes != 2 && p.gradient_bytes != 4)
@@ -494,6 +504,10 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (p.pipeline_split_extras() == 0 && m.layers < chunks) detail::throw_too_many_stages(p, m.layers);
     validate_pipeline_split(p, m.layers);
     validate_stage_layers(p, m.layers);
+    // Megatron-Core's TransformerConfig rejects cpu_offloading_num_layers >= num_layers
+    if (p.cpu_offloading_num_layers >= m.layers && p.cpu_offloading_num_layers > 0)
+        throw input_error("plan.cpu_offloading_num_layers", std::to_string(p.cpu_offloading_num_layers),
+                          "fewer than the model's layers (" + std::to_string(m.layers) + "), 0 = off");
     const long long per_step = static_cast<long long>(p.dp) * p.micro_batch;
     if (p.global_batch % per_step != 0)
         throw input_error("plan.global_batch", std::to_string(p.global_batch),

@@ -442,6 +442,9 @@ template <class Pricer>
                    : p.schedule == pipeline_schedule::dualpipe ? (p.pp + 1.0) / 2.0  // per stage of doubled layers
                                                                : in_flight_1f1b(p.pp, r.micro_batches);
     if (p.gradient_bytes == 4) mp.state = mixed_precision_adam_fp32_grads;
+    mp.offloaded_layers = p.cpu_offloading_num_layers;
+    // Transformer Engine saves FP8/MXFP8 GEMM inputs quantized, 1 byte (memory.hpp)
+    if (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) mp.gemm_input_bytes = 1.0;
     if (p.pipeline_split_extras() > 0 && p.pp > 1) {
         r.memory = detail::split_layout_memory(m, p, mp);
     } else {

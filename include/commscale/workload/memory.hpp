@@ -113,18 +113,34 @@ struct model_state {
 /// keeps only the layer input, 2 sbh (Table 2, last row).
 /// `seq` = s (tokens per sequence on this GPU, already divided by context parallelism),
 /// `micro_batch` = b, `tp` = t.
+/// `gemm_input_bytes` = q, the bytes per element of the GEMM inputs a linear layer saves for its
+/// weight-gradient GEMM: 2 in bf16/fp16; 1 in FP8/MXFP8 with Transformer Engine, which saves the
+/// quantized input, not the 16-bit one (transformer_engine/pytorch/module/linear.py and
+/// layernorm_linear.py, `forward`: "Cached input tensor" `saved_inputmat = inputmat`, the FP8
+/// tensor, after "Discard row-wise data since it is not needed in backward pass"; the norm's
+/// output is quantized by the fused norm). With q < 2 the inputs of the QKV and FC1 GEMMs (norm
+/// outputs, 2 x 2sbh above) and of FC2 (the activation's output, 2 s b f) are held at q bytes,
+/// and the output projection adds its quantized copy of the attention output, q sbh (the 16-bit
+/// one stays: the attention kernel saves it for its own backward). The norms' inputs, the
+/// attention's Q K V and output, and FC1's output (saved by the activation function) stay 16-bit.
 [[nodiscard]] constexpr data_size activation_bytes_per_layer(const transformer& m, double seq, double micro_batch,
-                                                             int tp, bool sequence_parallel, recompute r) {
+                                                             int tp, bool sequence_parallel, recompute r,
+                                                             double gemm_input_bytes = 2.0) {
     const double s = seq, b = micro_batch, h = m.hidden, a = m.heads, kv = m.kv_dim();
     const double t = std::max(tp, 1);
     const double sbh = s * b * h;
     if (r == recompute::full) return bytes(2.0 * sbh);
-    const double replicated = 10.0 * sbh;
-    // MLP: (top-k + shared) experts' width on MoE layers, ffn on dense ones (mean over layers)
-    const double mlp = (m.gated_mlp ? 6.0 : 4.0) * s * b * m.mlp_width_per_token();
+    const double q = gemm_input_bytes > 0.0 && gemm_input_bytes < 2.0 ? gemm_input_bytes : 2.0;
+    // norm inputs 4sbh, QKV and FC1 inputs 2 q sbh, dropout masks 2sbh (10 sbh in 16 bits)
+    const double replicated = (6.0 + 2.0 * q) * sbh;
+    // MLP: (top-k + shared) experts' width on MoE layers, ffn on dense ones (mean over layers):
+    // FC1's output (gated: gate and up, 4sbf; else 2sbf) and FC2's input, q s b f
+    const double mlp = ((m.gated_mlp ? 4.0 : 2.0) + q) * s * b * m.mlp_width_per_token();
     // Q 2sbh and K, V 4 sb kv; MLA: Q a d_qk, K a d_qk, V a d_v wide (DeepSeek-V2 section 2.1)
     const double qkv = m.is_mla() ? 2.0 * s * b * a * (2.0 * m.qk_head_dim() + m.v_head_dim) : 2.0 * sbh + 4.0 * s * b * kv;
-    const double split = qkv + 2.0 * sbh + mlp;
+    // the attention output 2sbh (+ the output projection's quantized copy below 16 bits)
+    const double proj = 2.0 * sbh + (q < 2.0 ? q * sbh : 0.0);
+    const double split = qkv + proj + mlp;
     // the score tensor spans attention_span keys per query (sliding-window layers fewer)
     const double core = r == recompute::selective ? 0.0 : 5.0 * a * s * m.attention_span(s) * b;
     return bytes((sequence_parallel ? replicated / t : replicated) + (split + core) / t);
@@ -169,8 +185,27 @@ struct memory_plan {
     bool sequence_parallel = false;
     recompute recompute_mode = recompute::none;
     double in_flight = 1;       ///< micro-batches in flight on the first stage (in_flight_* above)
+    double gemm_input_bytes = 2;  ///< bytes per saved GEMM input element (activation_bytes_per_layer): 1 in FP8/MXFP8
+    /// layers of the stage whose saved activations are offloaded to host memory (Megatron-Core
+    /// --cpu-offloading-num-layers): resident_layers below
+    int offloaded_layers = 0;
     state_bytes state = mixed_precision_adam;
 };
+
+/// @brief Layers of a stage of `layers` whose activations stay in GPU memory when `offloaded` of
+/// them are offloaded to the host: max(layers - offloaded, 0). Megatron-Core's activation CPU
+/// offloading (`--cpu-offloading --cpu-offloading-num-layers N`, megatron/core/transformer/
+/// transformer_block.py builds `get_cpu_offload_context(config.cpu_offloading,
+/// config.cpu_offloading_num_layers, config.num_layers, ...)`) hands every tensor a layer saves
+/// for backward to Transformer Engine's offload handler (transformer_engine/pytorch/cpu_offload.py,
+/// `get_cpu_offload_context`: "num_layers: the number of layers to offload"), which copies the
+/// activations of N layers to host memory as the forward pass leaves them and reloads them, a
+/// layer ahead, in the backward pass after the resident layers' activations are freed. The peak
+/// of GPU activation memory is then that of the resident layers (the reload buffer of one layer
+/// is not counted: it is smaller than any one resident layer's freed activations).
+[[nodiscard]] constexpr double resident_layers(double layers, int offloaded) {
+    return std::max(layers - static_cast<double>(std::max(offloaded, 0)), 0.0);
+}
 
 /// @brief Memory of one GPU (the first pipeline stage, which holds the most activations).
 struct memory_breakdown {
@@ -180,15 +215,16 @@ struct memory_breakdown {
 };
 
 /// @brief Memory per GPU for a plan: model state (model_state_per_gpu) plus activations
-/// ceil(l / pp) layers x in_flight x activation_bytes_per_layer + activation_bytes_outside_layers
+/// resident_layers(ceil(l / pp), offloaded_layers) x in_flight x activation_bytes_per_layer + activation_bytes_outside_layers
 /// (first stage; with pp = 1 the last stage's logits too, for one micro-batch).
 [[nodiscard]] constexpr memory_breakdown memory_per_gpu(const transformer& m, const memory_plan& p) {
     memory_breakdown r;
     r.state = model_state_per_gpu(m, p.tp, p.pp, p.dp, p.ep, p.zero_stage, p.state, p.etp, p.expert_dp);
     const int pp = std::max(p.pp, 1);
     const double layers_per_stage = (m.layers + pp - 1) / pp;
-    const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode);
-    r.activations = layers_per_stage * std::max(p.in_flight, 1.0) * per_layer +
+    const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode,
+                                                      p.gemm_input_bytes);
+    r.activations = resident_layers(layers_per_stage, p.offloaded_layers) * std::max(p.in_flight, 1.0) * per_layer +
                     activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, true, pp == 1);
     return r;
 }
@@ -220,8 +256,9 @@ struct memory_breakdown {
     const model_state swap = model_state_per_gpu(own - embedding_parameters(s), p.tp, 1, p.dp, p.zero_stage, p.state);
     memory_breakdown r;
     r.state = {all.weights + swap.weights, all.gradients + swap.gradients, all.optimizer + swap.optimizer};
-    const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode);
-    r.activations = static_cast<double>(s.layers) * std::max(p.in_flight, 1.0) * per_layer +
+    const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode,
+                                                      p.gemm_input_bytes);
+    r.activations = resident_layers(s.layers, p.offloaded_layers) * std::max(p.in_flight, 1.0) * per_layer +
                     activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, first, last);
     return r;
 }
