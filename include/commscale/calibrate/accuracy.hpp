@@ -30,6 +30,7 @@
 #include "../io/training_runs.hpp"
 #include "../predict/step.hpp"
 #include "../workload/flops.hpp"
+#include "errors.hpp"
 
 namespace commscale {
 
@@ -82,12 +83,6 @@ struct accuracy_report {
 
 namespace detail {
 
-[[nodiscard]] inline double accuracy_median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 [[nodiscard]] inline accuracy_family summarize_family(std::string name, const std::vector<const accuracy_run*>& rs) {
     accuracy_family f;
     f.name = std::move(name);
@@ -105,10 +100,10 @@ namespace detail {
         rsig.push_back(r->rule_rel_error);
     }
     if (!a.empty()) {
-        f.median_abs_error = accuracy_median(a);
-        f.median_error = accuracy_median(s);
-        f.rule_median_abs_error = accuracy_median(ra);
-        f.rule_median_error = accuracy_median(rsig);
+        f.median_abs_error = median(a);
+        f.median_error = median(s);
+        f.rule_median_abs_error = median(ra);
+        f.rule_median_error = median(rsig);
     }
     return f;
 }
@@ -141,10 +136,11 @@ namespace detail {
             else if (r.step_s) a.measured_tokens_per_s_per_gpu = tokens / (*r.step_s * static_cast<double>(r.gpus));
         } else {
             const double measured_step = detail::measured_step(r);
-            a.measured_step_s = measured_step;
             a.measured_tokens_per_s_per_gpu = r.tokens_per_s_per_gpu
                                                   ? *r.tokens_per_s_per_gpu
                                                   : tokens / (measured_step * static_cast<double>(r.gpus));
+            const accuracy_run identified = a;  // what a run the predictor rejects reports
+            a.measured_step_s = measured_step;
             try {
                 const cluster c = detail::cluster_for_run(default_system, r);
                 const accelerator acc = accelerator_by_name(c.node.accelerator, "cluster.accelerator");
@@ -166,24 +162,14 @@ namespace detail {
                 const double lt = in_seconds(s.layer.forward() + s.layer.backward());
                 a.attention_share = lt > 0 ? in_seconds(s.layer.attention_fwd + s.layer.attention_bwd) / lt : 0.0;
                 a.mfu = s.mfu;
-                a.memory_per_gpu_GiB = in_bytes(s.memory.total()) / 1073741824.0;
-                a.memory_capacity_GiB = in_bytes(s.memory_capacity) / 1073741824.0;
+                a.memory_per_gpu_GiB = in_bytes(s.memory.total()) / gibi;
+                a.memory_capacity_GiB = in_bytes(s.memory_capacity) / gibi;
                 a.fits_in_memory = s.fits_in_memory;
                 if (!s.fits_in_memory)
                     a.reason = "does not fit in memory under the model: " + std::to_string(std::lround(a.memory_per_gpu_GiB)) +
                                " GiB of " + std::to_string(std::lround(a.memory_capacity_GiB)) + " GiB";
             } catch (const input_error& e) {
-                accuracy_run rejected;
-                rejected.label = a.label;
-                rejected.model = a.model;
-                rejected.system = a.system;
-                rejected.accelerator = a.accelerator;
-                rejected.dtype = a.dtype;
-                rejected.source = a.source;
-                rejected.source_location = a.source_location;
-                rejected.gpus = a.gpus;
-                rejected.measured_tokens_per_s_per_gpu = a.measured_tokens_per_s_per_gpu;
-                a = std::move(rejected);
+                a = identified;
                 a.expressible = false;
                 a.reason = std::string(e.what());
             }

@@ -2,7 +2,7 @@
 /// @file calibrate/fit.hpp
 /// @brief Least-squares machinery on Eigen, independent of networks: weighted linear least squares
 /// with parameter covariance and R², a Levenberg-Marquardt solver for nonlinear models (numerical
-/// Jacobian, covariance from JᵀJ), and summaries of relative errors (median, max).
+/// Jacobian, covariance from JᵀJ); the summaries of relative errors (median, max) are in errors.hpp.
 ///
 /// Conventions. Residuals are *weighted*: a fit minimises Σ (wᵢ rᵢ)², so relative-error fitting of
 /// times uses wᵢ = 1 / t_measured,i (an 8-byte row and a 16-GiB row then count alike). Parameter
@@ -23,6 +23,7 @@
 #include <Eigen/Dense>
 
 #include "../error.hpp"
+#include "errors.hpp"
 
 namespace commscale {
 
@@ -66,48 +67,6 @@ struct lm_options {
     /// the inverse Hessian of ½ Σ rᵢ², with no σ² = cost / (m - n) factor.
     bool known_variance = false;
 };
-
-/// @brief Median of the values (the mean of the two middle ones for an even count). Throws
-/// input_error on an empty set.
-[[nodiscard]] inline double median(std::vector<double> v) {
-    if (v.empty()) throw input_error("median", "no values", "at least one value");
-    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-    std::nth_element(v.begin(), mid, v.end());
-    const double hi = *mid;
-    if (v.size() % 2 == 1) return hi;
-    const double lo = *std::max_element(v.begin(), mid);
-    return 0.5 * (lo + hi);
-}
-
-/// @brief Relative errors |predicted - measured| / measured, element by element (dimensionless).
-/// Throws input_error if the sizes differ or a measured value is not finite and > 0.
-[[nodiscard]] inline std::vector<double> relative_errors(std::span<const double> measured,
-                                                         std::span<const double> predicted) {
-    if (measured.size() != predicted.size())
-        throw input_error("relative_errors", std::to_string(predicted.size()) + " predictions",
-                          std::to_string(measured.size()) + " (one per measurement)");
-    std::vector<double> e(measured.size());
-    for (std::size_t i = 0; i < measured.size(); ++i) {
-        require_positive("measured[" + std::to_string(i) + "]", measured[i]);
-        if (!std::isfinite(predicted[i]))
-            throw input_error("predicted[" + std::to_string(i) + "]", detail::number_text(predicted[i]), "a finite number");
-        e[i] = std::fabs(predicted[i] - measured[i]) / measured[i];
-    }
-    return e;
-}
-
-/// @brief Median and maximum of a set of relative errors.
-struct error_summary {
-    double median = 0.0;
-    double max = 0.0;
-};
-
-/// @brief Median and max of `relative_errors(measured, predicted)`.
-[[nodiscard]] inline error_summary summarize_errors(std::span<const double> measured, std::span<const double> predicted) {
-    const auto e = relative_errors(measured, predicted);
-    if (e.empty()) throw input_error("errors", "no rows", "at least one row");
-    return {median(e), *std::max_element(e.begin(), e.end())};
-}
 
 namespace detail {
 
