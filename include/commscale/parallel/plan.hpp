@@ -349,18 +349,30 @@ inline void validate_stage_layers(const plan& p, int layers) {
                               std::to_string(rest) + " remaining layers (" + std::to_string(layers) + " in all)");
 }
 
+/// @brief The slots (1: the embedding or the loss, 2: both) that counting the embedding and/or the
+/// loss as pipeline layers adds so that `virt` = pp x V virtual stages split `layers` layers evenly,
+/// Megatron-Core's rule (layers + extras) % (pp x V) == 0; 0 when neither 1 nor 2 slots do. Used by
+/// validate's error messages and by the planner's search of these layouts.
+[[nodiscard]] constexpr int pipeline_split_slots_needed(int layers, long long virt) {
+    if (virt <= 0) return 0;
+    if ((layers + 1LL) % virt == 0) return 1;
+    if ((layers + 2LL) % virt == 0) return 2;
+    return 0;
+}
+
 namespace detail {
 /// The flags (CLI spelling) that make pp x V virtual stages split `layers` layers, Megatron-Core's
-/// rule (layers + extras) % (pp x V) == 0; empty when none does. For error messages.
+/// rule (pipeline_split_slots_needed); empty when none does. For error messages.
 [[nodiscard]] inline std::string pipeline_split_hint(int layers, long long virt) {
     const std::string both = "account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split "
                              "(--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split)";
     const std::string one = "account_for_loss_in_pipeline_split or account_for_embedding_in_pipeline_split "
                             "(--account-for-loss-in-pipeline-split or --account-for-embedding-in-pipeline-split)";
-    if (virt <= 0) return {};
-    if ((layers + 1LL) % virt == 0) return one + ", layers + 1 = " + std::to_string(layers + 1) + " slots";
-    if ((layers + 2LL) % virt == 0) return both + ", layers + 2 = " + std::to_string(layers + 2) + " slots";
-    return {};
+    switch (pipeline_split_slots_needed(layers, virt)) {
+        case 1: return one + ", layers + 1 = " + std::to_string(layers + 1) + " slots";
+        case 2: return both + ", layers + 2 = " + std::to_string(layers + 2) + " slots";
+        default: return {};
+    }
 }
 
 /// validate(plan)'s error for pp x V above the layers without the embedding/loss counted: names

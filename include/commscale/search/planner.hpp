@@ -351,11 +351,13 @@ inline void validate(const search_request& r) {
                         if (!r.try_pipeline_split) return;
                         const long long virt = static_cast<long long>(pp) * v;
                         if (m.layers % virt == 0) return;  // the plain split already is Megatron's even one
-                        if ((m.layers + 1LL) % virt == 0) {
-                            scheds.push_back({sc, v, false, true});
-                            scheds.push_back({sc, v, true, false});
-                        } else if ((m.layers + 2LL) % virt == 0) {
-                            scheds.push_back({sc, v, true, true});
+                        switch (pipeline_split_slots_needed(m.layers, virt)) {
+                            case 1:
+                                scheds.push_back({sc, v, false, true});
+                                scheds.push_back({sc, v, true, false});
+                                break;
+                            case 2: scheds.push_back({sc, v, true, true}); break;
+                            default: break;
                         }
                     };
                     if (pp == 1) {
