@@ -29,7 +29,7 @@ __version__ = _core.version
 
 __all__ = [
     "accelerator", "accelerators", "accuracy", "capacity", "cluster", "clusters", "collective", "convert", "fit",
-    "fit_step", "link", "links", "model", "models", "plan", "run", "scale", "step", "sweep",
+    "fit_compute", "fit_step", "link", "links", "model", "models", "plan", "run", "scale", "step", "sweep",
 ]
 
 # Keys that `commscale model --json` and `commscale cluster --json` add to the model's config.json
@@ -216,6 +216,13 @@ def accuracy(runs, cluster=None, **options):
     """``commscale accuracy RUNS.csv --json``: predict every run of a runs CSV without fitting, per
     run and per family beside the 40%-MFU rule of thumb; ``svg=FILE`` plots predicted vs measured."""
     return _core.run(_argv("accuracy", [runs], _with(options, cluster=cluster)))
+
+
+def fit_compute(runs, cluster=None, **options):
+    """``commscale fit-compute RUNS.csv --json``: fit the compute model's constants to measured runs
+    (on data/calibration/published_runs.csv, the library's defaults), with leave-one-model-out and
+    leave-one-accelerator-out errors per family; ``moe=True`` fits the MoE runs too."""
+    return _core.run(_argv("fit-compute", [runs], _with(options, cluster=cluster)))
 
 
 def fit_step(runs, cluster=None, **options):

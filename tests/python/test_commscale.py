@@ -88,6 +88,8 @@ PARITY = [
      ["fit-step", str(DATA / "measurements" / "nemo_llama31_h100_runs.csv"), "--cluster", "dgx-h100"]),
     ("accuracy", lambda: cs.accuracy(DATA / "measurements" / "nemo_llama31_h100_runs.csv", cluster="dgx-h100"),
      ["accuracy", str(DATA / "measurements" / "nemo_llama31_h100_runs.csv"), "--cluster", "dgx-h100"]),
+    ("fit-compute", lambda: cs.fit_compute(DATA / "calibration" / "published_runs.csv", no_cross_validation=True),
+     ["fit-compute", str(DATA / "calibration" / "published_runs.csv"), "--no-cross-validation"]),
 ]
 
 

@@ -29,8 +29,9 @@ TEST_CASE("fit-step on published NeMo runs: keys, fitted parameters with uncerta
     REQUIRE(j["runs"].size() == 3);
     REQUIRE(j["fitted"].contains("kernel_efficiency"));
     CHECK(j["fitted"]["kernel_efficiency"]["uncertainty"].get<double>() > 0.0);
-    // uncalibrated, the model is ~19% fast on these runs (tests/unit/step_published_stacks.cpp)
-    CHECK(j["median_rel_error_before"].get<double>() > 0.15);
+    // these NeMo 24.09 runs are not in the calibration set: the defaults fitted to that set
+    // already predict them within 5%, and the fit keeps them there
+    CHECK(j["median_rel_error_before"].get<double>() < 0.05);
     CHECK(j["median_rel_error"].get<double>() < 0.05);
     CHECK(j["cv_median_rel_error"].get<double>() < 0.08);
 }
@@ -54,12 +55,14 @@ TEST_CASE("fit-step --out: step --cluster FILE predicts a run the fit did not se
     const double step = json::parse(st.out)["step_s"].get<double>();
     INFO("predicted " << step << " s, published 14.98 s");
     CHECK(std::fabs(step / 14.98 - 1.0) < 0.08);
-    // the same without the calibration is more than 15% fast
+    // the same without the calibration: the fitted defaults, also within 8%, and not the same step
     const auto plain = run("step --model llama3-70b --cluster dgx-h100 --nodes 256 --tp 4 --pp 4 --cp 2 --schedule "
                            "interleaved --virtual-stages 5 --sequence-parallel --micro-batch 1 --global-batch 4096 "
                            "--seq 8192 --json");
     REQUIRE(plain.rc == 0);
-    CHECK(json::parse(plain.out)["step_s"].get<double>() < 0.85 * 14.98);
+    const double uncalibrated = json::parse(plain.out)["step_s"].get<double>();
+    CHECK(std::fabs(uncalibrated / 14.98 - 1.0) < 0.08);
+    CHECK(uncalibrated != Approx(step).epsilon(1e-6));
 }
 
 TEST_CASE("fit-step --out: scale and plan --cluster FILE use the fitted compute calibration too") {
@@ -76,7 +79,11 @@ TEST_CASE("fit-step --out: scale and plan --cluster FILE use the fitted compute 
     REQUIRE(plain.rc == 0);
     const double scaled = json::parse(sc.out)["rows"][0]["step_s"].get<double>();
     CHECK(scaled == Approx(json::parse(st.out)["step_s"].get<double>()).epsilon(1e-12));
-    CHECK(scaled > 1.1 * json::parse(plain.out)["step_s"].get<double>());  // the calibration slows compute
+    // the calibration's kernel scale moves the step the way it says (below 1: slower)
+    const double kernel = json::parse(slurp(cal))["compute_calibration"]["kernel_efficiency"].get<double>();
+    const double uncalibrated = json::parse(plain.out)["step_s"].get<double>();
+    CHECK(scaled != Approx(uncalibrated).epsilon(1e-6));
+    CHECK((scaled > uncalibrated) == (kernel < 1.0));
     // plan ranks with the calibrated compute: its best plan, priced by step on the same file, agrees
     const auto pl = run("plan --model llama3-8b --cluster \"" + cal.string() + "\" --gpus 64 --global-batch 256 --seq 8192 --top 1 --json");
     REQUIRE(pl.rc == 0);
@@ -92,9 +99,12 @@ TEST_CASE("fit-step --out: scale and plan --cluster FILE use the fitted compute 
     const auto again = run(args);
     REQUIRE(again.rc == 0);
     CHECK(json::parse(again.out)["step_s"].get<double>() == Approx(best["step_s"].get<double>()).epsilon(1e-9));
-    CHECK(best["breakdown"]["compute_efficiency"].get<double>() <
-          json::parse(run("plan --model llama3-8b --cluster dgx-h100 --nodes 8 --gpus 64 --global-batch 256 --seq 8192 --top 1 "
-                          "--json").out)["plans"][0]["breakdown"]["compute_efficiency"].get<double>());
+    const double calibrated_efficiency = best["breakdown"]["compute_efficiency"].get<double>();
+    const double plain_efficiency =
+        json::parse(run("plan --model llama3-8b --cluster dgx-h100 --nodes 8 --gpus 64 --global-batch 256 --seq 8192 --top 1 "
+                        "--json").out)["plans"][0]["breakdown"]["compute_efficiency"].get<double>();
+    CHECK(calibrated_efficiency != Approx(plain_efficiency).epsilon(1e-6));
+    CHECK((calibrated_efficiency < plain_efficiency) == (kernel < 1.0));
 }
 
 TEST_CASE("fit-step errors name the file, row and column, and nothing is written") {

@@ -108,12 +108,14 @@ TEST_CASE("fit-step on three llm-foundry FSDP runs predicts the other six within
     CHECK(f.fitted[0].name == "kernel_efficiency");
     CHECK(f.fitted[0].uncertainty > 0.0);
     CHECK(f.fitted[0].uncertainty < 0.1 * f.fitted[0].value);
-    // the uncalibrated model is ~20% optimistic on this stack (step_published_stacks.cpp)
-    CHECK(f.median_rel_error_before > 0.10);
+    // these A100 80GB runs are not in the calibration set (its llm-foundry runs are the A100 40GB
+    // table): the defaults fitted to that set already predict them within 8%, and a fit on three
+    // of them keeps it there, its kernel scale within the prior's one sigma (a factor e^0.4)
+    CHECK(f.median_rel_error_before < 0.08);
     CHECK(f.median_rel_error < 0.08);
     REQUIRE(f.cv_median_rel_error);
     CHECK(*f.cv_median_rel_error < 0.10);
-    CHECK(f.calibration.kernel_efficiency < 1.0);
+    CHECK(std::fabs(std::log(f.calibration.kernel_efficiency)) < 0.4);
     const double held = held_out_median(f, others, presets::dgx_a100);
     INFO("held-out median error " << held);
     CHECK(held <= 0.08);
@@ -131,7 +133,9 @@ TEST_CASE("fit-step on NeMo Llama 3.1 8B/70B/405B at small scale predicts the la
     const step_fit f = fit_step(fit_runs, presets::dgx_h100);
     INFO("kernel_efficiency " << f.calibration.kernel_efficiency << ", before " << f.median_rel_error_before
                               << ", after " << f.median_rel_error);
-    CHECK(f.median_rel_error_before > 0.15);
+    // NeMo 24.09 BF16 runs, not in the calibration set: the fitted defaults predict them within
+    // 5% before any fit, and the fit keeps them there
+    CHECK(f.median_rel_error_before < 0.05);
     CHECK(f.median_rel_error < 0.05);
     // the attention share of 8B (h 4096) and 405B (h 16384) at seq 8192 differ by more than 0.1:
     // both scales are fitted, each with an uncertainty. Their overlap-slowdown shares differ by
@@ -172,7 +176,9 @@ TEST_CASE("fit-step: the calibration travels in the cluster JSON and changes ste
     cluster plain = presets::dgx_a100;
     const double before = in_seconds(predict_step(r.model, plain, r.p).step);
     const double after = in_seconds(predict_step(r.model, back, r.p).step);
-    CHECK(after > before);  // a kernel efficiency below 1 makes the step longer
+    // a kernel efficiency below 1 makes the step longer, above 1 shorter
+    CHECK(after != Approx(before));
+    CHECK((after > before) == (f.calibration.kernel_efficiency < 1.0));
     CHECK(std::fabs(after / *r.step_s - 1.0) < 0.08);
 }
 

@@ -171,12 +171,12 @@ inline constexpr accelerator b200{
 /// @brief NVIDIA B300 / Blackwell Ultra (HGX B300, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8
 /// and mxfp8 4500, nvfp4/MXFP4 13500 TFLOPS dense (HGX B300 8-GPU: FP4 144 PF sparse | 108 PF dense,
 /// FP8/FP6 72, FP16/BF16 36, TF32 18 PF sparse, FP32 600 TF); 288 GB HBM3e (2.3 TB per 8), 8 TB/s;
-/// NVLink5 1.8 TB/s; 1,100 W. Efficiency: no measurement -> default_compute_efficiency.
+/// NVLink5 1.8 TB/s; 1,100 W. Efficiency 0.786 = 1769/2250 (ml-engineering MAMF table, B300 SXM).
 inline constexpr accelerator b300{
     .name = "b300", .display_name = "NVIDIA B300 (Blackwell Ultra, SXM)",
     .memory = bytes(288.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
     .dense_peak = detail::peaks(75.0, 1125.0, 2250.0, 2250.0, 4500.0, 4500.0, 13500.0, 13500.0),
-    .scale_up_link = "nvlink5", .compute_efficiency = default_compute_efficiency,
+    .scale_up_link = "nvlink5", .compute_efficiency = 0.786,
     .source = "NVIDIA HGX B300 datasheet (nvidia.com/en-us/data-center/hgx): 8 GPUs FP4 144* | 108 PF, FP8/FP6 72*, "
               "FP16/BF16 36*, TF32 18* PF (*sparse, halved), FP32 600 TF, 2.3 TB HBM3e, NVLink 1.8 TB/s per GPU; "
               "TDP 1.1 kW per GPU (Verda, NVIDIA GB300 NVL72: GPU Architecture & Performance)",
@@ -185,12 +185,12 @@ inline constexpr accelerator b300{
 /// @brief NVIDIA GB200 (one Blackwell GPU of a GB200 NVL72 rack): the rack's figures / 72: fp32
 /// 5,760/72 = 80, tf32 180 PF* -> 1250, bf16/fp16 360 PF* -> 2500, fp8/mxfp8 720 PF* -> 5000, FP4
 /// 1,440 PF* -> 10000 TFLOPS dense (* sparse, halved); 13.4 TB HBM3e / 72 = 186 GB, 576 TB/s / 72 =
-/// 8 TB/s; NVLink5 1.8 TB/s; 1,200 W. Efficiency: no measurement -> default_compute_efficiency.
+/// 8 TB/s; NVLink5 1.8 TB/s; 1,200 W. Efficiency 0.729 = 1822/2500 (ml-engineering MAMF table, GB200).
 inline constexpr accelerator gb200{
     .name = "gb200", .display_name = "NVIDIA GB200 (Blackwell GPU of GB200 NVL72)",
     .memory = bytes(186.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
     .dense_peak = detail::peaks(80.0, 1250.0, 2500.0, 2500.0, 5000.0, 5000.0, 10000.0, 10000.0),
-    .scale_up_link = "nvlink5", .compute_efficiency = default_compute_efficiency,
+    .scale_up_link = "nvlink5", .compute_efficiency = 0.729,
     .source = "NVIDIA GB200 NVL72 product page (nvidia.com/en-us/data-center/gb200-nvl72): 72 GPUs FP4 1,440*, "
               "FP8/FP6 720*, FP16/BF16 360*, TF32 180* PF (*sparse, halved), FP32 5,760 TF, up to 13.4 TB HBM3e "
               "576 TB/s, NVLink 130 TB/s; TDP 1.2 kW per GPU (Verda, NVIDIA GB300 NVL72: GPU Architecture & Performance)",
@@ -199,7 +199,8 @@ inline constexpr accelerator gb200{
 /// @brief NVIDIA GB300 (one Blackwell Ultra GPU of a GB300 NVL72 rack): the rack's figures / 72:
 /// fp32 80, tf32 180 PF* -> 1250, bf16/fp16 360 PF* -> 2500, fp8/mxfp8 720 PF* -> 5000, FP4 1,080 PF
 /// dense -> 15000 TFLOPS; 288 GB HBM3e (20 TB / 72), 8 TB/s (576 / 72); NVLink5 1.8 TB/s; 1,400 W.
-/// Efficiency: no measurement -> default_compute_efficiency.
+/// Efficiency: no measurement -> default_compute_efficiency (no MAMF figure of its own; its 1,400 W
+/// budget, against GB200's 1,200, keeps clocks that neither GB200's nor B300's figure describes).
 inline constexpr accelerator gb300{
     .name = "gb300", .display_name = "NVIDIA GB300 (Blackwell Ultra GPU of GB300 NVL72)",
     .memory = bytes(288.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),

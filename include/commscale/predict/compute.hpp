@@ -17,8 +17,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
+#include "../error.hpp"
 #include "../hardware/accelerator.hpp"
 #include "../parallel/framework.hpp"
 #include "../parallel/plan.hpp"
@@ -28,18 +30,78 @@
 
 namespace commscale {
 
-/// @brief Fraction of the HBM bandwidth that memory-bound kernels (element-wise, norms, softmax,
-/// optimizer) sustain. STREAM-style copy/triad kernels reach about 90% of the datasheet figure on
-/// A100 and H100 (e.g. ~3.0 of 3.35 TB/s on H100 SXM); framework kernels with reductions, strided
-/// access and short launches reach less. A documented default that calibration can replace.
-inline constexpr double default_memory_efficiency = 0.8;
+/// @brief The compute model's constants that no kernel benchmark pins down for a whole training
+/// stack, each with the kernel-level figure it starts from (its prior) and, as the checked-in
+/// default `fitted_compute_constants`, the value fitted to the project's calibration set
+/// (data/calibration/published_runs.csv, 118 published runs; calibrate/compute_fit.hpp, `commscale
+/// fit-compute`). A what-if that wants the kernel-level figures alone passes `kernel_constants`.
+struct compute_constants {
+    /// Fraction of the accelerator's best-shape matmul rate (its MAMF figure, accelerator::
+    /// compute_efficiency) that a transformer layer's own GEMMs sustain, forward and backward.
+    /// Kernel figure: a 5B-parameter layer's 12 BF16 GEMMs on B300 run at 1503 TFLOP/s against a
+    /// best shape of 1769 (Transformer Engine docs/examples/gemm_profiling; ml-engineering MAMF
+    /// table): 0.85.
+    double gemm_shape_efficiency = 0.85;
+    /// FlashAttention-2's fraction of the bf16 dense peak at long sequences, forward and backward
+    /// together (backward = 2.5 x forward FLOPs), in the PyTorch stacks (FSDP, DeepSpeed,
+    /// Megatron-LM and Megatron-DeepSpeed with --use-flash-attn). Kernel figure: FlashAttention-2 on
+    /// A100, causal, head dim 128, 16K tokens: 189 of 312 TFLOP/s fwd+bwd (flash-attention README;
+    /// Dao 2023, Sec. 4.1): 0.6.
+    double attention_efficiency = 0.6;
+    /// The same for Megatron-Core, whose Transformer Engine runs cuDNN's fused attention (or
+    /// FlashAttention-3 on Hopper). Kernel figure: cuDNN forward, causal, head dim 128, on H100:
+    /// 539 of 989 TFLOP/s at 16K tokens, the backward at 0.85-0.9x the forward's rate (flash-attention
+    /// README; FlashAttention-3, Shah et al. 2024): 0.5.
+    double te_attention_efficiency = 0.5;
+    /// Fraction of the HBM bandwidth that the memory-bound kernels (norms, activations, residuals,
+    /// rotary, casts, cross-entropy, optimizer) sustain. Kernel figure: best-in-class reductions
+    /// hold ~90% of H100's HBM, Megatron's RMSNorm forward 2.07 TB/s (62%) and its backward 4-5x the
+    /// forward time (Dao-AILab/quack membound-sol; Liger-Kernel benchmark data): 0.8.
+    double memory_efficiency = 0.8;
+    /// GPU time per kernel beyond its work, in seconds: the launch latency and the ramp and tail
+    /// of each dependent kernel, charged for every kernel of a layer (layer_kernel_count). Kernel
+    /// figure: a CUDA launch takes 5-20 us on the CPU (HolisticTraceAnalysis kernel launch stats),
+    /// mostly hidden while the GPU is busy; 2 us of it reaches the GPU timeline.
+    double kernel_overhead_s = 2e-6;
+};
 
-/// @brief FlashAttention efficiency at long sequences, as a fraction of the dense bf16 peak, fwd +
-/// bwd together (backward = 2.5 forward FLOPs, FlashAttention's own convention): FlashAttention-2
-/// reaches 50-73% of A100 peak in the forward and up to ~63% in the backward at head dim 128
-/// (Dao 2023, "FlashAttention-2", Sec. 4.1); FlashAttention-3 reaches 75% of H100 peak in the
-/// forward (Shah et al. 2024). 0.6 is the combined fwd+bwd figure of those benchmarks.
-inline constexpr double flash_attention_peak_efficiency = 0.6;
+/// @brief The kernel-level figures alone (the priors of the fit; see compute_constants).
+inline constexpr compute_constants kernel_constants{};
+
+/// @brief The defaults of the step predictor: the constants fitted to the calibration set by
+/// `commscale fit-compute data/calibration/published_runs.csv` (calibrate/compute_fit.hpp; the
+/// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
+/// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
+inline constexpr compute_constants fitted_compute_constants{
+    .gemm_shape_efficiency = 0.823,
+    .attention_efficiency = 0.3167,
+    .te_attention_efficiency = 0.4369,
+    .memory_efficiency = 0.7364,
+    .kernel_overhead_s = 2.143e-06};
+
+/// @brief Throws input_error naming `where`.<field> unless every constant is in range: the
+/// efficiencies in (0, 1], the per-kernel overhead in [0, 1 ms].
+inline void validate(const compute_constants& k, std::string_view where) {
+    const auto fraction = [&](double v, std::string_view field) {
+        if (!(v > 0.0 && v <= 1.0))
+            throw input_error(std::string(where) + "." + std::string(field), detail::number_text(v), "a fraction in (0, 1]");
+    };
+    fraction(k.gemm_shape_efficiency, "gemm_shape_efficiency");
+    fraction(k.attention_efficiency, "attention_efficiency");
+    fraction(k.te_attention_efficiency, "te_attention_efficiency");
+    fraction(k.memory_efficiency, "memory_efficiency");
+    if (!(k.kernel_overhead_s >= 0.0 && k.kernel_overhead_s <= 1e-3))
+        throw input_error(std::string(where) + ".kernel_overhead_s", detail::number_text(k.kernel_overhead_s),
+                          "seconds in [0, 0.001]");
+}
+
+/// @brief Fraction of the HBM bandwidth that memory-bound kernels sustain under the kernel-level
+/// figures (compute_constants::memory_efficiency); the fitted value is in fitted_compute_constants.
+inline constexpr double default_memory_efficiency = kernel_constants.memory_efficiency;
+
+/// @brief FlashAttention efficiency at long sequences under the kernel-level figures
+/// (compute_constants::attention_efficiency); the fitted value is in fitted_compute_constants.
+inline constexpr double flash_attention_peak_efficiency = kernel_constants.attention_efficiency;
 
 /// @brief Slow-down of the backward GEMMs (input and weight gradients) in fp8 training on Hopper:
 /// Transformer Engine runs them with cuBLASLt's split accumulator (periodic promotion of the fp8
@@ -57,25 +119,28 @@ inline constexpr double flash_attention_half_seq = 512.0;
 
 /// @brief Per-micro-batch time of one layer on one GPU, by part (forward and backward apart).
 struct layer_time {
-    duration gemm_fwd{}, attention_fwd{}, elementwise_fwd{};
-    duration gemm_bwd{}, attention_bwd{}, elementwise_bwd{};
+    duration gemm_fwd{}, attention_fwd{}, elementwise_fwd{}, overhead_fwd{};
+    duration gemm_bwd{}, attention_bwd{}, elementwise_bwd{}, overhead_bwd{};
     /// @brief Forward time.
-    [[nodiscard]] constexpr duration forward() const { return gemm_fwd + attention_fwd + elementwise_fwd; }
+    [[nodiscard]] constexpr duration forward() const { return gemm_fwd + attention_fwd + elementwise_fwd + overhead_fwd; }
     /// @brief Backward time (weight and input gradients; recompute not included).
-    [[nodiscard]] constexpr duration backward() const { return gemm_bwd + attention_bwd + elementwise_bwd; }
+    [[nodiscard]] constexpr duration backward() const { return gemm_bwd + attention_bwd + elementwise_bwd + overhead_bwd; }
 };
 
 /// @brief Inputs of the compute model besides the model and plan.
 struct compute_params {
     flop_rate gemm_peak{};       ///< dense peak of the GEMM precision
     flop_rate bf16_peak{};       ///< dense peak of bf16 (attention and non-fp8 work)
-    double gemm_efficiency = 0.8;  ///< large-GEMM fraction of peak (accelerator MAMF figure)
+    double gemm_efficiency = 0.8;  ///< large-GEMM fraction of peak (accelerator MAMF figure x shape factor)
+    double bf16_gemm_efficiency = 0.8;  ///< the same for the GEMMs that stay in bf16 (logits, unfused attention)
     byte_rate memory_bandwidth{};
     double memory_efficiency = default_memory_efficiency;
     double gemm_input_bytes = 2.0;  ///< bytes per GEMM input element (1 for fp8, 0.5 for fp4)
     int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
     double backward_gemm_slowdown = 1.0;  ///< fp8_split_accumulator_slowdown for Hopper-style fp8, else 1
     double attention_scale = 1.0;   ///< calibration scale on FlashAttention's efficiency (fit-step)
+    double attention_efficiency = flash_attention_peak_efficiency;  ///< FlashAttention at long sequences
+    double kernel_overhead_s = 0;   ///< per-kernel time beyond its work (compute_constants)
     double inv_gemm_rate = 0;       ///< 1 / (gemm_peak x gemm_efficiency), s per FLOP (set by finish())
     double inv_memory_rate = 0;     ///< 1 / (memory_bandwidth x memory_efficiency), s per byte
 
@@ -105,6 +170,23 @@ inline constexpr double gemm_tile_rows = 256.0, gemm_tile_cols = 128.0;
     for (const auto& r : rows)
         if (name.substr(0, r.prefix.size()) == r.prefix) return r.units;
     return 0;
+}
+
+/// @brief Best-shape FP8 matmul rate over the best-shape BF16 rate of an accelerator, by catalog
+/// name (1 where no FP8 figure is published): the GEMM efficiency of FP8 and MXFP8 training is
+/// the BF16 MAMF figure (accelerator::compute_efficiency) times this. Source: ml-engineering's
+/// "Maximum Achievable Matmul FLOPS" table (stas00/ml-engineering compute/accelerator/README.md):
+/// H100 SXM FP8 1402.6 of 1979 (0.709) against BF16 0.803; H200 1453.4 (0.734) against 0.803;
+/// B200 3432.5 of 4500 (0.763) against 0.776; B300 3353.3 (0.745) against 0.786; GB200 3615.6 of
+/// 5000 (0.723) against 0.729. GB300 as B300 (the same chip, no figure of its own).
+[[nodiscard]] constexpr double fp8_mamf_ratio(std::string_view name) {
+    struct row { std::string_view prefix; double ratio; };
+    constexpr row rows[] = {{"h100-pcie", 1.0},         {"h100", 0.709 / 0.803}, {"h800", 0.709 / 0.803},
+                            {"h200", 0.734 / 0.803},    {"gh200", 0.734 / 0.803}, {"b200", 0.763 / 0.776},
+                            {"b300", 0.745 / 0.786},    {"gb200", 0.723 / 0.729}, {"gb300", 0.745 / 0.786}};
+    for (const auto& r : rows)
+        if (name.substr(0, r.prefix.size()) == r.prefix) return r.ratio;
+    return 1.0;
 }
 
 namespace detail {
@@ -159,12 +241,22 @@ struct routed_gemms {
 }
 }  // namespace detail
 
-/// @brief Compute parameters for accelerator `acc` training in `precision`.
-[[nodiscard]] inline compute_params compute_params_for(const accelerator& acc, dtype precision) {
+/// @brief Compute parameters for accelerator `acc` training in `precision` on `stack` under the
+/// constants `k` (by default the fitted ones): GEMMs at the accelerator's MAMF figure x
+/// k.gemm_shape_efficiency; attention at the stack's kernel's efficiency (Transformer Engine's in
+/// Megatron-Core, FlashAttention-2's elsewhere).
+[[nodiscard]] inline compute_params compute_params_for(const accelerator& acc, dtype precision,
+                                                       const compute_constants& k = fitted_compute_constants,
+                                                       framework stack = framework::megatron_core) {
     compute_params c;
     c.gemm_peak = peak_for(acc, precision, "plan.dtype");
     c.bf16_peak = acc.peak(dtype::bf16) ? *acc.peak(dtype::bf16) : c.gemm_peak;
-    c.gemm_efficiency = acc.compute_efficiency;
+    const bool fp8_rate = precision == dtype::fp8 || precision == dtype::mxfp8;
+    c.bf16_gemm_efficiency = std::min(1.0, acc.compute_efficiency * k.gemm_shape_efficiency);
+    c.gemm_efficiency = c.bf16_gemm_efficiency * (fp8_rate ? fp8_mamf_ratio(acc.name) : 1.0);
+    c.memory_efficiency = k.memory_efficiency;
+    c.attention_efficiency = stack == framework::megatron_core ? k.te_attention_efficiency : k.attention_efficiency;
+    c.kernel_overhead_s = k.kernel_overhead_s;
     c.memory_bandwidth = acc.memory_bandwidth.value() > 0 ? acc.memory_bandwidth : bytes_per_second(2e12);
     c.gemm_input_bytes = dtype_bytes(precision);
     c.compute_units = compute_units_of(acc.name);
@@ -173,10 +265,32 @@ struct routed_gemms {
     return c;
 }
 
-/// @brief FlashAttention's fraction of peak at sequence length `seq` (see the constants above).
-[[nodiscard]] constexpr double flash_attention_efficiency(double seq) {
-    return flash_attention_peak_efficiency * seq / (seq + flash_attention_half_seq);
+/// @brief FlashAttention's fraction of peak at sequence length `seq`: `peak` x s / (s + s_half)
+/// (see flash_attention_half_seq).
+[[nodiscard]] constexpr double flash_attention_efficiency(double seq, double peak = flash_attention_peak_efficiency) {
+    return peak * seq / (seq + flash_attention_half_seq);
 }
+
+/// @brief Kernels one layer launches for one micro-batch, forward and backward (a mean over the
+/// model's layers where MoE and dense layers differ).
+struct layer_kernels {
+    double forward = 0, backward = 0;
+};
+
+namespace detail {
+/// Kernels of one layer, as Megatron-Core with Transformer Engine launches them: forward, each GEMM
+/// (`gemms`, counted by the layer), the attention kernel, two norms, two fused bias-dropout-residual
+/// adds, the activation, the rotary embedding where the model has one, the MoE router, permutation
+/// and unpermutation and the top-k (4, MoE layers only), and with FP8/MXFP8/NVFP4 one quantization
+/// per GEMM input; backward, two GEMMs per GEMM, the attention backward and its preprocessing (2),
+/// twice the element-wise kernels and the quantization of each output gradient.
+[[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, bool quantized) {
+    const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 1.0;
+    const double elementwise = 2.0 + 2.0 + 1.0 + rotary + (m.experts > 1 ? 4.0 * m.moe_fraction() : 0.0);
+    const double quantize = quantized ? gemms : 0.0;
+    return {gemms + 1.0 + elementwise + quantize, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize};
+}
+}  // namespace detail
 
 /// @brief Time of one layer for one micro-batch of `p` on one GPU.
 ///
@@ -214,8 +328,12 @@ struct routed_gemms {
     // per-head widths of Q/K and V (MLA: d_n + d_r and d_v; else head_dim)
     const double d_qk = m.qk_head_dim(), d_v = m.value_head_dim();
     // GEMMs
-    double gf = 0, gb = 0;
-    auto add = [&](detail::gemm_pair x, double weight = 1.0) { gf += weight * x.fwd; gb += weight * x.bwd; };
+    double gf = 0, gb = 0, gemm_kernels = 0;  // forward GEMM kernels (layer mean)
+    auto add = [&](detail::gemm_pair x, double weight = 1.0) {
+        gf += weight * x.fwd;
+        gb += weight * x.bwd;
+        gemm_kernels += weight;
+    };
     if (m.is_mla()) {
         // MLA (DeepSeek-V2 report, section 2.1): the down-projections to the latents are not
         // split by TP (Megatron-Core MLA replicates them); the up-projections and W_O are.
@@ -263,12 +381,13 @@ struct routed_gemms {
     const double span = m.attention_span(s);
     if (p.attention == attention_kernel::flash) {
         const double fwd_flops = 0.5 * 2.0 * T * span * a * (d_qk + d_v) / t;
-        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s) * c.attention_scale;
+        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s, c.attention_efficiency) * c.attention_scale;
         r.attention_fwd = seconds(fwd_flops / rate);
         r.attention_bwd = seconds(2.5 * fwd_flops / rate);
     } else {
         compute_params bf = c;
         bf.gemm_peak = c.bf16_peak;
+        bf.gemm_efficiency = c.bf16_gemm_efficiency;
         bf.gemm_input_bytes = 2.0;
         bf.finish();
         const double batch = b * heads_here;
@@ -289,13 +408,17 @@ struct routed_gemms {
     if (c.gemm_input_bytes < 2.0) bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (h + q / t + h + f_token / t);
     r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd, c));
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd, c));
+    // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
+    const layer_kernels n = detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0);
+    r.overhead_fwd = seconds(c.kernel_overhead_s * n.forward);
+    r.overhead_bwd = seconds(c.kernel_overhead_s * n.backward);
     return r;
 }
 
 namespace detail {
 /// Everything layer_compute_time, output_layer_time and mtp_time read, for an exact memo.
 struct layer_key {
-    double v[43]{};
+    double v[46]{};
     /// Bitwise equality (a memo may miss on -0.0 against 0.0 and recompute; never a wrong hit).
     [[nodiscard]] bool operator==(const layer_key& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
 };
@@ -314,7 +437,8 @@ struct layer_key {
              static_cast<double>(m.qk_rope_head_dim), static_cast<double>(m.v_head_dim), static_cast<double>(m.sliding_window),
              static_cast<double>(m.sliding_layers), m.alibi ? 1.0 : 0.0, p.effective_expert_load(),
              static_cast<double>(p.expert_tp()), static_cast<double>(m.vocab), static_cast<double>(m.mtp_layers),
-             c.gemm_efficiency, c.memory_bandwidth.value(), c.memory_efficiency}};
+             c.gemm_efficiency, c.memory_bandwidth.value(), c.memory_efficiency, c.attention_efficiency,
+             c.kernel_overhead_s, c.bf16_gemm_efficiency}};
 }
 }  // namespace detail
 
@@ -349,6 +473,7 @@ struct layer_key {
     if (c.gemm_input_bytes < 2.0) {
         compute_params bf = c;
         bf.gemm_peak = c.bf16_peak;
+        bf.gemm_efficiency = c.bf16_gemm_efficiency;
         bf.gemm_input_bytes = 2.0;
         bf.finish();
         g = detail::gemm_seconds(T, v, m.hidden, bf);

@@ -91,6 +91,9 @@ struct step_options {
     algorithm algo = algorithm::automatic;              ///< collective algorithm (auto = fastest)
     algorithm_set candidates = algorithm_set::nccl;     ///< what `automatic` chooses among
     double kernel_efficiency = default_kernel_efficiency;  ///< scale on the compute model's efficiencies
+    /// The compute model's constants (predict/compute.hpp): the ones fitted to the calibration set
+    /// by default, `kernel_constants` for the kernel-level figures alone, or a user's own fit.
+    compute_constants constants = fitted_compute_constants;
 };
 
 /// @brief Communication time of one dimension: everything it sends, and what the step waits for.
@@ -226,12 +229,14 @@ template <class Pricer>
         throw input_error("step_options.kernel_efficiency", detail::number_text(o.kernel_efficiency), "a fraction in (0, 1]");
     step_breakdown r;
     const double n_gpus = static_cast<double>(p.gpus());
-    compute_params cpar = compute_params_for(acc, p.precision);
+    validate(o.constants, "step_options.constants");
+    compute_params cpar = compute_params_for(acc, p.precision, o.constants, p.stack);
     // options x the cluster's training-run calibration (fit-step); an efficiency never passes 1
     const double kernel = o.kernel_efficiency * c.compute.kernel_efficiency;
     cpar.gemm_efficiency = std::min(1.0, cpar.gemm_efficiency * kernel);
+    cpar.bf16_gemm_efficiency = std::min(1.0, cpar.bf16_gemm_efficiency * kernel);
     cpar.memory_efficiency = std::min(1.0, cpar.memory_efficiency * kernel);
-    cpar.attention_scale = std::min(1.0 / flash_attention_peak_efficiency, kernel * c.compute.attention_efficiency);
+    cpar.attention_scale = std::min(1.0 / cpar.attention_efficiency, kernel * c.compute.attention_efficiency);
     cpar.finish();
     const flop_rate peak = cpar.gemm_peak;
     const double seq = p.seq, batch = p.global_batch;

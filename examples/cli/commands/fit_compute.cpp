@@ -1,0 +1,137 @@
+// `commscale fit-compute RUNS.csv [--cluster NAME|FILE | topology] [--moe] [--no-cross-validation]
+// [--json]`: fits the compute model's constants (predict/compute.hpp compute_constants) to the runs
+// of a runs CSV and cross-validates the fit (include/commscale/calibrate/compute_fit.hpp). On
+// data/calibration/published_runs.csv it re-derives the library's defaults.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <commscale/calibrate/compute_fit.hpp>
+#include <commscale/io/training_runs.hpp>
+
+#include "../cli.hpp"
+#include "../topology.hpp"
+
+namespace {
+// Named inside the anonymous namespace so that the commands compile as one unity translation unit.
+namespace fit_compute_command {
+
+using namespace commscale;
+
+std::vector<cli::option_spec> options() {
+    auto o = cli::topology_options();
+    o.push_back({"moe", false, "fit to the MoE runs too (default: dense runs only)"});
+    o.push_back({"no-cross-validation", false, "skip the leave-one-model-out and leave-one-accelerator-out fits"});
+    return o;
+}
+
+std::string pct(double v) { return cli::num(100 * v, 1) + "%"; }
+
+// A constant as written in predict/compute.hpp: 4 significant digits.
+std::string constant(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return buf;
+}
+
+nlohmann::json family_json(const compute_fit_family& f) {
+    return {{"family", f.name},
+            {"runs", f.runs},
+            {"kernel_constants", f.prior},
+            {"in_sample", f.in_sample},
+            {"leave_one_model_out", f.leave_model_out},
+            {"leave_one_accelerator_out", f.leave_accelerator_out},
+            {"rule_of_thumb", f.rule}};
+}
+
+cli::registrar reg{cli::command{
+    "fit-compute",
+    "fit the compute model's constants to a runs CSV, with leave-one-model/accelerator-out errors",
+    "usage: commscale fit-compute RUNS.csv [--cluster NAME|FILE | topology] [--moe] [--no-cross-validation] [--json]\n"
+    "  RUNS.csv    the runs CSV of accuracy and fit-step (io/training_runs.hpp), with measured\n"
+    "              tokens_per_s_per_gpu, step_s or tflops_per_gpu\n"
+    "  --cluster   the system of runs without a cluster column (default dgx-a100)\n"
+    "  --moe       fit to the MoE runs too (by default they are predicted and reported, not fitted)\n"
+    "Fits gemm_shape_efficiency, attention_efficiency, te_attention_efficiency, memory_efficiency and\n"
+    "kernel_overhead_s (predict/compute.hpp compute_constants) by maximum a posteriori in log space,\n"
+    "each under a log-normal prior (sigma 0.5) on its kernel-level figure; reports each with its\n"
+    "one-sigma uncertainty and, per family, the median |error| in tokens/s per GPU with the kernel\n"
+    "figures, in sample, leaving each model out, leaving each accelerator out, and of the 40%-MFU rule\n"
+    "of thumb. On data/calibration/published_runs.csv it re-derives the library's defaults\n"
+    "(fitted_compute_constants).\n"
+    "--json: {constants: {NAME: value}, parameters: [{name, prior, value, uncertainty}], noise,\n"
+    "         families: [{family, runs, kernel_constants, in_sample, leave_one_model_out,\n"
+    "         leave_one_accelerator_out, rule_of_thumb}], fitted_runs, dense, moe: {...},\n"
+    "         runs: [{label, family, model, accelerator, moe, fitted, measured_tokens_per_s_per_gpu,\n"
+    "         kernel_constants, in_sample, leave_one_model_out, leave_one_accelerator_out,\n"
+    "         rule_of_thumb}], skipped: [\"label: reason\"]}",
+    options(),
+    [](const cli::args& a, std::ostream& out) {
+        const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
+        const cluster base = cli::resolve_cluster(a);
+        compute_fit_options opt;
+        opt.include_moe = a.flag("moe");
+        opt.cross_validate = !a.flag("no-cross-validation");
+        const compute_fit_result f = compute_fit(runs, base, opt);
+        if (a.flag("json")) {
+            nlohmann::json constants = nlohmann::json::object(), params = nlohmann::json::array();
+            for (const auto& p : f.parameters) {
+                constants[p.name] = p.value;
+                params.push_back({{"name", p.name}, {"prior", p.prior}, {"value", p.value}, {"uncertainty", p.uncertainty}});
+            }
+            nlohmann::json fams = nlohmann::json::array(), rs = nlohmann::json::array();
+            for (const auto& fam : f.families) fams.push_back(family_json(fam));
+            auto opt_num = [&](double v) { return opt.cross_validate && v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+            for (const auto& r : f.runs)
+                rs.push_back({{"label", r.label},
+                              {"family", r.family},
+                              {"model", r.model},
+                              {"accelerator", r.accelerator},
+                              {"moe", r.moe},
+                              {"fitted", r.fitted},
+                              {"measured_tokens_per_s_per_gpu", r.measured},
+                              {"kernel_constants", r.prior},
+                              {"in_sample", r.in_sample},
+                              {"leave_one_model_out", opt_num(r.leave_model_out)},
+                              {"leave_one_accelerator_out", opt_num(r.leave_accelerator_out)},
+                              {"rule_of_thumb", r.rule}});
+            cli::print_json(out, {{"constants", constants},
+                                  {"parameters", params},
+                                  {"noise", f.noise},
+                                  {"families", fams},
+                                  {"fitted_runs", family_json(f.fitted_runs)},
+                                  {"dense", family_json(f.dense)},
+                                  {"moe", family_json(f.moe)},
+                                  {"runs", rs},
+                                  {"skipped", f.skipped}});
+            return 0;
+        }
+        const std::size_t fitted = static_cast<std::size_t>(f.fitted_runs.runs);
+        out << "fitted to " << fitted << " of " << f.runs.size() << " run(s)" << (opt.include_moe ? "" : " (dense runs)")
+            << "; per-run noise " << pct(f.noise) << " (log)\n\n";
+        std::vector<std::vector<std::string>> prow;
+        for (const auto& p : f.parameters)
+            prow.push_back({p.name, constant(p.prior), constant(p.value), constant(p.uncertainty)});
+        cli::print_table(out, {"constant", "kernel figure", "fitted", "+-"}, prow);
+        out << "\nmedian |error| in tokens/s per GPU (error = predicted / measured - 1)\n\n";
+        std::vector<std::vector<std::string>> rows;
+        auto row = [&](const compute_fit_family& fam) {
+            const bool cv = opt.cross_validate && fam.leave_model_out > 0;
+            rows.push_back({fam.name, std::to_string(fam.runs), pct(fam.prior), pct(fam.in_sample),
+                            cv ? pct(fam.leave_model_out) : std::string("-"),
+                            cv ? pct(fam.leave_accelerator_out) : std::string("-"), pct(fam.rule)});
+        };
+        for (const auto& fam : f.families) row(fam);
+        row(f.dense);
+        row(f.moe);
+        cli::print_table(out, {"family", "runs", "kernel figures", "fitted", "leave model out", "leave accel. out", "40% MFU"},
+                         rows);
+        out << "\n(leave-out columns: fitted runs only, each predicted by a fit without its model or accelerator)\n";
+        for (const auto& s : f.skipped) out << "skipped: " << s << "\n";
+        return 0;
+    },
+    1, 1}};
+
+}  // namespace fit_compute_command
+}  // namespace

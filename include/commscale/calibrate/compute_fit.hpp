@@ -1,0 +1,307 @@
+#pragma once
+/// @file calibrate/compute_fit.hpp
+/// @brief Fits the compute model's constants (predict/compute.hpp `compute_constants`) to a set of
+/// published training runs, and cross-validates the fit (`commscale fit-compute`). Run on the
+/// project's calibration set (data/calibration/published_runs.csv) it re-derives the checked-in
+/// defaults `fitted_compute_constants`; run on a user's own runs it gives their stack's constants.
+///
+/// Model. For run i, rᵢ(θ) = ln(predicted tokens/s per GPU(θ) / measured) / σ, with θⱼ = ln(kⱼ /
+/// priorⱼ) for each fitted constant kⱼ, plus one prior row θⱼ / τ (a log-normal prior centred on
+/// the kernel-level figure of `kernel_constants`, τ = compute_fit_prior_sigma). Maximum a
+/// posteriori by Levenberg-Marquardt (calibrate/fit.hpp) as in calibrate/fit_step.hpp; σ is the rms
+/// of the first pass's log residuals (never below 2%), so that the prior weighs against the data
+/// as much as the data's own scatter says it should; the uncertainty is the posterior covariance
+/// (JᵀJ)⁻¹ at the optimum, on the constant's own scale.
+///
+/// Which runs. By default the dense runs: the MoE runs carry costs the compute model does not yet
+/// price (routing, permutation, grouped GEMMs of small experts, the dispatcher: issue 25), and a
+/// fit over them would move the dense constants to absorb those. Runs that are not expressible or
+/// that the predictor rejects are left out and listed.
+///
+/// Cross-validation. Leave one model out (every run of one model is predicted by a fit on the runs
+/// of the other models) and leave one accelerator out (likewise per accelerator); the in-sample
+/// errors beside them, and the 40%-MFU rule of thumb (calibrate/accuracy.hpp), per family.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "../error.hpp"
+#include "../hardware/accelerators.hpp"
+#include "../io/training_runs.hpp"
+#include "../predict/step.hpp"
+#include "../workload/flops.hpp"
+#include "accuracy.hpp"
+#include "errors.hpp"
+#include "fit.hpp"
+
+namespace commscale {
+
+/// @brief Prior width of each fitted constant, in natural-log units: a factor e^0.5 = 1.65 either way
+/// at one sigma, wide enough for the data to move a kernel-level figure to what a whole stack runs
+/// at, narrow enough that a constant the runs do not determine stays near its kernel figure.
+inline constexpr double compute_fit_prior_sigma = 0.5;
+/// @brief Floor of the per-run noise σ (log space) of compute_fit.
+inline constexpr double compute_fit_min_noise = 0.02;
+
+/// @brief One fitted constant.
+struct compute_fit_parameter {
+    std::string name;
+    double prior = 0;        ///< kernel-level figure (kernel_constants)
+    double value = 0;        ///< fitted
+    double uncertainty = 0;  ///< one sigma, on the constant's own scale
+};
+
+/// @brief Predictions of one run under the fit.
+struct compute_fit_run {
+    std::string label, family, model, accelerator;
+    bool moe = false;
+    bool fitted = false;         ///< in the fitting set
+    double measured = 0;         ///< tokens/s per GPU
+    double prior = 0;            ///< predicted with kernel_constants
+    double in_sample = 0;        ///< predicted with the fit on every fitting run
+    double leave_model_out = 0;  ///< predicted by a fit without this run's model (fitting runs only)
+    double leave_accelerator_out = 0;  ///< predicted by a fit without this run's accelerator (fitting runs only)
+    double rule = 0;             ///< the 40%-MFU rule of thumb
+};
+
+/// @brief Median absolute errors of one family (or of every run of a kind).
+struct compute_fit_family {
+    std::string name;
+    int runs = 0;
+    double prior = 0, in_sample = 0, leave_model_out = 0, leave_accelerator_out = 0, rule = 0;
+};
+
+/// @brief Options of compute_fit.
+struct compute_fit_options {
+    bool include_moe = false;        ///< fit to the MoE runs too
+    bool cross_validate = true;      ///< leave-one-model-out and leave-one-accelerator-out fits
+};
+
+/// @brief The fit and its cross-validation.
+struct compute_fit_result {
+    compute_constants constants{};                 ///< fitted
+    std::vector<compute_fit_parameter> parameters;  ///< in compute_fit_parameter_names order
+    double noise = 0;                              ///< σ of a run's log residual at the optimum
+    std::vector<compute_fit_run> runs;             ///< every predicted run
+    std::vector<std::string> skipped;              ///< "label: reason" of runs left out
+    std::vector<compute_fit_family> families;      ///< per family, in order of first appearance
+    compute_fit_family fitted_runs;                ///< every fitting run
+    compute_fit_family dense, moe;                 ///< every dense / MoE run
+};
+
+/// @brief The constants compute_fit fits, in the order of its parameter vector.
+inline constexpr std::array<std::string_view, 5> compute_fit_parameter_names{
+    "gemm_shape_efficiency", "attention_efficiency", "te_attention_efficiency", "memory_efficiency", "kernel_overhead_s"};
+
+namespace detail {
+
+[[nodiscard]] inline double& compute_constant(compute_constants& k, std::size_t i) {
+    switch (i) {
+        case 0: return k.gemm_shape_efficiency;
+        case 1: return k.attention_efficiency;
+        case 2: return k.te_attention_efficiency;
+        case 3: return k.memory_efficiency;
+        default: return k.kernel_overhead_s;
+    }
+}
+
+[[nodiscard]] inline compute_constants constants_at(const Eigen::VectorXd& theta) {
+    compute_constants k = kernel_constants;
+    for (std::size_t i = 0; i < compute_fit_parameter_names.size(); ++i)
+        compute_constant(k, i) *= std::exp(theta[static_cast<Eigen::Index>(i)]);
+    return k;
+}
+
+/// A run ready to predict: its cluster and accelerator resolved once.
+struct compute_fit_case {
+    const training_run* run = nullptr;
+    cluster system{};
+    accelerator acc{};
+    double measured = 0;  ///< tokens/s per GPU
+    std::string model, accel, family;
+    bool moe = false;
+};
+
+/// Predicted tokens/s per GPU of one case under constants k (NaN where the predictor rejects them).
+[[nodiscard]] inline double predicted_tokens(const compute_fit_case& c, const compute_constants& k) {
+    step_options o;
+    o.constants = k;
+    try {
+        const step_breakdown s = predict_step(c.run->model, c.system, c.acc, c.run->p, o);
+        return static_cast<double>(c.run->p.global_batch) * c.run->p.seq / (in_seconds(s.step) * static_cast<double>(c.run->gpus));
+    } catch (const input_error&) {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+}
+
+/// MAP fit on the cases selected by `use`; returns θ (and the noise and covariance through the out-parameters).
+[[nodiscard]] inline Eigen::VectorXd fit_constants(const std::vector<compute_fit_case>& cases, const std::vector<bool>& use,
+                                                   double* noise_out = nullptr, Eigen::MatrixXd* covariance = nullptr) {
+    const auto n = static_cast<Eigen::Index>(compute_fit_parameter_names.size());
+    std::vector<const compute_fit_case*> sel;
+    for (std::size_t i = 0; i < cases.size(); ++i)
+        if (use[i]) sel.push_back(&cases[i]);
+    const auto m = static_cast<Eigen::Index>(sel.size());
+    if (m == 0) return Eigen::VectorXd::Zero(n);
+    auto solve = [&](double sigma) {
+        auto residuals = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
+            const compute_constants k = constants_at(x);
+            const bool in_range = k.gemm_shape_efficiency <= 1.0 && k.attention_efficiency <= 1.0 && k.te_attention_efficiency <= 1.0 &&
+                                  k.memory_efficiency <= 1.0 &&
+                                  k.kernel_overhead_s <= 1e-3;
+            for (Eigen::Index i = 0; i < m; ++i)
+                r[i] = in_range ? std::log(predicted_tokens(*sel[static_cast<std::size_t>(i)], k) /
+                                           sel[static_cast<std::size_t>(i)]->measured) / sigma
+                                : std::numeric_limits<double>::quiet_NaN();
+            for (Eigen::Index j = 0; j < n; ++j) r[m + j] = x[j] / compute_fit_prior_sigma;
+        };
+        lm_options opt;
+        opt.known_variance = true;
+        opt.difference_floor = 1.0;
+        opt.difference_step = 1e-4;
+        opt.max_iterations = 100;
+        opt.cost_tolerance = 1e-10;
+        return fit_levenberg_marquardt(residuals, Eigen::VectorXd::Zero(n), m + n, opt);
+    };
+    // first pass at 10%, then σ from its residuals
+    nonlinear_fit f = solve(0.1);
+    double ss = 0;
+    const compute_constants k = constants_at(f.parameters);
+    for (const auto* c : sel) {
+        const double e = std::log(predicted_tokens(*c, k) / c->measured);
+        ss += e * e;
+    }
+    const double sigma = std::max(compute_fit_min_noise, std::sqrt(ss / static_cast<double>(std::max<Eigen::Index>(1, m - n))));
+    f = solve(sigma);
+    if (noise_out) *noise_out = sigma;
+    if (covariance) *covariance = f.covariance;
+    return f.parameters;
+}
+
+[[nodiscard]] inline compute_fit_family summarize_compute_fit(std::string name, const std::vector<const compute_fit_run*>& rs) {
+    compute_fit_family f;
+    f.name = std::move(name);
+    f.runs = static_cast<int>(rs.size());
+    if (rs.empty()) return f;
+    auto med = [&](double compute_fit_run::*field) {
+        std::vector<double> e;
+        for (const auto* r : rs)
+            if (r->*field > 0) e.push_back(std::fabs(r->*field / r->measured - 1.0));
+        return e.empty() ? 0.0 : median(e);
+    };
+    f.prior = med(&compute_fit_run::prior);
+    f.in_sample = med(&compute_fit_run::in_sample);
+    f.leave_model_out = med(&compute_fit_run::leave_model_out);
+    f.leave_accelerator_out = med(&compute_fit_run::leave_accelerator_out);
+    f.rule = med(&compute_fit_run::rule);
+    return f;
+}
+
+}  // namespace detail
+
+/// @brief Fits compute_constants to `runs` (see the file comment). `default_system` is the cluster
+/// of runs without a `cluster` column. Throws input_error when no run can be fitted.
+[[nodiscard]] inline compute_fit_result compute_fit(const std::vector<training_run>& runs, const cluster& default_system,
+                                                    const compute_fit_options& opt = {}) {
+    compute_fit_result out;
+    std::vector<detail::compute_fit_case> cases;
+    for (const auto& r : runs) {
+        if (!r.not_expressible.empty()) {
+            out.skipped.push_back(r.label + ": " + r.not_expressible);
+            continue;
+        }
+        detail::compute_fit_case c;
+        c.run = &r;
+        try {
+            c.system = detail::cluster_for_run(default_system, r);
+            c.acc = accelerator_by_name(c.system.node.accelerator, "cluster.accelerator");
+            const double tokens = static_cast<double>(r.p.global_batch) * r.p.seq;
+            c.measured = r.tokens_per_s_per_gpu ? *r.tokens_per_s_per_gpu
+                                                : tokens / (detail::measured_step(r) * static_cast<double>(r.gpus));
+            (void)predict_step(r.model, c.system, c.acc, r.p);  // rejects what the predictor rejects
+        } catch (const input_error& e) {
+            out.skipped.push_back(r.label + ": " + e.what());
+            continue;
+        }
+        c.model = r.model_name.empty() ? std::string(r.model.name) : r.model_name;
+        c.accel = std::string(c.acc.name);
+        c.moe = r.model.experts > 1;
+        c.family = !r.family.empty() ? r.family : std::string(c.accel) + " / " + std::string(dtype_name(r.p.precision));
+        cases.push_back(std::move(c));
+    }
+    std::vector<bool> use(cases.size());
+    for (std::size_t i = 0; i < cases.size(); ++i) use[i] = opt.include_moe || !cases[i].moe;
+    if (std::none_of(use.begin(), use.end(), [](bool b) { return b; }))
+        throw input_error("runs", std::to_string(runs.size()) + " run(s)",
+                          opt.include_moe ? "at least one run the predictor accepts" : "at least one dense run the predictor accepts");
+    Eigen::MatrixXd cov;
+    const Eigen::VectorXd theta = detail::fit_constants(cases, use, &out.noise, &cov);
+    out.constants = detail::constants_at(theta);
+    for (std::size_t j = 0; j < compute_fit_parameter_names.size(); ++j) {
+        compute_fit_parameter p;
+        p.name = std::string(compute_fit_parameter_names[j]);
+        compute_constants prior = kernel_constants;
+        p.prior = detail::compute_constant(prior, j);
+        p.value = detail::compute_constant(out.constants, j);
+        const auto jj = static_cast<Eigen::Index>(j);
+        p.uncertainty = p.value * std::sqrt(std::max(0.0, cov(jj, jj)));
+        out.parameters.push_back(std::move(p));
+    }
+    // predictions
+    out.runs.resize(cases.size());
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto& c = cases[i];
+        auto& r = out.runs[i];
+        r.label = c.run->label;
+        r.family = c.family;
+        r.model = c.model;
+        r.accelerator = c.accel;
+        r.moe = c.moe;
+        r.fitted = use[i];
+        r.measured = c.measured;
+        r.prior = detail::predicted_tokens(c, kernel_constants);
+        r.in_sample = detail::predicted_tokens(c, out.constants);
+        const double peak = in_tflops(peak_for(c.acc, c.run->p.precision, "dtype")) * 1e12;
+        r.rule = rule_of_thumb_mfu * peak / in_flops(model_flops_per_token(c.run->model, c.run->p.seq));
+    }
+    if (opt.cross_validate) {
+        auto leave_out = [&](auto key, double compute_fit_run::*field) {
+            std::set<std::string> groups;
+            for (std::size_t i = 0; i < cases.size(); ++i)
+                if (use[i]) groups.insert(key(cases[i]));
+            for (const auto& g : groups) {
+                std::vector<bool> train = use;
+                for (std::size_t i = 0; i < cases.size(); ++i)
+                    if (key(cases[i]) == g) train[i] = false;
+                const compute_constants k = detail::constants_at(detail::fit_constants(cases, train));
+                for (std::size_t i = 0; i < cases.size(); ++i)
+                    if (use[i] && key(cases[i]) == g) out.runs[i].*field = detail::predicted_tokens(cases[i], k);
+            }
+        };
+        leave_out([](const detail::compute_fit_case& c) { return c.model; }, &compute_fit_run::leave_model_out);
+        leave_out([](const detail::compute_fit_case& c) { return c.accel; }, &compute_fit_run::leave_accelerator_out);
+    }
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const compute_fit_run*>> by;
+    std::vector<const compute_fit_run*> fitted, dense, moe;
+    for (const auto& r : out.runs) {
+        if (!by.count(r.family)) order.push_back(r.family);
+        by[r.family].push_back(&r);
+        if (r.fitted) fitted.push_back(&r);
+        (r.moe ? moe : dense).push_back(&r);
+    }
+    for (const auto& name : order) out.families.push_back(detail::summarize_compute_fit(name, by[name]));
+    out.fitted_runs = detail::summarize_compute_fit("fitted runs", fitted);
+    out.dense = detail::summarize_compute_fit("dense", dense);
+    out.moe = detail::summarize_compute_fit("MoE", moe);
+    return out;
+}
+
+}  // namespace commscale

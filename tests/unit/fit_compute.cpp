@@ -1,0 +1,139 @@
+// The compute model's constants fitted to the calibration set (calibrate/compute_fit.hpp, issue 24):
+// the fit re-derives the checked-in defaults (predict/compute.hpp fitted_compute_constants) from
+// data/calibration/published_runs.csv and fails when they drift; its cross-validated errors meet
+// the issue's target (dense runs, leave one model out, at most 10% median) and beat the 40%-MFU
+// rule of thumb; and fit-step, given four runs of one stack at one sequence length, predicts that
+// stack's other runs of the set (other sizes, sequence lengths, GPU counts) within 8% median.
+#include "catch_shim.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <commscale/calibrate/compute_fit.hpp>
+#include <commscale/calibrate/fit_step.hpp>
+#include <commscale/hardware/clusters.hpp>
+#include <commscale/io/training_runs.hpp>
+
+using namespace commscale;
+
+namespace {
+
+const std::string calibration_set = std::string(COMMSCALE_DATA_DIR) + "/calibration/published_runs.csv";
+
+const compute_fit_family& family_named(const compute_fit_result& f, const std::string& name) {
+    for (const auto& fam : f.families)
+        if (fam.name == name) return fam;
+    FAIL("no family " << name);
+    return f.families.front();
+}
+
+}  // namespace
+
+TEST_CASE("compute_fit on the calibration set re-derives fitted_compute_constants") {
+    const auto runs = io::load_training_runs(calibration_set);
+    REQUIRE(runs.size() == 118);
+    compute_fit_options opt;
+    opt.cross_validate = false;
+    const compute_fit_result f = compute_fit(runs, presets::dgx_a100, opt);
+    CHECK(f.fitted_runs.runs == 101);  // the dense runs; the 17 MoE runs are predicted, not fitted
+    CHECK(f.skipped.empty());
+    compute_constants checked_in = fitted_compute_constants;
+    REQUIRE(f.parameters.size() == compute_fit_parameter_names.size());
+    for (std::size_t j = 0; j < f.parameters.size(); ++j) {
+        const auto& p = f.parameters[j];
+        const double in_header = detail::compute_constant(checked_in, j);
+        INFO(p.name << ": fitted " << p.value << " +- " << p.uncertainty << ", predict/compute.hpp holds " << in_header
+                    << " (refit: commscale fit-compute data/calibration/published_runs.csv, and update "
+                       "fitted_compute_constants)");
+        CHECK(p.value == Approx(in_header).epsilon(0.002));
+        CHECK(p.uncertainty > 0.0);
+        CHECK(p.uncertainty < p.value);
+    }
+}
+
+TEST_CASE("compute_fit: cross-validated errors on the calibration set beat the 40%-MFU rule of thumb") {
+    const auto runs = io::load_training_runs(calibration_set);
+    const compute_fit_result f = compute_fit(runs, presets::dgx_a100);
+    const auto& d = f.dense;
+    INFO("dense runs: kernel figures " << d.prior << ", in sample " << d.in_sample << ", leave one model out "
+                                       << d.leave_model_out << ", leave one accelerator out " << d.leave_accelerator_out
+                                       << ", 40%-MFU rule " << d.rule);
+    REQUIRE(d.runs == 101);
+    // the issue's target: leave-one-model-out median error at most 10% on dense runs
+    CHECK(d.leave_model_out <= 0.10);
+    CHECK(d.leave_accelerator_out <= 0.12);
+    CHECK(d.in_sample <= d.leave_model_out + 0.01);
+    // the rule of thumb on the same runs (18.1% median; docs/accuracy.md), and the kernel-level
+    // figures alone, are both further off than the fit's held-out predictions
+    CHECK(d.leave_model_out < 0.5 * d.rule);
+    CHECK(d.leave_model_out < d.prior);
+    // the two large families, each predicted better than by the rule when its model is left out
+    for (const char* name : {"NeMo 24.07 / H100 / fp8", "llm-foundry FSDP / A100-40GB / bf16"}) {
+        const auto& fam = family_named(f, name);
+        INFO(name << ": leave one model out " << fam.leave_model_out << ", rule " << fam.rule);
+        CHECK(fam.leave_model_out < fam.rule);
+    }
+    // every fitted run has its held-out predictions; MoE runs have none
+    for (const auto& r : f.runs) {
+        INFO(r.label);
+        CHECK((r.leave_model_out > 0) == r.fitted);
+        CHECK((r.leave_accelerator_out > 0) == r.fitted);
+        CHECK(std::isfinite(r.in_sample));
+    }
+}
+
+TEST_CASE("fit-step on four llm-foundry runs at 2048 tokens predicts the stack's other 74 runs within 8%") {
+    const auto all = io::load_training_runs(calibration_set);
+    std::vector<training_run> fit_runs, others;
+    for (const auto& r : all) {
+        if (r.family != "llm-foundry FSDP / A100-40GB / bf16") continue;
+        const bool chosen = r.gpus == 8 && r.p.seq == 2048 &&
+                            (r.model_name == "mpt-1b" || r.model_name == "mpt-3b" || r.model_name == "mpt-7b" ||
+                             r.model_name == "mpt-13b");
+        (chosen ? fit_runs : others).push_back(r);
+    }
+    REQUIRE(fit_runs.size() == 4);
+    REQUIRE(others.size() == 74);
+    auto held_out = [&](const step_fit& f, const step_options& o) {
+        std::vector<double> e;
+        for (const auto& r : others) {
+            cluster c = detail::cluster_for_run(presets::dgx_a100, r);
+            c.compute = f.calibration;
+            const double predicted = in_seconds(predict_step(r.model, c, r.p, o).step);
+            e.push_back(std::fabs(predicted / detail::measured_step(r) - 1.0));
+        }
+        return median(e);
+    };
+    // from the fitted defaults (whose fit saw these runs among 101)
+    const step_fit f = fit_step(fit_runs, presets::dgx_a100);
+    const double from_fitted = held_out(f, {});
+    // from the kernel-level figures alone, which saw no run: the transfer is fit-step's own
+    step_options kernel;
+    kernel.constants = kernel_constants;
+    const step_fit g = fit_step(fit_runs, presets::dgx_a100, kernel);
+    const double from_kernel = held_out(g, kernel);
+    INFO("held-out median |error|: " << from_fitted << " from the fitted defaults (kernel scale "
+                                     << f.calibration.kernel_efficiency << "), " << from_kernel
+                                     << " from the kernel figures (kernel scale " << g.calibration.kernel_efficiency
+                                     << ", attention " << g.calibration.attention_efficiency << ")");
+    CHECK(from_fitted <= 0.08);
+    CHECK(from_kernel <= 0.10);  // 7.6% when written
+}
+
+TEST_CASE("compute_fit and compute_constants: bad input names the field, the value and what is accepted") {
+    CHECK_THROWS_WITH(compute_fit({}, presets::dgx_a100),
+                      Catch::Contains("runs") && Catch::Contains("at least one dense run"));
+    compute_constants k = fitted_compute_constants;
+    k.attention_efficiency = 1.5;
+    CHECK_THROWS_WITH(validate(k, "constants"), Catch::Contains("constants.attention_efficiency") &&
+                                                   Catch::Contains("1.5") && Catch::Contains("(0, 1]"));
+    k = fitted_compute_constants;
+    k.kernel_overhead_s = std::nan("");
+    CHECK_THROWS_WITH(validate(k, "constants"), Catch::Contains("constants.kernel_overhead_s") && Catch::Contains("seconds"));
+    step_options o;
+    o.constants.memory_efficiency = 0.0;
+    CHECK_THROWS_WITH(predict_step(model_by_name("llama3-8b"), presets::dgx_h100,
+                                   plan{.tp = 1, .pp = 1, .dp = 8, .micro_batch = 1, .global_batch = 8, .seq = 4096}, o),
+                      Catch::Contains("step_options.constants.memory_efficiency"));
+}
