@@ -7,19 +7,16 @@
 // table ("Accuracy against published runs"). The tolerances are wide because the errors are: they record the model's accuracy on
 // these stacks today, they do not endorse it.
 //
-// What these runs say about the model (predictions are too fast on all three stacks):
-// * Megatron-Core / NeMo on H100 (bf16): 8B, 70B and 405B throughput predicted 20-25% too high
-//   (mean 23%), all with the same sign and nearly the same size at every scale: the compute
-//   model's H100 GEMMs at the MAMF figure (80.3% of peak) and FlashAttention at 60% leave out
-//   about a fifth of the measured time; communication is not what is missing (it is hidden).
-// * fp8 on the same runs: 21-37% too high (mean 28%). The measured fp8/bf16 speed-up is
-//   1.33-1.53; the model gives 1.37-1.55 (it gave 1.49-1.71, fp8 errors up to +50%, before the
-//   split-accumulator backward GEMMs and the bf16 output layer were modelled). The rest is the
-//   bf16 gap above, which fp8 does not shorten.
-// * Composer FSDP (llm-foundry MPT) on A100: 9-30% too fast (mean 22%); eager PyTorch (unfused GELU, norm,
-//   residual kernels) and the Triton FlashAttention with ALiBi that the MPT configs use are slower
-//   than the fused kernels the model assumes.
-// * Megatron-DeepSpeed (BLOOM-176B): 30% too fast, as MT-NLG (step_published.cpp, +40%):
+// What these runs say about the model. None of them is in the calibration set that the compute
+// constants are fitted to (data/calibration/published_runs.csv: NeMo 24.07 FP8, Megatron-Bridge
+// 25.11, llm-foundry's A100 40GB table), so they test the fit:
+// * Megatron-Core / NeMo 24.09 on H100 (bf16): within 3% at every scale (mean 1.3%); before the fit
+//   (GEMMs at the MAMF figure, FlashAttention at 60%, no per-kernel overhead) 20-25% too fast.
+// * fp8 on the same runs: -8% to +4% (mean 5.3%; 21-37% too fast before). The measured fp8/bf16
+//   speed-up is 1.33-1.53; Transformer Engine's split-accumulator backward GEMMs, the bf16 output
+//   layer and the FP8 matmul rate below BF16's on H100 (fp8_mamf_ratio) are what the model charges.
+// * Composer FSDP (llm-foundry MPT) on A100 80GB: -12% to +5% (mean 5.7%; 9-30% too fast before).
+// * Megatron-DeepSpeed (BLOOM-176B): 10% too fast (30% before), as MT-NLG (step_published.cpp):
 //   DeepSpeed's pipeline engine runs its p2p transfers blocking, outside the model.
 #include "catch_shim.hpp"
 
@@ -100,12 +97,12 @@ TEST_CASE("NeMo / Megatron-Core Llama 3.1 on H100, bf16 and fp8: published step 
         CHECK(s.fits_in_memory);  // NVIDIA ran these configurations on 80 GB parts
         CHECK(s.bottleneck == step_bottleneck::compute);
         (r.precision == dtype::fp8 ? fp8_err : bf16_err).push_back(err);
-        // recorded: bf16 +23.1 +24.9 +23.9 +25.0 +19.8 +21.6; fp8 +26.5 +36.8 +21.5 (throughput %)
-        CHECK(std::fabs(err) <= (r.precision == dtype::fp8 ? 0.40 : 0.30));
+        // recorded (throughput %): bf16 -0.3 +1.1 +1.9 +3.0 -0.8 +0.8; fp8 -4.3 +3.8 -7.8
+        CHECK(std::fabs(err) <= (r.precision == dtype::fp8 ? 0.12 : 0.08));
     }
     INFO("mean |error| bf16 " << 100 * mean_abs(bf16_err) << "%, fp8 " << 100 * mean_abs(fp8_err) << "%");
-    CHECK(mean_abs(bf16_err) <= 0.25);
-    CHECK(mean_abs(fp8_err) <= 0.32);
+    CHECK(mean_abs(bf16_err) <= 0.04);
+    CHECK(mean_abs(fp8_err) <= 0.08);
 }
 
 // Composer FSDP (FULL_SHARD, amp_bf16): MosaicML llm-foundry, scripts/train/benchmarking/README.md
@@ -152,12 +149,12 @@ TEST_CASE("Composer FSDP (llm-foundry MPT) on A100 80GB: published tokens per se
                     << 100 * err << "%)");
         CHECK(s.fits_in_memory);
         CHECK(s.bottleneck == step_bottleneck::compute);
-        // recorded: +17.2 +9.4 +30.4 +22.2 +18.2 +22.8 +23.9 +21.8 +29.3
-        CHECK(std::fabs(err) <= 0.35);
+        // recorded: -5.1 -11.5 +5.1 -2.5 -12.5 -3.6 -3.4 -7.1 -0.5
+        CHECK(std::fabs(err) <= 0.16);
         errs.push_back(err);
     }
     INFO("median |error| " << 100 * median_abs(errs) << "%, mean " << 100 * mean_abs(errs) << "%");
-    CHECK(mean_abs(errs) <= 0.25);
+    CHECK(mean_abs(errs) <= 0.08);
 }
 
 // BLOOM-176B on Jean Zay (Megatron-DeepSpeed, BF16Optimizer with ZeRO stage 1): Le Scao et al. 2022
@@ -188,6 +185,7 @@ TEST_CASE("Megatron-DeepSpeed BLOOM-176B on 384 A100: published TFLOP/s per GPU"
     const double err = tflops / 150.0 - 1.0;
     INFO("BLOOM-176B: predicted " << tflops << " TFLOP/s per GPU, published 150 (" << 100 * err << "%)");
     CHECK(s.fits_in_memory);
-    // recorded: +30%; the same engine's MT-NLG run is +40% (step_published.cpp)
-    CHECK(std::fabs(err) <= 0.40);
+    // recorded: +10% (+30% before the compute constants were fitted); the same engine's MT-NLG run
+    // is +18% (step_published.cpp)
+    CHECK(std::fabs(err) <= 0.15);
 }

@@ -139,7 +139,7 @@ nlohmann::json family_json(const accuracy_family& f) {
 
 cli::registrar reg{cli::command{
     "accuracy",
-    "predict every run of a runs CSV without fitting: per run and per family, model vs measured vs 40%-MFU rule",
+    "predict every run of a runs CSV with the default constants: per run and per family, model vs measured vs 40%-MFU rule",
     "usage: commscale accuracy RUNS.csv [--cluster NAME|FILE | topology] [--json] [--svg FILE]\n"
     "  RUNS.csv    the runs CSV of fit-step (io/training_runs.hpp): model, gpus, tp, pp, ..., and\n"
     "              tokens_per_s_per_gpu, step_s or tflops_per_gpu; optional cluster (preset or JSON file,\n"
