@@ -23,7 +23,7 @@ TEST_CASE("fit-compute on the calibration set: the checked-in constants, per-fam
     const auto r = run("fit-compute \"" + fit_compute_runs_csv + "\" --json");
     REQUIRE(r.rc == 0);
     const json j = json::parse(r.out);
-    for (const char* k : {"constants", "parameters", "noise", "families", "fitted_runs", "dense", "moe", "runs", "skipped"})
+    for (const char* k : {"constants", "parameters", "noise", "moe_noise", "families", "all", "dense", "moe", "runs", "skipped"})
         CHECK(j.contains(k));
     const auto& k = commscale::fitted_compute_constants;
     CHECK(j["constants"]["gemm_shape_efficiency"].get<double>() == Approx(k.gemm_shape_efficiency).epsilon(0.002));
@@ -31,18 +31,20 @@ TEST_CASE("fit-compute on the calibration set: the checked-in constants, per-fam
     CHECK(j["constants"]["te_attention_efficiency"].get<double>() == Approx(k.te_attention_efficiency).epsilon(0.002));
     CHECK(j["constants"]["memory_efficiency"].get<double>() == Approx(k.memory_efficiency).epsilon(0.002));
     CHECK(j["constants"]["kernel_overhead_s"].get<double>() == Approx(k.kernel_overhead_s).epsilon(0.002));
+    CHECK(j["constants"]["moe_launch_overhead_s"].get<double>() == Approx(k.moe_launch_overhead_s).epsilon(0.002));
     CHECK(j["runs"].size() == 118);
-    CHECK(j["fitted_runs"]["runs"].get<int>() == 101);
+    CHECK(j["dense"]["runs"].get<int>() == 101);
+    CHECK(j["moe"]["runs"].get<int>() == 17);
     CHECK(j["dense"]["leave_one_model_out"].get<double>() <= 0.10);
     CHECK(j["dense"]["leave_one_model_out"].get<double>() < j["dense"]["rule_of_thumb"].get<double>());
     for (const auto& run : j["runs"]) {
         INFO(run["label"].get<std::string>());
-        CHECK(run["leave_one_model_out"].is_null() == !run["fitted"].get<bool>());
+        CHECK(run["leave_one_model_out"].is_number());
     }
     // text: the constants with their kernel figures, and the families
     const auto t = run("fit-compute \"" + fit_compute_runs_csv + "\" --no-cross-validation");
     REQUIRE(t.rc == 0);
-    CHECK_THAT(t.out, Catch::Contains("fitted to 101 of 118 run(s) (dense runs)") &&
+    CHECK_THAT(t.out, Catch::Contains("fitted to 118 run(s): 101 dense") &&
                           Catch::Contains("te_attention_efficiency") && Catch::Contains("llm-foundry FSDP / A100-40GB / bf16"));
     const json nj = json::parse(run("fit-compute \"" + fit_compute_runs_csv + "\" --no-cross-validation --json").out);
     CHECK(nj["runs"][0]["leave_one_model_out"].is_null());
@@ -63,9 +65,20 @@ TEST_CASE("fit-compute errors name the file, the row and the field") {
         f << "model,cluster,gpus,tp,pp,ep,micro_batch,global_batch,seq,tokens_per_s_per_gpu\n"
              "mixtral-8x7b,dgx-h100,64,1,1,8,1,256,4096,3000\n";
     }
-    const auto m = run("fit-compute \"" + moe.string() + "\"");
-    CHECK(m.rc == 2);
-    CHECK_THAT(m.err, Catch::Contains("runs") && Catch::Contains("dense run"));
-    CHECK(run("fit-compute \"" + moe.string() + "\" --moe --no-cross-validation").rc == 0);
+    // MoE runs alone: the dense constants stay at their kernel figures, the MoE stage is fitted
+    const auto m = run("fit-compute \"" + moe.string() + "\" --no-cross-validation --json");
+    REQUIRE(m.rc == 0);
+    const json mj = json::parse(m.out);
+    CHECK(mj["constants"]["gemm_shape_efficiency"].get<double>() == Approx(commscale::kernel_constants.gemm_shape_efficiency));
+    CHECK(mj["moe"]["runs"].get<int>() == 1);
+    const fs::path none = scratch() / "nothing.csv";
+    {
+        std::ofstream f(none);
+        f << "model,gpus,tp,pp,micro_batch,global_batch,tokens_per_s_per_gpu,not_expressible\n"
+             "llama3-8b,8,1,1,1,64,1000,not modelled (example)\n";
+    }
+    const auto n = run("fit-compute \"" + none.string() + "\"");
+    CHECK(n.rc == 2);
+    CHECK_THAT(n.err, Catch::Contains("runs") && Catch::Contains("at least one run"));
     CHECK(run("fit-compute " + (scratch() / "missing.csv").string()).rc != 0);
 }

@@ -235,7 +235,8 @@ TEST_CASE("expert tensor parallelism: the same expert FLOPs per rank, in GEMMs e
     const auto& m = models::deepseek_v3;
     const auto acc = accelerator_by_name("h100-sxm");
     const compute_params cp = compute_params_for(acc, dtype::bf16);
-    const double rate = acc.peak(dtype::bf16)->value() * cp.gemm_efficiency;  // the compute model's large-GEMM rate
+    // the compute model's large-GEMM rate for grouped GEMMs (compute_constants::grouped_gemm_efficiency)
+    const double rate = acc.peak(dtype::bf16)->value() * cp.gemm_efficiency * cp.grouped_gemm_efficiency;
     const double h = 7168, f = 2048, k = 8;
     for (int mb : {1, 16}) {
         plan p{.tp = 8, .pp = 1, .dp = 8, .ep = 8, .micro_batch = mb, .global_batch = 8 * mb, .seq = 4096};

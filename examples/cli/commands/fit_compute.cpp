@@ -1,5 +1,4 @@
-// `commscale fit-compute RUNS.csv [--cluster NAME|FILE | topology] [--moe] [--no-cross-validation]
-// [--json]`: fits the compute model's constants (predict/compute.hpp compute_constants) to the runs
+// `commscale fit-compute RUNS.csv [--cluster NAME|FILE | topology] [--no-cross-validation] [--json]`: fits the compute model's constants (predict/compute.hpp compute_constants) to the runs
 // of a runs CSV and cross-validates the fit (include/commscale/calibrate/compute_fit.hpp). On
 // data/calibration/published_runs.csv it re-derives the library's defaults.
 #include <cmath>
@@ -21,7 +20,6 @@ using namespace commscale;
 
 std::vector<cli::option_spec> options() {
     auto o = cli::topology_options();
-    o.push_back({"moe", false, "fit to the MoE runs too (default: dense runs only)"});
     o.push_back({"no-cross-validation", false, "skip the leave-one-model-out and leave-one-accelerator-out fits"});
     return o;
 }
@@ -48,22 +46,22 @@ nlohmann::json family_json(const compute_fit_family& f) {
 cli::registrar reg{cli::command{
     "fit-compute",
     "fit the compute model's constants to a runs CSV, with leave-one-model/accelerator-out errors",
-    "usage: commscale fit-compute RUNS.csv [--cluster NAME|FILE | topology] [--moe] [--no-cross-validation] [--json]\n"
+    "usage: commscale fit-compute RUNS.csv [--cluster NAME|FILE | topology] [--no-cross-validation] [--json]\n"
     "  RUNS.csv    the runs CSV of accuracy and fit-step (io/training_runs.hpp), with measured\n"
     "              tokens_per_s_per_gpu, step_s or tflops_per_gpu\n"
     "  --cluster   the system of runs without a cluster column (default dgx-a100)\n"
-    "  --moe       fit to the MoE runs too (by default they are predicted and reported, not fitted)\n"
     "Fits gemm_shape_efficiency, attention_efficiency, te_attention_efficiency, memory_efficiency and\n"
-    "kernel_overhead_s (predict/compute.hpp compute_constants) by maximum a posteriori in log space,\n"
-    "each under a log-normal prior (sigma 0.5) on its kernel-level figure; reports each with its\n"
+    "kernel_overhead_s to the dense runs, then grouped_gemm_efficiency and moe_launch_overhead_s to the\n"
+    "MoE runs with those held (predict/compute.hpp compute_constants), by maximum a posteriori in log\n"
+    "space, each under a log-normal prior (sigma 0.5) on its kernel-level figure; reports each with its\n"
     "one-sigma uncertainty and, per family, the median |error| in tokens/s per GPU with the kernel\n"
     "figures, in sample, leaving each model out, leaving each accelerator out, and of the 40%-MFU rule\n"
     "of thumb. On data/calibration/published_runs.csv it re-derives the library's defaults\n"
     "(fitted_compute_constants).\n"
     "--json: {constants: {NAME: value}, parameters: [{name, prior, value, uncertainty}], noise,\n"
-    "         families: [{family, runs, kernel_constants, in_sample, leave_one_model_out,\n"
-    "         leave_one_accelerator_out, rule_of_thumb}], fitted_runs, dense, moe: {...},\n"
-    "         runs: [{label, family, model, accelerator, moe, fitted, measured_tokens_per_s_per_gpu,\n"
+    "         moe_noise, families: [{family, runs, kernel_constants, in_sample, leave_one_model_out,\n"
+    "         leave_one_accelerator_out, rule_of_thumb}], all, dense, moe: {...},\n"
+    "         runs: [{label, family, model, accelerator, moe, measured_tokens_per_s_per_gpu,\n"
     "         kernel_constants, in_sample, leave_one_model_out, leave_one_accelerator_out,\n"
     "         rule_of_thumb}], skipped: [\"label: reason\"]}",
     options(),
@@ -71,7 +69,6 @@ cli::registrar reg{cli::command{
         const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
         const cluster base = cli::resolve_cluster(a);
         compute_fit_options opt;
-        opt.include_moe = a.flag("moe");
         opt.cross_validate = !a.flag("no-cross-validation");
         const compute_fit_result f = compute_fit(runs, base, opt);
         if (a.flag("json")) {
@@ -89,7 +86,6 @@ cli::registrar reg{cli::command{
                               {"model", r.model},
                               {"accelerator", r.accelerator},
                               {"moe", r.moe},
-                              {"fitted", r.fitted},
                               {"measured_tokens_per_s_per_gpu", r.measured},
                               {"kernel_constants", r.prior},
                               {"in_sample", r.in_sample},
@@ -99,17 +95,17 @@ cli::registrar reg{cli::command{
             cli::print_json(out, {{"constants", constants},
                                   {"parameters", params},
                                   {"noise", f.noise},
+                                  {"moe_noise", f.moe_noise},
                                   {"families", fams},
-                                  {"fitted_runs", family_json(f.fitted_runs)},
+                                  {"all", family_json(f.all)},
                                   {"dense", family_json(f.dense)},
                                   {"moe", family_json(f.moe)},
                                   {"runs", rs},
                                   {"skipped", f.skipped}});
             return 0;
         }
-        const std::size_t fitted = static_cast<std::size_t>(f.fitted_runs.runs);
-        out << "fitted to " << fitted << " of " << f.runs.size() << " run(s)" << (opt.include_moe ? "" : " (dense runs)")
-            << "; per-run noise " << pct(f.noise) << " (log)\n\n";
+        out << "fitted to " << f.runs.size() << " run(s): " << f.dense.runs << " dense (noise " << pct(f.noise) << " in log), "
+            << f.moe.runs << " MoE (noise " << pct(f.moe_noise) << ")\n\n";
         std::vector<std::vector<std::string>> prow;
         for (const auto& p : f.parameters)
             prow.push_back({p.name, constant(p.prior), constant(p.value), constant(p.uncertainty)});
@@ -125,9 +121,10 @@ cli::registrar reg{cli::command{
         for (const auto& fam : f.families) row(fam);
         row(f.dense);
         row(f.moe);
+        row(f.all);
         cli::print_table(out, {"family", "runs", "kernel figures", "fitted", "leave model out", "leave accel. out", "40% MFU"},
                          rows);
-        out << "\n(leave-out columns: fitted runs only, each predicted by a fit without its model or accelerator)\n";
+        out << "\n(leave-out columns: each run predicted by a fit without its model's or its accelerator's runs)\n";
         for (const auto& s : f.skipped) out << "skipped: " << s << "\n";
         return 0;
     },

@@ -5,18 +5,23 @@
 /// project's calibration set (data/calibration/published_runs.csv) it re-derives the checked-in
 /// defaults `fitted_compute_constants`; run on a user's own runs it gives their stack's constants.
 ///
-/// Model. For run i, rᵢ(θ) = ln(predicted tokens/s per GPU(θ) / measured) / σ, with θⱼ = ln(kⱼ /
+/// Model. For run i, zᵢ(θ) = ln(predicted tokens/s per GPU(θ) / measured) / σ under a Cauchy loss
+/// (robust: a run whose recipe the model cannot describe weighs like a few runs), with θⱼ = ln(kⱼ /
 /// priorⱼ) for each fitted constant kⱼ, plus one prior row θⱼ / τ (a log-normal prior centred on
 /// the kernel-level figure of `kernel_constants`, τ = compute_fit_prior_sigma). Maximum a
 /// posteriori by Levenberg-Marquardt (calibrate/fit.hpp) as in calibrate/fit_step.hpp; σ is the rms
-/// of the first pass's log residuals (never below 2%), so that the prior weighs against the data
+/// of the first pass's log residuals from their median absolute deviation (never below 2%), so that the prior weighs against the data
 /// as much as the data's own scatter says it should; the uncertainty is the posterior covariance
 /// (JᵀJ)⁻¹ at the optimum, on the constant's own scale.
 ///
-/// Which runs. By default the dense runs: the MoE runs carry costs the compute model does not yet
-/// price (routing, permutation, grouped GEMMs of small experts, the dispatcher: issue 25), and a
-/// fit over them would move the dense constants to absorb those. Runs that are not expressible or
-/// that the predictor rejects are left out and listed.
+/// Two stages. The five dense constants are fitted to the dense runs; then, with those held,
+/// moe_launch_overhead_s (which only MoE layers use) to the MoE runs: the MoE layer's costs then
+/// cannot bend the dense constants, and a set without MoE runs leaves it at its kernel figure (and
+/// the reverse). grouped_gemm_efficiency stays at its kernel figure: on the calibration set's 17
+/// MoE runs, fitting it beside the launch overhead moved it to 0.58 and predicted the held-out
+/// models worse than the kernel figure did (leave one model out 26% against 18%), since the
+/// runs' scatter (the same model 2.5x apart on two systems) is not a GEMM-rate effect. Runs that
+/// are not expressible or that the predictor rejects are left out and listed.
 ///
 /// Cross-validation. Leave one model out (every run of one model is predicted by a fit on the runs
 /// of the other models) and leave one accelerator out (likewise per accelerator); the in-sample
@@ -62,12 +67,11 @@ struct compute_fit_parameter {
 struct compute_fit_run {
     std::string label, family, model, accelerator;
     bool moe = false;
-    bool fitted = false;         ///< in the fitting set
     double measured = 0;         ///< tokens/s per GPU
     double prior = 0;            ///< predicted with kernel_constants
     double in_sample = 0;        ///< predicted with the fit on every fitting run
-    double leave_model_out = 0;  ///< predicted by a fit without this run's model (fitting runs only)
-    double leave_accelerator_out = 0;  ///< predicted by a fit without this run's accelerator (fitting runs only)
+    double leave_model_out = 0;  ///< predicted by a fit without this run's model (0: not cross-validated)
+    double leave_accelerator_out = 0;  ///< predicted by a fit without this run's accelerator (0: not cross-validated)
     double rule = 0;             ///< the 40%-MFU rule of thumb
 };
 
@@ -80,7 +84,6 @@ struct compute_fit_family {
 
 /// @brief Options of compute_fit.
 struct compute_fit_options {
-    bool include_moe = false;        ///< fit to the MoE runs too
     bool cross_validate = true;      ///< leave-one-model-out and leave-one-accelerator-out fits
 };
 
@@ -88,17 +91,21 @@ struct compute_fit_options {
 struct compute_fit_result {
     compute_constants constants{};                 ///< fitted
     std::vector<compute_fit_parameter> parameters;  ///< in compute_fit_parameter_names order
-    double noise = 0;                              ///< σ of a run's log residual at the optimum
+    double noise = 0;                              ///< σ of a dense run's log residual at the optimum
+    double moe_noise = 0;                          ///< the same for the MoE runs (0 without MoE runs)
     std::vector<compute_fit_run> runs;             ///< every predicted run
     std::vector<std::string> skipped;              ///< "label: reason" of runs left out
     std::vector<compute_fit_family> families;      ///< per family, in order of first appearance
-    compute_fit_family fitted_runs;                ///< every fitting run
-    compute_fit_family dense, moe;                 ///< every dense / MoE run
+    compute_fit_family all, dense, moe;            ///< every run, every dense run, every MoE run
 };
 
-/// @brief The constants compute_fit fits, in the order of its parameter vector.
-inline constexpr std::array<std::string_view, 5> compute_fit_parameter_names{
-    "gemm_shape_efficiency", "attention_efficiency", "te_attention_efficiency", "memory_efficiency", "kernel_overhead_s"};
+/// @brief The constants compute_fit fits, in the order of its parameter vector: the dense stage's
+/// first (compute_fit_dense_parameters of them), then the MoE stage's.
+inline constexpr std::array<std::string_view, 6> compute_fit_parameter_names{
+    "gemm_shape_efficiency", "attention_efficiency", "te_attention_efficiency",
+    "memory_efficiency",     "kernel_overhead_s",    "moe_launch_overhead_s"};
+/// @brief How many of compute_fit_parameter_names the dense stage fits.
+inline constexpr std::size_t compute_fit_dense_parameters = 5;
 
 namespace detail {
 
@@ -108,8 +115,15 @@ namespace detail {
         case 1: return k.attention_efficiency;
         case 2: return k.te_attention_efficiency;
         case 3: return k.memory_efficiency;
-        default: return k.kernel_overhead_s;
+        case 4: return k.kernel_overhead_s;
+        default: return k.moe_launch_overhead_s;
     }
+}
+
+[[nodiscard]] inline bool in_fit_range(const compute_constants& k) {
+    return k.gemm_shape_efficiency <= 1.0 && k.attention_efficiency <= 1.0 && k.te_attention_efficiency <= 1.0 &&
+           k.memory_efficiency <= 1.0 && k.kernel_overhead_s <= 1e-3 && k.grouped_gemm_efficiency <= 1.0 &&
+           k.moe_launch_overhead_s <= 1e-3;
 }
 
 [[nodiscard]] inline compute_constants constants_at(const Eigen::VectorXd& theta) {
@@ -141,25 +155,42 @@ struct compute_fit_case {
     }
 }
 
-/// MAP fit on the cases selected by `use`; returns θ (and the noise and covariance through the out-parameters).
-[[nodiscard]] inline Eigen::VectorXd fit_constants(const std::vector<compute_fit_case>& cases, const std::vector<bool>& use,
-                                                   double* noise_out = nullptr, Eigen::MatrixXd* covariance = nullptr) {
-    const auto n = static_cast<Eigen::Index>(compute_fit_parameter_names.size());
+/// One stage's MAP fit: the parameters [first, last) of θ on the cases selected by `use`, the others
+/// held at `theta`'s values; returns θ with the stage's parameters fitted (and its noise and the
+/// stage's covariance through the out-parameters). Without a selected case θ is returned as given.
+[[nodiscard]] inline Eigen::VectorXd fit_stage(const std::vector<compute_fit_case>& cases, const std::vector<bool>& use,
+                                               Eigen::VectorXd theta, Eigen::Index first, Eigen::Index last,
+                                               double* noise_out = nullptr, Eigen::MatrixXd* covariance = nullptr) {
+    const Eigen::Index n = last - first;
     std::vector<const compute_fit_case*> sel;
     for (std::size_t i = 0; i < cases.size(); ++i)
         if (use[i]) sel.push_back(&cases[i]);
     const auto m = static_cast<Eigen::Index>(sel.size());
-    if (m == 0) return Eigen::VectorXd::Zero(n);
+    if (m == 0) {
+        if (covariance) *covariance = Eigen::MatrixXd::Identity(n, n) * (compute_fit_prior_sigma * compute_fit_prior_sigma);
+        return theta;
+    }
+    auto full = [&](const Eigen::VectorXd& x) {
+        Eigen::VectorXd t = theta;
+        t.segment(first, n) = x;
+        return t;
+    };
+    auto log_error = [&](const compute_fit_case& c, const compute_constants& k) { return std::log(predicted_tokens(c, k) / c.measured); };
+    // Cauchy loss on the standardized log errors z (k = 2.385: 95% efficiency under Gaussian
+    // errors; Holland & Welsch 1977), as residuals sign(z) sqrt(k^2 ln(1 + (z/k)^2)): a run the
+    // model cannot describe (a recipe the table does not state) weighs like a few runs, not like
+    // the square of its error
+    constexpr double cauchy_k = 2.385;
+    auto robust = [](double z) {
+        const double rho = cauchy_k * cauchy_k * std::log1p((z / cauchy_k) * (z / cauchy_k));
+        return std::copysign(std::sqrt(rho), z);
+    };
     auto solve = [&](double sigma) {
         auto residuals = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
-            const compute_constants k = constants_at(x);
-            const bool in_range = k.gemm_shape_efficiency <= 1.0 && k.attention_efficiency <= 1.0 && k.te_attention_efficiency <= 1.0 &&
-                                  k.memory_efficiency <= 1.0 &&
-                                  k.kernel_overhead_s <= 1e-3;
+            const compute_constants k = constants_at(full(x));
+            const bool ok = in_fit_range(k);
             for (Eigen::Index i = 0; i < m; ++i)
-                r[i] = in_range ? std::log(predicted_tokens(*sel[static_cast<std::size_t>(i)], k) /
-                                           sel[static_cast<std::size_t>(i)]->measured) / sigma
-                                : std::numeric_limits<double>::quiet_NaN();
+                r[i] = ok ? robust(log_error(*sel[static_cast<std::size_t>(i)], k) / sigma) : std::numeric_limits<double>::quiet_NaN();
             for (Eigen::Index j = 0; j < n; ++j) r[m + j] = x[j] / compute_fit_prior_sigma;
         };
         lm_options opt;
@@ -168,21 +199,35 @@ struct compute_fit_case {
         opt.difference_step = 1e-4;
         opt.max_iterations = 100;
         opt.cost_tolerance = 1e-10;
-        return fit_levenberg_marquardt(residuals, Eigen::VectorXd::Zero(n), m + n, opt);
+        return fit_levenberg_marquardt(residuals, theta.segment(first, n), m + n, opt);
     };
-    // first pass at 10%, then σ from its residuals
+    // first pass at 10%, then σ from its residuals' median absolute deviation (1.4826 x the median
+    // |error|, the normal-consistent scale that outliers do not inflate), and the fit again
     nonlinear_fit f = solve(0.1);
-    double ss = 0;
-    const compute_constants k = constants_at(f.parameters);
-    for (const auto* c : sel) {
-        const double e = std::log(predicted_tokens(*c, k) / c->measured);
-        ss += e * e;
-    }
-    const double sigma = std::max(compute_fit_min_noise, std::sqrt(ss / static_cast<double>(std::max<Eigen::Index>(1, m - n))));
+    std::vector<double> abs_errors;
+    const compute_constants k = constants_at(full(f.parameters));
+    for (const auto* c : sel) abs_errors.push_back(std::fabs(log_error(*c, k)));
+    const double sigma = std::max(compute_fit_min_noise, 1.4826 * median(abs_errors));
     f = solve(sigma);
     if (noise_out) *noise_out = sigma;
     if (covariance) *covariance = f.covariance;
-    return f.parameters;
+    return full(f.parameters);
+}
+
+/// Both stages on the cases selected by `use`: the dense constants on its dense runs, then the MoE
+/// constants on its MoE runs.
+[[nodiscard]] inline Eigen::VectorXd fit_constants(const std::vector<compute_fit_case>& cases, const std::vector<bool>& use,
+                                                   double* dense_noise = nullptr, double* moe_noise = nullptr,
+                                                   Eigen::MatrixXd* dense_cov = nullptr, Eigen::MatrixXd* moe_cov = nullptr) {
+    const auto all = static_cast<Eigen::Index>(compute_fit_parameter_names.size());
+    const auto d = static_cast<Eigen::Index>(compute_fit_dense_parameters);
+    std::vector<bool> dense(use.size()), moe(use.size());
+    for (std::size_t i = 0; i < use.size(); ++i) {
+        dense[i] = use[i] && !cases[i].moe;
+        moe[i] = use[i] && cases[i].moe;
+    }
+    Eigen::VectorXd theta = fit_stage(cases, dense, Eigen::VectorXd::Zero(all), 0, d, dense_noise, dense_cov);
+    return fit_stage(cases, moe, theta, d, all, moe_noise, moe_cov);
 }
 
 [[nodiscard]] inline compute_fit_family summarize_compute_fit(std::string name, const std::vector<const compute_fit_run*>& rs) {
@@ -236,13 +281,12 @@ struct compute_fit_case {
         c.family = !r.family.empty() ? r.family : std::string(c.accel) + " / " + std::string(dtype_name(r.p.precision));
         cases.push_back(std::move(c));
     }
-    std::vector<bool> use(cases.size());
-    for (std::size_t i = 0; i < cases.size(); ++i) use[i] = opt.include_moe || !cases[i].moe;
-    if (std::none_of(use.begin(), use.end(), [](bool b) { return b; }))
-        throw input_error("runs", std::to_string(runs.size()) + " run(s)",
-                          opt.include_moe ? "at least one run the predictor accepts" : "at least one dense run the predictor accepts");
-    Eigen::MatrixXd cov;
-    const Eigen::VectorXd theta = detail::fit_constants(cases, use, &out.noise, &cov);
+    const std::vector<bool> use(cases.size(), true);
+    if (cases.empty())
+        throw input_error("runs", std::to_string(runs.size()) + " run(s), none predicted",
+                          "at least one run the predictor accepts, with a measurement");
+    Eigen::MatrixXd dense_cov, moe_cov;
+    const Eigen::VectorXd theta = detail::fit_constants(cases, use, &out.noise, &out.moe_noise, &dense_cov, &moe_cov);
     out.constants = detail::constants_at(theta);
     for (std::size_t j = 0; j < compute_fit_parameter_names.size(); ++j) {
         compute_fit_parameter p;
@@ -250,7 +294,9 @@ struct compute_fit_case {
         compute_constants prior = kernel_constants;
         p.prior = detail::compute_constant(prior, j);
         p.value = detail::compute_constant(out.constants, j);
-        const auto jj = static_cast<Eigen::Index>(j);
+        const bool dense_stage = j < compute_fit_dense_parameters;
+        const auto jj = static_cast<Eigen::Index>(dense_stage ? j : j - compute_fit_dense_parameters);
+        const Eigen::MatrixXd& cov = dense_stage ? dense_cov : moe_cov;
         p.uncertainty = p.value * std::sqrt(std::max(0.0, cov(jj, jj)));
         out.parameters.push_back(std::move(p));
     }
@@ -264,7 +310,6 @@ struct compute_fit_case {
         r.model = c.model;
         r.accelerator = c.accel;
         r.moe = c.moe;
-        r.fitted = use[i];
         r.measured = c.measured;
         r.prior = detail::predicted_tokens(c, kernel_constants);
         r.in_sample = detail::predicted_tokens(c, out.constants);
@@ -290,15 +335,15 @@ struct compute_fit_case {
     }
     std::vector<std::string> order;
     std::map<std::string, std::vector<const compute_fit_run*>> by;
-    std::vector<const compute_fit_run*> fitted, dense, moe;
+    std::vector<const compute_fit_run*> every, dense, moe;
     for (const auto& r : out.runs) {
         if (!by.count(r.family)) order.push_back(r.family);
         by[r.family].push_back(&r);
-        if (r.fitted) fitted.push_back(&r);
+        every.push_back(&r);
         (r.moe ? moe : dense).push_back(&r);
     }
     for (const auto& name : order) out.families.push_back(detail::summarize_compute_fit(name, by[name]));
-    out.fitted_runs = detail::summarize_compute_fit("fitted runs", fitted);
+    out.all = detail::summarize_compute_fit("all", every);
     out.dense = detail::summarize_compute_fit("dense", dense);
     out.moe = detail::summarize_compute_fit("MoE", moe);
     return out;

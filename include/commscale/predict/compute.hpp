@@ -63,6 +63,19 @@ struct compute_constants {
     /// figure: a CUDA launch takes 5-20 us on the CPU (HolisticTraceAnalysis kernel launch stats),
     /// mostly hidden while the GPU is busy; 2 us of it reaches the GPU timeline.
     double kernel_overhead_s = 2e-6;
+    /// Share of the dense GEMMs' rate that the routed experts' grouped GEMMs keep (many narrow
+    /// GEMMs of a few hundred to a few thousand tokens each). Kernel figure: torchao's MXFP8 grouped
+    /// GEMM on B200 with DeepSeek-V3 shapes runs its forward at 65.6% of peak against the FP8 best
+    /// shape's 76.3% (pytorch/ao torchao/prototype/moe_training README; ml-engineering MAMF): 0.86.
+    double grouped_gemm_efficiency = 0.86;
+    /// Time per kernel of an MoE layer's forward after its token dispatcher's host synchronization,
+    /// in seconds: Megatron-Core's all-to-all dispatcher copies the tokens per expert to the host
+    /// and synchronizes once per MoE layer forward (MoEAlltoAllTokenDispatcher.
+    /// _maybe_dtoh_and_synchronize, megatron/core/transformer/moe/token_dispatcher.py), so the GPU
+    /// drains and each following kernel (the per-expert GEMMs, permutation, quantization) waits for
+    /// its CPU launch. Kernel figure: a CUDA launch takes 5-20 us on the CPU (HolisticTraceAnalysis
+    /// kernel launch stats): 5 us.
+    double moe_launch_overhead_s = 5e-6;
 };
 
 /// @brief The kernel-level figures alone (the priors of the fit; see compute_constants).
@@ -73,11 +86,12 @@ inline constexpr compute_constants kernel_constants{};
 /// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
 /// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
 inline constexpr compute_constants fitted_compute_constants{
-    .gemm_shape_efficiency = 0.823,
-    .attention_efficiency = 0.3167,
-    .te_attention_efficiency = 0.4369,
-    .memory_efficiency = 0.7364,
-    .kernel_overhead_s = 2.143e-06};
+    .gemm_shape_efficiency = 0.8428,
+    .attention_efficiency = 0.3168,
+    .te_attention_efficiency = 0.4089,
+    .memory_efficiency = 0.6766,
+    .kernel_overhead_s = 2.138e-06,
+    .moe_launch_overhead_s = 7.325e-06};
 
 /// @brief Throws input_error naming `where`.<field> unless every constant is in range: the
 /// efficiencies in (0, 1], the per-kernel overhead in [0, 1 ms].
@@ -90,6 +104,10 @@ inline void validate(const compute_constants& k, std::string_view where) {
     fraction(k.attention_efficiency, "attention_efficiency");
     fraction(k.te_attention_efficiency, "te_attention_efficiency");
     fraction(k.memory_efficiency, "memory_efficiency");
+    fraction(k.grouped_gemm_efficiency, "grouped_gemm_efficiency");
+    if (!(k.moe_launch_overhead_s >= 0.0 && k.moe_launch_overhead_s <= 1e-3))
+        throw input_error(std::string(where) + ".moe_launch_overhead_s", detail::number_text(k.moe_launch_overhead_s),
+                          "seconds in [0, 0.001]");
     if (!(k.kernel_overhead_s >= 0.0 && k.kernel_overhead_s <= 1e-3))
         throw input_error(std::string(where) + ".kernel_overhead_s", detail::number_text(k.kernel_overhead_s),
                           "seconds in [0, 0.001]");
@@ -141,6 +159,8 @@ struct compute_params {
     double attention_scale = 1.0;   ///< calibration scale on FlashAttention's efficiency (fit-step)
     double attention_efficiency = flash_attention_peak_efficiency;  ///< FlashAttention at long sequences
     double kernel_overhead_s = 0;   ///< per-kernel time beyond its work (compute_constants)
+    double grouped_gemm_efficiency = 1.0;  ///< routed experts' grouped GEMMs, on top of gemm_efficiency
+    double moe_launch_overhead_s = 0;      ///< per kernel of an MoE layer's forward after the dispatcher's sync
     double inv_gemm_rate = 0;       ///< 1 / (gemm_peak x gemm_efficiency), s per FLOP (set by finish())
     double inv_memory_rate = 0;     ///< 1 / (memory_bandwidth x memory_efficiency), s per byte
 
@@ -233,7 +253,9 @@ struct routed_gemms {
     const double et = p.expert_tp();
     const double tokens_here = T * k * p.effective_expert_load() * (et / t);
     const double per_expert = tokens_here / local_experts;
-    return {gemm_fwd_bwd(per_expert, gate * fe / et, h, c, local_experts), gemm_fwd_bwd(per_expert, h, fe / et, c, local_experts)};
+    compute_params g = c;  // grouped GEMMs at compute_constants::grouped_gemm_efficiency of the dense rate
+    g.inv_gemm_rate = c.inv_gemm_rate / c.grouped_gemm_efficiency;
+    return {gemm_fwd_bwd(per_expert, gate * fe / et, h, g, local_experts), gemm_fwd_bwd(per_expert, h, fe / et, g, local_experts)};
 }
 /// Time to move `bytes` through HBM at the memory-bound efficiency.
 [[nodiscard]] constexpr double memory_seconds(double bytes_moved, const compute_params& c) {
@@ -257,6 +279,8 @@ struct routed_gemms {
     c.memory_efficiency = k.memory_efficiency;
     c.attention_efficiency = stack == framework::megatron_core ? k.te_attention_efficiency : k.attention_efficiency;
     c.kernel_overhead_s = k.kernel_overhead_s;
+    c.grouped_gemm_efficiency = k.grouped_gemm_efficiency;
+    c.moe_launch_overhead_s = k.moe_launch_overhead_s;
     c.memory_bandwidth = acc.memory_bandwidth.value() > 0 ? acc.memory_bandwidth : bytes_per_second(2e12);
     c.gemm_input_bytes = dtype_bytes(precision);
     c.compute_units = compute_units_of(acc.name);
@@ -275,6 +299,7 @@ struct routed_gemms {
 /// model's layers where MoE and dense layers differ).
 struct layer_kernels {
     double forward = 0, backward = 0;
+    double moe_forward = 0;  ///< of `forward`, the MoE part after the dispatcher's host synchronization
 };
 
 namespace detail {
@@ -284,11 +309,15 @@ namespace detail {
 /// and unpermutation and the top-k (4, MoE layers only), and with FP8/MXFP8/NVFP4 one quantization
 /// per GEMM input; backward, two GEMMs per GEMM, the attention backward and its preprocessing (2),
 /// twice the element-wise kernels and the quantization of each output gradient.
-[[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, bool quantized) {
+[[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, bool quantized, int ep = 1) {
     const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 1.0;
     const double elementwise = 2.0 + 2.0 + 1.0 + rotary + (m.experts > 1 ? 4.0 * m.moe_fraction() : 0.0);
     const double quantize = quantized ? gemms : 0.0;
-    return {gemms + 1.0 + elementwise + quantize, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize};
+    // the MoE layer's forward after the sync: one GEMM per local expert for FC1 and FC2 (each with
+    // its input's quantization in low precision), the activation, permutation and unpermutation
+    const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
+    const double moe_forward = m.experts > 1 ? m.moe_fraction() * (2.0 * local * (quantized ? 2.0 : 1.0) + 3.0) : 0.0;
+    return {gemms + 1.0 + elementwise + quantize, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize, moe_forward};
 }
 }  // namespace detail
 
@@ -329,6 +358,8 @@ namespace detail {
     const double d_qk = m.qk_head_dim(), d_v = m.value_head_dim();
     // GEMMs
     double gf = 0, gb = 0, gemm_kernels = 0;  // forward GEMM kernels (layer mean)
+    double routed_copies = 0;  // MoE: routed token copies on this rank (mean over the layers)
+    const double k_routed = m.experts_per_token;
     auto add = [&](detail::gemm_pair x, double weight = 1.0) {
         gf += weight * x.fwd;
         gb += weight * x.bwd;
@@ -360,6 +391,11 @@ namespace detail {
         const auto routed = detail::routed_expert_gemms(m, p, c);
         add(routed.up, moe);
         add(routed.down, moe);
+        // Transformer Engine's GroupedLinear launches one GEMM per local expert (general_grouped_gemm
+        // -> nvte_multi_stream_cublas_gemm, transformer_engine/pytorch/cpp_extensions/gemm.py):
+        // E / ep kernels per grouped GEMM, one of which `add` counted
+        gemm_kernels += moe * 2.0 * (std::max(1.0, static_cast<double>(m.experts) / p.ep) - 1.0);
+        routed_copies = moe * T * k_routed * p.effective_expert_load() * (p.expert_tp() / t);
         if (m.shared_experts > 0) {
             const double fs = m.shared_experts * fe;
             add(detail::gemm_fwd_bwd(T, gate * fs / t, h, c), moe);
@@ -406,11 +442,18 @@ namespace detail {
                                        : 2.0 * (q + kv) / t;
     double bytes_fwd = 2.0 * T * (replicated + act + rotary);
     if (c.gemm_input_bytes < 2.0) bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (h + q / t + h + f_token / t);
+    // MoE token permutation and unpermutation (Megatron-Core moe_utils.permute / unpermute: a gather
+    // of the routed copies into expert order and the probability-weighted scatter-add back), each
+    // reading and writing every routed copy of h values; in low precision the experts' FC1 input
+    // is quantized per routed copy after the permutation (the FC2 input, k expert widths per
+    // token, is in the casts above)
+    bytes_fwd += routed_copies * 2.0 * (2.0 * h * 2.0);
+    if (c.gemm_input_bytes < 2.0) bytes_fwd += routed_copies * (2.0 + c.gemm_input_bytes) * h;
     r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd, c));
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
-    const layer_kernels n = detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0);
-    r.overhead_fwd = seconds(c.kernel_overhead_s * n.forward);
+    const layer_kernels n = detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep);
+    r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + c.moe_launch_overhead_s * n.moe_forward);
     r.overhead_bwd = seconds(c.kernel_overhead_s * n.backward);
     return r;
 }
@@ -418,7 +461,7 @@ namespace detail {
 namespace detail {
 /// Everything layer_compute_time, output_layer_time and mtp_time read, for an exact memo.
 struct layer_key {
-    double v[46]{};
+    double v[48]{};
     /// Bitwise equality (a memo may miss on -0.0 against 0.0 and recompute; never a wrong hit).
     [[nodiscard]] bool operator==(const layer_key& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
 };
@@ -438,7 +481,8 @@ struct layer_key {
              static_cast<double>(m.sliding_layers), m.alibi ? 1.0 : 0.0, p.effective_expert_load(),
              static_cast<double>(p.expert_tp()), static_cast<double>(m.vocab), static_cast<double>(m.mtp_layers),
              c.gemm_efficiency, c.memory_bandwidth.value(), c.memory_efficiency, c.attention_efficiency,
-             c.kernel_overhead_s, c.bf16_gemm_efficiency}};
+             c.kernel_overhead_s, c.bf16_gemm_efficiency, c.grouped_gemm_efficiency,
+             c.moe_launch_overhead_s}};
 }
 }  // namespace detail
 
