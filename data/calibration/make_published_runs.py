@@ -87,7 +87,7 @@ def main(path):
             "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "micro_batch",
             "global_batch", "seq", "dtype", "framework", "zero", "recompute", "sequence_parallel",
             "tokens_per_s_per_gpu", "published_tflops_per_gpu", "published_precision", "source", "source_location",
-            "recipe", "notes", "not_expressible", "cpu_offloading_num_layers"]
+            "recipe", "notes", "not_expressible", "cpu_offloading_num_layers", "grad_reduce_in_fp32"]
     out.writerow(cols)
     for r in rows:
         acc = ACC_SHORT[r["gpu"]]
@@ -134,12 +134,18 @@ def main(path):
             m = re.search(r"cpu_offloading_num_layers=(\d+)", recipe)
             if m:
                 offload = m.group(1)
+        # Megatron-Bridge's performance scripts set ddp.grad_reduce_in_fp32 = False for every model of
+        # the table (set_llama3_common_configs, set_qwen3_common_configs, set_gpt_oss_common_configs
+        # and the DeepSeek-V3 common performance configs in scripts/performance/configs/*/
+        # *_llm_pretrain.py): bf16 gradient buffers and reductions. NeMo 24.07's and llm-foundry's
+        # recipes are not read for it: the framework's default (fp32) stays.
+        grad_fp32 = "" if (llmf or nemo2407) else "false"
         out.writerow([f"{r['model']} {acc} {gpus} GPUs {r['precision']}" + (f" seq {r['seq_len']}" if llmf else "")
                       + (" ckpt" if llmf and recompute == "full" else ""),
                       family, MODELS[r["model"]], CLUSTERS[r["gpu"]], gpus, tp, pp, cp, ep, etp, vp, emb, loss,
                       r["micro_batch_size"], r["global_batch_size"], r["seq_len"], dt, framework, zero, recompute, sp,
                       r["tokens_per_sec_per_gpu"], r["tflops_per_gpu"], r["precision"], r["source"], r["source_location"],
-                      recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload])
+                      recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload, grad_fp32])
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "../shared/calibration/published_runs.csv")

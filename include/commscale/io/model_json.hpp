@@ -23,6 +23,10 @@
 ///              every other layer for gpt_oss; window sliding_window (Llama 4: its chunked
 ///              attention, attention_chunk_size, on the no_rope_layers = 1 layers)
 ///   sinks      attention_sinks (default true for gpt_oss)
+///   dropout    dropout (true/false) if given; else hidden_dropout, resid_pdrop or
+///              hidden_dropout_prob > 0; else false for the families trained without it (llama,
+///              llama4_text, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2,
+///              deepseek_v3, kimi_k2, gpt_oss, mpt), true otherwise
 ///   tied       tie_word_embeddings (default: the family's transformers config class, below)
 ///   gated MLP  gated_mlp if given; else model_type in the SwiGLU families (llama, mistral, mixtral,
 ///              qwen2, gemma, ...) or hidden_act/activation_function silu/swiglu/geglu
@@ -260,6 +264,17 @@ namespace detail {
         m.sliding_window = r.int32(w, 1, lim::max_seq);
     }
     m.attention_sinks = r.boolean_or("attention_sinks", type == "gpt_oss");
+    if (r.has("dropout")) {
+        m.dropout = r.boolean("dropout");
+    } else if (const char* key = r.has("hidden_dropout") ? "hidden_dropout"
+                                 : r.has("resid_pdrop")  ? "resid_pdrop"
+                                 : r.has("hidden_dropout_prob") ? "hidden_dropout_prob"
+                                                                : nullptr) {
+        m.dropout = r.number(key, 0.0, 1.0) > 0.0;
+    } else {
+        m.dropout = !detail::one_of(type, {"llama", "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
+                                           "qwen3_moe", "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "mpt"});
+    }
     // Without the key, each family's transformers config class decides: LlamaConfig, MistralConfig,
     // MixtralConfig, Qwen2Config, Qwen2MoeConfig, Qwen3Config, Qwen3MoeConfig, DeepseekV3Config,
     // Phi3Config, NemotronConfig, GptOssConfig, Llama4TextConfig, GPTNeoXConfig and GPTJConfig
@@ -367,6 +382,7 @@ namespace detail {
         j["sliding_window"] = m.sliding_window;
     }
     if (m.attention_sinks) j["attention_sinks"] = true;
+    j["dropout"] = m.dropout;
     j["alibi"] = m.alibi;
     j["parallel_attention"] = m.parallel_attention;
     j["source"] = std::string(m.source);

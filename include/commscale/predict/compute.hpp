@@ -86,12 +86,12 @@ inline constexpr compute_constants kernel_constants{};
 /// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
 /// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
 inline constexpr compute_constants fitted_compute_constants{
-    .gemm_shape_efficiency = 0.8428,
+    .gemm_shape_efficiency = 0.8423,
     .attention_efficiency = 0.3168,
-    .te_attention_efficiency = 0.4089,
-    .memory_efficiency = 0.6766,
-    .kernel_overhead_s = 2.138e-06,
-    .moe_launch_overhead_s = 7.325e-06};
+    .te_attention_efficiency = 0.4068,
+    .memory_efficiency = 0.6783,
+    .kernel_overhead_s = 2.134e-06,
+    .moe_launch_overhead_s = 7.422e-06};
 
 /// @brief Throws input_error naming `where`.<field> unless every constant is in range: the
 /// efficiencies in (0, 1], the per-kernel overhead in [0, 1 ms].

@@ -104,7 +104,7 @@ struct model_state {
 /// et al. 2022 section 4 (16-bit activations, 1-byte dropout masks), generalized to GQA
 /// (kv = kv_heads x d), any FFN width f, gated MLP and MoE top-k:
 ///   replicated over TP (unless sequence parallel): norms 4sbh, attention input 2sbh, MLP input
-///     2sbh, two dropout masks 2sbh = 10 sbh
+///     2sbh, two dropout masks 2sbh = 10 sbh (8 sbh for a model without dropout: no masks)
 ///   split over TP: Q 2sbh, K V 4sb kv, projection input 2sbh, MLP 4sbf (gated: 6sbf: gate, up
 ///     and the product; fused SwiGLU as in Megatron) x top-k, attention core 5 a s^2 b
 ///   GPT (kv = h, f = 4h): sbh (10 + 24/t + 5as/(ht)), Table 2.
@@ -131,8 +131,9 @@ struct model_state {
     const double sbh = s * b * h;
     if (r == recompute::full) return bytes(2.0 * sbh);
     const double q = gemm_input_bytes > 0.0 && gemm_input_bytes < 2.0 ? gemm_input_bytes : 2.0;
-    // norm inputs 4sbh, QKV and FC1 inputs 2 q sbh, dropout masks 2sbh (10 sbh in 16 bits)
-    const double replicated = (6.0 + 2.0 * q) * sbh;
+    // norm inputs 4sbh, QKV and FC1 inputs 2 q sbh, dropout masks 2sbh (10 sbh in 16 bits); a
+    // model trained without dropout (transformer::dropout false) stores no mask
+    const double replicated = ((m.dropout ? 6.0 : 4.0) + 2.0 * q) * sbh;
     // MLP: (top-k + shared) experts' width on MoE layers, ffn on dense ones (mean over layers):
     // FC1's output (gated: gate and up, 4sbf; else 2sbf) and FC2's input, q s b f
     const double mlp = ((m.gated_mlp ? 4.0 : 2.0) + q) * s * b * m.mlp_width_per_token();
@@ -147,14 +148,14 @@ struct model_state {
 }
 
 /// @brief Extra activations outside the layers (Korthikanti et al. 2022, section 4.3): on the
-/// first stage the embedding dropout mask, s b h (/t with SP); on the last stage the output
+/// first stage the embedding dropout mask, s b h (/t with SP; none without dropout); on the last stage the output
 /// norm and the fp32 logits for the cross-entropy, 4 s b h (1 + V/h) / t. With one stage, both.
 [[nodiscard]] constexpr data_size activation_bytes_outside_layers(const transformer& m, double seq, double micro_batch,
                                                                   int tp, bool sequence_parallel, bool first_stage,
                                                                   bool last_stage) {
     const double sbh = seq * micro_batch * m.hidden, t = std::max(tp, 1);
     double v = 0;
-    if (first_stage) v += sequence_parallel ? sbh / t : sbh;
+    if (first_stage && m.dropout) v += sequence_parallel ? sbh / t : sbh;
     if (last_stage) v += 4.0 * sbh * (1.0 + static_cast<double>(m.vocab) / m.hidden) / t;
     return bytes(v);
 }

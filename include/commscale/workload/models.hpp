@@ -34,38 +34,38 @@ inline constexpr transformer gpt3_175b{
 inline constexpr transformer llama2_7b{
     .name = "llama2-7b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 11008,
     .vocab = 32000, .max_seq = 4096, .gated_mlp = true,
-    .source = "Touvron et al. 2023, Llama 2; HF meta-llama/Llama-2-7b-hf config.json"};
+    .source = "Touvron et al. 2023, Llama 2; HF meta-llama/Llama-2-7b-hf config.json", .dropout = false};
 
 /// LLaMA 2 13B: Touvron et al. 2023; HF meta-llama/Llama-2-13b-hf config.json.
 inline constexpr transformer llama2_13b{
     .name = "llama2-13b", .layers = 40, .hidden = 5120, .heads = 40, .kv_heads = 40, .ffn = 13824,
     .vocab = 32000, .max_seq = 4096, .gated_mlp = true,
-    .source = "Touvron et al. 2023, Llama 2; HF meta-llama/Llama-2-13b-hf config.json"};
+    .source = "Touvron et al. 2023, Llama 2; HF meta-llama/Llama-2-13b-hf config.json", .dropout = false};
 
 /// LLaMA 2 70B (GQA with 8 KV heads): Touvron et al. 2023; HF meta-llama/Llama-2-70b-hf config.json.
 inline constexpr transformer llama2_70b{
     .name = "llama2-70b", .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 8, .ffn = 28672,
     .vocab = 32000, .max_seq = 4096, .gated_mlp = true,
-    .source = "Touvron et al. 2023, Llama 2; HF meta-llama/Llama-2-70b-hf config.json"};
+    .source = "Touvron et al. 2023, Llama 2; HF meta-llama/Llama-2-70b-hf config.json", .dropout = false};
 
 /// Llama 3 8B: Dubey et al. 2024, The Llama 3 Herd of Models, Table 3; HF meta-llama/Meta-Llama-3-8B.
 inline constexpr transformer llama3_8b{
     .name = "llama3-8b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn = 14336,
     .vocab = 128256, .max_seq = 8192, .gated_mlp = true,
-    .source = "Dubey et al. 2024, The Llama 3 Herd of Models, Table 3; HF meta-llama/Meta-Llama-3-8B config.json"};
+    .source = "Dubey et al. 2024, The Llama 3 Herd of Models, Table 3; HF meta-llama/Meta-Llama-3-8B config.json", .dropout = false};
 
 /// Llama 3 70B: Dubey et al. 2024, Table 3; HF meta-llama/Meta-Llama-3-70B config.json.
 inline constexpr transformer llama3_70b{
     .name = "llama3-70b", .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 8, .ffn = 28672,
     .vocab = 128256, .max_seq = 8192, .gated_mlp = true,
-    .source = "Dubey et al. 2024, The Llama 3 Herd of Models, Table 3; HF meta-llama/Meta-Llama-3-70B config.json"};
+    .source = "Dubey et al. 2024, The Llama 3 Herd of Models, Table 3; HF meta-llama/Meta-Llama-3-70B config.json", .dropout = false};
 
 /// Llama 3.1 405B: Dubey et al. 2024, Table 3 (126 layers, 16384, FFN 53248, 128 heads, 8 KV heads);
 /// HF meta-llama/Llama-3.1-405B config.json (vocab 128256, context 131072).
 inline constexpr transformer llama3_405b{
     .name = "llama3-405b", .layers = 126, .hidden = 16384, .heads = 128, .kv_heads = 8, .ffn = 53248,
     .vocab = 128256, .max_seq = 131072, .gated_mlp = true,
-    .source = "Dubey et al. 2024, The Llama 3 Herd of Models, Table 3; HF meta-llama/Llama-3.1-405B config.json"};
+    .source = "Dubey et al. 2024, The Llama 3 Herd of Models, Table 3; HF meta-llama/Llama-3.1-405B config.json", .dropout = false};
 
 /// OPT-175B: Zhang et al. 2022, Table 1 (96 layers, 96 heads, 12288); HF facebook/opt-* configs
 /// (ffn_dim 4h, vocab 50272, 2048 positions, tied word embeddings). OPT's position table has 2
@@ -101,7 +101,7 @@ inline constexpr transformer megatron_1t{
 inline constexpr transformer mixtral_8x7b{
     .name = "mixtral-8x7b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn = 14336,
     .vocab = 32000, .max_seq = 32768, .experts = 8, .experts_per_token = 2, .gated_mlp = true,
-    .source = "Jiang et al. 2024, Mixtral of Experts, Table 1; HF mistralai/Mixtral-8x7B-v0.1 config.json"};
+    .source = "Jiang et al. 2024, Mixtral of Experts, Table 1; HF mistralai/Mixtral-8x7B-v0.1 config.json", .dropout = false};
 
 /// Mixtral 8x22B: Mistral AI 2024, "Cheaper, Better, Faster, Stronger" (141B total, 39B active);
 /// HF mistralai/Mixtral-8x22B-v0.1 config.json (56 layers, 6144, 48 heads, 8 KV heads, FFN 16384,
@@ -109,7 +109,7 @@ inline constexpr transformer mixtral_8x7b{
 inline constexpr transformer mixtral_8x22b{
     .name = "mixtral-8x22b", .layers = 56, .hidden = 6144, .heads = 48, .kv_heads = 8, .ffn = 16384,
     .vocab = 32768, .max_seq = 65536, .experts = 8, .experts_per_token = 2, .gated_mlp = true,
-    .source = "Mistral AI 2024, Cheaper, Better, Faster, Stronger; HF mistralai/Mixtral-8x22B-v0.1 config.json"};
+    .source = "Mistral AI 2024, Cheaper, Better, Faster, Stronger; HF mistralai/Mixtral-8x22B-v0.1 config.json", .dropout = false};
 
 /// DeepSeek-V3 (671B total, 37B active; + 14B multi-token prediction): DeepSeek-AI 2024,
 /// DeepSeek-V3 Technical Report, section 4.2; HF deepseek-ai/DeepSeek-V3 config.json (61 layers,
@@ -121,7 +121,7 @@ inline constexpr transformer deepseek_v3{
     .vocab = 129280, .max_seq = 163840, .experts = 256, .experts_per_token = 8, .gated_mlp = true,
     .source = "DeepSeek-AI 2024, DeepSeek-V3 Technical Report; HF deepseek-ai/DeepSeek-V3 config.json",
     .expert_ffn = 2048, .shared_experts = 1, .dense_layers = 3, .mtp_layers = 1, .q_lora_rank = 1536,
-    .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
+    .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128, .dropout = false};
 
 /// Kimi K2 (1.04T total, 32.6B active): Kimi Team 2025, Kimi K2: Open Agentic Intelligence
 /// (the HF model card rounds to 1T / 32B); HF moonshotai/Kimi-K2-Instruct config.json: the DeepSeek-V3 architecture with 64
@@ -131,7 +131,7 @@ inline constexpr transformer kimi_k2{
     .vocab = 163840, .max_seq = 131072, .experts = 384, .experts_per_token = 8, .gated_mlp = true,
     .source = "Kimi Team 2025, Kimi K2: Open Agentic Intelligence; HF moonshotai/Kimi-K2-Instruct config.json",
     .expert_ffn = 2048, .shared_experts = 1, .dense_layers = 1, .q_lora_rank = 1536,
-    .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128};
+    .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64, .v_head_dim = 128, .dropout = false};
 
 /// Qwen3-30B-A3B (30.5B total, 3.3B active, 29.9B non-embedding): Qwen Team 2025, Qwen3
 /// Technical Report, and the HF Qwen/Qwen3-30B-A3B model card and config.json
@@ -140,7 +140,7 @@ inline constexpr transformer qwen3_30b_a3b{
     .name = "qwen3-30b-a3b", .layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4, .ffn = 6144,
     .vocab = 151936, .max_seq = 40960, .experts = 128, .experts_per_token = 8, .gated_mlp = true,
     .source = "Qwen Team 2025, Qwen3 Technical Report; HF Qwen/Qwen3-30B-A3B config.json",
-    .head_dim_override = 128, .expert_ffn = 768};
+    .head_dim_override = 128, .expert_ffn = 768, .dropout = false};
 
 /// Qwen3-235B-A22B (235B total, 22B active, 234B non-embedding): Qwen3 Technical Report;
 /// HF Qwen/Qwen3-235B-A22B model card and config.json (94 layers, 4096, 64 heads x 128, 4 KV
@@ -149,7 +149,7 @@ inline constexpr transformer qwen3_235b_a22b{
     .name = "qwen3-235b-a22b", .layers = 94, .hidden = 4096, .heads = 64, .kv_heads = 4, .ffn = 12288,
     .vocab = 151936, .max_seq = 40960, .experts = 128, .experts_per_token = 8, .gated_mlp = true,
     .source = "Qwen Team 2025, Qwen3 Technical Report; HF Qwen/Qwen3-235B-A22B config.json",
-    .head_dim_override = 128, .expert_ffn = 1536};
+    .head_dim_override = 128, .expert_ffn = 1536, .dropout = false};
 
 /// gpt-oss-120b (116.83B total, 5.13B active): OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model
 /// Card, Table 1; HF openai/gpt-oss-120b config.json (36 layers, 2880, 64 heads x 64, 8 KV heads,
@@ -159,7 +159,7 @@ inline constexpr transformer gpt_oss_120b{
     .name = "gpt-oss-120b", .layers = 36, .hidden = 2880, .heads = 64, .kv_heads = 8, .ffn = 2880,
     .vocab = 201088, .max_seq = 131072, .experts = 128, .experts_per_token = 4, .gated_mlp = true,
     .biases = true, .source = "OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model Card; HF openai/gpt-oss-120b config.json",
-    .head_dim_override = 64, .sliding_window = 128, .sliding_layers = 18, .attention_sinks = true};
+    .head_dim_override = 64, .sliding_window = 128, .sliding_layers = 18, .attention_sinks = true, .dropout = false};
 
 /// Llama 4 Scout (17B active, 109B total with the vision encoder): Meta 2025, "The Llama 4 herd"
 /// and the meta-llama/Llama-4-Scout-17B-16E model card; text_config of its config.json (48
@@ -170,7 +170,7 @@ inline constexpr transformer llama4_scout{
     .name = "llama4-scout", .layers = 48, .hidden = 5120, .heads = 40, .kv_heads = 8, .ffn = 16384,
     .vocab = 202048, .max_seq = 10485760, .experts = 16, .experts_per_token = 1, .gated_mlp = true,
     .source = "Meta 2025, Llama 4 Scout model card; HF meta-llama/Llama-4-Scout-17B-16E config.json (text_config)",
-    .expert_ffn = 8192, .shared_experts = 1, .sliding_window = 8192, .sliding_layers = 36};
+    .expert_ffn = 8192, .shared_experts = 1, .sliding_window = 8192, .sliding_layers = 36, .dropout = false};
 
 /// Llama 4 Maverick (17B active, 400B total with the vision encoder): Meta 2025, the
 /// meta-llama/Llama-4-Maverick-17B-128E model card; text_config of its config.json: as Scout with
@@ -180,7 +180,7 @@ inline constexpr transformer llama4_maverick{
     .name = "llama4-maverick", .layers = 48, .hidden = 5120, .heads = 40, .kv_heads = 8, .ffn = 16384,
     .vocab = 202048, .max_seq = 1048576, .experts = 128, .experts_per_token = 1, .gated_mlp = true,
     .source = "Meta 2025, Llama 4 Maverick model card; HF meta-llama/Llama-4-Maverick-17B-128E config.json (text_config)",
-    .expert_ffn = 8192, .shared_experts = 1, .dense_layers = 24, .sliding_window = 8192, .sliding_layers = 36};
+    .expert_ffn = 8192, .shared_experts = 1, .dense_layers = 24, .sliding_window = 8192, .sliding_layers = 36, .dropout = false};
 
 /// GPT-3 5B as NeMo and Megatron-Core benchmark it (NVIDIA NeMo performance tables): NeMo
 /// `nemo/collections/llm/gpt/model/base.py` GPTConfig5B (24 layers, 4096, 32 heads, FFN 16384,
@@ -209,52 +209,52 @@ inline constexpr transformer nemotron4_340b{
 /// MPT 125M-70B (MosaicML): the model section of llm-foundry's pretraining yamls
 /// (scripts/train/yamls/pretrain/mpt-*.yaml at commit 8c8dd48f, the commit of the benchmark table in
 /// data/calibration/); MPTConfig defaults: ALiBi (no positions), no biases, tied embeddings, a plain
-/// 4h GELU MLP. Some yamls change the heads so that d_head is 128 for FlashAttention (760m, 1b, 3b).
+/// 4h GELU MLP, emb_pdrop and resid_pdrop 0 (no dropout). Some yamls change the heads so that d_head is 128 for FlashAttention (760m, 1b, 3b).
 inline constexpr transformer mpt_125m{
     .name = "mpt-125m", .layers = 12, .hidden = 768, .heads = 12, .kv_heads = 12, .ffn = 3072,
     .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
     .source = "llm-foundry scripts/train/yamls/pretrain/mpt-125m.yaml @ 8c8dd48f (d_model 768, n_heads 12, n_layers 12, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
-    .alibi = true};
+    .alibi = true, .dropout = false};
 inline constexpr transformer mpt_350m{
     .name = "mpt-350m", .layers = 24, .hidden = 1024, .heads = 16, .kv_heads = 16, .ffn = 4096,
     .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
     .source = "llm-foundry scripts/train/yamls/pretrain/mpt-350m.yaml @ 8c8dd48f (d_model 1024, n_heads 16, n_layers 24, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
-    .alibi = true};
+    .alibi = true, .dropout = false};
 inline constexpr transformer mpt_760m{
     .name = "mpt-760m", .layers = 24, .hidden = 1536, .heads = 12, .kv_heads = 12, .ffn = 6144,
     .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
     .source = "llm-foundry scripts/train/yamls/pretrain/mpt-760m.yaml @ 8c8dd48f (d_model 1536, n_heads 12, n_layers 24, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
-    .alibi = true};
+    .alibi = true, .dropout = false};
 inline constexpr transformer mpt_1b{
     .name = "mpt-1b", .layers = 24, .hidden = 2048, .heads = 16, .kv_heads = 16, .ffn = 8192,
     .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
     .source = "llm-foundry scripts/train/yamls/pretrain/mpt-1b.yaml @ 8c8dd48f (d_model 2048, n_heads 16, n_layers 24, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
-    .alibi = true};
+    .alibi = true, .dropout = false};
 inline constexpr transformer mpt_3b{
     .name = "mpt-3b", .layers = 32, .hidden = 2560, .heads = 20, .kv_heads = 20, .ffn = 10240,
     .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
     .source = "llm-foundry scripts/train/yamls/pretrain/mpt-3b.yaml @ 8c8dd48f (d_model 2560, n_heads 20, n_layers 32, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
-    .alibi = true};
+    .alibi = true, .dropout = false};
 inline constexpr transformer mpt_7b{
     .name = "mpt-7b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 32, .ffn = 16384,
     .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
     .source = "llm-foundry scripts/train/yamls/pretrain/mpt-7b.yaml @ 8c8dd48f (d_model 4096, n_heads 32, n_layers 32, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
-    .alibi = true};
+    .alibi = true, .dropout = false};
 inline constexpr transformer mpt_13b{
     .name = "mpt-13b", .layers = 40, .hidden = 5120, .heads = 40, .kv_heads = 40, .ffn = 20480,
     .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
     .source = "llm-foundry scripts/train/yamls/pretrain/mpt-13b.yaml @ 8c8dd48f (d_model 5120, n_heads 40, n_layers 40, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
-    .alibi = true};
+    .alibi = true, .dropout = false};
 inline constexpr transformer mpt_30b{
     .name = "mpt-30b", .layers = 48, .hidden = 7168, .heads = 56, .kv_heads = 56, .ffn = 28672,
     .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
     .source = "llm-foundry scripts/train/yamls/pretrain/mpt-30b.yaml @ 8c8dd48f (d_model 7168, n_heads 56, n_layers 48, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
-    .alibi = true};
+    .alibi = true, .dropout = false};
 inline constexpr transformer mpt_70b{
     .name = "mpt-70b", .layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 64, .ffn = 32768,
     .vocab = 50368, .max_seq = 2048, .tied_embeddings = true,
     .source = "llm-foundry scripts/train/yamls/pretrain/mpt-70b.yaml @ 8c8dd48f (d_model 8192, n_heads 64, n_layers 80, expansion_ratio 4, vocab_size 50368, max_seq_len 2048; MPTConfig: ALiBi, no_bias, tied embeddings)",
-    .alibi = true};
+    .alibi = true, .dropout = false};
 
 }  // namespace models
 
