@@ -87,7 +87,8 @@ def main(path):
             "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "micro_batch",
             "global_batch", "seq", "dtype", "framework", "zero", "recompute", "sequence_parallel",
             "tokens_per_s_per_gpu", "published_tflops_per_gpu", "published_precision", "source", "source_location",
-            "recipe", "notes", "not_expressible", "cpu_offloading_num_layers", "grad_reduce_in_fp32"]
+            "recipe", "notes", "not_expressible", "cpu_offloading_num_layers", "grad_reduce_in_fp32",
+            "recompute_modules"]
     out.writerow(cols)
     for r in rows:
         acc = ACC_SHORT[r["gpu"]]
@@ -140,12 +141,17 @@ def main(path):
         # *_llm_pretrain.py): bf16 gradient buffers and reductions. NeMo 24.07's and llm-foundry's
         # recipes are not read for it: the framework's default (fp32) stays.
         grad_fp32 = "" if (llmf or nemo2407) else "false"
+        # the recipe's recompute_modules (Megatron-Core --recompute-modules), a memory setting of the
+        # model on that system, carried for every row of it (also where the table's layout differs)
+        m = re.search(r"recompute_modules=\[([a-z_,]+)\]", recipe)
+        modules = m.group(1) if m else ""
         out.writerow([f"{r['model']} {acc} {gpus} GPUs {r['precision']}" + (f" seq {r['seq_len']}" if llmf else "")
                       + (" ckpt" if llmf and recompute == "full" else ""),
                       family, MODELS[r["model"]], CLUSTERS[r["gpu"]], gpus, tp, pp, cp, ep, etp, vp, emb, loss,
                       r["micro_batch_size"], r["global_batch_size"], r["seq_len"], dt, framework, zero, recompute, sp,
                       r["tokens_per_sec_per_gpu"], r["tflops_per_gpu"], r["precision"], r["source"], r["source_location"],
-                      recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload, grad_fp32])
+                      recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload, grad_fp32,
+                      modules])
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "../shared/calibration/published_runs.csv")

@@ -80,6 +80,9 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
                  "count the output layer and loss as a pipeline layer of the last stage (Megatron-Core's flag)"});
     o.push_back({"cpu-offloading-num-layers", true,
                  "layers per stage whose activations go to host memory (Megatron-Core's flag; default 0)"});
+    o.push_back({"recompute-modules", true,
+                 "modules recomputed in the backward, comma-separated (Megatron-Core's flag): core_attn, layernorm, "
+                 "mla_up_proj, mlp, moe, moe_act, shared_experts"});
     o.push_back({"no-scatter-gather", false, "pipeline sends the whole activation from every TP rank"});
     o.push_back({"svg", true, "write a plot as an SVG file"});
     if (scale) o.push_back({"strong", false, "strong scaling: keep the global batch fixed (default: weak)"});
@@ -174,6 +177,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     p.account_for_embedding_in_pipeline_split = a.flag("account-for-embedding-in-pipeline-split");
     p.account_for_loss_in_pipeline_split = a.flag("account-for-loss-in-pipeline-split");
     p.cpu_offloading_num_layers = ival("cpu-offloading-num-layers", 0, 0, plan_limits::stage_layers);
+    if (auto v = a.get("recompute-modules")) p.recompute_modules = recompute_modules_from_names(*v, "--recompute-modules");
     p.pp_scatter_gather = !a.flag("no-scatter-gather");
     return p;
 }

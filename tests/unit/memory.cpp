@@ -157,3 +157,40 @@ TEST_CASE("activation CPU offloading (--cpu-offloading-num-layers): offloaded la
     p.offloaded_layers = 20;
     CHECK_THAT(in_bytes(stage_memory_per_gpu(m, p, 40, false, false).activations), WithinRel(20 * per_layer, 1e-12));
 }
+
+TEST_CASE("recompute modules (Megatron-Core --recompute-modules): each drops what it alone saves") {
+    // GPT-OSS 120B: h 2880, 64 heads x 64, 8 K/V heads, 128 experts of 2880, top-4, gated (SwiGLU)
+    const auto& m = models::gpt_oss_120b;
+    const double s = 4096, b = 1, h = 2880, sbh = s * b * h;
+    auto bytes_with = [&](unsigned modules) {
+        return in_bytes(activation_bytes_per_layer(m, s, b, 1, false, recompute::selective, 2.0, modules));
+    };
+    const double none = bytes_with(0);
+    // layernorm: the two norms' outputs, the QKV and FC1 inputs, 2 bytes x 2 sbh
+    CHECK_THAT(none - bytes_with(recompute_layernorm), WithinRel(4.0 * sbh, 1e-12));
+    // moe_act: the routed experts' FC2 input, 2 bytes x s b x top-4 x 2880 (every layer is MoE)
+    CHECK_THAT(none - bytes_with(recompute_moe_act), WithinRel(2.0 * s * b * 4.0 * 2880.0, 1e-12));
+    // moe: FC1 output (gate and up, 4 bytes per width) and FC2 input (2) of the routed experts
+    CHECK_THAT(none - bytes_with(recompute_moe), WithinRel(6.0 * s * b * 4.0 * 2880.0, 1e-12));
+    // moe includes moe_act; the two together drop no more than moe alone
+    CHECK(bytes_with(recompute_moe | recompute_moe_act) == bytes_with(recompute_moe));
+    // the recipe's pair, as Megatron-Bridge runs GPT-OSS on H100/B200/GB200
+    CHECK_THAT(none - bytes_with(recompute_layernorm | recompute_moe_act),
+               WithinRel(4.0 * sbh + 2.0 * s * b * 4.0 * 2880.0, 1e-12));
+    // a dense model: mlp drops FC1's output and FC2's input, 6 s b f for SwiGLU (Llama 3 8B, f 14336)
+    const auto& l = models::llama3_8b;
+    const double d0 = in_bytes(activation_bytes_per_layer(l, s, b, 1, false, recompute::selective, 2.0, 0));
+    const double d1 = in_bytes(activation_bytes_per_layer(l, s, b, 1, false, recompute::selective, 2.0, recompute_mlp));
+    CHECK_THAT(d0 - d1, WithinRel(6.0 * s * b * 14336.0, 1e-12));
+    // MLA (DeepSeek-V3): mla_up_proj drops Q, K and V: 2 s b a (2 x 192 + 128)
+    const auto& d = models::deepseek_v3;
+    const double q0 = in_bytes(activation_bytes_per_layer(d, s, b, 1, false, recompute::selective, 2.0, 0));
+    const double q1 = in_bytes(activation_bytes_per_layer(d, s, b, 1, false, recompute::selective, 2.0, recompute_mla_up_proj));
+    CHECK_THAT(q0 - q1, WithinRel(2.0 * s * b * 128.0 * (2.0 * 192.0 + 128.0), 1e-12));
+    // names: Megatron-Core's spellings, a bad entry named with the accepted list
+    CHECK(recompute_modules_from_names("layernorm,moe_act") == (recompute_layernorm | recompute_moe_act));
+    CHECK(recompute_modules_names(recompute_layernorm | recompute_moe_act) == "layernorm,moe_act");
+    CHECK(recompute_modules_from_names("none") == 0u);
+    CHECK_THROWS_WITH(recompute_modules_from_names("layernorm,attn", "--recompute-modules"),
+                      Catch::Contains("--recompute-modules") && Catch::Contains("'attn'") && Catch::Contains("core_attn"));
+}

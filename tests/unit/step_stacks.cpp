@@ -258,3 +258,27 @@ TEST_CASE("compute memo: models that differ only in vocabulary, MTP modules or G
     // half the GEMM efficiency: the GEMM-bound output layer takes longer (not the memo's old value)
     CHECK(in_seconds(layer_and_output_cached(base, p, slower).output) > 1.5 * out);
 }
+
+TEST_CASE("recompute modules: the backward repeats each recomputed module's forward, memory drops") {
+    const auto& m = models::gpt_oss_120b;
+    cluster c = presets::dgx_h100;
+    c.nodes = 8;
+    plan p{.tp = 1, .pp = 4, .dp = 16, .ep = 8, .micro_batch = 4, .global_batch = 512, .seq = 4096};
+    p.etp = 1;
+    const auto base = predict_step(m, c, p);
+    p.recompute_modules = recompute_layernorm | recompute_moe_act;
+    const auto rec = predict_step(m, c, p);
+    CHECK(rec.memory.activations < base.memory.activations);
+    CHECK(rec.compute > base.compute);
+    // the added time is the two norms' and the experts' activation forward: memory-bound kernels,
+    // at most a few percent of the step (their bytes against the layer's GEMMs)
+    CHECK(in_seconds(rec.compute) < 1.05 * in_seconds(base.compute));
+    // full recompute already repeats every forward: the modules add nothing on top
+    p.recompute_mode = recompute::full;
+    const auto full = predict_step(m, c, p);
+    p.recompute_modules = 0;
+    CHECK(in_seconds(predict_step(m, c, p).compute) == Approx(in_seconds(full.compute)));
+    // an out-of-range bitmask is an error naming the field
+    p.recompute_modules = 1u << 10;
+    CHECK_THROWS_WITH(predict_step(m, c, p), Catch::Contains("plan.recompute_modules"));
+}

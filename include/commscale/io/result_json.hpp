@@ -34,7 +34,8 @@
 ///   expert_load, capacity_factor, pad_to_capacity, stage_layers: [...]}, and
 ///   account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split: true only when
 ///   set (Megatron-Core's flags; absent reads as false, so plans without them keep their JSON);
-///   cpu_offloading_num_layers only when > 0 (absent reads as 0).
+///   cpu_offloading_num_layers only when > 0 (absent reads as 0); recompute_modules (Megatron-Core's
+///   names, comma-separated) only when any.
 /// * planned: {tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, virtual_stages,
 ///   sequence_parallel, step_s, mfu, memory_per_gpu_GiB, memory_per_gpu_bytes,
 ///   memory_headroom_GiB, bottleneck, micro_batches, breakdown: {step_breakdown}} (+ the two
@@ -460,6 +461,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     if (p.account_for_embedding_in_pipeline_split) put("account_for_embedding_in_pipeline_split", true);
     if (p.account_for_loss_in_pipeline_split) put("account_for_loss_in_pipeline_split", true);
     if (p.cpu_offloading_num_layers > 0) put("cpu_offloading_num_layers", p.cpu_offloading_num_layers);
+    if (p.recompute_modules != 0) put("recompute_modules", recompute_modules_names(p.recompute_modules));
     return j;
 }
 
@@ -525,6 +527,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.account_for_loss_in_pipeline_split = r.boolean_or("account_for_loss_in_pipeline_split", false);
     p.cpu_offloading_num_layers =
         static_cast<int>(r.integer_or("cpu_offloading_num_layers", 0, 0, plan_limits::stage_layers));
+    if (r.has("recompute_modules"))
+        p.recompute_modules = recompute_modules_from_names(r.string("recompute_modules"), r.field("recompute_modules"));
 
     // stage_layers: pp counts; back to first/last_stage_layers (0 where the even split gives them)
     const nlohmann::json& sl = r.array("stage_layers");

@@ -191,6 +191,10 @@ struct plan {
     /// offloads the activations of `num_layers` layers and requires num_layers < model_layers).
     /// 0 = off. The offloaded layers' activations leave GPU memory (workload/memory.hpp).
     int cpu_offloading_num_layers = 0;
+    /// Modules recomputed in the backward pass (workload/flops.hpp recompute_module bits; Megatron-Core
+    /// `--recompute-modules`, e.g. layernorm,moe_act): less activation memory, more backward time.
+    /// 0 = none.
+    unsigned recompute_modules = 0;
     /// MoE routing imbalance: routed tokens of the busiest EP rank / the mean (1 = balanced). The
     /// busiest rank sets the pace of the expert GEMMs and of the all-to-all.
     double expert_load = 1.0;
@@ -482,6 +486,9 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (p.cpu_offloading_num_layers < 0 || p.cpu_offloading_num_layers > plan_limits::stage_layers)
         throw input_error("plan.cpu_offloading_num_layers", std::to_string(p.cpu_offloading_num_layers),
                           "0 (off) or the transformer layers per stage whose activations go to host memory");
+    if (p.recompute_modules >= (1u << recompute_module_names.size()))
+        throw input_error("plan.recompute_modules", std::to_string(p.recompute_modules),
+                          "a bitmask of the recompute_module values (below " + std::to_string(1u << recompute_module_names.size()) + ")");
     if (p.zero < 0 || p.zero > 3)
         throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
     if (p.gradient_bytes != 1 && p.gradient_bytes != 2 && p.gradient_bytes != 4)

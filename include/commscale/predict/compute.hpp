@@ -91,7 +91,7 @@ inline constexpr compute_constants fitted_compute_constants{
     .te_attention_efficiency = 0.4068,
     .memory_efficiency = 0.6783,
     .kernel_overhead_s = 2.134e-06,
-    .moe_launch_overhead_s = 7.422e-06};
+    .moe_launch_overhead_s = 7.332e-06};
 
 /// @brief Throws input_error naming `where`.<field> unless every constant is in range: the
 /// efficiencies in (0, 1], the per-kernel overhead in [0, 1 ms].
@@ -501,6 +501,49 @@ struct layer_key {
     if (r == recompute::full) return l.forward();
     if (r == recompute::selective) return l.attention_fwd;
     return seconds(0.0);
+}
+
+/// @brief Forward time that Megatron-Core's module-level recompute (`modules`, recompute_module bits;
+/// --recompute-modules) adds to one layer's backward for one micro-batch: the forward of each
+/// recomputed module, with the same kernels as layer_compute_time: core_attn the attention core
+/// (not again under recompute::selective, which already repeats it; nothing under full);
+/// layernorm the two norms (read and write h values each per token, split by t with sequence
+/// parallelism); mla_up_proj MLA's up-projection GEMMs; mlp the dense MLP's two GEMMs and its
+/// activation; moe the routed experts' grouped GEMMs and the shared experts' MLP; moe_act the
+/// routed experts' activation (read 2 f_e, write f_e values per routed copy, gated; 1 and 1
+/// plain); shared_experts the shared experts' MLP. MoE terms weigh by the MoE share of the layers.
+[[nodiscard]] inline duration module_recompute_time(const transformer& m, const plan& p, const compute_params& c,
+                                                    const layer_time& l, unsigned modules) {
+    if (modules == 0 || p.recompute_mode == recompute::full) return seconds(0.0);
+    const double t = p.tp, T = static_cast<double>(p.micro_batch) * p.seq / p.cp, h = m.hidden;
+    const double gate = m.gated_mlp ? 2.0 : 1.0, act_bytes = (m.gated_mlp ? 3.0 : 2.0) * 2.0;
+    double sec = 0.0;
+    if ((modules & recompute_core_attn) && p.recompute_mode != recompute::selective) sec += in_seconds(l.attention_fwd);
+    if (modules & recompute_layernorm) sec += detail::memory_seconds(T * 2.0 * (2.0 * h * 2.0) / (p.sequence_parallel ? t : 1.0), c);
+    if ((modules & recompute_mla_up_proj) && m.is_mla()) {
+        const double a = m.heads, rq = m.q_lora_rank, rkv = m.kv_lora_rank;
+        if (m.q_lora_rank > 0) sec += detail::gemm_seconds(T, a * (m.qk_nope_head_dim + m.qk_rope_head_dim) / t, rq, c);
+        sec += detail::gemm_seconds(T, a * (m.qk_nope_head_dim + m.value_head_dim()) / t, rkv, c);
+    }
+    const double moe = m.is_moe() ? m.moe_fraction() : 0.0;
+    auto mlp_forward = [&](double width) {  // a dense-style MLP of `width`, split by t
+        return detail::gemm_seconds(T, gate * width / t, h, c) + detail::gemm_seconds(T, h, width / t, c) +
+               detail::memory_seconds(T * act_bytes * width / t, c);
+    };
+    if (modules & recompute_mlp) sec += (1.0 - moe) * mlp_forward(m.ffn);
+    if (moe > 0.0) {
+        const double routed_copies = T * m.experts_per_token * p.effective_expert_load() * (p.expert_tp() / t);
+        const double fe = m.expert_width() / p.expert_tp();
+        const bool whole = (modules & recompute_moe) != 0;
+        if (whole) {
+            const auto g = detail::routed_expert_gemms(m, p, c);
+            sec += moe * (g.up.fwd + g.down.fwd);
+        }
+        if (whole || (modules & recompute_moe_act)) sec += moe * detail::memory_seconds(routed_copies * act_bytes * fe, c);
+        if ((whole || (modules & recompute_shared_experts)) && m.shared_experts > 0)
+            sec += moe * mlp_forward(static_cast<double>(m.shared_experts) * m.expert_width());
+    }
+    return seconds(sec);
 }
 
 /// @brief Output layer of the last stage for one micro-batch: the logits GEMM (T x h)(h x V/t)

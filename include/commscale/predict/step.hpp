@@ -267,7 +267,8 @@ template <class Pricer>
         const layer_and_output lo = layer_and_output_cached(m, p, cpar);
         r.layer = lo.layer;
         layer_f = r.layer.forward();
-        layer_b = r.layer.backward() + recompute_time(r.layer, p.recompute_mode);
+        layer_b = r.layer.backward() + recompute_time(r.layer, p.recompute_mode) +
+                  module_recompute_time(m, p, cpar, r.layer, p.recompute_modules);
         out_layer = lo.output;  // output layer + MTP modules (they ride with the output layer)
         attn_core = r.layer.attention_fwd + r.layer.attention_bwd;
         gemm_layer = r.layer.gemm_fwd + r.layer.gemm_bwd + (p.recompute_mode == recompute::full ? r.layer.gemm_fwd : seconds(0.0));
@@ -448,6 +449,7 @@ template <class Pricer>
                                                                : in_flight_1f1b(p.pp, r.micro_batches);
     if (p.gradient_bytes == 4) mp.state = mixed_precision_adam_fp32_grads;
     mp.offloaded_layers = p.cpu_offloading_num_layers;
+    mp.recompute_modules = p.recompute_modules;
     // Transformer Engine saves FP8/MXFP8 GEMM inputs quantized, 1 byte (memory.hpp)
     if (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) mp.gemm_input_bytes = 1.0;
     if (p.pipeline_split_extras() > 0 && p.pp > 1) {

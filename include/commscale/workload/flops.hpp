@@ -47,6 +47,62 @@ static_assert(detail::in_enum_order(recompute_spellings));
     return parse<recompute>(name, field);
 }
 
+/// @brief Modules recomputed in the backward pass instead of storing their outputs, as Megatron-Core's
+/// `--recompute-granularity selective --recompute-modules` names them (megatron/core/transformer/
+/// transformer_config.py `recompute_modules`): a bitmask of these values. Each one drops what the
+/// module alone saves for the backward (workload/memory.hpp activation_bytes_per_layer) and adds its
+/// forward to the backward (predict/compute.hpp module_recompute_time).
+enum recompute_module : unsigned {
+    recompute_core_attn = 1u,       ///< the attention core (Korthikanti et al. 2022's selective recompute)
+    recompute_layernorm = 2u,       ///< the two norms: their outputs, the QKV and FC1 inputs
+    recompute_mla_up_proj = 4u,     ///< MLA's up-projections: the Q, K, V they produce
+    recompute_mlp = 8u,             ///< the dense MLP: FC1's output and FC2's input
+    recompute_moe = 16u,            ///< the MoE layer's experts: their FC1 outputs and FC2 inputs
+    recompute_moe_act = 32u,        ///< the routed experts' activation: FC2's input
+    recompute_shared_experts = 64u  ///< the shared experts' MLP
+};
+
+/// @brief Megatron-Core's spellings of the recompute modules, in bit order.
+inline constexpr std::array<std::string_view, 7> recompute_module_names{
+    "core_attn", "layernorm", "mla_up_proj", "mlp", "moe", "moe_act", "shared_experts"};
+
+/// @brief Parses a comma-separated list of recompute modules ("layernorm,moe_act"; "" or "none" is
+/// none) into a bitmask; input_error naming `field`, the unknown entry and the accepted names.
+[[nodiscard]] inline unsigned recompute_modules_from_names(std::string_view list, std::string_view field = "recompute_modules") {
+    unsigned mask = 0;
+    if (list.empty() || list == "none") return 0;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        const std::size_t comma = list.find(',', start);
+        std::string_view item = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+        bool found = false;
+        for (std::size_t i = 0; i < recompute_module_names.size(); ++i)
+            if (item == recompute_module_names[i]) {
+                mask |= 1u << i;
+                found = true;
+            }
+        if (!found) {
+            std::string accepted;
+            for (auto n : recompute_module_names) accepted += (accepted.empty() ? "" : ", ") + std::string(n);
+            throw input_error(std::string(field), "'" + std::string(item) + "'",
+                              "a comma-separated list of " + accepted + " (or none)");
+        }
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    return mask;
+}
+
+/// @brief The comma-separated names of a recompute-module bitmask ("" for none).
+[[nodiscard]] inline std::string recompute_modules_names(unsigned mask) {
+    std::string out;
+    for (std::size_t i = 0; i < recompute_module_names.size(); ++i)
+        if (mask & (1u << i)) out += (out.empty() ? "" : ",") + std::string(recompute_module_names[i]);
+    return out;
+}
+
 // ---------------------------------------------------------------- approximations (6PD / 8PD)
 
 /// @brief FLOPs per parameter per token of the PD approximation: 6 = 2 forward + 4 backward

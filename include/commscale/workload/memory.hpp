@@ -123,9 +123,15 @@ struct model_state {
 /// and the output projection adds its quantized copy of the attention output, q sbh (the 16-bit
 /// one stays: the attention kernel saves it for its own backward). The norms' inputs, the
 /// attention's Q K V and output, and FC1's output (saved by the activation function) stay 16-bit.
+///
+/// `modules` (recompute_module bits, Megatron-Core's --recompute-modules) drop what each module
+/// alone saves: layernorm its outputs (the QKV and FC1 inputs, 2 q sbh); core_attn the attention
+/// core; mla_up_proj the Q, K, V of MLA; mlp the dense MLP's FC1 output and FC2 input; moe the
+/// same of the routed and shared experts; moe_act the routed experts' FC2 input (q s b k f_e);
+/// shared_experts the shared experts' MLP. MoE terms count on the MoE share of the layers.
 [[nodiscard]] constexpr data_size activation_bytes_per_layer(const transformer& m, double seq, double micro_batch,
                                                              int tp, bool sequence_parallel, recompute r,
-                                                             double gemm_input_bytes = 2.0) {
+                                                             double gemm_input_bytes = 2.0, unsigned modules = 0) {
     const double s = seq, b = micro_batch, h = m.hidden, a = m.heads, kv = m.kv_dim();
     const double t = std::max(tp, 1);
     const double sbh = s * b * h;
@@ -133,17 +139,34 @@ struct model_state {
     const double q = gemm_input_bytes > 0.0 && gemm_input_bytes < 2.0 ? gemm_input_bytes : 2.0;
     // norm inputs 4sbh, QKV and FC1 inputs 2 q sbh, dropout masks 2sbh (10 sbh in 16 bits); a
     // model trained without dropout (transformer::dropout false) stores no mask
-    const double replicated = ((m.dropout ? 6.0 : 4.0) + 2.0 * q) * sbh;
+    const double replicated = ((m.dropout ? 6.0 : 4.0) + ((modules & recompute_layernorm) ? 0.0 : 2.0 * q)) * sbh;
     // MLP: (top-k + shared) experts' width on MoE layers, ffn on dense ones (mean over layers):
     // FC1's output (gated: gate and up, 4sbf; else 2sbf) and FC2's input, q s b f
-    const double mlp = ((m.gated_mlp ? 4.0 : 2.0) + q) * s * b * m.mlp_width_per_token();
+    const double per_width = ((m.gated_mlp ? 4.0 : 2.0) + q) * s * b;  // FC1 output + FC2 input per unit of width
+    double mlp = per_width * m.mlp_width_per_token();
+    if (m.is_moe()) {
+        const double moe = m.moe_fraction(), fe = m.expert_width();
+        const double routed = moe * m.experts_per_token * fe, shared = moe * m.shared_experts * fe;
+        const double dense = (1.0 - moe) * m.ffn;
+        if (modules & recompute_moe) mlp -= per_width * (routed + shared);
+        else {
+            if (modules & recompute_moe_act) mlp -= q * s * b * routed;
+            if (modules & recompute_shared_experts) mlp -= per_width * shared;
+        }
+        if (modules & recompute_mlp) mlp -= per_width * dense;
+    } else if (modules & recompute_mlp) {
+        mlp = 0.0;
+    }
+    mlp = std::max(0.0, mlp);
     // Q 2sbh and K, V 4 sb kv; MLA: Q a d_qk, K a d_qk, V a d_v wide (DeepSeek-V2 section 2.1)
-    const double qkv = m.is_mla() ? 2.0 * s * b * a * (2.0 * m.qk_head_dim() + m.v_head_dim) : 2.0 * sbh + 4.0 * s * b * kv;
+    const double qkv = m.is_mla() ? ((modules & recompute_mla_up_proj) ? 0.0 : 2.0 * s * b * a * (2.0 * m.qk_head_dim() + m.v_head_dim))
+                                  : 2.0 * sbh + 4.0 * s * b * kv;
     // the attention output 2sbh (+ the output projection's quantized copy below 16 bits)
     const double proj = 2.0 * sbh + (q < 2.0 ? q * sbh : 0.0);
     const double split = qkv + proj + mlp;
     // the score tensor spans attention_span keys per query (sliding-window layers fewer)
-    const double core = r == recompute::selective ? 0.0 : 5.0 * a * s * m.attention_span(s) * b;
+    const double core =
+        (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0 : 5.0 * a * s * m.attention_span(s) * b;
     return bytes((sequence_parallel ? replicated / t : replicated) + (split + core) / t);
 }
 
@@ -190,6 +213,7 @@ struct memory_plan {
     /// layers of the stage whose saved activations are offloaded to host memory (Megatron-Core
     /// --cpu-offloading-num-layers): resident_layers below
     int offloaded_layers = 0;
+    unsigned recompute_modules = 0;  ///< recompute_module bits (Megatron-Core --recompute-modules)
     state_bytes state = mixed_precision_adam;
 };
 
@@ -224,7 +248,7 @@ struct memory_breakdown {
     const int pp = std::max(p.pp, 1);
     const double layers_per_stage = (m.layers + pp - 1) / pp;
     const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode,
-                                                      p.gemm_input_bytes);
+                                                      p.gemm_input_bytes, p.recompute_modules);
     r.activations = resident_layers(layers_per_stage, p.offloaded_layers) * std::max(p.in_flight, 1.0) * per_layer +
                     activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, true, pp == 1);
     return r;
@@ -258,7 +282,7 @@ struct memory_breakdown {
     memory_breakdown r;
     r.state = {all.weights + swap.weights, all.gradients + swap.gradients, all.optimizer + swap.optimizer};
     const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode,
-                                                      p.gemm_input_bytes);
+                                                      p.gemm_input_bytes, p.recompute_modules);
     r.activations = resident_layers(s.layers, p.offloaded_layers) * std::max(p.in_flight, 1.0) * per_layer +
                     activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, first, last);
     return r;
