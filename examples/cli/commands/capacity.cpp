@@ -162,7 +162,8 @@ std::string span(double s) {
     if (s >= 2 * 86400.0) return readable(s / 86400.0, 1) + " days";
     if (s >= 2 * 3600.0) return readable(s / 3600.0, 1) + " h";
     if (s >= 120.0) return readable(s / 60.0, 1) + " min";
-    return readable(s, 1) + " s";
+    if (s >= 1.0) return readable(s, 1) + " s";
+    return fmt::format("{:.2g} s", s);
 }
 
 /// A large count with a k, M, G suffix ("6.1M").
@@ -452,17 +453,18 @@ int run_model(const cli::args& a, std::ostream& out) {
         << "time          " << readable(in_seconds(g.wall) / 86400.0, 2) << " days with failures, "
         << readable(in_seconds(g.failure_free) / 86400.0, 2) << " days failure-free\n";
     if (std::isfinite(in_seconds(g.job_mtbf)))
-        out << "failures      one every " << span(in_seconds(g.job_mtbf)) << " (MTBF " << span(in_seconds(q.mtbf)) << " per "
-            << per << "); checkpoint " << span(in_seconds(g.checkpoint_time)) << " every "
-            << span(in_seconds(g.checkpoint_interval)) << ", restart " << span(in_seconds(g.restart_time)) << ": "
-            << cli::num(100 * g.lost_fraction, 1) << "% of the time lost, " << cli::num(g.expected_interruptions, 0)
-            << " interruptions\n";
+        out << "failures      one every " << span(in_seconds(g.job_mtbf)) << " (MTBF " << readable(in_seconds(q.mtbf) / 3600.0, 0)
+            << " h per " << (q.mtbf_per_node ? "node" : "GPU") << "); checkpoint " << span(in_seconds(g.checkpoint_time))
+            << " every " << span(in_seconds(g.checkpoint_interval)) << ", restart " << span(in_seconds(g.restart_time))
+            << ":\n              " << cli::num(100 * g.lost_fraction, 1) << "% of the time lost, "
+            << cli::num(g.expected_interruptions, 0) << " interruptions expected\n";
     else
         out << "failures      none (--mtbf inf)\n";
     out << "GPU-hours     " << count_text(x.gpu_hours) << "\n";
     if (price) out << "cost          " << count_text(x.cost) << " at " << sig(*price) << " per GPU-hour\n";
-    out << "\nscaling curve (" << res.evaluated << " counts planned, " << res.skipped
-        << " skipped as slower than the deadline even at 100% MFU, in " << cli::num(search_s, 2) << " s):\n";
+    out << "\nscaling curve (" << res.evaluated << " counts planned";
+    if (q.deadline) out << ", " << res.skipped << " smaller ones skipped: they miss the deadline even at 100% MFU";
+    out << "; --svg plots it):\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& p : res.curve) {
         if (!p.feasible) {

@@ -212,7 +212,7 @@ inline double require_hardware_rate(std::string_view field, double bps, std::str
     const std::string shown = "'" + std::string(text) + "'";
     constexpr std::string_view want = "a count: a number with an optional suffix k, M, G (or B), T, P, E or Z (e.g. 15T, 70B, 2.5e12)";
     std::size_t cut = t.size();
-    while (cut > 0 && std::isalpha(static_cast<unsigned char>(t[cut - 1])) && t[cut - 1] != 'e') --cut;
+    while (cut > 0 && std::isalpha(static_cast<unsigned char>(t[cut - 1]))) --cut;
     const std::string_view suffix = detail::trim(t.substr(cut));
     const auto scale = count_multiplier(suffix);
     if (cut == 0) throw input_error(std::string(field), shown, std::string(want));
