@@ -308,7 +308,7 @@ struct model_capacity_request {
     std::optional<duration> checkpoint_interval{};   ///< tau (default: young_checkpoint_interval at each count)
     double price_per_gpu_hour = 0;      ///< 0: no cost
     capacity_rank rank_by = capacity_rank::time;
-    bool curve = true;  ///< also evaluate counts around the answer (x 1/8 .. x 4) for the scaling curve
+    bool curve = true;  ///< also evaluate the counts x 1/2, 2 and 4 of the answer, for the scaling curve
 };
 
 /// @brief One GPU count: its fastest plan, the time with and without failures, GPU-hours, cost.
@@ -399,8 +399,8 @@ inline void check_model_capacity(const model_capacity_request& r) {
 /// GPUs). When no count up to max_gpus meets it, `met` is false and `answer` is the evaluated
 /// count with the shortest wall time (gpus 0 if none had a plan).
 /// GPU count: that count is evaluated (`met`: it has a plan).
-/// With `curve`, the counts x 1/8, 1/4, 1/2, 2 and 4 of the answer that are multiples of the
-/// granule (within [granule, max_gpus]) are evaluated too. Throws input_error for a bad request.
+/// With `curve`, the counts x 1/2, 2 and 4 of the answer that are multiples of the granule (within
+/// [granule, max_gpus]) are evaluated too. Throws input_error for a bad request.
 template <class BestAt>
 [[nodiscard]] model_capacity_result plan_capacity(const model_capacity_request& r, BestAt&& best_at) {
     detail::check_model_capacity(r);
@@ -480,7 +480,7 @@ template <class BestAt>
         }
     }
     if (r.curve && chosen > 0) {
-        for (const double f : {0.125, 0.25, 0.5, 2.0, 4.0}) {
+        for (const double f : {0.5, 2.0, 4.0}) {
             const double n = static_cast<double>(chosen) * f;
             if (n < r.granule || n > static_cast<double>(r.max_gpus) || std::fmod(n, r.granule) != 0) continue;
             (void)evaluate(static_cast<long long>(n));
