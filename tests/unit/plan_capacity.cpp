@@ -422,6 +422,12 @@ TEST_CASE("plan_capacity: bad requests name the field") {
     q.mtbf = seconds(-1);
     CHECK(field_of(q) == "mtbf");
     q = ok;
+    q.restart_time = seconds(-1);
+    CHECK(field_of(q) == "restart_time");
+    q = ok;
+    q.checkpoint_interval = seconds(0);
+    CHECK(field_of(q) == "checkpoint_interval");
+    q = ok;
     q.price_per_gpu_hour = -2;
     CHECK(field_of(q) == "price_per_gpu_hour");
     q = ok;

@@ -377,6 +377,11 @@ inline void check_model_capacity(const model_capacity_request& r) {
         throw input_error("gpus", std::to_string(r.gpus),
                           "a multiple of the " + std::to_string(r.gpus_per_node) + " GPUs per node, at most " + std::to_string(most));
     if (!(in_seconds(r.mtbf) > 0)) throw input_error("mtbf", number_text(in_seconds(r.mtbf)) + " s", "a time > 0 (infinite: no failures)");
+    // the failure model's own ranges (expected_goodput), checked before any count is planned
+    (void)expected_goodput(seconds(0.0), {.job_mtbf = r.mtbf,
+                                          .checkpoint_time = r.checkpoint_time,
+                                          .restart_time = r.restart_time,
+                                          .checkpoint_interval = r.checkpoint_interval});
     if (!(r.price_per_gpu_hour >= 0) || r.price_per_gpu_hour > 1e6)
         throw input_error("price_per_gpu_hour", number_text(r.price_per_gpu_hour), "a price in [0, 1e6] per GPU-hour");
 }
@@ -404,6 +409,8 @@ inline void check_model_capacity(const model_capacity_request& r) {
 template <class BestAt>
 [[nodiscard]] model_capacity_result plan_capacity(const model_capacity_request& r, BestAt&& best_at) {
     detail::check_model_capacity(r);
+    // whole optimizer steps; the quotient shrunk by 1e-15 (relative) so that an exact one is not
+    // pushed to the next integer by a last-bit rounding error
     const double steps = std::ceil(r.tokens / r.tokens_per_step * (1.0 - 1e-15));
     const double d = r.deadline ? in_seconds(*r.deadline) : 0.0;
     model_capacity_result out;
