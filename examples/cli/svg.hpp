@@ -107,6 +107,7 @@ struct axis {
     double lo = 0, hi = 1;
     std::string title;
     bool log2_bytes = false;  ///< log2 scale with ticks at powers of two labelled as sizes
+    bool log2_count = false;  ///< log2 scale with ticks at powers of two labelled as counts (GPUs)
 };
 
 /// An x-y chart: linear or log2-byte x axis, linear y axis; series of lines and markers with a
@@ -116,7 +117,7 @@ class chart {
 public:
     chart(double width, double height, std::string title, axis x, axis y)
         : w_(width), h_(height), title_(std::move(title)), x_(std::move(x)), y_(std::move(y)) {
-        if (x_.log2_bytes) {
+        if (log2_x()) {
             x_.lo = std::max(x_.lo, 1.0);
             x_.hi = std::max(x_.hi, 2.0 * x_.lo);
         } else if (!(x_.hi > x_.lo)) {
@@ -130,13 +131,13 @@ public:
         std::size_t widest = 1;
         for (double v = y_.lo; v <= y_.hi + ystep_ * 1e-6; v += ystep_) widest = std::max(widest, tick_text(v, ystep_).size());
         left_ = 34.0 + 7.0 * static_cast<double>(widest) + 10.0;
-        if (!x_.log2_bytes) xstep_ = nice_step(x_.hi - x_.lo, 8);
+        if (!log2_x()) xstep_ = nice_step(x_.hi - x_.lo, 8);
     }
 
     /// Pixel column of data x.
     [[nodiscard]] double px(double x) const {
         const double pw = w_ - left_ - right_;
-        if (x_.log2_bytes)
+        if (log2_x())
             return left_ + (std::log2(std::max(x, 1.0)) - std::log2(x_.lo)) / (std::log2(x_.hi) - std::log2(x_.lo)) * pw;
         return left_ + (x - x_.lo) / (x_.hi - x_.lo) * pw;
     }
@@ -219,17 +220,19 @@ private:
         std::string color, label;
         bool marker;
     };
-    [[nodiscard]] double bottom() const { return x_.log2_bytes ? 78.0 : 50.0; }
+    [[nodiscard]] bool log2_x() const { return x_.log2_bytes || x_.log2_count; }
+    [[nodiscard]] double bottom() const { return log2_x() ? 78.0 : 50.0; }
     [[nodiscard]] std::vector<std::pair<double, std::string>> x_ticks() const {
         std::vector<std::pair<double, std::string>> t;
-        if (x_.log2_bytes) {
+        if (log2_x()) {
             const int a = static_cast<int>(std::ceil(std::log2(x_.lo) - 1e-9));
             const int b = static_cast<int>(std::floor(std::log2(x_.hi) + 1e-9));
             // Every power of two while they fit at >= 12 px apart (labels slanted), else every 2nd/4th.
             const double pw = w_ - left_ - right_;
             int every = 1;
             while (b > a && pw / ((b - a) / every + 0.0) < 12.0) every *= 2;
-            for (int e = a; e <= b; e += every) t.emplace_back(std::exp2(e), bytes_text(std::exp2(e)));
+            for (int e = a; e <= b; e += every)
+                t.emplace_back(std::exp2(e), x_.log2_bytes ? bytes_text(std::exp2(e)) : fmt::format("{:.0f}", std::exp2(e)));
         } else {
             for (double v = std::ceil(x_.lo / xstep_ - 1e-9) * xstep_; v <= x_.hi + xstep_ * 1e-6; v += xstep_)
                 t.emplace_back(v, tick_text(v, xstep_));

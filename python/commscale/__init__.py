@@ -190,10 +190,13 @@ def scale(model=None, cluster=None, **options):
     return _core.run(_argv("scale", [], _with(options, model, cluster)))
 
 
-def capacity(**options):
-    """``commscale capacity --json``: GPUs needed (or time) to train: flops or params+tokens (or
-    model+tokens), peak_tflops or accelerator (+dtype), utilization, and weeks, days or gpus."""
-    return _core.run(_argv("capacity", [], options))
+def capacity(model=None, cluster=None, **options):
+    """``commscale capacity --json``: GPUs needed (or time) to train. From the model: a model and a
+    cluster (names, files or dicts), tokens (``"15T"``) or flops, and days, weeks or gpus; goodput
+    (mtbf, checkpoint_time, restart_time), price_per_gpu_hour, rank_by. With a guessed
+    utilization: flops or params+tokens (or model+tokens), peak_tflops or accelerator (+dtype),
+    utilization, and weeks, days or gpus."""
+    return _core.run(_argv("capacity", [], _with(options, model, cluster)))
 
 
 def plan(model=None, cluster=None, gpus=None, global_batch=None, top=None, **options):

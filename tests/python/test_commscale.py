@@ -77,6 +77,9 @@ PARITY = [
     ("capacity", lambda: cs.capacity(params=70e9, tokens=15e12, accelerator="h100-sxm", utilization=0.4, weeks=8),
      ["capacity", "--params", "70000000000.0", "--tokens", "15000000000000.0", "--accelerator", "h100-sxm",
       "--utilization", "0.4", "--weeks", "8"]),
+    ("capacity model", lambda: cs.capacity("llama3-8b", "dgx-h100", tokens="1T", days=7, price_per_gpu_hour=2),
+     ["capacity", "--model", "llama3-8b", "--cluster", "dgx-h100", "--tokens", "1T", "--days", "7",
+      "--price-per-gpu-hour", "2"]),
     ("plan", lambda: cs.plan("llama2-13b", "dgx-a100", gpus=64, global_batch=512, top=5, threads=1),
      ["plan", "--model", "llama2-13b", "--cluster", "dgx-a100", "--gpus", "64", "--global-batch", "512",
       "--top", "5", "--threads", "1"]),
@@ -126,6 +129,20 @@ def test_capacity_against_the_datasheet():
     assert r["total_flops"] == pytest.approx(flops, rel=1e-12)
     per_gpu = 1979e12 / 2 * 0.4 * 8 * 7 * 86400
     assert r["gpus_needed"] == -(-flops // per_gpu)  # ceil
+
+
+def test_capacity_from_the_model():
+    # Llama 3 70B, 15T tokens in 30 days on DGX H100 nodes: the count, its plan and the time; a
+    # cluster passed as a dict answers the same; 15T and 15e12 are one count
+    r = cs.capacity("llama3-70b", "dgx-h100", tokens="15T", days=30)
+    assert r["mode"] == "model" and r["gpus"] % 8 == 0
+    assert r["failure_free_time_s"] <= r["time_s"] <= 30 * 86400
+    p = r["plan"]
+    assert p["tp"] * p["pp"] * p["dp"] * p["cp"] == r["gpus"]
+    again = cs.capacity(model="llama3-70b", cluster=cs.cluster("dgx-h100"), tokens=15e12, days=30)
+    assert again["gpus"] == r["gpus"] and again["time_s"] == r["time_s"]
+    with pytest.raises(ValueError, match="--mtbf"):
+        cs.capacity("llama3-70b", "dgx-h100", tokens="15T", days=30, mtbf="-1h")
 
 
 def test_step_demo_is_the_readme_layout():

@@ -53,6 +53,36 @@ TEST_CASE("parse reads sizes, rates, times with their units") {
     REQUIRE(in_flops(parse_work("420ZFLOP")) == Approx(4.2e23));
 }
 
+TEST_CASE("parse_count reads counts as people write them: 15T tokens, 70B parameters, 4M, 2.5e12") {
+    REQUIRE(parse_count("15T") == 15e12);  // Llama 3: "over 15T tokens"
+    REQUIRE(parse_count("70B") == 70e9);
+    REQUIRE(parse_count("4M") == 4e6);
+    REQUIRE(parse_count("4k") == 4e3);
+    REQUIRE(parse_count("4K") == 4e3);
+    REQUIRE(parse_count("2.5G") == 2.5e9);
+    REQUIRE(parse_count("1.5P") == 1.5e15);
+    REQUIRE(parse_count("2E") == 2e18);
+    REQUIRE(parse_count("420Z") == Approx(4.2e23));
+    REQUIRE(parse_count("2.5e12") == 2.5e12);
+    REQUIRE(parse_count("1E5") == 1e5);  // an exponent, not exa
+    REQUIRE(parse_count(" 300e9 ") == 300e9);
+    REQUIRE(in_flops(parse_flop_count("420Z")) == Approx(4.2e23));
+    REQUIRE(in_flops(parse_flop_count("420ZFLOP")) == Approx(4.2e23));
+    REQUIRE(in_flops(parse_flop_count("6.3e24")) == 6.3e24);
+    for (const char* bad : {"15X", "-5T", "nan", "inf", "T", "", "15 tokens", "1..5T", "1e400", "15e"}) {
+        INFO(bad);
+        try {
+            (void)parse_count(bad, "--tokens");
+            FAIL("no error");
+        } catch (const input_error& e) {
+            CHECK(e.field() == "--tokens");
+            CHECK(e.expected().find("a count") == 0);
+        }
+    }
+    // a FLOP count of another kind names the units
+    CHECK_THROWS_WITH(parse_flop_count("400Gbps", "--flops"), Catch::Matchers::Contains("--flops") && Catch::Matchers::Contains("FLOP"));
+}
+
 TEST_CASE("convert: 400Gbps is 50 GB/s, 1 GiB is 1.073741824 GB") {
     REQUIRE(convert("400Gbps", "GB/s") == Approx(50.0));
     REQUIRE(convert("1GiB", "GB") == Approx(1.073741824));

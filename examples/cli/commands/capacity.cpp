@@ -1,11 +1,22 @@
 // `commscale capacity`: GPUs needed to train in a given time, or the time a given number of GPUs
-// takes, and the GPU-hours (CLI.md "Training step"; gpu-fabrics-for-genai Tables 1-3).
+// takes, and the GPU-hours (CLI.md "Training step"). Two modes:
+// * guessed utilization (--utilization U with --peak-tflops or --accelerator): every GPU sustains
+//   U x peak (gpu-fabrics-for-genai Tables 1-3);
+// * from the model (--cluster or topology flags, --model): the planner's fastest plan at each
+//   candidate GPU count, its predicted step, and the time lost to failures (predict/capacity.hpp
+//   plan_capacity).
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <commscale/hardware/accelerators.hpp>
 #include <commscale/hardware/topology.hpp>
+#include <commscale/io/file.hpp>
+#include <commscale/io/result_json.hpp>
 #include <commscale/predict/capacity.hpp>
+#include <commscale/search/planner.hpp>
 #include <commscale/workload/flops.hpp>
 #include <commscale/workload/transformer.hpp>
 
@@ -13,6 +24,9 @@
 
 #include "../cli.hpp"
 #include "../model.hpp"
+#include "../step_args.hpp"
+#include "../svg.hpp"
+#include "../topology.hpp"
 
 namespace {
 // Named inside the anonymous namespace so that the commands compile as one unity translation unit.
@@ -52,7 +66,7 @@ flop_count total_flops(const cli::args& a) {
             if (a.has(other))
                 throw input_error("--" + std::string(other), "'" + a.get(other).value_or("") + "' together with --flops",
                                   "either --flops, or --params/--model with --tokens");
-        const flop_count f = parse_work(*a.get("flops"), "--flops");
+        const flop_count f = parse_flop_count(*a.get("flops"), "--flops");
         if (!(in_flops(f) >= capacity_min_flops))
             throw input_error("--flops", "'" + *a.get("flops") + "'", "a FLOP count from 1 to 1e30 (1e-30 to 1e9 ZFLOP)");
         return f;
@@ -60,7 +74,7 @@ flop_count total_flops(const cli::args& a) {
     double params = 0;
     if (a.has("params")) {
         if (a.has("model")) throw input_error("--model", "'" + *a.get("model") + "' together with --params", "one of them");
-        params = parse_number(*a.get("params"), "--params");
+        params = parse_count(*a.get("params"), "--params");
         if (!(params >= 1 && params <= max_model_parameters))
             throw input_error("--params", "'" + *a.get("params") + "'", "a parameter count from 1 to 1e15");
     } else if (a.has("model")) {
@@ -68,7 +82,7 @@ flop_count total_flops(const cli::args& a) {
     } else {
         throw input_error("--flops", "nothing (missing)", "--flops Z, or --params P (or --model NAME) with --tokens D");
     }
-    const double tokens = parse_number(a.require("tokens", "a token count, e.g. 300e9"), "--tokens");
+    const double tokens = parse_count(a.require("tokens", "a token count, e.g. 300e9 or 15T"), "--tokens");
     if (!(tokens >= 1 && tokens <= max_tokens))
         throw input_error("--tokens", "'" + *a.get("tokens") + "'", "a token count from 1 to 1e18");
     double k = 6;
@@ -104,10 +118,378 @@ flop_rate peak(const cli::args& a) {
     return peak_for(acc, d, "--dtype");
 }
 
-int run(const cli::args& a, std::ostream& out) {
+/// The options only capacity from the model takes (the guessed-utilization mode refuses them).
+constexpr const char* model_only_options[] = {
+    "cluster", "nodes", "gpus-per-node", "intra", "intra-fabric", "inter", "nics-per-node", "oversubscription",
+    "scale-up-domain", "global-batch", "global-batch-tokens", "seq", "framework", "compute-efficiency", "efficiency",
+    "mtbf", "mtbf-per", "checkpoint-time", "restart-time", "checkpoint-interval", "rank-by", "max-gpus",
+    "min-cp-tokens", "threads", "svg"};
+
+/// --price-per-gpu-hour P: a price in [0, 1e6] per GPU-hour (any currency); nullopt if absent.
+std::optional<double> price_per_gpu_hour(const cli::args& a) {
+    const auto v = a.get("price-per-gpu-hour");
+    if (!v) return std::nullopt;
+    const double x = parse_number(*v, "--price-per-gpu-hour");
+    if (!(x <= 1e6)) throw input_error("--price-per-gpu-hour", "'" + *v + "'", "a price in [0, 1e6] per GPU-hour");
+    return x;
+}
+
+/// True when the question is one for the model: --cluster or a topology flag other than
+/// --accelerator (which the guessed-utilization mode also takes), and neither --utilization nor
+/// --peak-tflops.
+bool from_model(const cli::args& a) {
+    if (a.has("utilization") || a.has("peak-tflops")) return false;
+    for (const char* f : {"cluster", "nodes", "gpus-per-node", "intra", "intra-fabric", "inter", "nics-per-node",
+                          "oversubscription", "scale-up-domain"})
+        if (a.has(f)) return true;
+    return false;
+}
+
+// ---------------------------------------------------------------- capacity from the model
+
+/// Default global batch: 4M tokens (2^22 = 4,194,304): Llama 2's for every size (Touvron et al.
+/// 2023, Sec. 2.2 and Table 1: "global batch-size of 4M tokens") and Llama 3 405B's first stage
+/// (Dubey et al. 2024, Sec. 3.4.1: 4M tokens of 4,096-token sequences); as sequences,
+/// 4,194,304 / seq (at least 1).
+constexpr double default_batch_tokens = 4194304.0;
+/// Default sequence length: min(4,096, the model's context), Llama 2's (Touvron et al. 2023,
+/// Table 1) and Llama 3 405B's first stage.
+constexpr int default_seq = 4096;
+
+/// Days, hours or minutes, whichever reads best ("29.4 days", "7.5 h", "12 min", "3.2 s").
+std::string span(double s) {
+    if (!std::isfinite(s)) return "never";
+    if (s >= 2 * 86400.0) return readable(s / 86400.0, 1) + " days";
+    if (s >= 2 * 3600.0) return readable(s / 3600.0, 1) + " h";
+    if (s >= 120.0) return readable(s / 60.0, 1) + " min";
+    if (s >= 1.0) return readable(s, 1) + " s";
+    return fmt::format("{:.2g} s", s);
+}
+
+/// A large count with a k, M, G suffix ("6.1M").
+std::string count_text(double v) {
+    if (v >= 1e12) return readable(v / 1e12, 2) + "T";
+    if (v >= 1e9) return readable(v / 1e9, 2) + "G";
+    if (v >= 1e6) return readable(v / 1e6, 2) + "M";
+    if (v >= 1e4) return readable(v / 1e3, 1) + "k";
+    return readable(v, 0);
+}
+
+/// "tp 8, pp 4, dp 96, cp 1, ep 1, micro-batch 1, ZeRO 1, recompute none, interleaved x5, SP".
+std::string plan_text(const plan& p) {
+    std::string s = "tp " + std::to_string(p.tp) + ", pp " + std::to_string(p.pp) + ", dp " + std::to_string(p.dp) +
+                    ", cp " + std::to_string(p.cp) + ", ep " + std::to_string(p.ep) + ", micro-batch " +
+                    std::to_string(p.micro_batch) + ", ZeRO " + std::to_string(p.zero) + ", recompute " +
+                    std::string(recompute_name(p.recompute_mode)) + ", " + std::string(schedule_name(p.schedule));
+    if (p.chunks() > 1) s += " x" + std::to_string(p.chunks());
+    if (p.account_for_embedding_in_pipeline_split) s += " +E";
+    if (p.account_for_loss_in_pipeline_split) s += " +L";
+    if (p.sequence_parallel) s += ", SP";
+    return s;
+}
+
+/// Seconds in JSON: null where infinite (no failures, no checkpoints).
+nlohmann::json seconds_json(duration t) {
+    const double s = in_seconds(t);
+    return std::isfinite(s) ? nlohmann::json(s) : nlohmann::json(nullptr);
+}
+
+nlohmann::json point_json(const capacity_point& x, int gpus_per_node, bool priced) {
+    nlohmann::json j{{"gpus", x.gpus}, {"nodes", x.gpus / gpus_per_node}, {"feasible", x.feasible}};
+    if (!x.feasible) return j;
+    j["step_s"] = in_seconds(x.r.step);
+    j["mfu"] = x.r.mfu;
+    j["tokens_per_s"] = x.r.tokens_per_s;
+    j["failure_free_time_s"] = in_seconds(x.time.failure_free);
+    j["time_s"] = in_seconds(x.time.wall);
+    j["lost_fraction"] = x.time.lost_fraction;
+    j["gpu_hours"] = x.gpu_hours;
+    if (priced) j["cost"] = x.cost;
+    j["meets_deadline"] = x.meets_deadline;
+    const plan& p = x.p;
+    j["plan"] = {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"micro_batch", p.micro_batch},
+                 {"zero", p.zero}, {"recompute", std::string(recompute_name(p.recompute_mode))},
+                 {"schedule", std::string(schedule_name(p.schedule))}, {"virtual_stages", p.chunks()},
+                 {"sequence_parallel", p.sequence_parallel}};
+    if (p.account_for_embedding_in_pipeline_split) j["plan"]["account_for_embedding_in_pipeline_split"] = true;
+    if (p.account_for_loss_in_pipeline_split) j["plan"]["account_for_loss_in_pipeline_split"] = true;
+    return j;
+}
+
+/// The scaling curve: days to train (with failures, and failure-free) against GPUs on a log2 axis,
+/// the deadline dashed, the answer marked.
+std::string render_svg(const model_capacity_result& res, const std::optional<duration>& deadline, const std::string& title) {
+    std::vector<std::pair<double, double>> wall, free;
+    std::vector<std::string> tips;
+    double lo = 1e300, hi = 0, top = 0;
+    for (const auto& x : res.curve) {
+        if (!x.feasible) continue;
+        const double g = static_cast<double>(x.gpus), w = in_seconds(x.time.wall) / 86400.0,
+                     f = in_seconds(x.time.failure_free) / 86400.0;
+        wall.emplace_back(g, w);
+        free.emplace_back(g, f);
+        tips.push_back(std::to_string(x.gpus) + " GPUs: " + readable(w, 2) + " days (" + readable(f, 2) +
+                       " failure-free), " + plan_text(x.p));
+        lo = std::min(lo, g);
+        hi = std::max(hi, g);
+        top = std::max(top, w);
+    }
+    if (deadline) top = std::max(top, in_seconds(*deadline) / 86400.0);
+    cli::svg::axis x{.lo = lo / 1.15, .hi = hi * 1.15, .title = "GPUs", .log2_count = true};
+    cli::svg::axis y{.lo = 0, .hi = top * 1.05, .title = "days to train"};
+    cli::svg::chart ch(760, 420, title, x, y);
+    ch.line(free, "#9ecae9", "failure-free", 2.0);
+    ch.line(wall, "#4c78a8", "with failures", 2.0);
+    ch.points(wall, tips, "#4c78a8", "");
+    if (deadline) {
+        const double d = in_seconds(*deadline) / 86400.0;
+        ch.line({{x.lo, d}, {x.hi, d}}, "#e45756", "deadline " + readable(d, 1) + " days", 1.5, true);
+    }
+    if (res.answer.feasible) {
+        const std::pair<double, double> a{static_cast<double>(res.answer.gpus), in_seconds(res.answer.time.wall) / 86400.0};
+        ch.points({a}, {std::to_string(res.answer.gpus) + " GPUs: the answer"}, "#e45756",
+                  "answer: " + std::to_string(res.answer.gpus) + " GPUs", 10.0);
+    }
+    return cli::svg::document({&ch}, title);
+}
+
+int run_model(const cli::args& a, std::ostream& out) {
+    for (const char* other : {"params", "flops-per-param-token"})
+        if (a.has(other))
+            throw input_error("--" + std::string(other), "'" + a.get(other).value_or("") + "' with --cluster",
+                              std::string("--model NAME|FILE: capacity from the model needs the model's shape") +
+                                  (std::string(other) == "params" ? "" : " (it counts the FLOPs itself)"));
+    if (a.has("nodes"))
+        throw input_error("--nodes", "'" + *a.get("nodes") + "'", "--gpus N for the time on N GPUs (capacity searches the count)");
+    if (!a.has("model"))
+        throw input_error("--model", "nothing (missing)", "a model preset or config.json: capacity from the model plans its shape");
+    const transformer m = cli::resolve_model(a);
+    cluster c = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only
+    const accelerator acc = accelerator_by_name(c.node.accelerator, "cluster.accelerator");
+
+    // the planner's request, as `plan` builds it
+    search_request sr;
+    const int ctx = m.max_seq > 0 ? m.max_seq : default_seq;
+    sr.seq = static_cast<int>(a.integer("seq", std::min(default_seq, ctx), 1, plan_limits::seq));
+    if (a.has("global-batch") && a.has("global-batch-tokens"))
+        throw input_error("--global-batch", "'" + *a.get("global-batch") + "' together with --global-batch-tokens",
+                          "one of them (sequences, or tokens)");
+    if (a.has("global-batch")) {
+        sr.global_batch = static_cast<int>(a.integer("global-batch", 0, 1, plan_limits::global_batch));
+    } else {
+        const double batch_tokens =
+            a.has("global-batch-tokens") ? parse_count(*a.get("global-batch-tokens"), "--global-batch-tokens") : default_batch_tokens;
+        const double sequences = std::max(1.0, std::round(batch_tokens / sr.seq));
+        if (!(batch_tokens >= 1) || sequences > plan_limits::global_batch)
+            throw input_error("--global-batch-tokens", "'" + a.get("global-batch-tokens").value_or("") + "'",
+                              "tokens per step from 1 to " + std::to_string(plan_limits::global_batch) + " sequences");
+        sr.global_batch = static_cast<int>(sequences);
+    }
+    const long long hw = std::max(1u, std::thread::hardware_concurrency());
+    sr.threads = static_cast<int>(a.integer("threads", hw, 1, search_limits::threads));
+    sr.scale_up_domain = static_cast<int>(a.integer("scale-up-domain", 0, 1, search_limits::scale_up_domain));
+    if (sr.scale_up_domain > 0 && sr.scale_up_domain % c.node.gpus != 0 && c.node.gpus % sr.scale_up_domain != 0)
+        throw input_error("--scale-up-domain", std::to_string(sr.scale_up_domain),
+                          "a divisor or a multiple of the " + std::to_string(c.node.gpus) + " GPUs per node");
+    sr.min_cp_tokens = static_cast<int>(a.integer("min-cp-tokens", default_min_cp_tokens, 0, plan_limits::seq));
+    apply_framework(sr.base, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
+    if (auto v = a.get("dtype")) sr.base.precision = precision_from_name(*v, "--dtype");
+    const flop_rate peak_rate = peak_for(acc, sr.base.precision, "--dtype");
+    if (a.has("compute-efficiency"))
+        sr.base.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
+    sr.options = cli::step_opts(a);
+
+    model_capacity_request q;
+    q.tokens_per_step = static_cast<double>(sr.global_batch) * sr.seq;
+    q.model_flops_per_step = model_flops(m, sr.seq, sr.global_batch);
+    q.peak = peak_rate;
+    if (a.has("tokens") && a.has("flops"))
+        throw input_error("--flops", "'" + *a.get("flops") + "' together with --tokens", "either --tokens D or --flops F");
+    if (a.has("flops")) {
+        // the model's own count: F / (model FLOPs per token at this sequence length)
+        const double f = in_flops(parse_flop_count(*a.get("flops"), "--flops"));
+        q.tokens = f / in_flops(model_flops_per_token(m, sr.seq));
+        if (!(q.tokens >= 1) || q.tokens > max_tokens)
+            throw input_error("--flops", "'" + *a.get("flops") + "'",
+                              "the FLOPs of 1 to 1e18 tokens of " + std::string(m.name) + " (" +
+                                  sig(in_flops(model_flops_per_token(m, sr.seq))) + " FLOPs per token)");
+    } else {
+        q.tokens = parse_count(a.require("tokens", "a token count, e.g. 15T, or --flops F"), "--tokens");
+        if (!(q.tokens >= 1 && q.tokens <= max_tokens))
+            throw input_error("--tokens", "'" + *a.get("tokens") + "'", "a token count from 1 to 1e18");
+    }
+    const auto mode = exactly_one(a, {"weeks", "days", "gpus"}, "one of --weeks W, --days N, --gpus N");
+    q.granule = c.domain_spans_nodes() ? c.scale_up_domain : c.node.gpus;
+    q.gpus_per_node = c.node.gpus;
+    const long long most = static_cast<long long>(cluster_limits::nodes) * c.node.gpus;
+    q.max_gpus = a.integer("max-gpus", std::min(default_capacity_max_gpus, most), q.granule, most);
+    if (mode == "gpus") {
+        q.gpus = a.integer("gpus", 0, 1, most);
+        (void)cli::nodes_for_gpus(q.gpus, c.node.gpus, c.name);
+    } else {
+        const double n = parse_number(*a.get(mode), "--" + mode);
+        q.deadline = n * (mode == "weeks" ? one_week : one_day);
+        if (!(in_seconds(*q.deadline) >= capacity_min_time) || in_seconds(*q.deadline) > capacity_max_time)
+            throw input_error("--" + mode, "'" + *a.get(mode) + "'", "a training time from one minute to 1,000 years");
+    }
+    // failures (defaults: predict/capacity.hpp, from the Llama 3 paper)
+    const std::string per = a.get("mtbf-per").value_or("gpu");
+    if (per != "gpu" && per != "node") throw input_error("--mtbf-per", "'" + per + "'", "gpu or node");
+    q.mtbf_per_node = per == "node";
+    if (auto v = a.get("mtbf")) {
+        if (*v == "inf" || *v == "infinite" || *v == "none") {
+            q.mtbf = seconds(std::numeric_limits<double>::infinity());
+        } else {
+            q.mtbf = parse_time(*v, "--mtbf");
+            if (!(in_seconds(q.mtbf) >= 60))
+                throw input_error("--mtbf", "'" + *v + "'", "a time of at least one minute (50677h, 2000d), or inf for no failures");
+        }
+    } else if (q.mtbf_per_node) {
+        throw input_error("--mtbf-per", "node without --mtbf", "an --mtbf T per node (the default MTBF is per GPU)");
+    }
+    q.checkpoint_time = default_checkpoint_time(total_parameters(m));
+    if (auto v = a.get("checkpoint-time")) q.checkpoint_time = parse_time(*v, "--checkpoint-time");
+    if (in_seconds(q.checkpoint_time) > goodput_max_time)
+        throw input_error("--checkpoint-time", "'" + a.get("checkpoint-time").value_or("") + "'", "a time in [0, 1e7] s");
+    if (auto v = a.get("restart-time")) {
+        q.restart_time = parse_time(*v, "--restart-time");
+        if (in_seconds(q.restart_time) > goodput_max_time)
+            throw input_error("--restart-time", "'" + *v + "'", "a time in [0, 1e7] s");
+    }
+    if (auto v = a.get("checkpoint-interval")) {
+        q.checkpoint_interval = parse_time(*v, "--checkpoint-interval");
+        if (!(in_seconds(*q.checkpoint_interval) > 0) || in_seconds(*q.checkpoint_interval) > goodput_max_interval)
+            throw input_error("--checkpoint-interval", "'" + *v + "'", "a time in (0, 1e9] s (default: Young's sqrt(2 x checkpoint x MTBF))");
+    }
+    const std::optional<double> price = price_per_gpu_hour(a);
+    q.price_per_gpu_hour = price.value_or(0.0);
+    const std::string rank = a.get("rank-by").value_or("time");
+    if (rank != "time" && rank != "cost") throw input_error("--rank-by", "'" + rank + "'", "time or cost");
+    q.rank_by = rank == "cost" ? capacity_rank::cost : capacity_rank::time;
+
+    const auto t0 = std::chrono::steady_clock::now();
+    const model_capacity_result res =
+        plan_capacity(q, [&](long long gpus) { return best_plan_at(m, c, acc, sr, gpus); });
+    const double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    const std::string tokens_text = count_text(q.tokens);
+    if (!res.met) {
+        if (q.gpus > 0)
+            throw input_error("--gpus", std::to_string(q.gpus),
+                              "a count on which a plan of " + std::string(m.name) + " with global batch " +
+                                  std::to_string(sr.global_batch) + " x " + std::to_string(sr.seq) +
+                                  " fits in memory (no valid plan shape fits here)");
+        const std::string best = res.answer.feasible
+                                     ? "the fastest: " + span(in_seconds(res.answer.time.wall)) + " on " + std::to_string(res.answer.gpus) + " GPUs"
+                                     : "no plan fits on any count evaluated";
+        throw input_error("--" + mode, "'" + *a.get(mode) + "' (" + best + ")",
+                          "a deadline some count up to " + std::to_string(q.max_gpus) +
+                              " GPUs meets (more time, fewer tokens, a larger --global-batch, or --max-gpus)");
+    }
+    const capacity_point& x = res.answer;
+    const double steps = x.steps;
+    const std::string title = std::string(m.name) + " on " + std::string(c.name) + ": " + tokens_text + " tokens" +
+                              (q.deadline ? " in " + readable(in_seconds(*q.deadline) / 86400.0, 1) + " days" : "");
+    if (auto path = a.get("svg")) io::write_file_atomic(*path, render_svg(res, q.deadline, title), "--svg");
+
+    const goodput& g = x.time;
+    if (a.flag("json")) {
+        nlohmann::json j;
+        j["mode"] = "model";
+        j["model"] = std::string(m.name);
+        j["cluster"] = std::string(c.name);
+        j["accelerator"] = std::string(c.node.accelerator);
+        j["dtype"] = std::string(dtype_name(sr.base.precision));
+        j["tokens"] = q.tokens;
+        j["global_batch"] = sr.global_batch;
+        j["seq"] = sr.seq;
+        j["tokens_per_step"] = q.tokens_per_step;
+        j["steps"] = steps;
+        j["total_flops"] = steps * in_flops(q.model_flops_per_step);
+        if (q.deadline) j["deadline_s"] = in_seconds(*q.deadline);
+        j["rank_by"] = rank;
+        j["gpus_needed"] = x.gpus;
+        j["gpus"] = x.gpus;
+        j["nodes"] = x.gpus / c.node.gpus;
+        j["time_s"] = in_seconds(g.wall);
+        j["failure_free_time_s"] = in_seconds(g.failure_free);
+        j["gpu_hours"] = x.gpu_hours;
+        if (price) {
+            j["price_per_gpu_hour"] = *price;
+            j["cost"] = x.cost;
+        }
+        j["step_s"] = in_seconds(x.r.step);
+        j["mfu"] = x.r.mfu;
+        j["tokens_per_s"] = x.r.tokens_per_s;
+        j["plan"] = io::planned_to_json(planned{x.p, x.r});
+        j["goodput"] = {{"mtbf_s", seconds_json(q.mtbf)},
+                        {"mtbf_per", per},
+                        {"job_mtbf_s", seconds_json(g.job_mtbf)},
+                        {"checkpoint_time_s", in_seconds(g.checkpoint_time)},
+                        {"restart_time_s", in_seconds(g.restart_time)},
+                        {"checkpoint_interval_s", seconds_json(g.checkpoint_interval)},
+                        {"lost_fraction", g.lost_fraction},
+                        {"lost_s", in_seconds(g.wall) - in_seconds(g.failure_free)},
+                        {"expected_interruptions", g.expected_interruptions}};
+        nlohmann::json curve = nlohmann::json::array();
+        for (const auto& p : res.curve) curve.push_back(point_json(p, c.node.gpus, price.has_value()));
+        j["curve"] = std::move(curve);
+        j["search"] = {{"evaluated", res.evaluated}, {"skipped", res.skipped}, {"search_s", search_s},
+                       {"granule", q.granule}, {"max_gpus", q.max_gpus}, {"min_cp_tokens", sr.min_cp_tokens}};
+        cli::print_json(out, std::move(j));
+        return 0;
+    }
+    out << m.name << " on " << c.name << " (" << c.node.gpus << " x " << c.node.accelerator << " per node), "
+        << dtype_name(sr.base.precision) << ": " << tokens_text << " tokens, global batch " << sr.global_batch << " x "
+        << sr.seq << " tokens, " << cli::num(steps, 0) << " steps\n";
+    if (q.deadline)
+        out << "GPUs needed   " << x.gpus << " (" << x.gpus / c.node.gpus << " nodes) to finish in "
+            << readable(in_seconds(*q.deadline) / 86400.0, 2) << " days" << (rank == "cost" ? ", the cheapest that does" : "") << "\n";
+    else
+        out << "GPUs          " << x.gpus << " (" << x.gpus / c.node.gpus << " nodes)\n";
+    out << "plan          " << plan_text(x.p) << "\n"
+        << "step          " << cli::secs(x.r.step) << ", MFU " << cli::num(100 * x.r.mfu, 1) << "%, "
+        << count_text(x.r.tokens_per_s) << " tokens/s\n"
+        << "time          " << readable(in_seconds(g.wall) / 86400.0, 2) << " days with failures, "
+        << readable(in_seconds(g.failure_free) / 86400.0, 2) << " days failure-free\n";
+    if (std::isfinite(in_seconds(g.job_mtbf)))
+        out << "failures      one every " << span(in_seconds(g.job_mtbf)) << " (MTBF " << readable(in_seconds(q.mtbf) / 3600.0, 0)
+            << " h per " << (q.mtbf_per_node ? "node" : "GPU") << "); checkpoint " << span(in_seconds(g.checkpoint_time))
+            << " every " << span(in_seconds(g.checkpoint_interval)) << ", restart " << span(in_seconds(g.restart_time))
+            << ":\n              " << cli::num(100 * g.lost_fraction, 1) << "% of the time lost, "
+            << cli::num(g.expected_interruptions, 0) << " interruptions expected\n";
+    else
+        out << "failures      none (--mtbf inf)\n";
+    out << "GPU-hours     " << count_text(x.gpu_hours) << "\n";
+    if (price) out << "cost          " << count_text(x.cost) << " at " << sig(*price) << " per GPU-hour\n";
+    out << "\nscaling curve (" << res.evaluated << " counts planned";
+    if (q.deadline) out << ", " << res.skipped << " smaller ones skipped: they miss the deadline even at 100% MFU";
+    out << "; --svg plots it):\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& p : res.curve) {
+        if (!p.feasible) {
+            rows.push_back({std::to_string(p.gpus), "no plan fits", "", "", "", "", ""});
+            continue;
+        }
+        rows.push_back({std::to_string(p.gpus), "tp " + std::to_string(p.p.tp) + " pp " + std::to_string(p.p.pp) + " dp " +
+                                                    std::to_string(p.p.dp) + " cp " + std::to_string(p.p.cp),
+                        cli::num(in_seconds(p.r.step), 3), cli::num(100 * p.r.mfu, 1),
+                        readable(in_seconds(p.time.wall) / 86400.0, 1), cli::num(100 * p.time.lost_fraction, 1),
+                        q.deadline ? (p.meets_deadline ? "yes" : "no") : ""});
+    }
+    cli::print_table(out, {"GPUs", "plan", "step s", "MFU %", "days", "lost %", q.deadline ? "meets" : ""}, rows);
+    return 0;
+}
+
+int run_utilization(const cli::args& a, std::ostream& out) {
+    for (const char* only : model_only_options)
+        if (a.has(only))
+            throw input_error("--" + std::string(only), "'" + a.get(only).value_or("true") + "' with --utilization",
+                              "--" + std::string(only) + " only in capacity from the model (--cluster NAME or topology flags, no --utilization)");
     const flop_count f = total_flops(a);
     const flop_rate p = peak(a);
-    const double u = parse_number(a.require("utilization", "a fraction in (0, 1], e.g. 0.4"), "--utilization");
+    const double u = parse_number(
+        a.require("utilization", "a fraction in (0, 1], e.g. 0.4 (or --cluster NAME to plan from the model)"), "--utilization");
     if (!(u >= capacity_min_utilization && u <= 1))
         throw input_error("--utilization", "'" + *a.get("utilization") + "'", "a fraction in [0.0001, 1]");
     const auto mode = exactly_one(a, {"weeks", "days", "gpus"}, "one of --weeks W, --days N, --gpus N");
@@ -132,13 +514,19 @@ int run(const cli::args& a, std::ostream& out) {
         }
         plan = plan_for_time(f, p, u, deadline);
     }
+    const std::optional<double> price = price_per_gpu_hour(a);
     if (a.flag("json")) {
-        cli::print_json(out, {{"total_flops", in_flops(plan.total_flops)},
-                              {"gpus_needed", static_cast<long long>(plan.gpus)},
-                              {"time_s", in_seconds(plan.time)},
-                              {"gpu_hours", plan.gpu_hours},
-                              {"peak_tflops", in_tflops(p)},
-                              {"utilization", u}});
+        nlohmann::json j{{"total_flops", in_flops(plan.total_flops)},
+                         {"gpus_needed", static_cast<long long>(plan.gpus)},
+                         {"time_s", in_seconds(plan.time)},
+                         {"gpu_hours", plan.gpu_hours},
+                         {"peak_tflops", in_tflops(p)},
+                         {"utilization", u}};
+        if (price) {
+            j["price_per_gpu_hour"] = *price;
+            j["cost"] = plan.gpu_hours * *price;
+        }
+        cli::print_json(out, std::move(j));
         return 0;
     }
     out << "total FLOPs   " << sig(in_flops(plan.total_flops)) << " (" << readable(in_flops(plan.total_flops) / zetta, 3) << " ZFLOP)\n"
@@ -148,38 +536,85 @@ int run(const cli::args& a, std::ostream& out) {
         << "time          " << readable(in_seconds(plan.time) / 86400.0, 2) << " days ("
         << readable(in_seconds(plan.time) / in_seconds(one_week), 2) << " weeks)\n"
         << "GPU-hours     " << readable(plan.gpu_hours, 0) << "\n";
+    if (price) out << "cost          " << readable(plan.gpu_hours * *price, 0) << " at " << sig(*price) << " per GPU-hour\n";
     return 0;
+}
+
+int run(const cli::args& a, std::ostream& out) {
+    if (from_model(a)) return run_model(a, out);
+    return run_utilization(a, out);
+}
+
+std::vector<cli::option_spec> capacity_options() {
+    std::vector<cli::option_spec> o = {
+        {"flops", true, "total training FLOPs (420ZFLOP, 420Z or 4.2e23)"},
+        {"params", true, "parameter count, e.g. 175e9 or 175B"},
+        {"tokens", true, "training tokens, e.g. 300e9 or 15T"},
+        {"flops-per-param-token", true, "6 (default) or 8 (full recompute)"},
+        cli::model_option(),
+        {"peak-tflops", true, "per-GPU peak TFLOPS"},
+        {"dtype", true, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"},
+        {"utilization", true, "fraction of peak sustained, in (0, 1]"},
+        {"weeks", true, "training time in weeks"},
+        {"days", true, "training time in days"},
+        {"gpus", true, "number of GPUs"},
+        {"price-per-gpu-hour", true, "price of one GPU-hour: the answer carries the cost"},
+        {"global-batch", true, "from the model: sequences per optimizer step"},
+        {"global-batch-tokens", true, "from the model: tokens per optimizer step, e.g. 4M (default 4,194,304)"},
+        {"seq", true, "from the model: sequence length (default min(4096, model context))"},
+        {"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"},
+        {"compute-efficiency", true, "achievable fraction of peak, overriding the default"},
+        {"efficiency", true, "collective model: ideal|default"},
+        {"mtbf", true, "mean time between interruptions per GPU (default 50677h, Llama 3) or per node; inf: none"},
+        {"mtbf-per", true, "gpu (default) or node: what --mtbf is per"},
+        {"checkpoint-time", true, "time one checkpoint stops training (default: 14 B/parameter at 2 TB/s)"},
+        {"restart-time", true, "time from an interruption to training again (default 10min)"},
+        {"checkpoint-interval", true, "compute time between checkpoints (default: Young's sqrt(2 x checkpoint x job MTBF))"},
+        {"rank-by", true, "time (default: the fewest GPUs) or cost (the fewest GPU-hours) among counts meeting the deadline"},
+        {"max-gpus", true, "largest GPU count searched (default 131072)"},
+        {"min-cp-tokens", true, "fewest tokens per context-parallel rank tried with cp >= 2 (default 4096; 0: any)"},
+        {"threads", true, "planner threads (default: the machine's cores)"},
+        {"svg", true, "write the scaling curve (time to train vs GPUs, the deadline marked) as an SVG file"},
+    };
+    for (auto& t : cli::topology_options()) {
+        if (t.name == "accelerator") t.help = "accelerator name (commscale accelerators): the peak with --utilization, else the cluster's";
+        o.push_back(t);
+    }
+    return o;
 }
 
 cli::registrar reg{cli::command{
     "capacity",
-    "GPUs needed to train in a given time, or time on N GPUs, and GPU-hours",
-    "usage: commscale capacity (--flops Z | --params P --tokens D [--flops-per-param-token 6|8]\n"
+    "GPUs needed to train in a given time, or time on N GPUs, and GPU-hours (from the model, or a guessed utilization)",
+    "usage: commscale capacity --model NAME|FILE (--cluster NAME|FILE | topology flags) (--tokens D | --flops Z)\n"
+    "                          (--days N | --weeks W | --gpus N) [--global-batch B | --global-batch-tokens T] [--seq S]\n"
+    "                          [--dtype bf16] [--framework NAME] [--mtbf T|inf] [--mtbf-per gpu|node]\n"
+    "                          [--checkpoint-time T] [--restart-time T] [--checkpoint-interval T]\n"
+    "                          [--price-per-gpu-hour P] [--rank-by time|cost] [--max-gpus N] [--min-cp-tokens T]\n"
+    "                          [--threads T] [--svg FILE] [--json]\n"
+    "       commscale capacity (--flops Z | --params P --tokens D [--flops-per-param-token 6|8]\n"
     "                          | --model NAME|FILE --tokens D [--flops-per-param-token 6|8])\n"
     "                          (--peak-tflops T | --accelerator NAME [--dtype bf16])\n"
-    "                          --utilization U (--weeks W | --days N | --gpus N) [--json]\n"
-    "  --flops Z       total training FLOPs: a number or with a unit (420ZFLOP, 4.2e23)\n"
-    "  --params P      parameters (175e9); with --model, the model's active parameters\n"
-    "  --tokens D      training tokens; FLOPs = k x P x D with k = 6, or 8 with full recompute\n"
-    "  --peak-tflops T per-GPU peak in TFLOPS, or --accelerator NAME with --dtype fp32|tf32|bf16|fp16|fp8|mxfp8|nvfp4|fp4\n"
-    "                  (default bf16; the catalog's dense peak)\n"
-    "  --utilization U sustained fraction of the peak, in [0.0001, 1]\n"
+    "                          --utilization U (--weeks W | --days N | --gpus N) [--price-per-gpu-hour P] [--json]\n"
+    "From the model (--cluster or topology flags, no --utilization): at GPU counts of whole nodes (whole\n"
+    "NVLink domains where one spans nodes, e.g. NVL72 racks) x k, k = 1..16, 18, 20, ..., 32, 36, ... (at most\n"
+    "12.5% apart), the planner's fastest plan (as `plan`, CP keeping >= --min-cp-tokens per rank) gives the\n"
+    "step; time = ceil(tokens / (batch x seq)) steps x step, stretched by failures (Daly 2006: interruptions\n"
+    "every MTBF / N, a checkpoint every Young 1974 interval, a restart each). The answer is the smallest count\n"
+    "whose time meets the deadline (counts that miss it even at 100% MFU are skipped unplanned), or the time on\n"
+    "--gpus N. Defaults: global batch 4M tokens at seq min(4096, context) (Llama 2); MTBF 50,677 h per GPU (Llama 3:\n"
+    "419 unexpected interruptions in 54 days on 16,384 H100); checkpoint 14 bytes per parameter at 2 TB/s (Llama 3's\n"
+    "storage); restart 10 min.\n"
+    "Guessed utilization: GPUs needed = ceil(F / (peak x U x T)); time = F / (N x peak x U); GPU-hours = N x time.\n"
+    "Counts take SI suffixes (15T tokens, 70B params, 4M batch tokens); times a unit (30s, 10min, 50677h, 2000d).\n"
     "Accepted: work 1 to 1e30 FLOPs (params 1 to 1e15, tokens 1 to 1e18), peak 0.001 to 1e6 TFLOPS,\n"
     "a deadline from one minute to 1,000 years, at most 1e12 GPUs given or needed.\n"
-    "GPUs needed = ceil(F / (peak x U x T)); time = F / (N x peak x U); GPU-hours = N x time.\n"
-    "JSON: {total_flops, gpus_needed, time_s, gpu_hours, peak_tflops, utilization}",
-    {{"flops", true, "total training FLOPs (420ZFLOP or 4.2e23)"},
-     {"params", true, "parameter count, e.g. 175e9"},
-     {"tokens", true, "training tokens, e.g. 300e9"},
-     {"flops-per-param-token", true, "6 (default) or 8 (full recompute)"},
-     cli::model_option(),
-     {"peak-tflops", true, "per-GPU peak TFLOPS"},
-     {"accelerator", true, "accelerator name (commscale accelerators)"},
-     {"dtype", true, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"},
-     {"utilization", true, "fraction of peak sustained, in (0, 1]"},
-     {"weeks", true, "training time in weeks"},
-     {"days", true, "training time in days"},
-     {"gpus", true, "number of GPUs"}},
+    "JSON (utilization): {total_flops, gpus_needed, time_s, gpu_hours, peak_tflops, utilization[, price_per_gpu_hour, cost]}\n"
+    "JSON (model): {mode, model, cluster, accelerator, dtype, tokens, global_batch, seq, tokens_per_step, steps,\n"
+    "total_flops, deadline_s, rank_by, gpus_needed, gpus, nodes, time_s, failure_free_time_s, gpu_hours[, price_per_gpu_hour,\n"
+    "cost], step_s, mfu, tokens_per_s, plan, goodput: {mtbf_s, mtbf_per, job_mtbf_s, checkpoint_time_s, restart_time_s,\n"
+    "checkpoint_interval_s, lost_fraction, lost_s, expected_interruptions}, curve: [...], search: {...}}",
+    capacity_options(),
     run,
     0, 0}};
 

@@ -32,6 +32,14 @@ namespace plan_command {
 
 using namespace commscale;
 
+/// --pareto-factor X: 0 (the whole front) or a factor in [1, 1e6]; default_pareto_max_slowdown if absent.
+double pareto_factor(const cli::args& a) {
+    const double x = a.number("pareto-factor", default_pareto_max_slowdown);
+    if (!(x == 0 || (x >= 1 && x <= 1e6)))
+        throw input_error("--pareto-factor", "'" + *a.get("pareto-factor") + "'", "0 (the whole front) or a factor in [1, 1e6]");
+    return x;
+}
+
 /// "i/N" with 0 <= i < N (io::parse_shard).
 std::pair<int, int> parse_shard(const std::string& v, const std::string& field = "--shard") {
     return io::parse_shard(v, field);
@@ -71,7 +79,10 @@ void print_text(std::ostream& out, const nlohmann::json& j) {
                      {"#", "tp", "pp", "dp", "cp", "ep", "mb", "zero", "recompute", "schedule", "sp", "step s", "MFU %",
                       "mem GiB", "bottleneck"},
                      rows);
-    out << "\nPareto front (step time vs memory headroom): " << j["pareto"].size() << " plans";
+    out << "\nPareto front (step time vs memory headroom";
+    const double factor = j["space"].value("pareto_max_slowdown", 0.0);
+    if (factor > 0) out << ", within " << cli::num(factor, 3) << " x the best step";
+    out << "): " << j["pareto"].size() << " plans";
     if (!j["pareto"].empty()) {
         const auto& last = j["pareto"].back();
         out << ", from " << cli::num(j["pareto"].front()["step_s"].get<double>(), 3) << " s at "
@@ -101,6 +112,9 @@ std::vector<cli::option_spec> plan_options() {
     o.push_back({"max-micro-batch", true, "largest micro-batch tried (default: any)"});
     o.push_back({"max-virtual-stages", true, "largest V of the interleaved schedule (default: any)"});
     o.push_back({"max-cp", true, "largest context-parallel degree (default: any)"});
+    o.push_back({"min-cp-tokens", true,
+                 "fewest tokens per context-parallel rank (seq / cp) tried with cp >= 2 (default 4096; 0: any)"});
+    o.push_back({"pareto-factor", true, "Pareto front: plans within this factor of the best step time (default 2; 0: all)"});
     o.push_back({"no-sequence-parallel", false, "do not try sequence parallelism"});
     o.push_back({"no-zero-bubble", false, "do not try the zb-h1, zb-v and dualpipe schedules"});
     o.push_back({"no-pipeline-split", false,
@@ -119,8 +133,8 @@ cli::registrar reg_plan{cli::command{
     "search every TP/PP/DP/CP/EP/micro-batch/ZeRO/recompute/schedule plan, ranked by step time",
     "usage: commscale plan [--model NAME|FILE] [--cluster NAME|FILE | topology flags] --gpus N --global-batch B\n"
     "                      [--seq S] [--top K] [--threads T] [--shard i/N] [--scale-up-domain G]\n"
-    "                      [--max-micro-batch b] [--max-virtual-stages V] [--max-cp C] [--no-sequence-parallel]\n"
-    "                      [--no-zero-bubble] [--no-pipeline-split]\n"
+    "                      [--max-micro-batch b] [--max-virtual-stages V] [--max-cp C] [--min-cp-tokens T]\n"
+    "                      [--pareto-factor X] [--no-sequence-parallel] [--no-zero-bubble] [--no-pipeline-split]\n"
     "                      [--dtype bf16] [--framework NAME] [--compute-efficiency X] [--efficiency ideal|default]\n"
     "                      [--json] [--out FILE]\n"
     "Enumerates every valid plan (divisibility of heads, layers x V, batch, experts, sequence; TP inside\n"
@@ -130,6 +144,9 @@ cli::registrar reg_plan{cli::command{
     "Where pp x V does not divide the layers but divides layers + 1 or + 2, 1f1b and interleaved are also\n"
     "tried with the loss and/or embedding counted as pipeline layers (Megatron-Core's\n"
     "--account-for-*-in-pipeline-split; schedule shown with +E / +L; --no-pipeline-split skips them).\n"
+    "Context parallelism keeps at least --min-cp-tokens (default 4096, the fewest of any published run with\n"
+    "CP) of the sequence on each CP rank; the Pareto front keeps plans within --pareto-factor (default 2) x\n"
+    "the best step time.\n"
     "--shard i/N searches one of N disjoint parts (0 <= i < N), for N independent jobs (Slurm job array:\n"
     "--shard $SLURM_ARRAY_TASK_ID/N; Kubernetes indexed job: --shard $JOB_COMPLETION_INDEX/N) each\n"
     "with --json --out shard-i.json; `commscale plan-merge shard-*.json` gives the unsharded ranking.\n"
@@ -171,6 +188,8 @@ cli::registrar reg_plan{cli::command{
         r.max_micro_batch = static_cast<int>(a.integer("max-micro-batch", 0, 1, search_limits::max_micro_batch));
         r.max_virtual_stages = static_cast<int>(a.integer("max-virtual-stages", 0, 1, plan_limits::virtual_stages));
         r.max_cp = static_cast<int>(a.integer("max-cp", 0, 1, search_limits::max_cp));
+        r.min_cp_tokens = static_cast<int>(a.integer("min-cp-tokens", default_min_cp_tokens, 0, plan_limits::seq));
+        r.pareto_max_slowdown = pareto_factor(a);
         r.try_sequence_parallel = !a.flag("no-sequence-parallel");
         r.try_zero_bubble = !a.flag("no-zero-bubble");
         r.try_pipeline_split = !a.flag("no-pipeline-split");
@@ -254,7 +273,7 @@ cli::registrar reg_merge{cli::command{
         std::vector<search_result> parts;
         for (auto& s : reports) parts.push_back(std::move(s.result));
         search_report merged = std::move(reports.front());
-        merged.result = merge_results(parts, merged.request.top_k);
+        merged.result = merge_results(parts, merged.request.top_k, merged.request.pareto_max_slowdown);
         merged.request.shard = 0;
         merged.request.shards = 1;
         merged.has_threads = false;

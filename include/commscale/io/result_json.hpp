@@ -44,8 +44,9 @@
 ///   pareto: [planned...]}.
 /// * search_report (the whole `plan --json` document): the search_result's keys and {model,
 ///   cluster, accelerator, nodes, gpus, global_batch, seq, top, space: {scale_up_domain,
-///   max_micro_batch, max_virtual_stages, max_cp, sequence_parallel, zero_bubble, dtype,
-///   framework, compute_efficiency (null: the default), efficiency (ideal|default)}, shard ("i/N"),
+///   max_micro_batch, max_virtual_stages, max_cp, min_cp_tokens, pareto_max_slowdown,
+///   sequence_parallel, zero_bubble, dtype, framework, compute_efficiency (null: the default),
+///   efficiency (ideal|default)}, shard ("i/N"),
 ///   threads (a search), merged_shards and search_s_max (a merge of shards), note (when given)}.
 
 #include <array>
@@ -96,7 +97,7 @@ struct search_report {
     long long gpus = 1;
     /// The request's global_batch, seq, top_k, shard, shards, threads, scale_up_domain (written
     /// resolved: the domain TP was limited to), max_micro_batch, max_virtual_stages, max_cp,
-    /// try_sequence_parallel, try_zero_bubble, try_pipeline_split, base.precision, base.stack,
+    /// min_cp_tokens, pareto_max_slowdown, try_sequence_parallel, try_zero_bubble, try_pipeline_split, base.precision, base.stack,
     /// base.compute_efficiency and options.mode; its other fields are not written.
     search_request request{};
     search_result result{};
@@ -717,6 +718,8 @@ namespace result_detail {
                   {"max_micro_batch", q.max_micro_batch},
                   {"max_virtual_stages", q.max_virtual_stages},
                   {"max_cp", q.max_cp},
+                  {"min_cp_tokens", q.min_cp_tokens},
+                  {"pareto_max_slowdown", q.pareto_max_slowdown},
                   {"sequence_parallel", q.try_sequence_parallel},
                   {"zero_bubble", q.try_zero_bubble},
                   {"pipeline_split", q.try_pipeline_split},
@@ -736,7 +739,8 @@ namespace result_detail {
 /// @brief Reads a `plan --json` document (errors name `path.KEY`, e.g. `shard-3.json.space.dtype`):
 /// model, cluster and accelerator strings; nodes in [1, 1e6], gpus in [1, 2^30] a multiple of
 /// nodes; global_batch [1, 2^30], seq [1, 2^26], top [1, 2^20]; the `space` object's keys
-/// (zero_bubble and pipeline_split may be absent: true; compute_efficiency null or in [1e-6, 1]; efficiency ideal or
+/// (zero_bubble and pipeline_split may be absent: true; min_cp_tokens [0, 2^26] and
+/// pareto_max_slowdown (0 or [1, 1e6]) may be absent: 0; compute_efficiency null or in [1e-6, 1]; efficiency ideal or
 /// default); shard "i/N"; the optional threads [1, 4096], note, merged_shards [1, 2^30] and
 /// search_s_max [0, 1e9]; the search_result keys, with every plan on `gpus` GPUs.
 [[nodiscard]] inline search_report search_report_from_json(const nlohmann::json& j, const std::string& path = "search") {
@@ -765,6 +769,14 @@ namespace result_detail {
         q.max_micro_batch = space.int32("max_micro_batch", 0, search_limits::max_micro_batch);
         q.max_virtual_stages = space.int32("max_virtual_stages", 0, plan_limits::virtual_stages);
         q.max_cp = space.int32("max_cp", 0, search_limits::max_cp);
+        // absent in files of older versions: the unbounded search they ran
+        if (space.has("min_cp_tokens")) q.min_cp_tokens = space.int32("min_cp_tokens", 0, plan_limits::seq);
+        if (space.has("pareto_max_slowdown")) {
+            q.pareto_max_slowdown = space.number("pareto_max_slowdown", 0.0, 1e6);
+            if (q.pareto_max_slowdown != 0 && q.pareto_max_slowdown < 1)
+                throw input_error(space.field("pareto_max_slowdown"), commscale::detail::number_text(q.pareto_max_slowdown),
+                                  "0 (the whole front) or a factor in [1, 1e6]");
+        }
         q.try_sequence_parallel = space.boolean("sequence_parallel");
         q.try_zero_bubble = space.boolean_or("zero_bubble", true);
         q.try_pipeline_split = space.boolean_or("pipeline_split", true);  // absent in files of older versions

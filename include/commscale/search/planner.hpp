@@ -27,7 +27,8 @@
 ///   ZeRO stages 1-3 only with a data-parallel group (dp x cp >= 2; else they equal stage 0).
 /// * experts parallel only for MoE models (ep divides experts and dp x cp: EP carved out of DP x CP,
 ///   with expert tensor parallelism equal to TP, Megatron-Core's default; etp = 1 is not searched);
-///   cp divides the sequence.
+///   cp divides the sequence, and with cp >= 2 each CP rank holds at least `min_cp_tokens` of it
+///   when that is set (the `plan` and `capacity` commands set default_min_cp_tokens).
 /// * memory: the predictor's `fits_in_memory`. Plans that do not fit are evaluated, counted in
 ///   `evaluated`, never returned.
 ///
@@ -46,6 +47,8 @@
 ///
 /// Pareto front: the feasible plans no other feasible plan dominates, where b dominates a if
 /// b's step time and memory per GPU are both <= a's and one is <. Sorted by the ranking order.
+/// With `pareto_max_slowdown` X set, only the front's plans whose step time is at most X times the
+/// best plan's are kept (the `plan` command sets default_pareto_max_slowdown).
 ///
 /// Speed: the outer choices (all but the micro-batch) are listed once; threads take them in
 /// chunks, each with its own top-K, Pareto front and price cache; the results merge by the total
@@ -67,6 +70,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -101,6 +105,23 @@ struct search_limits {
     static constexpr int max_cp = 1 << 26;
 };
 
+/// @brief The `plan` and `capacity` commands' smallest share of the sequence a context-parallel
+/// rank holds (seq / cp, with cp >= 2): 4,096 tokens. Every published run with context
+/// parallelism in data/calibration/published_runs.csv holds at least that (NVIDIA NeMo's
+/// performance benchmarks and Megatron-Bridge's configurations: Llama 3 8B, 70B and 405B at
+/// sequence 8,192 with CP 2), and the Llama 3 paper (Dubey et al. 2024, Table 4) uses CP 16 only
+/// for its 131,072-token long-context stage (8,192 tokens per rank). Below it the K/V exchange of
+/// ring attention outgrows the attention it hides under (a rank's attention work falls as
+/// (seq / cp)^2, its K/V bytes only as seq / cp), which is why no recipe goes there. The library's
+/// own default (search_request::min_cp_tokens = 0) searches every cp dividing the sequence.
+inline constexpr int default_min_cp_tokens = 4096;
+
+/// @brief The `plan` command's Pareto front keeps the plans at most 2 x the best step time: a plan
+/// twice as slow as the best doubles the time to train (and the GPU-hours) for its memory
+/// headroom, a trade nobody plans for; `--pareto-factor` changes it. The library's own default
+/// (search_request::pareto_max_slowdown = 0) keeps the whole front.
+inline constexpr double default_pareto_max_slowdown = 2.0;
+
 /// @brief What to search: the workload, the space's limits, and how to run the search.
 struct search_request {
     int global_batch = 0;         ///< sequences per optimizer step (B)
@@ -114,6 +135,10 @@ struct search_request {
     int max_virtual_stages = 0;   ///< largest V of the interleaved schedule (0: any)
     bool try_zero_bubble = true;  ///< also search zb-h1, zb-v and dualpipe (parallel/plan.hpp)
     int max_cp = 0;               ///< largest context-parallel degree (0: any divisor of seq)
+    /// smallest seq / cp of a plan with cp >= 2 (0: any; default_min_cp_tokens is the commands')
+    int min_cp_tokens = 0;
+    /// Pareto front kept to step times <= this x the best (0: the whole front; >= 1 otherwise)
+    double pareto_max_slowdown = 0;
     bool try_sequence_parallel = true;  ///< also try sequence parallelism (tp >= 2)
     /// also try Megatron-Core's layouts counting the embedding/loss as pipeline layers (file comment)
     bool try_pipeline_split = true;
@@ -273,10 +298,22 @@ struct alignas(64) accumulator {
 
 }  // namespace search_detail
 
+/// @brief Drops from a Pareto front the plans slower than `max_slowdown` x its fastest (0: none).
+/// A part's front trimmed against its own fastest plan keeps every plan the whole front keeps
+/// (the whole space's fastest is no slower), so trimming parts and then their merge is exact.
+inline void trim_pareto(std::vector<planned>& front, double max_slowdown) {
+    if (!(max_slowdown > 0) || front.empty()) return;
+    double best = front.front().r.step.value();
+    for (const auto& x : front) best = std::min(best, x.r.step.value());
+    std::erase_if(front, [&](const planned& x) { return x.r.step.value() > max_slowdown * best; });
+}
+
 /// @brief Merges results of disjoint parts of one space (threads or shards): counts add up,
-/// search_s adds up, the top `top_k` by the ranking order and the Pareto front of the union.
+/// search_s adds up, the top `top_k` by the ranking order and the Pareto front of the union
+/// (kept to `pareto_max_slowdown` x its fastest plan when that is > 0, trim_pareto).
 /// Equals the search of the whole space.
-[[nodiscard]] inline search_result merge_results(std::span<const search_result> parts, int top_k) {
+[[nodiscard]] inline search_result merge_results(std::span<const search_result> parts, int top_k,
+                                                 double pareto_max_slowdown = 0) {
     search_result out;
     std::vector<planned> all, front;
     for (const auto& r : parts) {
@@ -300,6 +337,7 @@ struct alignas(64) accumulator {
             }
         if (!dominated) out.pareto.push_back(x);
     }
+    trim_pareto(out.pareto, pareto_max_slowdown);
     std::sort(out.pareto.begin(), out.pareto.end(), ranks_before);
     return out;
 }
@@ -318,6 +356,10 @@ inline void validate(const search_request& r) {
     require_int_range("search.max_micro_batch", r.max_micro_batch, 0, search_limits::max_micro_batch);
     require_int_range("search.max_virtual_stages", r.max_virtual_stages, 0, plan_limits::virtual_stages);
     require_int_range("search.max_cp", r.max_cp, 0, search_limits::max_cp);
+    require_int_range("search.min_cp_tokens", r.min_cp_tokens, 0, plan_limits::seq);
+    if (!(r.pareto_max_slowdown == 0 || (r.pareto_max_slowdown >= 1 && r.pareto_max_slowdown <= 1e6)))
+        throw input_error("search.pareto_max_slowdown", detail::number_text(r.pareto_max_slowdown),
+                          "0 (the whole front) or a factor in [1, 1e6]");
 }
 
 /// @brief The outer choices of the space (everything but the micro-batch), in enumeration
@@ -335,6 +377,7 @@ inline void validate(const search_request& r) {
         if (domain % tp != 0 || m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)) continue;
         for (int cp : divisors(gpus / tp)) {
             if (r.seq % cp != 0 || (r.max_cp > 0 && cp > r.max_cp)) continue;
+            if (cp > 1 && r.seq / cp < r.min_cp_tokens) continue;  // too few tokens per CP rank
             for (int pp : divisors(gpus / tp / cp)) {
                 // uneven splits allowed (parallel/plan.hpp stage_layers); up to layers + 2 stages with
                 // the embedding and the loss counted as pipeline layers
@@ -490,7 +533,7 @@ template <class Pricer>
         parts[t].top = std::move(acc_of[t].top);
         parts[t].pareto = std::move(acc_of[t].front);
     }
-    search_result out = merge_results(parts, r.top_k);
+    search_result out = merge_results(parts, r.top_k, r.pareto_max_slowdown);
     out.candidates = static_cast<long long>(shapes.size());
     out.search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
@@ -502,6 +545,27 @@ template <class Pricer>
                                                 const search_request& r) {
     const cluster view = comm_view(c);
     return search_plans_with(m, c, acc, r, collective_pricer{&view, collective_options{r.options.algo, r.options.mode, r.options.candidates}});
+}
+
+/// @brief The fastest plan that fits on `gpus` GPUs of `c` (its node count set to gpus / GPUs per
+/// node), searched with `r` as one whole search of one plan (top_k 1, shard 0/1, no Pareto front),
+/// or nullopt when no plan fits or no plan shape exists. What capacity planning asks at each GPU
+/// count (predict/capacity.hpp, plan_capacity). Throws input_error naming `gpus` unless it is a
+/// whole number of nodes, at most cluster_limits::nodes of them.
+[[nodiscard]] inline std::optional<planned> best_plan_at(const transformer& m, cluster c, const accelerator& acc,
+                                                         search_request r, long long gpus) {
+    if (gpus < 1 || c.node.gpus < 1 || gpus % c.node.gpus != 0 || gpus / c.node.gpus > cluster_limits::nodes)
+        throw input_error("gpus", std::to_string(gpus),
+                          "a multiple of the " + std::to_string(c.node.gpus) + " GPUs per node, at most " +
+                              std::to_string(cluster_limits::nodes) + " nodes");
+    c.nodes = static_cast<int>(gpus / c.node.gpus);
+    r.top_k = 1;
+    r.shard = 0;
+    r.shards = 1;
+    r.pareto = false;
+    search_result res = search_plans(m, c, acc, r);
+    if (res.top.empty()) return std::nullopt;
+    return res.top.front();
 }
 
 /// @brief Why a search returned no plan, in words ("" when it returned one): no shape (no

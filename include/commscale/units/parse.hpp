@@ -4,6 +4,7 @@
 /// the CLI and the JSON loaders. A value of the wrong kind (a rate where a size is expected) is an
 /// error naming the text and the expected kind, never a guess.
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -181,6 +182,60 @@ inline double require_hardware_rate(std::string_view field, double bps, std::str
 /// @brief Parses a plain non-negative finite number ("0.8", "1e9").
 [[nodiscard]] inline double parse_number(std::string_view text, std::string_view field = "value") {
     return parse_quantity(text, quantity_kind::number, field).value;
+}
+
+/// @brief The multiplier of a count's suffix as people write token, parameter and FLOP counts
+/// ("15T tokens", "70B parameters"): the SI prefixes k (also K), M, G, T, P, E, Z (10^3 to
+/// 10^21), and B for 10^9 (billion, the suffix of model names: "Llama 3 70B"); nullopt otherwise.
+[[nodiscard]] constexpr std::optional<double> count_multiplier(std::string_view suffix) {
+    if (suffix.empty()) return 1.0;
+    if (suffix.size() != 1) return std::nullopt;
+    switch (suffix.front()) {
+        case 'k':
+        case 'K': return kilo;
+        case 'M': return mega;
+        case 'G':
+        case 'B': return giga;
+        case 'T': return tera;
+        case 'P': return peta;
+        case 'E': return exa;
+        case 'Z': return zetta;
+        default: return std::nullopt;
+    }
+}
+
+/// @brief Parses a count with an optional suffix of count_multiplier ("15T" = 1.5e13, "70B" =
+/// 7e10, "4M", "2.5e12", "300e9"). Negative, NaN, infinite and unknown suffixes throw naming
+/// `field`, the text and the accepted suffixes; so do values above 1e300.
+[[nodiscard]] inline double parse_count(std::string_view text, std::string_view field = "count") {
+    const std::string_view t = detail::trim(text);
+    const std::string shown = "'" + std::string(text) + "'";
+    constexpr std::string_view want = "a count: a number with an optional suffix k, M, G (or B), T, P, E or Z (e.g. 15T, 70B, 2.5e12)";
+    std::size_t cut = t.size();
+    while (cut > 0 && std::isalpha(static_cast<unsigned char>(t[cut - 1]))) --cut;
+    const std::string_view suffix = detail::trim(t.substr(cut));
+    const auto scale = count_multiplier(suffix);
+    if (cut == 0) throw input_error(std::string(field), shown, std::string(want));
+    if (!scale) throw input_error(std::string(field), shown + " (unknown suffix '" + std::string(suffix) + "')", std::string(want));
+    double v = 0;
+    try {
+        v = parse_number(t.substr(0, cut), field);
+    } catch (const input_error&) {
+        throw input_error(std::string(field), shown, std::string(want));
+    }
+    const double n = v * *scale;
+    if (!(n <= 1e300)) throw input_error(std::string(field), shown, std::string(want) + " of sensible magnitude");
+    return n;
+}
+
+/// @brief Parses a FLOP count as people type it: a count of parse_count ("2.5e24", "420Z") or an
+/// amount of work with its unit ("420ZFLOP", parse_work, whose error names the units accepted).
+[[nodiscard]] inline flop_count parse_flop_count(std::string_view text, std::string_view field = "flops") {
+    try {
+        return flops(parse_count(text, field));
+    } catch (const input_error&) {
+        return parse_work(text, field);
+    }
 }
 
 /// @brief Converts "VALUE" to the unit `to` ("400Gbps" -> "GB/s" = 50). Both must be of one kind.
