@@ -327,3 +327,31 @@ TEST_CASE("planner: the price cache returns exactly what it memoizes") {
             }
     CHECK(cache.hits > 0);
 }
+
+TEST_CASE("planner: DeepSeek-V3 on 256 GB200 finds a plan at least as fast as the published one") {
+    // Megatron-Bridge 25.11's DeepSeek-V3 BF16 row on 256 GB200 NVL72 (the calibration set): TP 1,
+    // PP 4, VP 4, EP 64, expert TP 1, micro-batch 1, global batch 4096 x 4096 tokens. The search,
+    // predicting on the same model, must find that plan or a faster one that fits.
+    const transformer m = models::deepseek_v3;
+    cluster c = cluster_by_name("gb200-nvl72");
+    c.nodes = 256 / c.node.gpus;
+    const accelerator acc = accelerator_by_name("gb200");
+    plan published{.tp = 1, .pp = 4, .dp = 64, .ep = 64, .micro_batch = 1, .global_batch = 4096, .seq = 4096};
+    published.etp = 1;
+    published.schedule = pipeline_schedule::interleaved;
+    published.virtual_stages = 4;
+    const auto pub = predict_step(m, c, acc, published);
+    REQUIRE(pub.fits_in_memory);
+    search_request r;
+    r.global_batch = 4096;
+    r.seq = 4096;
+    r.top_k = 1;
+    r.threads = 2;
+    const search_result res = search_plans(m, c, acc, r);
+    REQUIRE_FALSE(res.top.empty());
+    const auto& best = res.top.front();
+    INFO("published " << in_seconds(pub.step) << " s; best tp " << best.p.tp << " pp " << best.p.pp << " ep " << best.p.ep
+                      << " " << in_seconds(best.r.step) << " s");
+    CHECK(best.r.fits_in_memory);
+    CHECK(in_seconds(best.r.step) <= in_seconds(pub.step) * (1.0 + 1e-9));
+}
