@@ -215,6 +215,212 @@ template <class Pricer>
 }
 }  // namespace detail
 
+namespace detail {
+
+/// Per-micro-batch times of one layer (and of the last stage's output layer) that the step is
+/// built from: forward, backward (recompute included), the output layer and loss with the MTP
+/// modules, the attention core (forward + backward), the GEMMs (recompute included) and the
+/// weight-gradient GEMMs alone (what zero-bubble schedules defer).
+struct layer_costs {
+    duration forward{}, backward{}, output{}, attention{}, gemm{}, weight_gradients{};
+    layer_time layer{};  ///< the compute model's breakdown (zero with compute_efficiency)
+};
+
+/// The compute model of predict/compute.hpp for the layer's shapes and precision, or, when the
+/// plan names a compute_efficiency, the layer's FLOPs at that one fraction of peak.
+[[nodiscard]] inline layer_costs layer_costs_of(const commscale::transformer& m, const commscale::plan& p, const compute_params& cpar,
+                                                flop_rate peak) {
+    layer_costs out;
+    const double seq = p.seq;
+    duration& layer_f = out.forward;
+    duration& layer_b = out.backward;
+    duration& out_layer = out.output;
+    duration& attn_core = out.attention;
+    duration& gemm_layer = out.gemm;
+    duration& layer_w = out.weight_gradients;
+    if (p.compute_efficiency) {
+        // one efficiency for every kernel: FLOPs / (peak x efficiency)
+        const flop_rate rate = *p.compute_efficiency * peak;
+        const double share = 1.0 / (static_cast<double>(p.tp) * p.cp);
+        const auto lf = layer_forward_flops(m, seq, p.micro_batch);
+        const flop_count rec = p.recompute_mode == recompute::full ? lf.total()
+                               : p.recompute_mode == recompute::selective ? lf.attention_core() : flops(0.0);
+        layer_f = share * lf.total() / rate;
+        layer_b = share * (2.0 * lf.total() + rec) / rate;
+        out_layer = share * 3.0 * (logits_forward_flops(m, seq, p.micro_batch) + mtp_forward_flops(m, seq, p.micro_batch)) / rate;
+        attn_core = share * 3.0 * lf.attention_core() / rate;
+        gemm_layer = layer_f + layer_b - attn_core;
+        // weight gradients: half of the backward GEMM FLOPs (dW beside dX), as many as the forward GEMMs
+        layer_w = share * (lf.total() - lf.attention_core()) / rate;
+    } else {
+        const layer_and_output lo = layer_and_output_cached(m, p, cpar);
+        out.layer = lo.layer;
+        layer_f = out.layer.forward();
+        layer_b = out.layer.backward() + recompute_time(out.layer, p.recompute_mode) +
+                  module_recompute_time(m, p, cpar, out.layer, p.recompute_modules);
+        out_layer = lo.output;  // output layer + MTP modules (they ride with the output layer)
+        attn_core = out.layer.attention_fwd + out.layer.attention_bwd;
+        gemm_layer = out.layer.gemm_fwd + out.layer.gemm_bwd + (p.recompute_mode == recompute::full ? out.layer.gemm_fwd : seconds(0.0));
+        layer_w = out.layer.gemm_bwd / 2.0;  // dW of every GEMM: half of the backward GEMMs (dX is the other)
+    }
+    return out;
+}
+
+/// Memory per GPU of the plan's heaviest pipeline stage (workload/memory.hpp), its capacity, and
+/// whether it fits; sets r.memory, r.memory_capacity and r.fits_in_memory (r.micro_batches and
+/// r.max_stage_layers already set).
+inline void step_memory(const commscale::transformer& m, const commscale::plan& p, const accelerator& acc,
+                        step_breakdown& r) {
+    memory_plan mp;
+    mp.seq = static_cast<double>(p.seq) / p.cp;
+    mp.micro_batch = p.micro_batch;
+    mp.tp = p.tp;
+    mp.pp = p.pp;
+    mp.dp = p.dp * p.cp;
+    mp.ep = p.ep;
+    mp.etp = p.expert_tp();
+    mp.expert_dp = p.expert_dp();
+    mp.zero_stage = p.zero;
+    mp.sequence_parallel = p.sequence_parallel;
+    // FlashAttention never stores the s x s scores: the activation memory of selective recompute
+    // (Korthikanti et al. 2022 Table 2 without the 5 a s / h term; Dao et al. 2022 Sec. 3.1)
+    mp.recompute_mode = (p.attention == attention_kernel::flash && p.recompute_mode == recompute::none)
+                            ? recompute::selective
+                            : p.recompute_mode;
+    // ZB-H1 and ZB-V keep 1F1B's peak activations (Qi et al. 2024 Sec. 2.1, 6); DualPipe p + 1
+    // micro-batches and two stages' parameters per device (DeepSeek-V3 Technical Report Table 2)
+    mp.in_flight = p.schedule == pipeline_schedule::gpipe ? in_flight_gpipe(r.micro_batches)
+                   : p.schedule == pipeline_schedule::interleaved
+                       ? in_flight_interleaved(p.pp, r.micro_batches, p.chunks())
+                   : p.schedule == pipeline_schedule::dualpipe ? (p.pp + 1.0) / 2.0  // per stage of doubled layers
+                                                               : in_flight_1f1b(p.pp, r.micro_batches);
+    if (p.gradient_bytes == 4) mp.state = mixed_precision_adam_fp32_grads;
+    mp.offloaded_layers = p.cpu_offloading_num_layers;
+    mp.recompute_modules = p.recompute_modules;
+    // Transformer Engine saves FP8/MXFP8 GEMM inputs quantized, 1 byte (memory.hpp)
+    if (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) mp.gemm_input_bytes = 1.0;
+    if (p.pipeline_split_extras() > 0 && p.pp > 1) {
+        r.memory = detail::split_layout_memory(m, p, mp);
+    } else {
+        transformer staged = m;  // memory of the stage with the most layers, as if every stage had that many
+        staged.layers = r.max_stage_layers * p.pp * (p.schedule == pipeline_schedule::dualpipe ? 2 : 1);
+        r.memory = memory_per_gpu(staged, mp);
+    }
+    r.memory_capacity = acc.memory;
+    r.fits_in_memory = acc.memory.value() <= 0 || fits_in_memory(r.memory, acc.memory);
+}
+
+/// One data-parallel gradient stream: the dense parameters' reduction over DP x CP, or the routed
+/// experts' over expert-DP (parallel/traffic.hpp), with its buckets and ZeRO gathers.
+struct dp_stream {
+    const comm_call* main = nullptr;  ///< one full bucket's collective
+    data_size last_bucket{};          ///< the last (partial) bucket
+    double buckets = 0;               ///< buckets per step
+};
+
+/// Data-parallel communication of a step and what the step waits for (file comment, "dp"): the
+/// gradient buckets of the dense and expert streams back to back on one stream under the first
+/// stage's last backward, the ZeRO-1/2 parameter gathers under the first forward, or ZeRO-3's
+/// per-layer gathers and reduce-scatters; `first_f` / `first_b` are the first stage's forward and
+/// backward of one micro-batch, `layer_f` / `layer_b` one layer's.
+template <class Pricer>
+[[nodiscard]] comm_time dp_exposure(const step_traffic& t, const commscale::plan& p, Pricer& price, double mb,
+                                    int max_stage_layers, duration first_f, duration first_b, duration layer_f,
+                                    duration layer_b) {
+    comm_time dp;
+    const duration stage_first_f = first_f, stage_first_b = first_b;
+    const dp_stream streams[] = {{&t.dp_main, t.dp_last_bucket, t.dp_bucket_count},
+                                 {&t.dp_expert_main, t.dp_expert_last_bucket, t.dp_expert_bucket_count}};
+    // dense gradients over DP x CP; the routed experts' over expert-DP when that differs (one stream)
+    const bool dense_dp = !t.dp_main.empty(), expert_dp = !t.dp_expert_main.empty();
+    if ((dense_dp || expert_dp) && p.zero < 3) {
+        // the dense gradients' buckets, then the experts' on the same stream; the last bucket
+        // (first layers, embedding) is the dense stream's where there is one
+        duration last = seconds(0.0), reduce = seconds(0.0);
+        double n = 0.0;
+        bool first = true;
+        for (const dp_stream& s : streams) {
+            if (s.main->empty()) continue;
+            const duration stream_last = price(s.main->group, s.main->op, s.last_bucket);
+            const double ns = std::max(1.0, s.buckets);
+            reduce += (ns > 1 ? (ns - 1.0) * price(s.main->group, s.main->op, s.main->bytes) : seconds(0.0)) + stream_last;
+            n += ns;
+            if (first) last = stream_last;
+            first = false;
+        }
+        const double per_step = p.reduce_every_micro_batch ? mb : 1.0;
+        duration gather = detail::calls_time(t.dp_gather, price);
+        if (expert_dp) gather += detail::calls_time(t.dp_expert_gather, price);
+        dp.total = per_step * reduce + gather;
+        duration exposed = reduce;
+        if (p.overlap.dp) {
+            // buckets ready uniformly through each chunk's last backward; one stream, back to back
+            const int v = p.chunks();
+            const double tau = reduce.value() / n, nc = n / static_cast<double>(v);
+            const double w = stage_first_b.value() / static_cast<double>(v);
+            double finish = -1e300;
+            for (int j = v - 1; j >= 0; --j) {
+                const double a = -w - static_cast<double>(j) * static_cast<double>(p.pp) * w;  // chunk j's last backward starts
+                finish = std::max({finish + nc * tau, a + w / nc + nc * tau, a + w + tau});
+            }
+            exposed = seconds(std::max(std::min(finish, reduce.value()), last.value()));
+            if (per_step > 1)  // earlier micro-batches' reductions run under the next forward and backward
+                exposed += (per_step - 1.0) * std::max(seconds(0.0), reduce - (stage_first_f + stage_first_b));
+        } else {
+            exposed = per_step * reduce;
+        }
+        const comm_call& g0 = t.dp_gather.empty() ? t.dp_expert_gather : t.dp_gather;
+        const duration first_gather = g0.empty() ? seconds(0.0) : price(g0.group, g0.op, g0.bytes);
+        exposed += p.overlap.zero ? std::max(first_gather, gather - stage_first_f) : gather;
+        dp.exposed = std::min(dp.total, exposed);
+    } else if (dense_dp || expert_dp) {
+        // ZeRO-3 / FSDP: per layer, an all-gather of its parameters in forward and in backward (every
+        // micro-batch) and a reduce-scatter of its gradients in backward (the experts' on expert-DP)
+        const double L = std::max(1, max_stage_layers);
+        duration ag = seconds(0.0), rs = seconds(0.0);
+        if (dense_dp) {
+            ag = price(t.dp_main.group, collective_op::all_gather, t.zero3_gather_bytes / t.zero3_gathers);
+            rs = price(t.dp_main.group, collective_op::reduce_scatter, t.dp_gradient_bytes / L);
+        }
+        if (expert_dp) {
+            ag += price(t.dp_expert_main.group, collective_op::all_gather, t.zero3_expert_gather_bytes / t.zero3_gathers);
+            rs += price(t.dp_expert_main.group, collective_op::reduce_scatter, t.dp_expert_gradient_bytes / L);
+        }
+        const double reductions = p.reduce_every_micro_batch ? mb : 1.0;
+        dp.total = t.zero3_gathers * ag + reductions * L * rs;
+        if (p.overlap.zero) {
+            const duration fwd = ag + (L - 1.0) * std::max(seconds(0.0), ag - layer_f);
+            const duration bwd_sync = L * std::max(seconds(0.0), ag + rs - layer_b) + rs;
+            const duration bwd_plain = L * std::max(seconds(0.0), ag - layer_b);
+            dp.exposed = mb * fwd + reductions * bwd_sync + (mb - reductions) * bwd_plain;
+        } else {
+            dp.exposed = dp.total;
+        }
+        dp.exposed = std::min(dp.total, dp.exposed);
+    }
+    return dp;
+}
+
+/// The largest of compute, the exposed part of each dimension's communication and the bubble;
+/// memory when the plan does not fit.
+[[nodiscard]] inline step_bottleneck step_verdict(const step_breakdown& r) {
+    if (!r.fits_in_memory) return step_bottleneck::memory;
+    struct cand { step_bottleneck b; double v; };
+    const cand cands[] = {{step_bottleneck::compute, r.compute.value()},
+                          {step_bottleneck::tp_comm, r.tp.exposed.value()},
+                          {step_bottleneck::pp_comm, r.pp.exposed.value()},
+                          {step_bottleneck::dp_comm, r.dp.exposed.value()},
+                          {step_bottleneck::bubble, r.bubble.value()},
+                          {step_bottleneck::cp_comm, r.cp.exposed.value()},
+                          {step_bottleneck::ep_comm, r.ep.exposed.value()}};
+    cand best = cands[0];
+    for (const auto& x : cands)
+        if (x.v > best.v) best = x;
+    return best.b;
+}
+
+}  // namespace detail
+
 /// @brief Predicts one step of `p` training `m` on `c`, whose GPUs are `acc`, pricing every
 /// collective with `price(const placement&, collective_op, data_size) -> duration` (the
 /// collective model, a calibrated table, or a closed form). Validates the plan (input_error).
@@ -248,32 +454,10 @@ template <class Pricer>
     const double mb = r.micro_batches;
 
     // per-layer and per-stage times of one micro-batch
-    duration layer_f{}, layer_b{}, out_layer{}, attn_core{}, gemm_layer{}, layer_w{};
-    if (p.compute_efficiency) {
-        // one efficiency for every kernel: FLOPs / (peak x efficiency)
-        const flop_rate rate = *p.compute_efficiency * peak;
-        const double share = 1.0 / (static_cast<double>(p.tp) * p.cp);
-        const auto lf = layer_forward_flops(m, seq, p.micro_batch);
-        const flop_count rec = p.recompute_mode == recompute::full ? lf.total()
-                               : p.recompute_mode == recompute::selective ? lf.attention_core() : flops(0.0);
-        layer_f = share * lf.total() / rate;
-        layer_b = share * (2.0 * lf.total() + rec) / rate;
-        out_layer = share * 3.0 * (logits_forward_flops(m, seq, p.micro_batch) + mtp_forward_flops(m, seq, p.micro_batch)) / rate;
-        attn_core = share * 3.0 * lf.attention_core() / rate;
-        gemm_layer = layer_f + layer_b - attn_core;
-        // weight gradients: half of the backward GEMM FLOPs (dW beside dX), as many as the forward GEMMs
-        layer_w = share * (lf.total() - lf.attention_core()) / rate;
-    } else {
-        const layer_and_output lo = layer_and_output_cached(m, p, cpar);
-        r.layer = lo.layer;
-        layer_f = r.layer.forward();
-        layer_b = r.layer.backward() + recompute_time(r.layer, p.recompute_mode) +
-                  module_recompute_time(m, p, cpar, r.layer, p.recompute_modules);
-        out_layer = lo.output;  // output layer + MTP modules (they ride with the output layer)
-        attn_core = r.layer.attention_fwd + r.layer.attention_bwd;
-        gemm_layer = r.layer.gemm_fwd + r.layer.gemm_bwd + (p.recompute_mode == recompute::full ? r.layer.gemm_fwd : seconds(0.0));
-        layer_w = r.layer.gemm_bwd / 2.0;  // dW of every GEMM: half of the backward GEMMs (dX is the other)
-    }
+    const detail::layer_costs lc = detail::layer_costs_of(m, p, cpar, peak);
+    r.layer = lc.layer;
+    const duration layer_f = lc.forward, layer_b = lc.backward, out_layer = lc.output, attn_core = lc.attention,
+                   gemm_layer = lc.gemm, layer_w = lc.weight_gradients;
     const stage_layout layout = layout_of(p, m.layers);  // Megatron-Core's split (parallel/plan.hpp)
     r.first_stage_layers = layout.first;
     r.last_stage_layers = layout.last;
@@ -336,76 +520,7 @@ template <class Pricer>
     }
     // DP
     r.dp_window = stage_first_b;  // backward of the last micro-batch on the first stage
-    // dense gradients over DP x CP; the routed experts' over expert-DP when that differs (one stream)
-    const bool dense_dp = !t.dp_main.empty(), expert_dp = !t.dp_expert_main.empty();
-    if ((dense_dp || expert_dp) && p.zero < 3) {
-        duration last = seconds(0.0), reduce = seconds(0.0);
-        double n = 0.0;
-        if (dense_dp) {
-            last = price(t.dp_main.group, t.dp_main.op, t.dp_last_bucket);
-            n = std::max(1.0, t.dp_bucket_count);
-            reduce = (n > 1 ? (n - 1.0) * price(t.dp_main.group, t.dp_main.op, t.dp_main.bytes) : seconds(0.0)) + last;
-        }
-        if (expert_dp) {
-            // expert buckets run on the same stream; the last bucket (first layers, embedding) is dense
-            const duration expert_last = price(t.dp_expert_main.group, t.dp_expert_main.op, t.dp_expert_last_bucket);
-            const double ne = std::max(1.0, t.dp_expert_bucket_count);
-            reduce += (ne > 1 ? (ne - 1.0) * price(t.dp_expert_main.group, t.dp_expert_main.op, t.dp_expert_main.bytes)
-                              : seconds(0.0)) +
-                      expert_last;
-            n += ne;
-            if (!dense_dp) last = expert_last;
-        }
-        const double per_step = p.reduce_every_micro_batch ? mb : 1.0;
-        duration gather = detail::calls_time(t.dp_gather, price);
-        if (expert_dp) gather += detail::calls_time(t.dp_expert_gather, price);
-        r.dp.total = per_step * reduce + gather;
-        duration exposed = reduce;
-        if (p.overlap.dp) {
-            // buckets ready uniformly through each chunk's last backward; one stream, back to back
-            const int v = p.chunks();
-            const double tau = reduce.value() / n, nc = n / static_cast<double>(v);
-            const double w = stage_first_b.value() / static_cast<double>(v);
-            double finish = -1e300;
-            for (int j = v - 1; j >= 0; --j) {
-                const double a = -w - static_cast<double>(j) * static_cast<double>(p.pp) * w;  // chunk j's last backward starts
-                finish = std::max({finish + nc * tau, a + w / nc + nc * tau, a + w + tau});
-            }
-            exposed = seconds(std::max(std::min(finish, reduce.value()), last.value()));
-            if (per_step > 1)  // earlier micro-batches' reductions run under the next forward and backward
-                exposed += (per_step - 1.0) * std::max(seconds(0.0), reduce - (stage_first_f + stage_first_b));
-        } else {
-            exposed = per_step * reduce;
-        }
-        const comm_call& g0 = t.dp_gather.empty() ? t.dp_expert_gather : t.dp_gather;
-        const duration first_gather = g0.empty() ? seconds(0.0) : price(g0.group, g0.op, g0.bytes);
-        exposed += p.overlap.zero ? std::max(first_gather, gather - stage_first_f) : gather;
-        r.dp.exposed = std::min(r.dp.total, exposed);
-    } else if (dense_dp || expert_dp) {
-        // ZeRO-3 / FSDP: per layer, an all-gather of its parameters in forward and in backward (every
-        // micro-batch) and a reduce-scatter of its gradients in backward (the experts' on expert-DP)
-        const double L = std::max(1, r.max_stage_layers);
-        duration ag = seconds(0.0), rs = seconds(0.0);
-        if (dense_dp) {
-            ag = price(t.dp_main.group, collective_op::all_gather, t.zero3_gather_bytes / t.zero3_gathers);
-            rs = price(t.dp_main.group, collective_op::reduce_scatter, t.dp_gradient_bytes / L);
-        }
-        if (expert_dp) {
-            ag += price(t.dp_expert_main.group, collective_op::all_gather, t.zero3_expert_gather_bytes / t.zero3_gathers);
-            rs += price(t.dp_expert_main.group, collective_op::reduce_scatter, t.dp_expert_gradient_bytes / L);
-        }
-        const double reductions = p.reduce_every_micro_batch ? mb : 1.0;
-        r.dp.total = t.zero3_gathers * ag + reductions * L * rs;
-        if (p.overlap.zero) {
-            const duration fwd = ag + (L - 1.0) * std::max(seconds(0.0), ag - layer_f);
-            const duration bwd_sync = L * std::max(seconds(0.0), ag + rs - layer_b) + rs;
-            const duration bwd_plain = L * std::max(seconds(0.0), ag - layer_b);
-            r.dp.exposed = mb * fwd + reductions * bwd_sync + (mb - reductions) * bwd_plain;
-        } else {
-            r.dp.exposed = r.dp.total;
-        }
-        r.dp.exposed = std::min(r.dp.total, r.dp.exposed);
-    }
+    r.dp = detail::dp_exposure(t, p, price, mb, r.max_stage_layers, stage_first_f, stage_first_b, layer_f, layer_b);
     hidden += r.dp.total - r.dp.exposed;
     r.overlap_slowdown =
         p.compute_efficiency ? seconds(0.0) : overlap_compute_slowdown * c.compute.overlap_slowdown * hidden;
@@ -424,43 +539,7 @@ template <class Pricer>
     r.tokens_per_s = batch * seq / st;
 
     // memory (first pipeline stage holds the most activations)
-    memory_plan mp;
-    mp.seq = static_cast<double>(p.seq) / p.cp;
-    mp.micro_batch = p.micro_batch;
-    mp.tp = p.tp;
-    mp.pp = p.pp;
-    mp.dp = p.dp * p.cp;
-    mp.ep = p.ep;
-    mp.etp = p.expert_tp();
-    mp.expert_dp = p.expert_dp();
-    mp.zero_stage = p.zero;
-    mp.sequence_parallel = p.sequence_parallel;
-    // FlashAttention never stores the s x s scores: the activation memory of selective recompute
-    // (Korthikanti et al. 2022 Table 2 without the 5 a s / h term; Dao et al. 2022 Sec. 3.1)
-    mp.recompute_mode = (p.attention == attention_kernel::flash && p.recompute_mode == recompute::none)
-                            ? recompute::selective
-                            : p.recompute_mode;
-    // ZB-H1 and ZB-V keep 1F1B's peak activations (Qi et al. 2024 Sec. 2.1, 6); DualPipe p + 1
-    // micro-batches and two stages' parameters per device (DeepSeek-V3 Technical Report Table 2)
-    mp.in_flight = p.schedule == pipeline_schedule::gpipe ? in_flight_gpipe(r.micro_batches)
-                   : p.schedule == pipeline_schedule::interleaved
-                       ? in_flight_interleaved(p.pp, r.micro_batches, p.chunks())
-                   : p.schedule == pipeline_schedule::dualpipe ? (p.pp + 1.0) / 2.0  // per stage of doubled layers
-                                                               : in_flight_1f1b(p.pp, r.micro_batches);
-    if (p.gradient_bytes == 4) mp.state = mixed_precision_adam_fp32_grads;
-    mp.offloaded_layers = p.cpu_offloading_num_layers;
-    mp.recompute_modules = p.recompute_modules;
-    // Transformer Engine saves FP8/MXFP8 GEMM inputs quantized, 1 byte (memory.hpp)
-    if (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) mp.gemm_input_bytes = 1.0;
-    if (p.pipeline_split_extras() > 0 && p.pp > 1) {
-        r.memory = detail::split_layout_memory(m, p, mp);
-    } else {
-        transformer staged = m;  // memory of the stage with the most layers, as if every stage had that many
-        staged.layers = r.max_stage_layers * p.pp * (p.schedule == pipeline_schedule::dualpipe ? 2 : 1);
-        r.memory = memory_per_gpu(staged, mp);
-    }
-    r.memory_capacity = acc.memory;
-    r.fits_in_memory = acc.memory.value() <= 0 || fits_in_memory(r.memory, acc.memory);
+    detail::step_memory(m, p, acc, r);
 
     // required inter-node bandwidth to hide the DP reduction under its window
     // per domain, then per node: a domain's NICs are its nodes' NICs
@@ -470,22 +549,7 @@ template <class Pricer>
     r.required_inter_node_step = required_bandwidth(r.dp_inter_node_bytes, r.compute);
 
     // verdict
-    if (!r.fits_in_memory) {
-        r.bottleneck = step_bottleneck::memory;
-    } else {
-        struct cand { step_bottleneck b; double v; };
-        const cand cands[] = {{step_bottleneck::compute, r.compute.value()},
-                              {step_bottleneck::tp_comm, r.tp.exposed.value()},
-                              {step_bottleneck::pp_comm, r.pp.exposed.value()},
-                              {step_bottleneck::dp_comm, r.dp.exposed.value()},
-                              {step_bottleneck::bubble, r.bubble.value()},
-                              {step_bottleneck::cp_comm, r.cp.exposed.value()},
-                              {step_bottleneck::ep_comm, r.ep.exposed.value()}};
-        cand best = cands[0];
-        for (const auto& x : cands)
-            if (x.v > best.v) best = x;
-        r.bottleneck = best.b;
-    }
+    r.bottleneck = detail::step_verdict(r);
     return r;
 }
 
