@@ -8,7 +8,8 @@
 /// Model (every term per GPU, per step; m micro-batches, p stages, V virtual stages):
 ///   layer     = the compute model of predict/compute.hpp for the layer's shapes and precision
 ///               (roofline GEMMs, FlashAttention or unfused attention, memory-bound element-wise
-///               kernels); backward adds what recompute repeats
+///               kernels, a per-kernel overhead; constants fitted to the calibration set);
+///               backward adds what recompute (and --recompute-modules) repeats
 ///   stage     = its layers (parallel/plan.hpp `stage_layers`: uneven splits allowed) x layer, the
 ///               last stage also the output layer and loss; the slowest stage sets the pace. With
 ///               Megatron-Core's --account-for-embedding/loss-in-pipeline-split the first/last
@@ -35,7 +36,9 @@
 ///               layer one layer ahead in forward and backward and reduce-scatters it in backward
 ///               (Zhao et al. 2023)
 ///   step      = compute + bubble + exposed (tp + cp + ep + pp + dp)
-/// Not modelled: data loading, stragglers, kernel-launch gaps, MoE routing imbalance.
+/// Not modelled: data loading, stragglers, CUDA graphs (the per-kernel overheads of
+/// predict/compute.hpp are charged as if no kernel were captured), MoE routing imbalance beyond
+/// `expert_load`.
 
 #include <algorithm>
 #include <cmath>
