@@ -78,6 +78,13 @@ public:
         return commscale::parse_number(*v, "--" + std::string(name));
     }
 
+    /// Size option (bytes, or a number with a unit: parse_size); `fallback` if absent.
+    [[nodiscard]] commscale::data_size size(std::string_view name, commscale::data_size fallback) const {
+        auto v = get(name);
+        if (!v) return fallback;
+        return commscale::parse_size(*v, "--" + std::string(name));
+    }
+
     static long long parse_int(const std::string& field, const std::string& text, long long lo, long long hi) {
         std::size_t pos = 0;
         long long v = 0;
