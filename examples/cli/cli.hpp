@@ -122,6 +122,21 @@ inline std::vector<command>& registry() {
     return r;
 }
 
+/// The registered command `name`, or nullptr.
+[[nodiscard]] inline const command* find_command(std::string_view name) {
+    for (const command& c : registry())
+        if (c.name == name) return &c;
+    return nullptr;
+}
+
+/// The error for an option `--name` that `cmd` does not have, with the nearest of its options
+/// ("did you mean").
+[[nodiscard]] inline commscale::input_error unknown_option_error(const command& cmd, std::string_view name) {
+    std::vector<std::string> cands{"--json", "--help"};
+    for (const option_spec& k : cmd.options) cands.push_back("--" + k.name);
+    return commscale::unknown_name("option of '" + cmd.name + "'", "--" + std::string(name), cands);
+}
+
 /// Static registration: `static cli::registrar reg{cli::command{...}};` in a commands/*.cpp file.
 struct registrar {
     explicit registrar(command c) { registry().push_back(std::move(c)); }
