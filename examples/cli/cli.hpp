@@ -158,6 +158,28 @@ inline std::vector<option_spec> topology_options() {
     };
 }
 
+/// The one-line message of a command that failed, and how (CLI.md "Exit codes").
+struct failure {
+    std::string message;        ///< "commscale: FIELD: expected ..., got ..." (no newline)
+    bool invalid_input = true;  ///< exit 2 (invalid input); false: exit 1 (internal error)
+};
+
+/// The failure of the exception being handled (call it inside a catch block): input errors and
+/// JSON the library could not read are invalid input; anything else is an internal error.
+[[nodiscard]] inline failure current_failure() {
+    try {
+        throw;
+    } catch (const commscale::input_error& e) {
+        return {"commscale: " + std::string(e.what()), true};
+    } catch (const nlohmann::json::exception& e) {
+        return {"commscale: invalid JSON: " + std::string(e.what()), true};
+    } catch (const std::exception& e) {
+        return {"commscale: internal error: " + std::string(e.what()), false};
+    } catch (...) {
+        return {"commscale: internal error: an exception of unknown type", false};
+    }
+}
+
 /// Where print_json hands its document instead of printing it, when set: the Python module runs
 /// commands in-process and converts the document to Python objects without a text round trip.
 /// Thread-local, so commands run from several threads each capture their own.
@@ -193,6 +215,29 @@ inline void print_json(std::ostream& out, nlohmann::json&& j) {
     }
     out << j.dump(2) << "\n";
 }
+
+/// How a column of tabular results holds its values.
+enum class column_type { real, integer, boolean };
+
+/// One number of a result's --json document as a column of tabular results (the Python module's
+/// cs.steps and cs.collectives): its key (a nested key joined to its parent's by '.'), its type,
+/// and the value the document has there (NaN where it has null). The Python tests compare every
+/// column with the document, key by key, and check that no number of the document is left out.
+template <class Prediction>
+struct number_column {
+    std::string_view key;
+    column_type type;
+    double (*value)(const Prediction&);
+};
+
+/// One text of a result's --json document as a column of tabular results (few distinct values:
+/// names and verdict words). `Text` is std::string_view where the texts are names that outlive
+/// the prediction (catalog names, interned names), std::string otherwise.
+template <class Prediction, class Text = std::string_view>
+struct label_column {
+    std::string_view key;
+    Text (*value)(const Prediction&);
+};
 
 /// A plain-text table with left-aligned first column and right-aligned others.
 inline void print_table(std::ostream& out, const std::vector<std::string>& header,

@@ -282,29 +282,6 @@ template <class Source>
     return j;
 }
 
-/// How a column of tabular results holds its values.
-enum class column_type { real, integer, boolean };
-
-/// One number of a result's --json document as a column of tabular results (the Python module's
-/// cs.steps and cs.collectives): its key (a nested key joined to its parent's by '.'), its type,
-/// and the value the document has there (NaN where it has null). The Python tests compare every
-/// column with the document, key by key, and check that no number of the document is left out.
-template <class Prediction>
-struct number_column {
-    std::string_view key;
-    column_type type;
-    double (*value)(const Prediction&);
-};
-
-/// One text of a result's --json document as a column of tabular results (few distinct values:
-/// names and verdict words). `Text` is std::string_view where the texts are names that outlive
-/// the prediction (catalog names, interned names), std::string otherwise.
-template <class Prediction, class Text = std::string_view>
-struct label_column {
-    std::string_view key;
-    Text (*value)(const Prediction&);
-};
-
 namespace step_columns_detail {
 using namespace commscale;
 using x_t = const step_prediction&;

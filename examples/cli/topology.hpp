@@ -9,6 +9,7 @@
 // nccl-tests all-reduce table ml-engineering-networking publishes).
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -258,13 +259,13 @@ struct collective_prediction {
     commscale::collective_result result{};
 };
 
-/// The `collective` command's prediction: the cluster (topology flags, --gpus), --op, --algo,
-/// --efficiency, the group, and --bytes (required, at least 1 byte).
+/// The `collective` command's prediction on cluster `c` (what resolve_cluster_gpus gives for `a`):
+/// --op, --algo, --efficiency, the group, and --bytes (required, at least 1 byte).
 template <class Source>
-[[nodiscard]] collective_prediction predict_collective_of(const Source& a) {
+[[nodiscard]] collective_prediction predict_collective_on(const Source& a, const commscale::cluster& c) {
     using namespace commscale;
     collective_prediction x;
-    x.cluster = resolve_cluster_gpus(a);
+    x.cluster = c;
     x.request = read_collective_request(a, x.cluster);
     if (!a.has("bytes")) throw input_error("--bytes", "nothing (missing)", "a size such as 1GiB");
     const data_size size = a.size("bytes", bytes(0.0));
@@ -273,5 +274,43 @@ template <class Source>
     x.result = predict_collective(x.cluster, x.request.group, x.request.op, size, x.request.options);
     return x;
 }
+
+/// The `collective` command's prediction from its options. predict_collective_on takes the cluster
+/// resolve_cluster_gpus gives for `a` (the Python module's batches resolve it once where no row
+/// changes it).
+template <class Source>
+[[nodiscard]] collective_prediction predict_collective_of(const Source& a) {
+    return predict_collective_on(a, resolve_cluster_gpus(a));
+}
+
+/// The numbers of `collective --json` (io::collective_result_to_json) as columns.
+inline constexpr auto collective_number_columns = [] {
+    using namespace commscale;
+    using c = number_column<collective_prediction>;
+    using x_t = const collective_prediction&;
+    constexpr column_type real = column_type::real, integer = column_type::integer;
+    return std::array{
+        c{"ranks", integer, [](x_t x) { return static_cast<double>(x.result.ranks); }},
+        c{"nodes", integer, [](x_t x) { return static_cast<double>(x.result.nodes); }},
+        c{"bytes", integer, [](x_t x) { return static_cast<double>(std::llround(in_bytes(x.result.bytes))); }},
+        c{"time_us", real, [](x_t x) { return in_us(x.result.time); }},
+        c{"algbw_GBps", real, [](x_t x) { return in_GBps(x.result.algbw); }},
+        c{"busbw_GBps", real, [](x_t x) { return in_GBps(x.result.busbw); }},
+        c{"latency_us", real, [](x_t x) { return in_us(x.result.latency); }},
+        c{"transfer_us", real, [](x_t x) { return in_us(x.result.transfer); }},
+    };
+}();
+
+/// The texts of `collective --json` as columns.
+inline constexpr auto collective_label_columns = [] {
+    using namespace commscale;
+    using c = label_column<collective_prediction, std::string>;
+    using x_t = const collective_prediction&;
+    return std::array{
+        c{"op", [](x_t x) { return std::string(op_name(x.result.op)); }},
+        c{"algorithm", [](x_t x) { return std::string(algorithm_name(x.result.algo)); }},
+        c{"bottleneck", [](x_t x) { return describe_bottleneck(x.result); }},
+    };
+}();
 
 }  // namespace cli
