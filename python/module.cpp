@@ -144,12 +144,14 @@ py::object run(std::vector<std::string> argv, const model_value* model, const cl
 
 // ---------------------------------------------------------------- Python values -> rows
 
-/// Python's text of a value the cells do not hold as numbers (commscale._cell): a bool for NumPy's
-/// bool, else the text the module writes on a command line.
-struct converter {
-    py::handle text_of;  // commscale._cell
+/// Python values as cells of a column: ints (64-bit), floats, bools and None as they are; strings
+/// and anything else (through commscale._cell: NumPy's bool as a bool, else the text a command line
+/// would get) as texts held by the column, each distinct string object once.
+class converter {
+public:
+    explicit converter(py::handle text_of) : text_of_(text_of) {}
 
-    [[nodiscard]] cell operator()(PyObject* o) const {
+    [[nodiscard]] cell operator()(PyObject* o, column& into) const {
         cell c;
         if (o == Py_None) return c;
         if (PyBool_Check(o)) {
@@ -166,9 +168,7 @@ struct converter {
                 c.integer = v;
                 return c;
             }
-            c.k = cell::kind::text;
-            c.text = py::str(o).cast<std::string>();
-            return c;
+            return text(into, py::str(o).cast<std::string>());
         }
         if (PyFloat_Check(o)) {  // float subclasses too (NumPy's float64): written as repr(float(x))
             c.k = cell::kind::real;
@@ -176,19 +176,62 @@ struct converter {
             return c;
         }
         if (PyUnicode_CheckExact(o)) {
+            if (last_ == o && last_column_ == &into) return last_cell_;  // a column of strings repeats a few objects
             Py_ssize_t size = 0;
             const char* data = PyUnicode_AsUTF8AndSize(o, &size);
             if (!data) throw py::error_already_set();
-            c.k = cell::kind::text;
-            c.text.assign(data, static_cast<std::size_t>(size));
-            return c;
+            last_ = o;
+            last_column_ = &into;
+            return last_cell_ = text(into, std::string(data, static_cast<std::size_t>(size)));
         }
-        const py::object v = text_of(py::handle(o));
-        if (PyBool_Check(v.ptr())) return (*this)(v.ptr());
+        const py::object v = text_of_(py::handle(o));
+        if (PyBool_Check(v.ptr())) return (*this)(v.ptr(), into);
+        return text(into, v.cast<std::string>());
+    }
+
+    /// The cells of a contiguous one-dimensional buffer of int64 ('l'/'q'), float64 ('d') or bool
+    /// ('?') values (a NumPy array's memoryview); false for any other buffer.
+    bool buffer(const Py_buffer& view, column& into) const {
+        if (view.ndim != 1 || view.format == nullptr || view.itemsize <= 0) return false;
+        const std::string_view format(view.format);
+        const auto n = static_cast<std::size_t>(view.len / view.itemsize);
+        into.cells.resize(n);
+        if ((format == "l" || format == "q") && view.itemsize == sizeof(long long)) {
+            const auto* v = static_cast<const long long*>(view.buf);
+            for (std::size_t i = 0; i < n; ++i) {
+                into.cells[i].k = cell::kind::integer;
+                into.cells[i].integer = v[i];
+            }
+        } else if (format == "d" && view.itemsize == sizeof(double)) {
+            const auto* v = static_cast<const double*>(view.buf);
+            for (std::size_t i = 0; i < n; ++i) {
+                into.cells[i].k = cell::kind::real;
+                into.cells[i].real = v[i];
+            }
+        } else if (format == "?" && view.itemsize == 1) {
+            const auto* v = static_cast<const unsigned char*>(view.buf);
+            for (std::size_t i = 0; i < n; ++i) {
+                into.cells[i].k = cell::kind::boolean;
+                into.cells[i].boolean = v[i] != 0;
+            }
+        } else {
+            into.cells.clear();
+            return false;
+        }
+        return true;
+    }
+
+private:
+    static cell text(column& into, std::string t) {
+        cell c;
         c.k = cell::kind::text;
-        c.text = v.cast<std::string>();
+        c.text = &into.texts.emplace_back(std::move(t));
         return c;
     }
+    py::handle text_of_;  // commscale._cell
+    mutable PyObject* last_ = nullptr;
+    mutable const column* last_column_ = nullptr;
+    mutable cell last_cell_;
 };
 
 /// The models or clusters of a call, each distinct one parsed once.
@@ -198,7 +241,7 @@ public:
     parser(std::vector<parsed<T>>& into, T (*load)(const std::string&, const std::string&), const char* field)
         : into_(&into), load_(load), field_(field) {}
 
-    [[nodiscard]] cell operator()(PyObject* o, const converter& text) {
+    [[nodiscard]] cell operator()(PyObject* o, const converter& text, column& into) {
         if (o == Py_None) return {};
         cell c;
         c.k = cell::kind::parsed;
@@ -212,7 +255,7 @@ public:
         if (py::isinstance<Handle>(h)) {
             p.value = h.cast<const Handle&>().value;
         } else {
-            key = text(o).as_text();
+            key = text(o, into).as_text();
             if (auto it = by_text_.find(key); it != by_text_.end()) {
                 by_object_.emplace(o, it->second);
                 c.integer = it->second;
@@ -248,6 +291,7 @@ batch make_batch(const cli::command& cmd, py::handle model, py::handle cluster, 
     b.command = &cmd;
     std::string first_sequence;
     bool sized = false;
+    b.columns.reserve(keywords.size() + 2);  // the columns stay where they are while others are added
     auto add = [&](const std::string& keyword, py::handle value, auto&& convert) {
         std::string name = keyword;
         std::replace(name.begin(), name.end(), '_', '-');
@@ -255,10 +299,23 @@ batch make_batch(const cli::command& cmd, py::handle model, py::handle cluster, 
         for (const cli::option_spec& o : cmd.options)
             if (o.name == name) spec = &o;
         if (!spec) throw cli::unknown_option_error(cmd, name);
-        column c{std::move(name), spec, false, {}};
+        column& c = b.columns.emplace_back(column{std::move(name), spec, false, {}, {}});
+        std::size_t count = 0;
         if (columns && PyList_CheckExact(value.ptr())) {
             const Py_ssize_t n = PyList_GET_SIZE(value.ptr());
-            const auto count = static_cast<std::size_t>(n);
+            c.cells.reserve(static_cast<std::size_t>(n));
+            for (Py_ssize_t i = 0; i < n; ++i) c.cells.push_back(convert(PyList_GET_ITEM(value.ptr(), i), c));
+            count = c.cells.size();
+            c.sequence = true;
+        } else if (columns && PyMemoryView_Check(value.ptr())) {
+            if (!text.buffer(*PyMemoryView_GET_BUFFER(value.ptr()), c))
+                throw commscale::input_error(keyword, "an array of another type", "a sequence of values (int64, float64 or bool array)");
+            count = c.cells.size();
+            c.sequence = true;
+        } else {
+            c.cells.push_back(convert(value.ptr(), c));
+        }
+        if (c.sequence) {
             if (!sized) {
                 b.rows = count;
                 sized = true;
@@ -267,19 +324,13 @@ batch make_batch(const cli::command& cmd, py::handle model, py::handle cluster, 
                 throw commscale::input_error(keyword, std::to_string(count) + " values",
                                              std::to_string(b.rows) + " values, one per row, as " + first_sequence + " has");
             }
-            c.sequence = true;
-            c.cells.reserve(count);
-            for (Py_ssize_t i = 0; i < n; ++i) c.cells.push_back(convert(PyList_GET_ITEM(value.ptr(), i)));
-        } else {
-            c.cells.push_back(convert(value.ptr()));
         }
-        b.columns.push_back(std::move(c));
     };
-    auto plain = [&](PyObject* o) { return text(o); };
+    auto plain = [&](PyObject* o, column& c) { return text(o, c); };
     parser<commscale::transformer, model_value> models(b.models, &cli::load_model_value, "--model");
     parser<commscale::cluster, cluster_value> clusters(b.clusters, &cli::load_cluster_value, "--cluster");
-    if (!model.is_none()) add("model", model, [&](PyObject* o) { return models(o, text); });
-    if (!cluster.is_none()) add("cluster", cluster, [&](PyObject* o) { return clusters(o, text); });
+    if (!model.is_none()) add("model", model, [&](PyObject* o, column& c) { return models(o, text, c); });
+    if (!cluster.is_none()) add("cluster", cluster, [&](PyObject* o, column& c) { return clusters(o, text, c); });
     for (const auto& [k, v] : keywords) add(k.cast<std::string>(), v, plain);
     b.index();
     return b;
@@ -289,7 +340,7 @@ batch make_batch(const cli::command& cmd, py::handle model, py::handle cluster, 
 batch batch_of(const cli::command& cmd, py::handle model, py::handle cluster, const py::dict& keywords, bool columns,
                py::handle text_of) {
     try {
-        return make_batch(cmd, model, cluster, keywords, columns, converter{text_of});
+        return make_batch(cmd, model, cluster, keywords, columns, converter(text_of));
     } catch (const commscale::input_error& e) {
         throw py::value_error("commscale: " + std::string(e.what()));
     }
@@ -383,6 +434,16 @@ struct python_table {
     }
 };
 
+/// The failure of the batch's scalars (the same in every row: checked once), if any.
+std::optional<cli::failure> scalar_failure(const batch& b) {
+    try {
+        row_source(b, 0).check_scalars();
+    } catch (...) {
+        return current_row_failure();
+    }
+    return std::nullopt;
+}
+
 /// Threads to use: `threads`, or the hardware's where 0.
 unsigned thread_count(unsigned threads) {
     if (threads > 0) return threads;
@@ -399,14 +460,16 @@ py::tuple steps(py::handle model, py::handle cluster, const py::dict& columns, u
         const auto read_model = [](const row_source& a) { return cli::step_model(a); };
         const auto clusters = find_invariant<commscale::cluster>(b, read_cluster);
         const auto models = find_invariant<commscale::transformer>(b, read_model);
+        const auto scalars = scalar_failure(b);
         for_each_row(b.rows, thread_count(threads), out.t, [&](std::size_t i, table_writer& w) {
             try {
+                if (scalars) throw row_failure{*scalars};
                 const row_source a(b, i);
-                a.check();
+                a.check_sequences();
                 const commscale::cluster c = clusters.get(a, read_cluster);
                 const commscale::transformer m = models.get(a, read_model);
                 const cli::step_prediction x = cli::predict_step_on(a, c, m);
-                write_numbers(out.t, i, x, cli::step_number_columns);
+                write_numbers<cli::step_number_columns>(out.t, i, x);
                 for (std::size_t k = 0; k < cli::step_label_columns.size(); ++k)
                     w.label(k, i, cli::step_label_columns[k].value(x), true);  // catalog and interned names
             } catch (...) {
@@ -424,12 +487,14 @@ py::tuple collectives(py::handle cluster, const py::dict& columns, unsigned thre
         py::gil_scoped_release unlocked;
         const auto read_cluster = [](const row_source& a) { return cli::resolve_cluster_gpus(a); };
         const auto clusters = find_invariant<commscale::cluster>(b, read_cluster);
+        const auto scalars = scalar_failure(b);
         for_each_row(b.rows, thread_count(threads), out.t, [&](std::size_t i, table_writer& w) {
             try {
+                if (scalars) throw row_failure{*scalars};
                 const row_source a(b, i);
-                a.check();
+                a.check_sequences();
                 const cli::collective_prediction x = cli::predict_collective_on(a, clusters.get(a, read_cluster));
-                write_numbers(out.t, i, x, cli::collective_number_columns);
+                write_numbers<cli::collective_number_columns>(out.t, i, x);
                 for (std::size_t k = 0; k < cli::collective_label_columns.size(); ++k)
                     w.label(k, i, cli::collective_label_columns[k].value(x), false);
             } catch (...) {

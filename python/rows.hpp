@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,7 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -69,7 +71,7 @@ namespace commscale_python {
     return out;
 }
 
-/// One keyword value of one row.
+/// One keyword value of one row (16 bytes: a batch holds one per row of each sequence).
 struct cell {
     enum class kind : unsigned char {
         none,     ///< None: the option is left out
@@ -77,13 +79,15 @@ struct cell {
         integer,  ///< a Python int that fits in 64 bits
         real,     ///< a Python float
         text,     ///< a string, or the text the module writes for any other value
-        parsed,   ///< a model or cluster parsed before the rows (`index` into the batch's values)
+        parsed,   ///< a model or cluster parsed before the rows (`integer`: index into the batch's)
     };
     kind k = kind::none;
     bool boolean = false;
-    long long integer = 0;  ///< also the index of a parsed value
-    double real = 0;
-    std::string text;
+    union {
+        long long integer = 0;
+        double real;
+        const std::string* text;  ///< held by the column (texts)
+    };
 
     /// The text the command line would receive for the value (Python's str() of it).
     [[nodiscard]] std::string as_text() const {
@@ -91,11 +95,12 @@ struct cell {
             case kind::boolean: return boolean ? "True" : "False";
             case kind::integer: return std::to_string(integer);
             case kind::real: return float_text(real);
-            default: return text;
+            case kind::text: return *text;
+            default: return std::string();
         }
     }
     /// The value as an error message shows it: texts quoted, as the CLI quotes what it was given.
-    [[nodiscard]] std::string shown() const { return k == kind::text ? "'" + text + "'" : as_text(); }
+    [[nodiscard]] std::string shown() const { return k == kind::text ? "'" + *text + "'" : as_text(); }
 };
 
 /// One keyword of a call: the option it stands for and its value, one cell for every row or one
@@ -105,6 +110,7 @@ struct column {
     const cli::option_spec* spec = nullptr;   ///< the command's option
     bool sequence = false;                    ///< one cell per row (else one cell, broadcast)
     std::vector<cell> cells;
+    std::deque<std::string> texts;            ///< the text cells' texts (stable addresses)
 
     [[nodiscard]] const cell& at(std::size_t row) const { return sequence ? cells[row] : cells.front(); }
 };
@@ -127,8 +133,9 @@ struct batch {
 
     /// The column of option `name`, or nullptr. Rows ask for dozens of options each, most of them
     /// not given: a bit per (length, first and last letter) rules most out before any comparison.
+    [[nodiscard]] bool may_have(std::string_view name) const { return !name.empty() && (given & bit(name)) != 0; }
     [[nodiscard]] const column* find(std::string_view name) const {
-        if (name.empty() || (given & bit(name)) == 0) return nullptr;
+        if (!may_have(name)) return nullptr;
         for (const column& c : columns)
             if (same(c.name, name)) return &c;
         return nullptr;
@@ -139,7 +146,7 @@ struct batch {
         for (const column& c : columns)
             if (!c.name.empty()) given |= bit(c.name);
     }
-    [[nodiscard]] static std::uint64_t bit(std::string_view name) {
+    [[nodiscard]] static constexpr std::uint64_t bit(std::string_view name) {
         const auto h = name.size() * 31u + static_cast<unsigned char>(name.front()) * 7u + static_cast<unsigned char>(name.back());
         return std::uint64_t{1} << (h & 63u);
     }
@@ -164,31 +171,18 @@ public:
         : b_(&b), row_(row), touched_(touched) {}
 
     /// The option's cell in this row; nullptr where it is left out (None, or False for an
-    /// option that takes a value, as the module's command lines leave it out).
+    /// option that takes a value, as the module's command lines leave it out). Inline up to the
+    /// test of the names' bits, which the compiler folds for the readers' literal names: most
+    /// options a row is asked for are not given.
     [[nodiscard]] const cell* value(std::string_view name) const {
-        if (touched_) touched_->emplace_back(name);
-        const column* c = b_->find(name);
-        if (!c) return nullptr;
-        const cell& v = c->at(row_);
-        if (v.k == cell::kind::none || (v.k == cell::kind::boolean && !v.boolean)) return nullptr;
-        return &v;
+        if (!touched_ && !b_->may_have(name)) return nullptr;
+        return cell_of(name);
     }
 
     /// A flag: True, or (for a `no-X` flag) X given as False.
     [[nodiscard]] bool flag(std::string_view name) const {
-        if (touched_) touched_->emplace_back(name);
-        if (const column* c = b_->find(name)) {
-            const cell& v = c->at(row_);
-            if (v.k == cell::kind::boolean && v.boolean) return true;
-        }
-        if (name.size() > 3 && name[0] == 'n' && name[1] == 'o' && name[2] == '-') {
-            if (touched_) touched_->emplace_back(name.substr(3));
-            if (const column* c = b_->find(name.substr(3))) {
-                const cell& v = c->at(row_);
-                if (v.k == cell::kind::boolean && !v.boolean) return true;
-            }
-        }
-        return false;
+        if (!touched_ && !b_->may_have(name) && !(negated(name) && b_->may_have(name.substr(3)))) return false;
+        return flag_of(name);
     }
     [[nodiscard]] bool has(std::string_view name) const { return value(name) != nullptr || flag(name); }
     [[nodiscard]] std::optional<std::string> get(std::string_view name) const {
@@ -239,22 +233,60 @@ public:
     }
 
     /// Throws the failure of a value the row cannot take: a flag given anything but True, False or
-    /// None, an option that takes a value given True (which the command line cannot spell).
+    /// None, an option that takes a value given True (which the command line cannot spell). The
+    /// scalars first (a batch checks them once), then the sequences.
     void check() const {
-        for (const column& c : b_->columns) {
-            const cell& v = c.at(row_);
-            if (v.k == cell::kind::none || v.k == cell::kind::parsed) continue;
-            if (!c.spec->takes_value && v.k != cell::kind::boolean)
-                throw commscale::input_error("--" + c.name, v.shown(), "True, False or None (a flag)");
-            if (c.spec->takes_value && v.k == cell::kind::boolean && v.boolean)
-                throw commscale::input_error("--" + c.name, "True", "a value: " + (c.spec->help.empty() ? std::string("see --help") : c.spec->help));
-        }
+        check_scalars();
+        check_sequences();
+    }
+    void check_scalars() const {
+        for (const column& c : b_->columns)
+            if (!c.sequence) check(c);
+    }
+    void check_sequences() const {
+        for (const column& c : b_->columns)
+            if (c.sequence) check(c);
     }
 
     [[nodiscard]] const batch& source() const { return *b_; }
     [[nodiscard]] std::size_t row() const { return row_; }
 
 private:
+    void check(const column& c) const {
+        const cell& v = c.at(row_);
+        if (v.k == cell::kind::none || v.k == cell::kind::parsed) return;
+        if (!c.spec->takes_value && v.k != cell::kind::boolean)
+            throw commscale::input_error("--" + c.name, v.shown(), "True, False or None (a flag)");
+        if (c.spec->takes_value && v.k == cell::kind::boolean && v.boolean)
+            throw commscale::input_error("--" + c.name, "True", "a value: " + (c.spec->help.empty() ? std::string("see --help") : c.spec->help));
+    }
+    [[nodiscard]] static bool negated(std::string_view name) {
+        return name.size() > 3 && name[0] == 'n' && name[1] == 'o' && name[2] == '-';
+    }
+    [[gnu::noinline]] const cell* cell_of(std::string_view name) const {
+        if (touched_) touched_->emplace_back(name);
+        const column* c = b_->find(name);
+        if (!c) return nullptr;
+        const cell& v = c->at(row_);
+        if (v.k == cell::kind::none || (v.k == cell::kind::boolean && !v.boolean)) return nullptr;
+        return &v;
+    }
+    [[gnu::noinline]] bool flag_of(std::string_view name) const {
+        if (touched_) touched_->emplace_back(name);
+        if (const column* c = b_->find(name)) {
+            const cell& v = c->at(row_);
+            if (v.k == cell::kind::boolean && v.boolean) return true;
+        }
+        if (negated(name)) {
+            if (touched_) touched_->emplace_back(name.substr(3));
+            if (const column* c = b_->find(name.substr(3))) {
+                const cell& v = c->at(row_);
+                if (v.k == cell::kind::boolean && !v.boolean) return true;
+            }
+        }
+        return false;
+    }
+
     static constexpr long long exact_integer = 1LL << 53;  // every int up to here is a double
     const batch* b_;
     std::size_t row_;
@@ -393,19 +425,35 @@ private:
     std::vector<last> last_;
 };
 
-/// Writes a prediction's numbers into the table's number columns (`columns` in the order the
-/// table's reals, integers and booleans were made from).
-template <class Prediction, std::size_t N>
-void write_numbers(table& t, std::size_t row, const Prediction& x, const std::array<cli::number_column<Prediction>, N>& columns) {
-    std::size_t r = 0, i = 0, b = 0;
-    for (const auto& c : columns) {
-        const double v = c.value(x);
-        switch (c.type) {
-            case cli::column_type::real: t.reals[r++][row] = v; break;
-            case cli::column_type::integer: t.integers[i++][row] = static_cast<long long>(v); break;
-            case cli::column_type::boolean: t.booleans[b++][row] = v != 0 ? 1 : 0; break;
-        }
-    }
+/// Where number column I of `Columns` goes among the table's columns of its type.
+template <const auto& Columns, std::size_t I>
+[[nodiscard]] constexpr std::size_t slot_of() {
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < I; ++k)
+        if (Columns[k].type == Columns[I].type) ++n;
+    return n;
+}
+
+template <const auto& Columns, std::size_t I, class Prediction>
+void write_number(table& t, std::size_t row, const Prediction& x) {
+    constexpr auto c = Columns[I];
+    constexpr std::size_t slot = slot_of<Columns, I>();
+    if constexpr (c.type == cli::column_type::real) t.reals[slot][row] = c.value(x);
+    else if constexpr (c.type == cli::column_type::integer) t.integers[slot][row] = static_cast<long long>(c.value(x));
+    else t.booleans[slot][row] = c.value(x) != 0 ? 1 : 0;
+}
+
+template <const auto& Columns, class Prediction, std::size_t... I>
+void write_numbers(table& t, std::size_t row, const Prediction& x, std::index_sequence<I...>) {
+    (write_number<Columns, I>(t, row, x), ...);
+}
+
+/// Writes a prediction's numbers into the table's number columns (made from `Columns` in order:
+/// the reals, integers and booleans each in the order of the array). Unrolled, so that each
+/// column's reader is inlined.
+template <const auto& Columns, class Prediction>
+void write_numbers(table& t, std::size_t row, const Prediction& x) {
+    write_numbers<Columns>(t, row, x, std::make_index_sequence<Columns.size()>{});
 }
 
 /// Runs `row(index, writer)` for every row on `threads` threads (fewer for small batches), each

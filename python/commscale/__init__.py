@@ -208,20 +208,35 @@ def _columns_of(command):
     return c
 
 
+_numpy_module = []
+
+
+def _numpy_or_none():
+    """NumPy, or None where it is not installed (looked up once)."""
+    if not _numpy_module:
+        try:
+            import numpy
+        except ImportError:
+            numpy = None
+        _numpy_module.append(numpy)
+    return _numpy_module[0]
+
+
 def _numpy(arrays):
+    """NumPy where results are arrays (`arrays` None: when installed), else None."""
+    numpy = _numpy_or_none()
+    if arrays is None or arrays is True:
+        if numpy is None and arrays:
+            raise ValueError("commscale: arrays: expected False or None (NumPy is not installed), got True")
+        return numpy
     if arrays is False:
         return None
-    try:
-        import numpy
-    except ImportError:
-        if arrays:
-            raise ValueError("commscale: arrays: expected False or None (NumPy is not installed), got True") from None
-        return None
-    return numpy
+    raise ValueError(f"commscale: arrays: expected True, False or None (NumPy arrays when installed), got {arrays!r}")
 
 
 def _sequence(value, numpy):
-    """A keyword's values as the native rows take them: a list (one value per row) or a scalar."""
+    """A keyword's values as the native rows take them: a list (one value per row), a memoryview
+    of a NumPy array's int64, float64 or bool values, or a scalar."""
     t = type(value)
     if t is list:
         return value
@@ -235,7 +250,14 @@ def _sequence(value, numpy):
             return value
         if a.ndim != 1:
             raise ValueError(f"commscale: {a.ndim}-dimensional array: expected a scalar or a sequence of one value per row")
-        if a.dtype.kind == "f" and a.dtype != numpy.float64:
+        kind = a.dtype.kind
+        if kind == "b":
+            return memoryview(numpy.ascontiguousarray(a, dtype=numpy.bool_))
+        if kind == "i" or (kind == "u" and a.dtype.itemsize < 8):
+            return memoryview(numpy.ascontiguousarray(a, dtype=numpy.int64))
+        if a.dtype == numpy.float64:
+            return memoryview(numpy.ascontiguousarray(a))
+        if kind == "f":
             return [_text(v) for v in a]  # float32 and float16 keep their own shortest text, as one call writes them
         return a.tolist()
     return value
@@ -257,20 +279,24 @@ def _check_grid_keywords(function, keywords):
 
 def _input_column(given, values, rows, numpy):
     """An input keyword as a result column: its values, one per row."""
-    if type(values) is list:
-        if numpy is None:
-            return list(values)
-        if isinstance(given, numpy.ndarray):
-            return given
-        listed = values
-    else:
+    if type(values) is memoryview:  # a NumPy array
+        return given if numpy is not None else values.tolist()
+    if type(values) is not list:
         if numpy is None:
             return [values] * rows
-        listed = [values] * rows
-    a = numpy.asarray(listed)
-    if a.dtype.kind not in "biuf" and not (a.dtype.kind == "U" and all(type(v) is str for v in listed)):
-        a = numpy.empty(len(listed), dtype=object)
-        a[:] = listed
+        if type(values) in (bool, int, float, str):
+            return numpy.full(rows, values)
+        column = numpy.empty(rows, dtype=object)
+        column[:] = [values]
+        return column
+    if numpy is None:
+        return list(values)
+    if isinstance(given, numpy.ndarray):
+        return given
+    a = numpy.asarray(values)
+    if a.dtype.kind not in "biuf" and not (a.dtype.kind == "U" and all(type(v) is str for v in values)):
+        a = numpy.empty(len(values), dtype=object)
+        a[:] = values
     return a
 
 
@@ -282,36 +308,35 @@ def _table(raw, command, inputs, numpy):
         if key not in names:
             out[key] = _input_column(given, values, rows, numpy)
     failed = sorted(row for row, _ in failures)
-    for key, kind, buffer in numbers:
-        if numpy is not None:
-            column = numpy.frombuffer(buffer, dtype={"real": numpy.float64, "integer": numpy.int64,
-                                                     "boolean": numpy.bool_}[kind])
+    if numpy is not None:
+        dtypes = {"real": numpy.float64, "integer": numpy.int64, "boolean": numpy.bool_}
+        for key, kind, buffer in numbers:
+            column = numpy.frombuffer(buffer, dtype=dtypes[kind])
             if failed and kind == "integer":
                 column = column.astype(numpy.float64)
                 column[failed] = numpy.nan
             elif failed and kind == "boolean":
                 column = column.astype(object)
                 column[failed] = None
-        else:
-            column = memoryview(buffer).cast({"real": "d", "integer": "q", "boolean": "?"}[kind]).tolist()
+            out[key] = column
+        for key, texts, buffer in labels:
+            lookup = numpy.empty(len(texts) + 1, dtype=object)
+            lookup[1:] = texts  # code 0: a failed row (None)
+            out[key] = lookup.take(numpy.frombuffer(buffer, dtype=numpy.uint32))
+        errors = numpy.full(rows, None, dtype=object)
+    else:
+        formats = {"real": "d", "integer": "q", "boolean": "?"}
+        for key, kind, buffer in numbers:
+            column = memoryview(buffer).cast(formats[kind]).tolist()
             for row in failed:
                 column[row] = None
-        out[key] = column
-    for key, texts, buffer in labels:
-        texts = [None] + texts  # code 0: a failed row
-        if numpy is not None:
-            lookup = numpy.empty(len(texts), dtype=object)
-            lookup[:] = texts
-            out[key] = lookup[numpy.frombuffer(buffer, dtype=numpy.uint32)]
-        else:
+            out[key] = column
+        for key, texts, buffer in labels:
+            texts = [None] + texts  # code 0: a failed row
             out[key] = [texts[c] for c in memoryview(buffer).cast("I")]
-    errors = [None] * rows
+        errors = [None] * rows
     for row, message in failures:
         errors[row] = message
-    if numpy is not None:
-        column = numpy.empty(rows, dtype=object)
-        column[:] = errors
-        errors = column
     out["error"] = errors
     return out
 
@@ -320,15 +345,19 @@ def _grid(command, native, model, cluster, keywords, threads, arrays, shown_as=N
     """Evaluates a grid: `keywords` (scalars or sequences) as columns for `native`, the result as
     `_table` writes it with the inputs under their keyword (or `shown_as` name)."""
     numpy = _numpy(arrays)
-    columns = {k: _sequence(v, numpy) for k, v in keywords.items()}
+    columns = {k: _sequence(v, _numpy_or_none()) for k, v in keywords.items()}
     shown_as = shown_as or {}
     inputs = {shown_as.get(k, k): (keywords[k], values) for k, values in columns.items() if keywords[k] is not None}
-    models = _sequence(model, numpy)
+    models = _sequence(model, _numpy_or_none())
+    if type(models) is memoryview:
+        models = models.tolist()
     if type(models) is list:
         models = [_native(m, Model) for m in models]
     elif command == "step":
         models = _native(models, Model)
-    clusters = _sequence(cluster, numpy)
+    clusters = _sequence(cluster, _numpy_or_none())
+    if type(clusters) is memoryview:
+        clusters = clusters.tolist()
     clusters = [_native(c, Cluster) for c in clusters] if type(clusters) is list else _native(clusters, Cluster)
     if command == "step":
         raw = native(models, clusters, columns, _threads(threads), _cell)
