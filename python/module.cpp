@@ -176,13 +176,20 @@ public:
             return c;
         }
         if (PyUnicode_CheckExact(o)) {
-            if (last_ == o && last_column_ == &into) return last_cell_;  // a column of strings repeats a few objects
+            // a column of strings repeats a few objects (or a few texts): each is held once
+            if (seen_column_ != &into) {
+                seen_column_ = &into;
+                seen_.clear();
+            }
+            for (const auto& [object, known] : seen_)
+                if (object == o) return known;
             Py_ssize_t size = 0;
             const char* data = PyUnicode_AsUTF8AndSize(o, &size);
             if (!data) throw py::error_already_set();
-            last_ = o;
-            last_column_ = &into;
-            return last_cell_ = text(into, std::string(data, static_cast<std::size_t>(size)));
+            const std::string_view t(data, static_cast<std::size_t>(size));
+            const cell found = seen_text(into, t);
+            if (seen_.size() < 16) seen_.emplace_back(o, found);
+            return found;
         }
         const py::object v = text_of_(py::handle(o));
         if (PyBool_Check(v.ptr())) return (*this)(v.ptr(), into);
@@ -229,9 +236,20 @@ private:
         return c;
     }
     py::handle text_of_;  // commscale._cell
-    mutable PyObject* last_ = nullptr;
-    mutable const column* last_column_ = nullptr;
-    mutable cell last_cell_;
+    /// A text cell for `t`: the column's earlier cell of the same text, among its last few texts.
+    [[nodiscard]] cell seen_text(column& into, std::string_view t) const {
+        const std::size_t n = into.texts.size();
+        for (std::size_t i = n; i > 0 && i + 8 > n; --i)
+            if (into.texts[i - 1] == t) {
+                cell c;
+                c.k = cell::kind::text;
+                c.text = &into.texts[i - 1];
+                return c;
+            }
+        return text(into, std::string(t));
+    }
+    mutable const column* seen_column_ = nullptr;
+    mutable std::vector<std::pair<PyObject*, cell>> seen_;
 };
 
 /// The models or clusters of a call, each distinct one parsed once.

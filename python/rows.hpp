@@ -375,35 +375,34 @@ struct table {
 /// One thread's view of a table: its cache of label codes (a few distinct texts per column).
 class table_writer {
 public:
-    explicit table_writer(table& t) : t_(&t), cache_(t.labels.size()), last_(t.labels.size()) {}
+    explicit table_writer(table& t) : t_(&t), cache_(t.labels.size()) {}
 
     /// Writes a label: 1 + its index in the table's names (0 is a failed row's). `lasting`: the
     /// text lives as long as the process (a catalog or interned name), so the same address is the
-    /// same text and is not compared again.
+    /// same text, found without comparing the texts.
     void label(std::size_t column, std::size_t row, std::string_view text, bool lasting) {
-        last& l = last_[column];
-        if (lasting && l.code != 0 && l.text.data() == text.data() && l.text.size() == text.size()) {
-            t_->labels[column][row] = l.code;
-            return;
-        }
-        auto& cache = cache_[column];
-        for (const auto& [known, code] : cache)
-            if (batch::same(known, text)) {
-                t_->labels[column][row] = code;
-                if (lasting) l = {text, code};
-                return;
-            }
+        std::vector<entry>& cache = cache_[column];
+        if (lasting)
+            for (const entry& e : cache)
+                if (e.address == text.data() && e.size == text.size()) {
+                    t_->labels[column][row] = e.code;
+                    return;
+                }
         std::uint32_t code = 0;
-        {
+        for (const entry& e : cache)
+            if (batch::same(e.text, text)) {
+                code = e.code;
+                break;
+            }
+        if (code == 0) {
             const std::lock_guard<std::mutex> lock(t_->label_mutex);
             auto& names = t_->label_names[column];
             const auto it = std::find(names.begin(), names.end(), text);
             code = static_cast<std::uint32_t>(it - names.begin()) + 1;
             if (it == names.end()) names.emplace_back(text);
         }
-        cache.emplace_back(std::string(text), code);
+        if (cache.size() < 64) cache.push_back({std::string(text), lasting ? text.data() : nullptr, text.size(), code});
         t_->labels[column][row] = code;
-        if (lasting) l = {text, code};
     }
     /// Marks a row failed: NaN, 0 and no label in every column, the failure kept.
     void fail(std::size_t row, cli::failure f) {
@@ -416,13 +415,14 @@ public:
     }
 
 private:
-    struct last {
-        std::string_view text;  ///< a lasting text: compared by address only
-        std::uint32_t code = 0;
+    struct entry {
+        std::string text;
+        const char* address;  ///< of a lasting text (else nullptr)
+        std::size_t size;
+        std::uint32_t code;
     };
     table* t_;
-    std::vector<std::vector<std::pair<std::string, std::uint32_t>>> cache_;
-    std::vector<last> last_;
+    std::vector<std::vector<entry>> cache_;  ///< per label column, the texts this thread has seen
 };
 
 /// Where number column I of `Columns` goes among the table's columns of its type.

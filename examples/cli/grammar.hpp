@@ -1,5 +1,6 @@
 #pragma once
-// The CLI's grammar on CLI11: one app per registered command (cli.hpp's registry). Only the dispatcher (app.cpp) includes it, so the commands compile without CLI11.
+// The CLI's grammar on CLI11: one app per registered command (cli.hpp's registry). Only the
+// dispatcher (app.cpp) includes it, so the commands compile without CLI11.
 // Contract: docs/CLI.md.
 #include <algorithm>
 #include <memory>
@@ -59,7 +60,7 @@ public:
     [[nodiscard]] args parse(const command& cmd, const std::vector<std::string>& all) {
         const entry& e = find(cmd);
         // CLI11 pops from the back; the command's name is not an argument of its app
-        std::vector<std::string> reversed(all.rbegin(), all.rend() - (all.empty() ? 0 : 1));
+        std::vector<std::string> reversed(all.rbegin(), all.rend() - 1);
         try {
             e.app->parse(reversed);
         } catch (const CLI::ParseError& error) {

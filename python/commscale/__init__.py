@@ -320,6 +320,9 @@ def _table(raw, command, inputs, numpy):
                 column[failed] = None
             out[key] = column
         for key, texts, buffer in labels:
+            if len(texts) == 1 and not failed:  # one text in every row (the model's name, say)
+                out[key] = numpy.full(rows, texts[0], dtype=object)
+                continue
             lookup = numpy.empty(len(texts) + 1, dtype=object)
             lookup[1:] = texts  # code 0: a failed row (None)
             out[key] = lookup.take(numpy.frombuffer(buffer, dtype=numpy.uint32))
