@@ -266,8 +266,8 @@ def _sequence(value, numpy):
 def _threads(threads):
     if threads is None:
         return 0
-    if type(threads) is not int or threads < 1:
-        raise ValueError(f"commscale: threads: expected an integer >= 1 (None: one per core), got {threads!r}")
+    if type(threads) is not int or not 1 <= threads <= 1024:
+        raise ValueError(f"commscale: threads: expected an integer in [1, 1024] (None: one per core), got {threads!r}")
     return threads
 
 

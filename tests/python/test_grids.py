@@ -383,8 +383,9 @@ def test_grid_input_errors_name_the_keyword():
     with pytest.raises(ValueError) as e:
         cs.steps("llama3-8b", "dgx-h100", micro_batchh=[1, 2])
     assert str(e.value) == cli_error("step", "--micro-batchh", "2")
-    with pytest.raises(ValueError, match=r"^commscale: threads: expected an integer >= 1"):
-        cs.steps("llama3-8b", "dgx-h100", tp=[1, 2], threads=0)
+    for threads in (0, 1025, 2.0, True):
+        with pytest.raises(ValueError, match=r"^commscale: threads: expected an integer in \[1, 1024\]"):
+            cs.steps("llama3-8b", "dgx-h100", tp=[1, 2], threads=threads)
     with pytest.raises(ValueError, match=r"^commscale: svg: "):
         cs.steps("llama3-8b", "dgx-h100", tp=[1, 2], svg="x.svg")
     with pytest.raises(ValueError, match=r"^commscale: arrays: "):
