@@ -140,7 +140,7 @@ class Cluster(_Parsed):
     _parse = staticmethod(_core.parse_cluster)
 
 
-def _native(value, cls):
+def _row_value(value, cls):
     """A model or cluster argument for the native rows: None, a name or path, a parsed value, or
     inline JSON."""
     if value is None or type(value) is str:
@@ -355,13 +355,13 @@ def _grid(command, native, model, cluster, keywords, threads, arrays, shown_as=N
     if type(models) is memoryview:
         models = models.tolist()
     if type(models) is list:
-        models = [_native(m, Model) for m in models]
+        models = [_row_value(m, Model) for m in models]
     elif command == "step":
-        models = _native(models, Model)
+        models = _row_value(models, Model)
     clusters = _sequence(cluster, _numpy_or_none())
     if type(clusters) is memoryview:
         clusters = clusters.tolist()
-    clusters = [_native(c, Cluster) for c in clusters] if type(clusters) is list else _native(clusters, Cluster)
+    clusters = [_row_value(c, Cluster) for c in clusters] if type(clusters) is list else _row_value(clusters, Cluster)
     if command == "step":
         raw = native(models, clusters, columns, _threads(threads), _cell)
     else:
@@ -440,7 +440,7 @@ def collective(cluster=None, op="all_reduce", size=None, **options):
     oversubscription, scale_up_domain)."""
     options = dict(options, op=op, bytes=size)
     if _CLI_ONLY.isdisjoint(options):
-        return _core.collective(_native(cluster, Cluster), options, _cell)
+        return _core.collective(_row_value(cluster, Cluster), options, _cell)
     return _cli("collective", [], options, cluster=cluster)
 
 
@@ -487,7 +487,7 @@ def step(model=None, cluster=None, **options):
     (``commscale step --help``). With no model, cluster or topology: the README's demo (GPT-3 175B
     on 16 DGX A100)."""
     if _CLI_ONLY.isdisjoint(options):
-        return _core.step(_native(model, Model), _native(cluster, Cluster), options, _cell)
+        return _core.step(_row_value(model, Model), _row_value(cluster, Cluster), options, _cell)
     return _cli("step", [], options, model, cluster)
 
 
