@@ -196,8 +196,9 @@ public:
         return text(into, v.cast<std::string>());
     }
 
-    /// The cells of a contiguous one-dimensional buffer of int64 ('l'/'q'), float64 ('d') or bool
-    /// ('?') values (a NumPy array's memoryview); false for any other buffer.
+    /// The cells of a contiguous one-dimensional buffer of int64 ('l'/'q'), float64 ('d'), bool
+    /// ('?') or fixed-width string ('Nw') values (a NumPy array's memoryview); false for any other
+    /// buffer.
     bool buffer(const Py_buffer& view, column& into) const {
         if (view.ndim != 1 || view.format == nullptr || view.itemsize <= 0) return false;
         const std::string_view format(view.format);
@@ -221,6 +222,21 @@ public:
                 into.cells[i].k = cell::kind::boolean;
                 into.cells[i].boolean = v[i] != 0;
             }
+        } else if (!format.empty() && format.back() == 'w' && view.itemsize % 4 == 0) {
+            // NumPy's fixed-width strings (UCS-4, NUL-padded): each distinct run of text held once
+            const auto width = static_cast<std::size_t>(view.itemsize) / 4;
+            const auto* v = static_cast<const char32_t*>(view.buf);
+            std::u32string_view previous;
+            cell previous_cell;
+            for (std::size_t i = 0; i < n; ++i) {
+                std::u32string_view code_points(v + i * width, width);
+                while (!code_points.empty() && code_points.back() == U'\0') code_points.remove_suffix(1);
+                if (i == 0 || code_points != previous) {
+                    previous = code_points;
+                    previous_cell = seen_text(into, utf8(code_points));
+                }
+                into.cells[i] = previous_cell;
+            }
         } else {
             into.cells.clear();
             return false;
@@ -234,6 +250,29 @@ private:
         c.k = cell::kind::text;
         c.text = &into.texts.emplace_back(std::move(t));
         return c;
+    }
+    /// UTF-8 of code points (NumPy's strings hold valid ones; anything else becomes U+FFFD).
+    [[nodiscard]] static std::string utf8(std::u32string_view code_points) {
+        std::string out;
+        for (char32_t c : code_points) {
+            if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
+            if (c < 0x80) {
+                out += static_cast<char>(c);
+            } else if (c < 0x800) {
+                out += static_cast<char>(0xC0 | (c >> 6));
+                out += static_cast<char>(0x80 | (c & 0x3F));
+            } else if (c < 0x10000) {
+                out += static_cast<char>(0xE0 | (c >> 12));
+                out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+                out += static_cast<char>(0x80 | (c & 0x3F));
+            } else {
+                out += static_cast<char>(0xF0 | (c >> 18));
+                out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+                out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+                out += static_cast<char>(0x80 | (c & 0x3F));
+            }
+        }
+        return out;
     }
     py::handle text_of_;  // commscale._cell
     /// A text cell for `t`: the column's earlier cell of the same text, among its last few texts.
@@ -327,7 +366,7 @@ batch make_batch(const cli::command& cmd, py::handle model, py::handle cluster, 
             c.sequence = true;
         } else if (columns && PyMemoryView_Check(value.ptr())) {
             if (!text.buffer(*PyMemoryView_GET_BUFFER(value.ptr()), c))
-                throw commscale::input_error(keyword, "an array of another type", "a sequence of values (int64, float64 or bool array)");
+                throw commscale::input_error(keyword, "an array of another type", "a sequence of values (int64, float64, bool or str array)");
             count = c.cells.size();
             c.sequence = true;
         } else {

@@ -236,7 +236,7 @@ def _numpy(arrays):
 
 def _sequence(value, numpy):
     """A keyword's values as the native rows take them: a list (one value per row), a memoryview
-    of a NumPy array's int64, float64 or bool values, or a scalar."""
+    of a NumPy array's int64, float64, bool or str values, or a scalar."""
     t = type(value)
     if t is list:
         return value
@@ -255,7 +255,7 @@ def _sequence(value, numpy):
             return memoryview(numpy.ascontiguousarray(a, dtype=numpy.bool_))
         if kind == "i" or (kind == "u" and a.dtype.itemsize < 8):
             return memoryview(numpy.ascontiguousarray(a, dtype=numpy.int64))
-        if a.dtype == numpy.float64:
+        if a.dtype == numpy.float64 or kind == "U":
             return memoryview(numpy.ascontiguousarray(a))
         if kind == "f":
             return [_text(v) for v in a]  # float32 and float16 keep their own shortest text, as one call writes them
@@ -280,7 +280,7 @@ def _check_grid_keywords(function, keywords):
 def _input_column(given, values, rows, numpy):
     """An input keyword as a result column: its values, one per row."""
     if type(values) is memoryview:  # a NumPy array
-        return given if numpy is not None else values.tolist()
+        return given if numpy is not None else _numpy_or_none().asarray(given).tolist()
     if type(values) is not list:
         if numpy is None:
             return [values] * rows
@@ -353,14 +353,14 @@ def _grid(command, native, model, cluster, keywords, threads, arrays, shown_as=N
     inputs = {shown_as.get(k, k): (keywords[k], values) for k, values in columns.items() if keywords[k] is not None}
     models = _sequence(model, _numpy_or_none())
     if type(models) is memoryview:
-        models = models.tolist()
+        models = _numpy_or_none().asarray(model).tolist()
     if type(models) is list:
         models = [_row_value(m, Model) for m in models]
     elif command == "step":
         models = _row_value(models, Model)
     clusters = _sequence(cluster, _numpy_or_none())
     if type(clusters) is memoryview:
-        clusters = clusters.tolist()
+        clusters = _numpy_or_none().asarray(cluster).tolist()
     clusters = [_row_value(c, Cluster) for c in clusters] if type(clusters) is list else _row_value(clusters, Cluster)
     if command == "step":
         raw = native(models, clusters, columns, _threads(threads), _cell)

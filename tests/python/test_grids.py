@@ -405,6 +405,15 @@ def test_numpy_arrays_as_columns():
     for i in range(4):
         assert_row_is(table, i, cs.step("llama3-70b", "dgx-h100", nodes=8, tp=int(tp[i]), compute_efficiency=float(eff[i]),
                                         sequence_parallel=bool(sp[i]), recompute=str(table["recompute"][i])), "step")
+    # str arrays (UTF-8 beyond ASCII too), model arrays, and lists out where arrays=False
+    names = numpy.array(["llama3-8b", "llama2-7b"])
+    t = cs.steps(names, "dgx-h100", recompute=numpy.array(["none", "full"]), framework=numpy.array(["fsdp", "fsdp"]),
+                 arrays=False)
+    assert t["model"] == ["llama3-8b", "llama2-7b"] and t["recompute"] == ["none", "full"]
+    assert_row_is(t, 1, cs.step("llama2-7b", "dgx-h100", recompute="full", framework="fsdp"), "step")
+    bad = cs.steps("llama3-8b", "dgx-h100", recompute=numpy.array(["n\u00f6ne", "\U0001F600"]), arrays=False)
+    assert bad["error"] == [cli_error("step", "--model", "llama3-8b", "--cluster", "dgx-h100", "--recompute", v)
+                            for v in ("n\u00f6ne", "\U0001F600")]
     # float32 values are read as one call writes them (their own shortest text)
     f32 = cs.steps("llama3-8b", "dgx-h100", compute_efficiency=numpy.array([0.1], dtype=numpy.float32))
     assert f32["step_s"][0] == cs.step("llama3-8b", "dgx-h100", compute_efficiency=numpy.float32(0.1))["step_s"]
