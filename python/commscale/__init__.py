@@ -234,7 +234,7 @@ def _numpy(arrays):
     raise ValueError(f"commscale: arrays: expected True, False or None (NumPy arrays when installed), got {arrays!r}")
 
 
-def _sequence(value, numpy):
+def _sequence(value, numpy, keyword):
     """A keyword's values as the native rows take them: a list (one value per row), a memoryview
     of a NumPy array's int64, float64, bool or str values, or a scalar."""
     t = type(value)
@@ -249,7 +249,8 @@ def _sequence(value, numpy):
         if a.ndim == 0:
             return value
         if a.ndim != 1:
-            raise ValueError(f"commscale: {a.ndim}-dimensional array: expected a scalar or a sequence of one value per row")
+            raise ValueError(f"commscale: {keyword}: expected a scalar or a sequence of one value per row, "
+                             f"got a {a.ndim}-dimensional array of shape {a.shape}")
         kind = a.dtype.kind
         if kind == "b":
             return memoryview(numpy.ascontiguousarray(a, dtype=numpy.bool_))
@@ -348,17 +349,17 @@ def _grid(command, native, model, cluster, keywords, threads, arrays, shown_as=N
     """Evaluates a grid: `keywords` (scalars or sequences) as columns for `native`, the result as
     `_table` writes it with the inputs under their keyword (or `shown_as` name)."""
     numpy = _numpy(arrays)
-    columns = {k: _sequence(v, _numpy_or_none()) for k, v in keywords.items()}
+    columns = {k: _sequence(v, _numpy_or_none(), k) for k, v in keywords.items()}
     shown_as = shown_as or {}
     inputs = {shown_as.get(k, k): (keywords[k], values) for k, values in columns.items() if keywords[k] is not None}
-    models = _sequence(model, _numpy_or_none())
+    models = _sequence(model, _numpy_or_none(), "model")
     if type(models) is memoryview:
         models = _numpy_or_none().asarray(model).tolist()
     if type(models) is list:
         models = [_row_value(m, Model) for m in models]
     elif command == "step":
         models = _row_value(models, Model)
-    clusters = _sequence(cluster, _numpy_or_none())
+    clusters = _sequence(cluster, _numpy_or_none(), "cluster")
     if type(clusters) is memoryview:
         clusters = _numpy_or_none().asarray(cluster).tolist()
     clusters = [_row_value(c, Cluster) for c in clusters] if type(clusters) is list else _row_value(clusters, Cluster)
