@@ -10,6 +10,7 @@
 // clusters are parsed once per call, or once for good as handles (ModelValue, ClusterValue).
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -339,11 +340,16 @@ private:
     std::map<std::string, long long> by_text_;
 };
 
+/// A keyword that stands for an option of another name (cs.collectives' `sizes` for --bytes).
+struct alias {
+    std::string_view keyword, option;
+};
+
 /// The keywords of a call as a batch of rows of `cmd`'s options: each value a scalar, or (where
 /// `columns`) a list of one value per row, every list as long as the others. An unknown keyword is
 /// the command line's unknown-option error.
 batch make_batch(const cli::command& cmd, py::handle model, py::handle cluster, const py::dict& keywords, bool columns,
-                 const converter& text) {
+                 const converter& text, std::initializer_list<alias> aliases) {
     batch b;
     b.command = &cmd;
     std::string first_sequence;
@@ -352,10 +358,15 @@ batch make_batch(const cli::command& cmd, py::handle model, py::handle cluster, 
     auto add = [&](const std::string& keyword, py::handle value, auto&& convert) {
         std::string name = keyword;
         std::replace(name.begin(), name.end(), '_', '-');
+        for (const alias& a : aliases)
+            if (a.keyword == keyword) name = a.option;
         const cli::option_spec* spec = nullptr;
         for (const cli::option_spec& o : cmd.options)
             if (o.name == name) spec = &o;
         if (!spec) throw cli::unknown_option_error(cmd, name);
+        for (const column& other : b.columns)
+            if (other.name == name)
+                throw commscale::input_error(keyword, "given with another keyword for --" + name, "one of the two");
         column& c = b.columns.emplace_back(column{std::move(name), spec, false, {}, {}});
         std::size_t count = 0;
         if (columns && PyList_CheckExact(value.ptr())) {
@@ -395,9 +406,9 @@ batch make_batch(const cli::command& cmd, py::handle model, py::handle cluster, 
 
 /// Builds a batch, turning its input errors into ValueError.
 batch batch_of(const cli::command& cmd, py::handle model, py::handle cluster, const py::dict& keywords, bool columns,
-               py::handle text_of) {
+               py::handle text_of, std::initializer_list<alias> aliases = {}) {
     try {
-        return make_batch(cmd, model, cluster, keywords, columns, converter(text_of));
+        return make_batch(cmd, model, cluster, keywords, columns, converter(text_of), aliases);
     } catch (const commscale::input_error& e) {
         throw py::value_error("commscale: " + std::string(e.what()));
     }
@@ -538,7 +549,7 @@ py::tuple steps(py::handle model, py::handle cluster, const py::dict& columns, u
 }
 
 py::tuple collectives(py::handle cluster, const py::dict& columns, unsigned threads, py::handle text_of) {
-    const batch b = batch_of(command_named("collective"), py::none(), cluster, columns, true, text_of);
+    const batch b = batch_of(command_named("collective"), py::none(), cluster, columns, true, text_of, {{"sizes", "bytes"}});
     python_table out(b.rows, cli::collective_number_columns, cli::collective_label_columns);
     {
         py::gil_scoped_release unlocked;

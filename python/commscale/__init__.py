@@ -460,8 +460,9 @@ def collectives(cluster=None, op="all_reduce", sizes=None, *, threads=None, arra
     _check_grid_keywords("collectives", columns)
     keywords = dict(columns)
     keywords["op"] = op
-    keywords["bytes"] = sizes
-    return _grid("collective", _core.collectives, None, cluster, keywords, threads, arrays, {"bytes": "size"})
+    if sizes is not None:
+        keywords["sizes"] = sizes  # --bytes
+    return _grid("collective", _core.collectives, None, cluster, keywords, threads, arrays, {"sizes": "size"})
 
 
 def sweep(cluster=None, op="all_reduce", **options):

@@ -380,6 +380,11 @@ def test_a_scalar_error_fails_every_row_with_the_clis_message():
 def test_grid_input_errors_name_the_keyword():
     with pytest.raises(ValueError, match=r"^commscale: pp: expected 3 values, one per row, as tp has, got 2 values$"):
         cs.steps("llama3-8b", "dgx-h100", tp=[1, 2, 4], pp=[1, 2])
+    with pytest.raises(ValueError, match=r"^commscale: sizes: expected 3 values, one per row, as op has, got 2 values$"):
+        cs.collectives("dgx-h100", ["all_reduce", "all_gather", "broadcast"], [1024, 2048])
+    with pytest.raises(ValueError, match=r"^commscale: sizes: expected one of the two, got given with another keyword for --bytes$"):
+        cs.collectives("dgx-h100", "all_reduce", [1024], bytes=[2048])
+    assert cs.collectives("dgx-h100", "all_reduce", bytes=[1024], arrays=False)["bytes"] == [1024]
     with pytest.raises(ValueError) as e:
         cs.steps("llama3-8b", "dgx-h100", micro_batchh=[1, 2])
     assert str(e.value) == cli_error("step", "--micro-batchh", "2")
