@@ -288,7 +288,7 @@ def _input_column(given, values, rows, numpy):
         if type(values) in (bool, int, float, str):
             return numpy.full(rows, values)
         column = numpy.empty(rows, dtype=object)
-        column[:] = [values]
+        column.fill(values)
         return column
     if numpy is None:
         return list(values)
@@ -322,12 +322,14 @@ def _table(raw, command, inputs, numpy):
             out[key] = column
         for key, texts, buffer in labels:
             if len(texts) == 1 and not failed:  # one text in every row (the model's name, say)
-                out[key] = numpy.full(rows, texts[0], dtype=object)
+                column = numpy.empty(rows, dtype=object)
+                column.fill(texts[0])  # (numpy.full is several times slower for objects)
+                out[key] = column
                 continue
             lookup = numpy.empty(len(texts) + 1, dtype=object)
             lookup[1:] = texts  # code 0: a failed row (None)
             out[key] = lookup.take(numpy.frombuffer(buffer, dtype=numpy.uint32))
-        errors = numpy.full(rows, None, dtype=object)
+        errors = numpy.empty(rows, dtype=object)  # None in every row
     else:
         formats = {"real": "d", "integer": "q", "boolean": "?"}
         for key, kind, buffer in numbers:
