@@ -54,15 +54,10 @@ int run(const std::vector<std::string>& all, std::ostream& out, std::ostream& er
         out << buf.str();
         out.flush();
         return rc;
-    } catch (const commscale::input_error& e) {
-        err << "commscale: " << e.what() << "\n";
-        return 2;
-    } catch (const nlohmann::json::exception& e) {
-        err << "commscale: invalid JSON: " << e.what() << "\n";
-        return 2;
-    } catch (const std::exception& e) {
-        err << "commscale: internal error: " << e.what() << "\n";
-        return 1;
+    } catch (...) {
+        const failure f = current_failure();
+        err << f.message << "\n";
+        return f.invalid_input ? 2 : 1;
     }
 }
 

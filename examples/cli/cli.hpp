@@ -78,6 +78,13 @@ public:
         return commscale::parse_number(*v, "--" + std::string(name));
     }
 
+    /// Size option (bytes, or a number with a unit: parse_size); `fallback` if absent.
+    [[nodiscard]] commscale::data_size size(std::string_view name, commscale::data_size fallback) const {
+        auto v = get(name);
+        if (!v) return fallback;
+        return commscale::parse_size(*v, "--" + std::string(name));
+    }
+
     static long long parse_int(const std::string& field, const std::string& text, long long lo, long long hi) {
         std::size_t pos = 0;
         long long v = 0;
@@ -115,6 +122,21 @@ inline std::vector<command>& registry() {
     return r;
 }
 
+/// The registered command `name`, or nullptr.
+[[nodiscard]] inline const command* find_command(std::string_view name) {
+    for (const command& c : registry())
+        if (c.name == name) return &c;
+    return nullptr;
+}
+
+/// The error for an option `--name` that `cmd` does not have, with the nearest of its options
+/// ("did you mean").
+[[nodiscard]] inline commscale::input_error unknown_option_error(const command& cmd, std::string_view name) {
+    std::vector<std::string> cands{"--json", "--help"};
+    for (const option_spec& k : cmd.options) cands.push_back("--" + k.name);
+    return commscale::unknown_name("option of '" + cmd.name + "'", "--" + std::string(name), cands);
+}
+
 /// Static registration: `static cli::registrar reg{cli::command{...}};` in a commands/*.cpp file.
 struct registrar {
     explicit registrar(command c) { registry().push_back(std::move(c)); }
@@ -134,6 +156,28 @@ inline std::vector<option_spec> topology_options() {
         {"oversubscription", true, "leaf-to-spine oversubscription ratio (e.g. 7 for 7:1)"},
         {"scale-up-domain", true, "GPUs sharing one NVLink fabric: GPUs per node, or a multiple (72: an NVL72 rack of trays)"},
     };
+}
+
+/// The one-line message of a command that failed, and how (CLI.md "Exit codes").
+struct failure {
+    std::string message;        ///< "commscale: FIELD: expected ..., got ..." (no newline)
+    bool invalid_input = true;  ///< exit 2 (invalid input); false: exit 1 (internal error)
+};
+
+/// The failure of the exception being handled (call it inside a catch block): input errors and
+/// JSON the library could not read are invalid input; anything else is an internal error.
+[[nodiscard]] inline failure current_failure() {
+    try {
+        throw;
+    } catch (const commscale::input_error& e) {
+        return {"commscale: " + std::string(e.what()), true};
+    } catch (const nlohmann::json::exception& e) {
+        return {"commscale: invalid JSON: " + std::string(e.what()), true};
+    } catch (const std::exception& e) {
+        return {"commscale: internal error: " + std::string(e.what()), false};
+    } catch (...) {
+        return {"commscale: internal error: an exception of unknown type", false};
+    }
 }
 
 /// Where print_json hands its document instead of printing it, when set: the Python module runs
@@ -171,6 +215,29 @@ inline void print_json(std::ostream& out, nlohmann::json&& j) {
     }
     out << j.dump(2) << "\n";
 }
+
+/// How a column of tabular results holds its values.
+enum class column_type { real, integer, boolean };
+
+/// One number of a result's --json document as a column of tabular results (the Python module's
+/// cs.steps and cs.collectives): its key (a nested key joined to its parent's by '.'), its type,
+/// and the value the document has there (NaN where it has null). The Python tests compare every
+/// column with the document, key by key, and check that no number of the document is left out.
+template <class Prediction>
+struct number_column {
+    std::string_view key;
+    column_type type;
+    double (*value)(const Prediction&);
+};
+
+/// One text of a result's --json document as a column of tabular results (few distinct values:
+/// names and verdict words). `Text` is std::string_view where the texts are names that outlive
+/// the prediction (catalog names, interned names), std::string otherwise.
+template <class Prediction, class Text = std::string_view>
+struct label_column {
+    std::string_view key;
+    Text (*value)(const Prediction&);
+};
 
 /// A plain-text table with left-aligned first column and right-aligned others.
 inline void print_table(std::ostream& out, const std::vector<std::string>& header,

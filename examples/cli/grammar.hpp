@@ -1,8 +1,9 @@
 #pragma once
-// The CLI's grammar on CLI11: one app with a subcommand per registered command (cli.hpp's
-// registry). Only the dispatcher (app.cpp) includes it, so the commands compile without CLI11.
+// The CLI's grammar on CLI11: one app per registered command (cli.hpp's registry). Only the
+// dispatcher (app.cpp) includes it, so the commands compile without CLI11.
 // Contract: docs/CLI.md.
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -23,9 +24,11 @@ namespace cli {
     return std::any_of(topo.begin(), topo.end(), [&](const option_spec& o) { return o.name == name; });
 }
 
-/// The command line's grammar: one CLI11 app with a subcommand per registered command, each with
-/// its options (the topology flags as an option group) and the --json and --help flags. Built once
-/// per thread from the registry and reused: CLI11 clears an app's results when it parses again.
+/// The command line's grammar: one CLI11 app per registered command, each with its options (the
+/// topology flags as an option group) and the --json and --help flags. Built once per thread from
+/// the registry and reused: CLI11 clears an app's results (and those of its subcommands) when it
+/// parses again, so apps of their own, rather than subcommands of one app, keep a parse from
+/// clearing every command's options (the Python module parses tens of thousands of lines a second).
 ///
 /// CLI11 does the tokenizing (--name value, --name=value, "--" ending the options); the errors
 /// keep the CLI's contract (docs/CLI.md): an unknown option is reported with "did you mean", an
@@ -34,14 +37,12 @@ namespace cli {
 class grammar {
 public:
     grammar() {
-        app_.set_help_flag();
-        app_.allow_extras();  // what follows "--" comes back here: positional arguments
-        app_.require_subcommand(1, 1);  // one command: a later command name is an argument
         for (const command& c : registry()) {
-            CLI::App* sub = app_.add_subcommand(c.name, c.summary);
+            auto app = std::make_unique<CLI::App>(c.summary, c.name);
+            CLI::App* sub = app.get();
             sub->set_help_flag();  // --help prints the command's usage (below)
-            sub->allow_extras();   // positional arguments and unknown options, in order
-            entry e{&c, sub, {}};
+            sub->allow_extras();   // positional arguments and unknown options, in order ("--" too)
+            entry e{&c, std::move(app), {}};
             for (const option_spec& o : c.options) {
                 CLI::Option* opt = add(*sub, o);
                 // A group of the subcommand's own options, not a CLI11 option-group app: CLI11
@@ -58,19 +59,26 @@ public:
     /// Parses a whole command line (`all[0]` a registered command's name) into its arguments.
     [[nodiscard]] args parse(const command& cmd, const std::vector<std::string>& all) {
         const entry& e = find(cmd);
-        std::vector<std::string> reversed(all.rbegin(), all.rend());  // CLI11 pops from the back
+        // CLI11 pops from the back; the command's name is not an argument of its app
+        std::vector<std::string> reversed(all.rbegin(), all.rend() - 1);
         try {
-            app_.parse(reversed);
+            e.app->parse(reversed);
         } catch (const CLI::ParseError& error) {
             throw mismatch(e, all, error);
         }
         if (auto flagged = flag_with_value(e, all)) throw *flagged;
         args a;
+        // the extras in order: unknown options and positional arguments, then "--" (kept by CLI11
+        // as an extra of an app without positional options) and what follows it, all positional
+        bool options_ended = false;
         for (const std::string& s : e.app->remaining()) {
-            if (s.size() > 2 && s.rfind("--", 0) == 0) unknown_option(e, s.substr(2, s.find('=') - 2));
+            if (!options_ended && s == "--") {
+                options_ended = true;
+                continue;
+            }
+            if (!options_ended && s.size() > 2 && s.rfind("--", 0) == 0) unknown_option(e, s.substr(2, s.find('=') - 2));
             a.positional.push_back(s);
         }
-        for (const std::string& s : app_.remaining()) a.positional.push_back(s);
         for (const bound& o : e.options) {
             if (o.option->count() == 0) continue;
             if (!o.takes_value) {
@@ -116,7 +124,7 @@ private:
     };
     struct entry {
         const command* cmd;
-        CLI::App* app;
+        std::unique_ptr<CLI::App> app;
         std::vector<bound> options;
     };
 
@@ -136,11 +144,7 @@ private:
         throw std::logic_error("command '" + cmd.name + "' is not in the grammar");
     }
 
-    [[noreturn]] static void unknown_option(const entry& e, const std::string& name) {
-        std::vector<std::string> cands{"--json", "--help"};
-        for (const option_spec& k : e.cmd->options) cands.push_back("--" + k.name);
-        throw commscale::unknown_name("option of '" + e.cmd->name + "'", "--" + name, cands);
-    }
+    [[noreturn]] static void unknown_option(const entry& e, const std::string& name) { throw unknown_option_error(*e.cmd, name); }
 
     /// CLI11's parse errors in the CLI's words: a value given to a flag, an option missing its
     /// value (only the last argument can be), an unknown option; anything else with CLI11's text.
@@ -188,7 +192,6 @@ private:
                                          cmd.usage.substr(0, cmd.usage.find('\n')));
     }
 
-    CLI::App app_{"commscale"};
     std::vector<entry> entries_;
 };
 

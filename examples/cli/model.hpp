@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include <commscale/io/model_json.hpp>
 #include <commscale/workload/models.hpp>
@@ -17,22 +18,44 @@ namespace cli {
 /// The preset used when --model is absent.
 inline constexpr std::string_view default_model_name = "llama2-7b";
 
+/// A model already parsed from its inline JSON text (the Python module's model handles): while
+/// set on this thread, load_model_value returns `value` for exactly `text` instead of parsing it.
+struct parsed_model {
+    std::string_view text;
+    const commscale::transformer* value = nullptr;
+};
+
+/// This thread's parsed model (none by default).
+inline parsed_model& parsed_model_slot() {
+    thread_local parsed_model slot;
+    return slot;
+}
+
 /// A model from a preset name, a config.json file or a config.json object written inline ('{'
 /// first: what the Python module passes for a dict). Errors name `field` or `field.<key>`. A preset
 /// name is a preset even where a file of that name exists (no file-system look-up for presets).
 [[nodiscard]] inline commscale::transformer load_model_value(const std::string& v, const std::string& field) {
+    if (const parsed_model& p = parsed_model_slot(); p.value != nullptr && v == p.text) return *p.value;
     if (auto preset = commscale::find_model(v)) return *preset;
     if (is_inline_json(v)) return commscale::io::model_from_json(commscale::io::parse_json(v, field), field, "custom");
     if (looks_like_file(v)) return commscale::io::load_model_file(v, field);
     return commscale::model_by_name(v, field);
 }
 
+/// The model a command line's --model gives (`a.has("model")`): its text read by load_model_value.
+/// Other sources of option values (the Python module's rows, which hold parsed models) overload
+/// it; the templates below find the overload by argument-dependent lookup.
+[[nodiscard]] inline commscale::transformer given_model(const args& a, const std::string& field) {
+    return load_model_value(*a.get("model"), field);
+}
+
 /// The model --model names (preset, config.json or inline JSON), or the default preset. Errors name
 /// --model (unknown preset, with "did you mean") or --model.<key> (a bad field in the file).
-[[nodiscard]] inline commscale::transformer resolve_model(const args& a) {
-    const auto v = a.get("model");
-    if (!v) return commscale::model_by_name(default_model_name, "--model");
-    return load_model_value(*v, "--model");
+/// `Source` is `args` or anything with its has/get/flag/integer/number members (the Python rows).
+template <class Source>
+[[nodiscard]] commscale::transformer resolve_model(const Source& a) {
+    if (!a.has("model")) return commscale::model_by_name(default_model_name, "--model");
+    return given_model(a, "--model");
 }
 
 /// The option spec of --model, for a command's options list.

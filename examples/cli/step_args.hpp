@@ -2,9 +2,12 @@
 // Shared by the `step` and `scale` commands: their options, the embedded demo defaults, the plan
 // they describe, and the text rendering of one step breakdown (docs/CLI.md "Training step"; the
 // JSON is the library's, io/result_json.hpp).
+#include <array>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -89,29 +92,39 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     return o;
 }
 
-/// True when no model, cluster or topology flag is given: the embedded demo runs.
-[[nodiscard]] inline bool is_demo(const args& a) {
+/// True when no model, cluster or topology flag is given: the embedded demo runs. `Source` here and
+/// below is `args` or anything with its has/get/flag/integer/number/size members (the Python rows).
+template <class Source>
+[[nodiscard]] bool is_demo(const Source& a) {
     return !a.has("model") && !a.has("cluster") && !a.has("gpus") && !has_topology_override(a);
 }
 
-/// The cluster of a step/scale command (demo: 16 DGX A100 nodes). `nodes_is_list` skips --nodes.
-[[nodiscard]] inline commscale::cluster step_cluster(const args& a, bool nodes_is_list) {
+/// The cluster of a step command (demo: 16 DGX A100 nodes).
+template <class Source>
+[[nodiscard]] commscale::cluster step_cluster(const Source& a) {
     if (is_demo(a)) {
         commscale::cluster c = commscale::cluster_by_name(demo_cluster, "--cluster");
         c.nodes = demo_nodes;
         return c;
     }
-    if (nodes_is_list && (a.has("nodes") || a.has("gpus"))) {
+    return resolve_cluster_gpus(a);
+}
+
+/// The cluster of a step/scale command line (demo: 16 DGX A100 nodes). `nodes_is_list` (scale)
+/// skips --nodes and --gpus.
+[[nodiscard]] inline commscale::cluster step_cluster(const args& a, bool nodes_is_list) {
+    if (nodes_is_list && !is_demo(a) && (a.has("nodes") || a.has("gpus"))) {
         args b = a;
         b.values_.erase("nodes");
         b.values_.erase("gpus");
         return resolve_cluster(b);
     }
-    return resolve_cluster_gpus(a);
+    return step_cluster(a);
 }
 
 /// The model of a step/scale command (demo: GPT-3 175B).
-[[nodiscard]] inline commscale::transformer step_model(const args& a) {
+template <class Source>
+[[nodiscard]] commscale::transformer step_model(const Source& a) {
     if (is_demo(a)) return commscale::model_by_name(demo_model, "--model");
     return resolve_model(a);
 }
@@ -120,7 +133,8 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
 /// batch 512 (1M tokens), full recompute. Otherwise tp = pp = cp = ep = 1, dp = GPUs / (tp pp cp),
 /// micro-batch 1, global batch dp x micro-batch (x 4 pp with pipelining, so the bubble is small),
 /// seq = min(2048, the model's context). Validation is predict_step's (errors name plan fields).
-[[nodiscard]] inline commscale::plan step_plan(const args& a, const commscale::transformer& m, long long gpus) {
+template <class Source>
+[[nodiscard]] commscale::plan step_plan(const Source& a, const commscale::transformer& m, long long gpus) {
     using namespace commscale;
     const bool demo = is_demo(a);
     plan p;
@@ -149,7 +163,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     if (auto v = a.get("dtype")) p.precision = precision_from_name(*v, "--dtype");
     if (a.has("compute-efficiency"))
         p.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
-    if (auto v = a.get("bucket")) p.bucket = parse_size(*v, "--bucket");
+    if (a.has("bucket")) p.bucket = a.size("bucket", p.bucket);
     if (a.has("expert-load")) p.expert_load = require_range("--expert-load", a.number("expert-load", 1.0), 1.0, 1e6);
     if (a.has("capacity-factor"))
         p.capacity_factor = require_range("--capacity-factor", a.number("capacity-factor", 1.0), 1e-3, 1e6);
@@ -182,7 +196,6 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     return p;
 }
 
-/// Predictor options from --efficiency.
 /// @brief --dtype must be a precision the cluster's accelerator has a peak for: an input_error naming
 /// --dtype, the value and the accelerator's supported data types otherwise.
 inline void check_precision(const commscale::cluster& c, const commscale::plan& p) {
@@ -190,11 +203,194 @@ inline void check_precision(const commscale::cluster& c, const commscale::plan& 
     if (auto acc = find_accelerator(c.node.accelerator)) (void)peak_for(*acc, p.precision, "--dtype");
 }
 
-[[nodiscard]] inline commscale::step_options step_opts(const args& a) {
+/// Predictor options from --efficiency.
+template <class Source>
+[[nodiscard]] commscale::step_options step_opts(const Source& a) {
     commscale::step_options o;
     if (auto e = a.get("efficiency")) o.mode = commscale::parse<commscale::efficiency_mode>(*e, "--efficiency");
     return o;
 }
+
+/// One `step` prediction with everything its --json document holds: the resolved cluster, model
+/// and plan, the breakdown, and Megatron-Core's own FLOP count.
+struct step_prediction {
+    commscale::cluster cluster{};
+    commscale::transformer model{};
+    commscale::plan plan{};
+    commscale::step_breakdown result{};
+    /// Megatron-Core's count (workload/flops.hpp): causal attention, vocabulary padded to 128 x TP
+    double megatron_model_flops_per_token = 0;
+    double megatron_tflops_per_gpu = 0;  ///< tokens/s x the above / GPUs / 1e12
+};
+
+/// The step on cluster `c` and model `m` (what step_cluster and step_model give for `a`) of the
+/// plan the options describe: validated, predicted, with Megatron-Core's FLOP count. The Python
+/// module's batches resolve `c` and `m` once where no row changes them.
+template <class Source>
+[[nodiscard]] step_prediction predict_step_on(const Source& a, const commscale::cluster& c, const commscale::transformer& m) {
+    using namespace commscale;
+    step_prediction x{c, m};
+    x.plan = step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
+    check_precision(c, x.plan);
+    x.result = predict_step(m, c, x.plan, step_opts(a));
+    // computed here rather than in predict_step: Megatron's convention of the current release
+    x.megatron_model_flops_per_token = in_flops(megatron_model_flops_per_token(m, x.plan.seq, {.tensor_parallel = x.plan.tp}));
+    x.megatron_tflops_per_gpu =
+        x.result.tokens_per_s * x.megatron_model_flops_per_token / static_cast<double>(x.plan.gpus()) / 1e12;
+    return x;
+}
+
+/// The `step` command's prediction from its options (cluster, model, plan; docs/CLI.md "Training
+/// step").
+template <class Source>
+[[nodiscard]] step_prediction predict_step_of(const Source& a) {
+    const commscale::cluster c = step_cluster(a);
+    const commscale::transformer m = step_model(a);
+    return predict_step_on(a, c, m);
+}
+
+/// The verdict of a step breakdown in words (`verdict` of step --json).
+[[nodiscard]] inline std::string step_verdict(const commscale::step_breakdown& r) {
+    using namespace commscale;
+    switch (r.bottleneck) {
+        case step_bottleneck::memory:
+            return "does not fit: " + num(in_bytes(r.memory.total()) / gibi, 1) + " GiB per GPU needed, " +
+                   num(in_bytes(r.memory_capacity) / gibi, 1) +
+                   " GiB available (shard more: ZeRO, more TP/PP, recompute)";
+        case step_bottleneck::compute: return "compute-bound (communication and bubble are smaller than compute)";
+        case step_bottleneck::tp_comm: return "bound by tensor-parallel communication (keep TP inside a node, or lower TP)";
+        case step_bottleneck::pp_comm: return "bound by pipeline send/recv";
+        case step_bottleneck::dp_comm:
+            return "bound by data-parallel gradient communication (more inter-node bandwidth, larger batch, or ZeRO/bucketing)";
+        case step_bottleneck::bubble: return "bound by the pipeline bubble (more micro-batches, fewer stages, or interleaving)";
+        case step_bottleneck::cp_comm: return "bound by context-parallel K/V exchange";
+        case step_bottleneck::ep_comm: return "bound by expert-parallel all-to-all";
+    }
+    return "";
+}
+
+/// The `step --json` document (docs/CLI.md "Training step"): the library's breakdown JSON
+/// (io::step_breakdown_to_json) with the model, cluster, plan, verdict and Megatron-Core's count.
+[[nodiscard]] inline nlohmann::json step_document(const step_prediction& x) {
+    nlohmann::json j = commscale::io::step_breakdown_to_json(x.result);
+    auto& o = j.get_ref<nlohmann::json::object_t&>();
+    o.emplace("model", std::string(x.model.name));
+    o.emplace("cluster", std::string(x.cluster.name));
+    o.emplace("nodes", x.cluster.nodes);
+    o.emplace("gpus", x.cluster.nodes * x.cluster.node.gpus);
+    o.emplace("accelerator", std::string(x.cluster.node.accelerator));
+    o.emplace("plan", commscale::io::plan_to_json(x.plan, x.model));
+    o.emplace("verdict", step_verdict(x.result));
+    o.emplace("megatron_model_flops_per_token", x.megatron_model_flops_per_token);
+    o.emplace("megatron_tflops_per_gpu", x.megatron_tflops_per_gpu);
+    return j;
+}
+
+namespace step_columns_detail {
+using namespace commscale;
+using x_t = const step_prediction&;
+inline constexpr column_type real = column_type::real, integer = column_type::integer, boolean = column_type::boolean;
+/// A rate written as null where unbounded (step_breakdown_to_json): NaN here.
+[[nodiscard]] inline double finite_or_nan(double v) { return std::isfinite(v) ? v : std::numeric_limits<double>::quiet_NaN(); }
+}  // namespace step_columns_detail
+
+/// The numbers of `step --json` (step_document), every key but the plan's optional ones
+/// (account_for_*_in_pipeline_split, cpu_offloading_num_layers) and its stage_layers array.
+inline constexpr auto step_number_columns = [] {
+    using namespace step_columns_detail;
+    using c = number_column<step_prediction>;
+    return std::array{
+        c{"step_s", real, [](x_t x) { return in_seconds(x.result.step); }},
+        c{"compute_s", real, [](x_t x) { return in_seconds(x.result.compute); }},
+        c{"bubble_s", real, [](x_t x) { return in_seconds(x.result.bubble); }},
+        c{"tp_comm_s", real, [](x_t x) { return in_seconds(x.result.tp.total); }},
+        c{"tp_comm_exposed_s", real, [](x_t x) { return in_seconds(x.result.tp.exposed); }},
+        c{"pp_comm_s", real, [](x_t x) { return in_seconds(x.result.pp.total); }},
+        c{"pp_comm_exposed_s", real, [](x_t x) { return in_seconds(x.result.pp.exposed); }},
+        c{"dp_comm_s", real, [](x_t x) { return in_seconds(x.result.dp.total); }},
+        c{"dp_comm_exposed_s", real, [](x_t x) { return in_seconds(x.result.dp.exposed); }},
+        c{"cp_comm_s", real, [](x_t x) { return in_seconds(x.result.cp.total); }},
+        c{"cp_comm_exposed_s", real, [](x_t x) { return in_seconds(x.result.cp.exposed); }},
+        c{"ep_comm_s", real, [](x_t x) { return in_seconds(x.result.ep.total); }},
+        c{"ep_comm_exposed_s", real, [](x_t x) { return in_seconds(x.result.ep.exposed); }},
+        c{"exposed_comm_s", real, [](x_t x) { return in_seconds(x.result.exposed_comm); }},
+        c{"mfu", real, [](x_t x) { return x.result.mfu; }},
+        c{"hfu", real, [](x_t x) { return x.result.hfu; }},
+        c{"tflops_per_gpu", real, [](x_t x) { return in_tflops(x.result.model_flops_per_gpu); }},
+        c{"hardware_tflops_per_gpu", real, [](x_t x) { return in_tflops(x.result.hardware_flops_per_gpu); }},
+        c{"tokens_per_s", real, [](x_t x) { return x.result.tokens_per_s; }},
+        c{"memory_per_gpu_GiB", real, [](x_t x) { return in_bytes(x.result.memory.total()) / gibi; }},
+        c{"memory_capacity_GiB", real, [](x_t x) { return in_bytes(x.result.memory_capacity) / gibi; }},
+        c{"memory_breakdown_GiB.weights", real, [](x_t x) { return in_bytes(x.result.memory.state.weights) / gibi; }},
+        c{"memory_breakdown_GiB.gradients", real, [](x_t x) { return in_bytes(x.result.memory.state.gradients) / gibi; }},
+        c{"memory_breakdown_GiB.optimizer", real, [](x_t x) { return in_bytes(x.result.memory.state.optimizer) / gibi; }},
+        c{"memory_breakdown_GiB.activations", real, [](x_t x) { return in_bytes(x.result.memory.activations) / gibi; }},
+        c{"fits_in_memory", boolean, [](x_t x) { return x.result.fits_in_memory ? 1.0 : 0.0; }},
+        c{"bubble_fraction", real, [](x_t x) { return x.result.bubble_fraction; }},
+        c{"micro_batches", integer, [](x_t x) { return static_cast<double>(x.result.micro_batches); }},
+        c{"compute_efficiency", real, [](x_t x) { return x.result.efficiency; }},
+        c{"dp_window_s", real, [](x_t x) { return in_seconds(x.result.dp_window); }},
+        c{"dp_inter_node_bytes_per_node", real, [](x_t x) { return in_bytes(x.result.dp_inter_node_bytes); }},
+        c{"optimizer_s", real, [](x_t x) { return in_seconds(x.result.optimizer); }},
+        c{"overlap_slowdown_s", real, [](x_t x) { return in_seconds(x.result.overlap_slowdown); }},
+        c{"stage_microbatch_s", real, [](x_t x) { return in_seconds(x.result.stage_microbatch); }},
+        c{"layer_s.gemm_fwd", real, [](x_t x) { return in_seconds(x.result.layer.gemm_fwd); }},
+        c{"layer_s.attention_fwd", real, [](x_t x) { return in_seconds(x.result.layer.attention_fwd); }},
+        c{"layer_s.elementwise_fwd", real, [](x_t x) { return in_seconds(x.result.layer.elementwise_fwd); }},
+        c{"layer_s.gemm_bwd", real, [](x_t x) { return in_seconds(x.result.layer.gemm_bwd); }},
+        c{"layer_s.attention_bwd", real, [](x_t x) { return in_seconds(x.result.layer.attention_bwd); }},
+        c{"layer_s.elementwise_bwd", real, [](x_t x) { return in_seconds(x.result.layer.elementwise_bwd); }},
+        c{"required_inter_node_Gbps", real, [](x_t x) { return finite_or_nan(in_Gbps(x.result.required_inter_node)); }},
+        c{"required_inter_node_step_Gbps", real, [](x_t x) { return finite_or_nan(in_Gbps(x.result.required_inter_node_step)); }},
+        c{"megatron_model_flops_per_token", real, [](x_t x) { return x.megatron_model_flops_per_token; }},
+        c{"megatron_tflops_per_gpu", real, [](x_t x) { return x.megatron_tflops_per_gpu; }},
+        c{"nodes", integer, [](x_t x) { return static_cast<double>(x.cluster.nodes); }},
+        c{"gpus", integer, [](x_t x) { return static_cast<double>(x.cluster.nodes) * x.cluster.node.gpus; }},
+        c{"plan.tp", integer, [](x_t x) { return static_cast<double>(x.plan.tp); }},
+        c{"plan.pp", integer, [](x_t x) { return static_cast<double>(x.plan.pp); }},
+        c{"plan.dp", integer, [](x_t x) { return static_cast<double>(x.plan.dp); }},
+        c{"plan.cp", integer, [](x_t x) { return static_cast<double>(x.plan.cp); }},
+        c{"plan.ep", integer, [](x_t x) { return static_cast<double>(x.plan.ep); }},
+        c{"plan.etp", integer, [](x_t x) { return static_cast<double>(x.plan.expert_tp()); }},
+        c{"plan.micro_batch", integer, [](x_t x) { return static_cast<double>(x.plan.micro_batch); }},
+        c{"plan.global_batch", integer, [](x_t x) { return static_cast<double>(x.plan.global_batch); }},
+        c{"plan.seq", integer, [](x_t x) { return static_cast<double>(x.plan.seq); }},
+        c{"plan.zero", integer, [](x_t x) { return static_cast<double>(x.plan.zero); }},
+        c{"plan.virtual_stages", integer, [](x_t x) { return static_cast<double>(x.plan.chunks()); }},
+        c{"plan.sequence_parallel", boolean, [](x_t x) { return x.plan.sequence_parallel ? 1.0 : 0.0; }},
+        c{"plan.gradient_bytes", integer, [](x_t x) { return static_cast<double>(x.plan.gradient_bytes); }},
+        c{"plan.bucket_bytes", real, [](x_t x) { return in_bytes(x.plan.bucket) >= whole_gradient_bucket ? 0.0 : in_bytes(x.plan.bucket); }},
+        c{"plan.bucket_per_dp_bytes", real, [](x_t x) { return in_bytes(x.plan.bucket_per_dp); }},
+        c{"plan.overlap.dp", boolean, [](x_t x) { return x.plan.overlap.dp ? 1.0 : 0.0; }},
+        c{"plan.overlap.tp", boolean, [](x_t x) { return x.plan.overlap.tp ? 1.0 : 0.0; }},
+        c{"plan.overlap.pp", boolean, [](x_t x) { return x.plan.overlap.pp ? 1.0 : 0.0; }},
+        c{"plan.overlap.zero", boolean, [](x_t x) { return x.plan.overlap.zero ? 1.0 : 0.0; }},
+        c{"plan.overlap.cp", boolean, [](x_t x) { return x.plan.overlap.cp ? 1.0 : 0.0; }},
+        c{"plan.reduce_every_micro_batch", boolean, [](x_t x) { return x.plan.reduce_every_micro_batch ? 1.0 : 0.0; }},
+        c{"plan.expert_load", real, [](x_t x) { return x.plan.expert_load; }},
+        c{"plan.capacity_factor", real, [](x_t x) { return x.plan.capacity_factor; }},
+        c{"plan.pad_to_capacity", boolean, [](x_t x) { return x.plan.pad_to_capacity ? 1.0 : 0.0; }},
+    };
+}();
+
+/// The texts of `step --json` with few distinct values, as columns (the verdict sentence and the
+/// plan's stage_layers are left out).
+inline constexpr auto step_label_columns = [] {
+    using namespace step_columns_detail;
+    using c = label_column<step_prediction>;
+    return std::array{
+        c{"model", [](x_t x) { return std::string_view(x.model.name); }},
+        c{"cluster", [](x_t x) { return std::string_view(x.cluster.name); }},
+        c{"accelerator", [](x_t x) { return std::string_view(x.cluster.node.accelerator); }},
+        c{"bottleneck", [](x_t x) { return std::string_view(contract_bottleneck(x.result.bottleneck)); }},
+        c{"bottleneck_detail", [](x_t x) { return std::string_view(bottleneck_name(x.result.bottleneck)); }},
+        c{"plan.recompute", [](x_t x) { return std::string_view(recompute_name(x.plan.recompute_mode)); }},
+        c{"plan.schedule", [](x_t x) { return std::string_view(schedule_name(x.plan.schedule)); }},
+        c{"plan.dtype", [](x_t x) { return std::string_view(dtype_name(x.plan.precision)); }},
+        c{"plan.framework", [](x_t x) { return std::string_view(framework_name(x.plan.stack)); }},
+        c{"plan.attention", [](x_t x) { return std::string_view(attention_kernel_name(x.plan.attention)); }},
+    };
+}();
 
 /// Seconds as readable text (s or ms).
 [[nodiscard]] inline std::string secs(commscale::duration t) {

@@ -9,6 +9,7 @@
 // nccl-tests all-reduce table ml-engineering-networking publishes).
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -31,7 +32,21 @@ namespace cli {
 /// A cluster from a preset name, a cluster JSON file or inline cluster JSON; errors name `field`
 /// (and `field.<key>` for a bad key of inline JSON). A preset name is a preset even where a file
 /// of that name exists.
+/// A cluster already parsed from its inline JSON text (the Python module's cluster handles): while
+/// set on this thread, load_cluster_value returns `value` for exactly `text` instead of parsing it.
+struct parsed_cluster {
+    std::string_view text;
+    const commscale::cluster* value = nullptr;
+};
+
+/// This thread's parsed cluster (none by default).
+inline parsed_cluster& parsed_cluster_slot() {
+    thread_local parsed_cluster slot;
+    return slot;
+}
+
 [[nodiscard]] inline commscale::cluster load_cluster_value(const std::string& v, const std::string& field) {
+    if (const parsed_cluster& p = parsed_cluster_slot(); p.value != nullptr && v == p.text) return *p.value;
     if (auto preset = commscale::find_cluster(v)) return *preset;  // no file-system look-up for presets
     if (is_inline_json(v)) return commscale::io::cluster_from_json(commscale::io::parse_json(v, field), field);
     if (looks_like_file(v)) return commscale::io::load_cluster_file(v, field);
@@ -43,8 +58,17 @@ namespace cli {
     return commscale::parse_intra_fabric(v, field);
 }
 
-/// True if any topology flag is present (so the cluster is not exactly a preset).
-[[nodiscard]] inline bool has_topology_override(const args& a) {
+/// The cluster a command line's --cluster gives (`a.has("cluster")`): its text read by
+/// load_cluster_value. Other sources of option values (the Python module's rows, which hold parsed
+/// clusters) overload it; the templates below find the overload by argument-dependent lookup.
+[[nodiscard]] inline commscale::cluster given_cluster(const args& a, const std::string& field) {
+    return load_cluster_value(*a.get("cluster"), field);
+}
+
+/// True if any topology flag is present (so the cluster is not exactly a preset). `Source` here and
+/// below is `args` or anything with its has/get/flag/integer/number members (the Python rows).
+template <class Source>
+[[nodiscard]] bool has_topology_override(const Source& a) {
     for (const char* f : {"nodes", "gpus-per-node", "intra", "intra-fabric", "inter", "nics-per-node", "accelerator",
                           "oversubscription"})
         if (a.has(f)) return true;
@@ -64,12 +88,13 @@ namespace cli {
 /// node, a multiple spans nodes on a switched fabric (e.g. 72 for an NVL72 rack of 4-GPU trays).
 /// A G below the node's GPUs is an error, except where `sub_node_domain` (plan: a limit on TP
 /// only) leaves the cluster as it is.
-[[nodiscard]] inline commscale::cluster resolve_cluster(const args& a, bool sub_node_domain = false) {
+template <class Source>
+[[nodiscard]] commscale::cluster resolve_cluster(const Source& a, bool sub_node_domain = false) {
     using namespace commscale;
-    const auto given = a.get("cluster");
+    const bool given = a.has("cluster");
     cluster c{};
     if (given) {
-        c = load_cluster_value(*given, "--cluster");
+        c = given_cluster(a, "--cluster");
     } else {
         c = cluster_by_name(default_cluster_name, "--cluster");
     }
@@ -156,7 +181,8 @@ namespace cli {
 
 /// resolve_cluster, with --gpus N as an alternative to --nodes (nodes = N / GPUs per node); both
 /// given is an error.
-[[nodiscard]] inline commscale::cluster resolve_cluster_gpus(const args& a) {
+template <class Source>
+[[nodiscard]] commscale::cluster resolve_cluster_gpus(const Source& a) {
     using namespace commscale;
     if (!a.has("gpus")) return resolve_cluster(a);
     const long long n = a.integer("gpus", 0, 1, cluster_limits::gpus);
@@ -197,8 +223,9 @@ struct collective_request {
 /// default), and the group: --ranks (default all GPUs of `c`) and --ranks-per-node (default
 /// min(ranks, GPUs per node)), consecutive GPUs; the group must fit on the cluster's nodes.
 /// `default_op` (e.g. the collective of a measured log) stands in for a missing --op.
-[[nodiscard]] inline collective_request read_collective_request(const args& a, const commscale::cluster& c,
-                                                               std::optional<commscale::collective_op> default_op = std::nullopt) {
+template <class Source>
+[[nodiscard]] collective_request read_collective_request(const Source& a, const commscale::cluster& c,
+                                                        std::optional<commscale::collective_op> default_op = std::nullopt) {
     using namespace commscale;
     collective_request r;
     if (default_op && !a.get("op")) r.op = *default_op;
@@ -222,5 +249,68 @@ struct collective_request {
                               (c.domain_spans_nodes() ? " NVLink domain(s)" : " node(s)"));
     return r;
 }
+
+/// One collective as the `collective` command predicts it from its options (docs/CLI.md
+/// "Collectives"): the cluster, the request, the prediction; its JSON is
+/// io::collective_result_to_json(result).
+struct collective_prediction {
+    commscale::cluster cluster{};
+    collective_request request{};
+    commscale::collective_result result{};
+};
+
+/// The `collective` command's prediction on cluster `c` (what resolve_cluster_gpus gives for `a`):
+/// --op, --algo, --efficiency, the group, and --bytes (required, at least 1 byte).
+template <class Source>
+[[nodiscard]] collective_prediction predict_collective_on(const Source& a, const commscale::cluster& c) {
+    using namespace commscale;
+    collective_prediction x;
+    x.cluster = c;
+    x.request = read_collective_request(a, x.cluster);
+    if (!a.has("bytes")) throw input_error("--bytes", "nothing (missing)", "a size such as 1GiB");
+    const data_size size = a.size("bytes", bytes(0.0));
+    if (!(in_bytes(size) >= 1.0))
+        throw input_error("--bytes", detail::number_text(in_bytes(size)), "a size of at least 1 byte");
+    x.result = predict_collective(x.cluster, x.request.group, x.request.op, size, x.request.options);
+    return x;
+}
+
+/// The `collective` command's prediction from its options. predict_collective_on takes the cluster
+/// resolve_cluster_gpus gives for `a` (the Python module's batches resolve it once where no row
+/// changes it).
+template <class Source>
+[[nodiscard]] collective_prediction predict_collective_of(const Source& a) {
+    return predict_collective_on(a, resolve_cluster_gpus(a));
+}
+
+/// The numbers of `collective --json` (io::collective_result_to_json) as columns.
+inline constexpr auto collective_number_columns = [] {
+    using namespace commscale;
+    using c = number_column<collective_prediction>;
+    using x_t = const collective_prediction&;
+    constexpr column_type real = column_type::real, integer = column_type::integer;
+    return std::array{
+        c{"ranks", integer, [](x_t x) { return static_cast<double>(x.result.ranks); }},
+        c{"nodes", integer, [](x_t x) { return static_cast<double>(x.result.nodes); }},
+        c{"bytes", integer, [](x_t x) { return static_cast<double>(std::llround(in_bytes(x.result.bytes))); }},
+        c{"time_us", real, [](x_t x) { return in_us(x.result.time); }},
+        c{"algbw_GBps", real, [](x_t x) { return in_GBps(x.result.algbw); }},
+        c{"busbw_GBps", real, [](x_t x) { return in_GBps(x.result.busbw); }},
+        c{"latency_us", real, [](x_t x) { return in_us(x.result.latency); }},
+        c{"transfer_us", real, [](x_t x) { return in_us(x.result.transfer); }},
+    };
+}();
+
+/// The texts of `collective --json` as columns.
+inline constexpr auto collective_label_columns = [] {
+    using namespace commscale;
+    using c = label_column<collective_prediction, std::string>;
+    using x_t = const collective_prediction&;
+    return std::array{
+        c{"op", [](x_t x) { return std::string(op_name(x.result.op)); }},
+        c{"algorithm", [](x_t x) { return std::string(algorithm_name(x.result.algo)); }},
+        c{"bottleneck", [](x_t x) { return describe_bottleneck(x.result); }},
+    };
+}();
 
 }  // namespace cli

@@ -47,13 +47,10 @@ cli::registrar reg{cli::command{
     "--json: {op, algorithm, ranks, nodes, bytes, time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck}",
     options(),
     [](const cli::args& a, std::ostream& out) {
-        const commscale::cluster c = cli::resolve_cluster_gpus(a);
-        const cli::collective_request req = cli::read_collective_request(a, c);
-        const commscale::data_size size = commscale::parse_size(a.require("bytes", "a size such as 1GiB"), "--bytes");
-        if (!(commscale::in_bytes(size) >= 1.0))
-            throw commscale::input_error("--bytes", commscale::detail::number_text(commscale::in_bytes(size)),
-                                         "a size of at least 1 byte");
-        const auto r = commscale::predict_collective(c, req.group, req.op, size, req.options);
+        const cli::collective_prediction x = cli::predict_collective_of(a);
+        const commscale::cluster& c = x.cluster;
+        const cli::collective_request& req = x.request;
+        const commscale::collective_result& r = x.result;
         const nlohmann::json j = commscale::io::collective_result_to_json(r);
         if (a.flag("json")) {
             cli::print_json(out, j);

@@ -20,24 +20,6 @@ namespace step_command {
 
 using namespace commscale;
 
-std::string verdict_text(const step_breakdown& r) {
-    switch (r.bottleneck) {
-        case step_bottleneck::memory:
-            return "does not fit: " + cli::num(in_bytes(r.memory.total()) / gibi, 1) + " GiB per GPU needed, " +
-                   cli::num(in_bytes(r.memory_capacity) / gibi, 1) +
-                   " GiB available (shard more: ZeRO, more TP/PP, recompute)";
-        case step_bottleneck::compute: return "compute-bound (communication and bubble are smaller than compute)";
-        case step_bottleneck::tp_comm: return "bound by tensor-parallel communication (keep TP inside a node, or lower TP)";
-        case step_bottleneck::pp_comm: return "bound by pipeline send/recv";
-        case step_bottleneck::dp_comm:
-            return "bound by data-parallel gradient communication (more inter-node bandwidth, larger batch, or ZeRO/bucketing)";
-        case step_bottleneck::bubble: return "bound by the pipeline bubble (more micro-batches, fewer stages, or interleaving)";
-        case step_bottleneck::cp_comm: return "bound by context-parallel K/V exchange";
-        case step_bottleneck::ep_comm: return "bound by expert-parallel all-to-all";
-    }
-    return "";
-}
-
 std::string render_svg(const step_breakdown& r, const std::string& title) {
     struct part { const char* name; double s; const char* color; };
     const part parts[] = {{"compute", in_seconds(r.compute), "#4c78a8"},
@@ -104,31 +86,18 @@ cli::registrar reg{cli::command{
     "would take with enough memory.",
     cli::step_options_spec(false),
     [](const cli::args& a, std::ostream& out) {
-        const cluster c = cli::step_cluster(a, false);
-        const transformer m = cli::step_model(a);
-        const plan p = cli::step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
-        cli::check_precision(c, p);
-        const step_options o = cli::step_opts(a);
-        const step_breakdown r = predict_step(m, c, p, o);
-        // Megatron-Core's own count (workload/flops.hpp), computed here rather than in predict_step:
-        // Megatron's convention of the current release (causal attention, vocabulary padded to 128 x TP).
-        const double megatron_per_token = in_flops(megatron_model_flops_per_token(m, p.seq, {.tensor_parallel = p.tp}));
-        const double megatron_tflops = r.tokens_per_s * megatron_per_token / static_cast<double>(p.gpus()) / 1e12;
+        const cli::step_prediction x = cli::predict_step_of(a);
+        const cluster& c = x.cluster;
+        const transformer& m = x.model;
+        const plan& p = x.plan;
+        const step_breakdown& r = x.result;
+        const double megatron_per_token = x.megatron_model_flops_per_token;
+        const double megatron_tflops = x.megatron_tflops_per_gpu;
         const std::string title = std::string(m.name) + " on " + std::to_string(c.nodes) + " x " + std::string(c.name) +
                                   " (" + std::to_string(c.nodes * c.node.gpus) + " x " + std::string(c.node.accelerator) + ")";
         if (auto path = a.get("svg")) io::write_file_atomic(*path, render_svg(r, title), "--svg");
         if (a.flag("json")) {
-            nlohmann::json j = io::step_breakdown_to_json(r);
-            j["model"] = std::string(m.name);
-            j["cluster"] = std::string(c.name);
-            j["nodes"] = c.nodes;
-            j["gpus"] = c.nodes * c.node.gpus;
-            j["accelerator"] = std::string(c.node.accelerator);
-            j["plan"] = io::plan_to_json(p, m);
-            j["verdict"] = verdict_text(r);
-            j["megatron_model_flops_per_token"] = megatron_per_token;
-            j["megatron_tflops_per_gpu"] = megatron_tflops;
-            cli::print_json(out, std::move(j));
+            cli::print_json(out, cli::step_document(x));
             return 0;
         }
         out << title << "\n";
@@ -175,7 +144,7 @@ cli::registrar reg{cli::command{
                                                       cli::num(in_Gbps(c.node.node_injection()), 0) + ")"
                                                 : std::string("unbounded (no backward window)"))
             << "\n";
-        out << "verdict: " << bottleneck_name(r.bottleneck) << " - " << verdict_text(r) << "\n";
+        out << "verdict: " << bottleneck_name(r.bottleneck) << " - " << cli::step_verdict(r) << "\n";
         return 0;
     },
     0, 0}};

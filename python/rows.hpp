@@ -1,0 +1,479 @@
+#pragma once
+// Rows of keyword values for the Python module's step and collective functions: what cs.step and
+// cs.collective receive (one row) and what cs.steps and cs.collectives receive (a column of values
+// per keyword, scalars broadcast). A row is a source of option values for the CLI's own readers
+// (step_args.hpp and topology.hpp take any source with the members of cli::args), so a row gives
+// exactly what the command line gives for the same options, defaults and derivations included,
+// without text: a Python int or float is read as the number the CLI reads from its text, and
+// where the CLI would refuse the text the row refuses the same text with the same message.
+// No Python here: module.cpp turns Python objects into cells.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <commscale/error.hpp>
+#include <commscale/hardware/topology.hpp>
+#include <commscale/units/parse.hpp>
+#include <commscale/workload/transformer.hpp>
+
+#include "cli.hpp"
+
+namespace commscale_python {
+
+/// Python's repr() of a float, which is how the module writes a float for the command line: the
+/// shortest digits that read back as the same double, in positional notation for decimal
+/// exponents -4 to 15 (with ".0" when integral) and as d.ddde+XX otherwise; "nan", "inf", "-inf".
+[[nodiscard]] inline std::string float_text(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[64];
+    const auto done = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    const std::string_view sci(buf, static_cast<std::size_t>(done.ptr - buf));  // [-]d[.ddd]e(+|-)XX
+    const bool negative = sci.front() == '-';
+    const std::size_t e = sci.find('e');
+    std::string digits;
+    for (const char ch : sci.substr(negative ? 1 : 0, e - (negative ? 1 : 0)))
+        if (ch != '.') digits += ch;
+    int exponent = 0;
+    const std::string_view exp_text = sci.substr(e + 1);
+    (void)std::from_chars(exp_text.data() + (exp_text.front() == '+' ? 1 : 0), exp_text.data() + exp_text.size(), exponent);
+    const int point = exponent + 1;  // digits before the decimal point
+    std::string out = negative ? "-" : "";
+    if (point <= -4 || point > 16) {
+        out += digits.substr(0, 1);
+        if (digits.size() > 1) out += "." + digits.substr(1);
+        const int magnitude = exponent < 0 ? -exponent : exponent;
+        out += exponent < 0 ? "e-" : "e+";
+        if (magnitude < 10) out += '0';
+        out += std::to_string(magnitude);
+    } else if (point <= 0) {
+        out += "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
+    } else if (static_cast<std::size_t>(point) >= digits.size()) {
+        out += digits + std::string(static_cast<std::size_t>(point) - digits.size(), '0') + ".0";
+    } else {
+        out += digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
+    }
+    return out;
+}
+
+/// One keyword value of one row (16 bytes: a batch holds one per row of each sequence).
+struct cell {
+    enum class kind : unsigned char {
+        none,     ///< None: the option is left out
+        boolean,  ///< True / False
+        integer,  ///< a Python int that fits in 64 bits
+        real,     ///< a Python float
+        text,     ///< a string, or the text the module writes for any other value
+        parsed,   ///< a model or cluster parsed before the rows (`integer`: index into the batch's)
+    };
+    kind k = kind::none;
+    bool boolean = false;
+    union {
+        long long integer = 0;
+        double real;
+        const std::string* text;  ///< held by the column (texts)
+    };
+
+    /// The text the command line would receive for the value (Python's str() of it).
+    [[nodiscard]] std::string as_text() const {
+        switch (k) {
+            case kind::boolean: return boolean ? "True" : "False";
+            case kind::integer: return std::to_string(integer);
+            case kind::real: return float_text(real);
+            case kind::text: return *text;
+            default: return std::string();
+        }
+    }
+    /// The value as an error message shows it: texts quoted, as the CLI quotes what it was given.
+    [[nodiscard]] std::string shown() const { return k == kind::text ? "'" + *text + "'" : as_text(); }
+};
+
+/// One keyword of a call: the option it stands for and its value, one cell for every row or one
+/// for all (a scalar).
+struct column {
+    std::string name;                         ///< the option, without "--" (micro-batch)
+    const cli::option_spec* spec = nullptr;   ///< the command's option
+    bool sequence = false;                    ///< one cell per row (else one cell, broadcast)
+    std::vector<cell> cells;
+    std::deque<std::string> texts;            ///< the text cells' texts (stable addresses)
+
+    [[nodiscard]] const cell& at(std::size_t row) const { return sequence ? cells[row] : cells.front(); }
+};
+
+/// A model or cluster given to a call, parsed once before the rows: the value or why not.
+template <class T>
+struct parsed {
+    std::optional<T> value;
+    cli::failure error;  ///< when there is no value
+};
+
+/// What a call evaluates: its keywords, the models and clusters they name, and the row count.
+struct batch {
+    const cli::command* command = nullptr;
+    std::vector<column> columns;
+    std::vector<parsed<commscale::transformer>> models;
+    std::vector<parsed<commscale::cluster>> clusters;
+    std::size_t rows = 1;
+    std::uint64_t given = ~std::uint64_t{0};  ///< index()'s bits of the columns' names (all: not indexed)
+
+    /// The column of option `name`, or nullptr. Rows ask for dozens of options each, most of them
+    /// not given: a bit per (length, first and last letter) rules most out before any comparison.
+    [[nodiscard]] bool may_have(std::string_view name) const { return !name.empty() && (given & bit(name)) != 0; }
+    [[nodiscard]] const column* find(std::string_view name) const {
+        if (!may_have(name)) return nullptr;
+        for (const column& c : columns)
+            if (same(c.name, name)) return &c;
+        return nullptr;
+    }
+    /// Records the columns' names for find (after the columns are added).
+    void index() {
+        given = 0;
+        for (const column& c : columns)
+            if (!c.name.empty()) given |= bit(c.name);
+    }
+    [[nodiscard]] static constexpr std::uint64_t bit(std::string_view name) {
+        const auto h = name.size() * 31u + static_cast<unsigned char>(name.front()) * 7u + static_cast<unsigned char>(name.back());
+        return std::uint64_t{1} << (h & 63u);
+    }
+    [[nodiscard]] static bool same(std::string_view a, std::string_view b) {
+        if (a.size() != b.size()) return false;
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (a[i] != b[i]) return false;
+        return true;
+    }
+};
+
+/// A row that failed: the message and kind of failure the command line reports.
+struct row_failure {
+    cli::failure what;
+};
+
+/// One row of a batch as a source of option values: the members of cli::args that the CLI's
+/// readers use. `touched`, when set, collects the options read (to find what no row changes).
+class row_source {
+public:
+    row_source(const batch& b, std::size_t row, std::vector<std::string>* touched = nullptr)
+        : b_(&b), row_(row), touched_(touched) {}
+
+    /// The option's cell in this row; nullptr where it is left out (None, or False for an
+    /// option that takes a value, as the module's command lines leave it out). Inline up to the
+    /// test of the names' bits, which the compiler folds for the readers' literal names: most
+    /// options a row is asked for are not given.
+    [[nodiscard]] const cell* value(std::string_view name) const {
+        if (!touched_ && !b_->may_have(name)) return nullptr;
+        return cell_of(name);
+    }
+
+    /// A flag: True, or (for a `no-X` flag) X given as False.
+    [[nodiscard]] bool flag(std::string_view name) const {
+        if (!touched_ && !b_->may_have(name) && !(negated(name) && b_->may_have(name.substr(3)))) return false;
+        return flag_of(name);
+    }
+    [[nodiscard]] bool has(std::string_view name) const { return value(name) != nullptr || flag(name); }
+    [[nodiscard]] std::optional<std::string> get(std::string_view name) const {
+        const cell* v = value(name);
+        if (!v) return std::nullopt;
+        return v->as_text();
+    }
+    [[nodiscard]] std::string require(const std::string& name, const std::string& expected) const {
+        auto v = get(name);
+        if (!v) throw commscale::input_error("--" + name, "nothing (missing)", expected);
+        return *v;
+    }
+    /// As cli::args::integer: an int in range as it is, anything else read from its text.
+    [[nodiscard]] long long integer(std::string_view name, long long fallback, long long lo, long long hi) const {
+        const cell* v = value(name);
+        if (!v) return fallback;
+        if (v->k == cell::kind::integer) {
+            if (v->integer >= lo && v->integer <= hi) return v->integer;
+            return commscale::require_int_range("--" + std::string(name), v->integer, lo, hi);
+        }
+        return cli::args::parse_int("--" + std::string(name), v->as_text(), lo, hi);
+    }
+    /// As cli::args::number (parse_number): a float or int it accepts as it is (the double its
+    /// text reads as), anything else read from its text.
+    [[nodiscard]] double number(std::string_view name, double fallback) const {
+        const cell* v = value(name);
+        if (!v) return fallback;
+        constexpr double smallest = commscale::detail::absurd_small(commscale::quantity_kind::number);
+        if (v->k == cell::kind::real && std::isfinite(v->real) && (v->real == 0 || v->real >= smallest))
+            return v->real == 0 ? 0.0 : v->real;  // -0.0 reads as 0
+        if (v->k == cell::kind::integer && v->integer >= 0 && v->integer <= exact_integer)
+            return static_cast<double>(v->integer);
+        return commscale::parse_number(v->as_text(), "--" + std::string(name));
+    }
+    /// As cli::args::size (parse_size): a number of bytes it accepts as it is, anything else (a
+    /// text with a unit, an out-of-range number) read from its text.
+    [[nodiscard]] commscale::data_size size(std::string_view name, commscale::data_size fallback) const {
+        const cell* v = value(name);
+        if (!v) return fallback;
+        constexpr double smallest = commscale::detail::absurd_small(commscale::quantity_kind::size);
+        const double largest = commscale::detail::absurd_limit(commscale::quantity_kind::size);
+        if (v->k == cell::kind::real && std::isfinite(v->real) && (v->real == 0 || v->real >= smallest) && v->real <= largest)
+            return commscale::bytes(v->real == 0 ? 0.0 : v->real);
+        if (v->k == cell::kind::integer && v->integer >= 0 && v->integer <= exact_integer &&
+            static_cast<double>(v->integer) <= largest)
+            return commscale::bytes(static_cast<double>(v->integer));
+        return commscale::parse_size(v->as_text(), "--" + std::string(name));
+    }
+
+    /// Throws the failure of a value the row cannot take: a flag given anything but True, False or
+    /// None, an option that takes a value given True (which the command line cannot spell). The
+    /// scalars first (a batch checks them once), then the sequences.
+    void check() const {
+        check_scalars();
+        check_sequences();
+    }
+    void check_scalars() const {
+        for (const column& c : b_->columns)
+            if (!c.sequence) check(c);
+    }
+    void check_sequences() const {
+        for (const column& c : b_->columns)
+            if (c.sequence) check(c);
+    }
+
+    [[nodiscard]] const batch& source() const { return *b_; }
+    [[nodiscard]] std::size_t row() const { return row_; }
+
+private:
+    void check(const column& c) const {
+        const cell& v = c.at(row_);
+        if (v.k == cell::kind::none || v.k == cell::kind::parsed) return;
+        if (!c.spec->takes_value && v.k != cell::kind::boolean)
+            throw commscale::input_error("--" + c.name, v.shown(), "True, False or None (a flag)");
+        if (c.spec->takes_value && v.k == cell::kind::boolean && v.boolean)
+            throw commscale::input_error("--" + c.name, "True", "a value: " + (c.spec->help.empty() ? std::string("see --help") : c.spec->help));
+    }
+    [[nodiscard]] static bool negated(std::string_view name) {
+        return name.size() > 3 && name[0] == 'n' && name[1] == 'o' && name[2] == '-';
+    }
+    [[gnu::noinline]] const cell* cell_of(std::string_view name) const {
+        if (touched_) touched_->emplace_back(name);
+        const column* c = b_->find(name);
+        if (!c) return nullptr;
+        const cell& v = c->at(row_);
+        if (v.k == cell::kind::none || (v.k == cell::kind::boolean && !v.boolean)) return nullptr;
+        return &v;
+    }
+    [[gnu::noinline]] bool flag_of(std::string_view name) const {
+        if (touched_) touched_->emplace_back(name);
+        if (const column* c = b_->find(name)) {
+            const cell& v = c->at(row_);
+            if (v.k == cell::kind::boolean && v.boolean) return true;
+        }
+        if (negated(name)) {
+            if (touched_) touched_->emplace_back(name.substr(3));
+            if (const column* c = b_->find(name.substr(3))) {
+                const cell& v = c->at(row_);
+                if (v.k == cell::kind::boolean && !v.boolean) return true;
+            }
+        }
+        return false;
+    }
+
+    static constexpr long long exact_integer = 1LL << 53;  // every int up to here is a double
+    const batch* b_;
+    std::size_t row_;
+    std::vector<std::string>* touched_;
+};
+
+/// The parsed model or cluster of a row (`has("model")` / `has("cluster")`), or its failure.
+template <class T>
+[[nodiscard]] const T& parsed_value(const row_source& a, std::string_view name, const std::vector<parsed<T>>& values) {
+    const cell* v = a.value(name);
+    const parsed<T>& p = values.at(static_cast<std::size_t>(v->integer));
+    if (!p.value) throw row_failure{p.error};
+    return *p.value;
+}
+
+/// The model --model gives in a row (found by the CLI's readers through argument-dependent lookup).
+[[nodiscard]] inline commscale::transformer given_model(const row_source& a, const std::string&) {
+    return parsed_value(a, "model", a.source().models);
+}
+/// The cluster --cluster gives in a row.
+[[nodiscard]] inline commscale::cluster given_cluster(const row_source& a, const std::string&) {
+    return parsed_value(a, "cluster", a.source().clusters);
+}
+
+/// The failure of the exception being handled, rows' own included.
+[[nodiscard]] inline cli::failure current_row_failure() {
+    try {
+        throw;
+    } catch (const row_failure& f) {
+        return f.what;
+    } catch (...) {
+        return cli::current_failure();
+    }
+}
+
+/// What `read` gives for a batch where no row changes it (the options it reads are scalars or
+/// absent): read once, for the first row; else nothing, and each row reads it.
+template <class T>
+struct invariant {
+    bool holds = false;
+    std::optional<T> value;
+    cli::failure error;
+
+    /// The value, or the row's own when it varies; throws the failure where reading fails.
+    template <class Read>
+    [[nodiscard]] T get(const row_source& a, Read&& read) const {
+        if (!holds) return read(a);
+        if (!value) throw row_failure{error};
+        return *value;
+    }
+};
+
+template <class T, class Read>
+[[nodiscard]] invariant<T> find_invariant(const batch& b, Read&& read) {
+    invariant<T> out;
+    if (b.rows == 0) return out;
+    std::vector<std::string> touched;
+    const row_source first(b, 0, &touched);
+    try {
+        out.value = read(first);
+    } catch (...) {
+        out.error = current_row_failure();
+    }
+    out.holds = std::none_of(touched.begin(), touched.end(), [&](const std::string& name) {
+        const column* c = b.find(name);
+        return c != nullptr && c->sequence && b.rows > 1;
+    });
+    return out;
+}
+
+// ---------------------------------------------------------------- outputs
+
+/// Where the rows write their numbers and texts: one buffer per column, owned by the caller (the
+/// module hands Python's bytearrays), written by row index from any thread.
+struct table {
+    std::vector<double*> reals;              ///< per number column of type real (NaN for failed rows)
+    std::vector<long long*> integers;        ///< per number column of type integer (0 for failed rows)
+    std::vector<unsigned char*> booleans;    ///< per number column of type boolean (0 for failed rows)
+    std::vector<std::uint32_t*> labels;      ///< per label column: 1 + the index into label_names
+    std::vector<std::vector<std::string>> label_names;  ///< per label column, in order of first use
+    std::mutex label_mutex;
+    std::vector<std::pair<std::size_t, cli::failure>> failures;  ///< failed rows (any order)
+    std::mutex failure_mutex;
+};
+
+/// One thread's view of a table: its cache of label codes (a few distinct texts per column).
+class table_writer {
+public:
+    explicit table_writer(table& t) : t_(&t), cache_(t.labels.size()) {}
+
+    /// Writes a label: 1 + its index in the table's names (0 is a failed row's). `lasting`: the
+    /// text lives as long as the process (a catalog or interned name), so the same address is the
+    /// same text, found without comparing the texts.
+    void label(std::size_t column, std::size_t row, std::string_view text, bool lasting) {
+        std::vector<entry>& cache = cache_[column];
+        if (lasting)
+            for (const entry& e : cache)
+                if (e.address == text.data() && e.size == text.size()) {
+                    t_->labels[column][row] = e.code;
+                    return;
+                }
+        std::uint32_t code = 0;
+        for (const entry& e : cache)
+            if (batch::same(e.text, text)) {
+                code = e.code;
+                break;
+            }
+        if (code == 0) {
+            const std::lock_guard<std::mutex> lock(t_->label_mutex);
+            auto& names = t_->label_names[column];
+            const auto it = std::find(names.begin(), names.end(), text);
+            code = static_cast<std::uint32_t>(it - names.begin()) + 1;
+            if (it == names.end()) names.emplace_back(text);
+        }
+        if (cache.size() < 64) cache.push_back({std::string(text), lasting ? text.data() : nullptr, text.size(), code});
+        t_->labels[column][row] = code;
+    }
+    /// Marks a row failed: NaN, 0 and no label in every column, the failure kept.
+    void fail(std::size_t row, cli::failure f) {
+        for (double* c : t_->reals) c[row] = std::numeric_limits<double>::quiet_NaN();
+        for (long long* c : t_->integers) c[row] = 0;
+        for (unsigned char* c : t_->booleans) c[row] = 0;
+        for (std::uint32_t* c : t_->labels) c[row] = 0;
+        const std::lock_guard<std::mutex> lock(t_->failure_mutex);
+        t_->failures.emplace_back(row, std::move(f));
+    }
+
+private:
+    struct entry {
+        std::string text;
+        const char* address;  ///< of a lasting text (else nullptr)
+        std::size_t size;
+        std::uint32_t code;
+    };
+    table* t_;
+    std::vector<std::vector<entry>> cache_;  ///< per label column, the texts this thread has seen
+};
+
+/// Where number column I of `Columns` goes among the table's columns of its type.
+template <const auto& Columns, std::size_t I>
+[[nodiscard]] constexpr std::size_t slot_of() {
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < I; ++k)
+        if (Columns[k].type == Columns[I].type) ++n;
+    return n;
+}
+
+template <const auto& Columns, std::size_t I, class Prediction>
+void write_number(table& t, std::size_t row, const Prediction& x) {
+    constexpr auto c = Columns[I];
+    constexpr std::size_t slot = slot_of<Columns, I>();
+    if constexpr (c.type == cli::column_type::real) t.reals[slot][row] = c.value(x);
+    else if constexpr (c.type == cli::column_type::integer) t.integers[slot][row] = static_cast<long long>(c.value(x));
+    else t.booleans[slot][row] = c.value(x) != 0 ? 1 : 0;
+}
+
+template <const auto& Columns, class Prediction, std::size_t... I>
+void write_numbers(table& t, std::size_t row, const Prediction& x, std::index_sequence<I...>) {
+    (write_number<Columns, I>(t, row, x), ...);
+}
+
+/// Writes a prediction's numbers into the table's number columns (made from `Columns` in order:
+/// the reals, integers and booleans each in the order of the array). Unrolled, so that each
+/// column's reader is inlined.
+template <const auto& Columns, class Prediction>
+void write_numbers(table& t, std::size_t row, const Prediction& x) {
+    write_numbers<Columns>(t, row, x, std::make_index_sequence<Columns.size()>{});
+}
+
+/// Runs `row(index, writer)` for every row on `threads` threads (fewer for small batches), each
+/// taking blocks of rows in turn.
+template <class Row>
+void for_each_row(std::size_t rows, unsigned threads, table& t, Row&& row) {
+    constexpr std::size_t block = 512;
+    const std::size_t blocks = (rows + block - 1) / block;
+    const unsigned n = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks)));
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {  // `row` handles its own failures
+        table_writer w(t);
+        for (std::size_t k; (k = next.fetch_add(1)) < blocks;)
+            for (std::size_t i = k * block, end = std::min(rows, i + block); i < end; ++i) row(i, w);
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(n - 1);
+    for (unsigned i = 1; i < n; ++i) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
+}
+
+}  // namespace commscale_python
