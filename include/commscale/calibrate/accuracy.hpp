@@ -37,6 +37,14 @@ namespace commscale {
 /// @brief The rule of thumb's fraction of the dense peak (model FLOPs utilization).
 inline constexpr double rule_of_thumb_mfu = 0.4;
 
+/// @brief The rule of thumb's tokens/s per GPU for `m` at sequence `seq` in `precision` on `acc`:
+/// rule_of_thumb_mfu x the precision's dense peak / model_flops_per_token.
+[[nodiscard]] inline double rule_of_thumb_tokens_per_s_per_gpu(const transformer& m, const accelerator& acc, dtype precision,
+                                                               double seq) {
+    const double peak = in_tflops(peak_for(acc, precision, "dtype")) * 1e12;
+    return rule_of_thumb_mfu * peak / in_flops(model_flops_per_token(m, seq));
+}
+
 /// @brief One run of the report.
 struct accuracy_run {
     std::string label;        ///< "runs.csv:3 (llama3-8b, 8 GPUs)"
@@ -136,9 +144,7 @@ namespace detail {
             else if (r.step_s) a.measured_tokens_per_s_per_gpu = tokens / (*r.step_s * static_cast<double>(r.gpus));
         } else {
             const double measured_step = detail::measured_step(r);
-            a.measured_tokens_per_s_per_gpu = r.tokens_per_s_per_gpu
-                                                  ? *r.tokens_per_s_per_gpu
-                                                  : tokens / (measured_step * static_cast<double>(r.gpus));
+            a.measured_tokens_per_s_per_gpu = detail::measured_tokens_per_s_per_gpu(r);
             const accuracy_run identified = a;  // what a run the predictor rejects reports
             a.measured_step_s = measured_step;
             try {
@@ -151,9 +157,7 @@ namespace detail {
                 a.step_s = step;
                 a.predicted_tokens_per_s_per_gpu = tokens / (step * static_cast<double>(r.gpus));
                 a.rel_error = a.predicted_tokens_per_s_per_gpu / a.measured_tokens_per_s_per_gpu - 1.0;
-                const double peak = in_tflops(peak_for(acc, r.p.precision, "dtype")) * 1e12;
-                const double per_token = in_flops(model_flops_per_token(r.model, r.p.seq));
-                a.rule_tokens_per_s_per_gpu = rule_of_thumb_mfu * peak / per_token;
+                a.rule_tokens_per_s_per_gpu = rule_of_thumb_tokens_per_s_per_gpu(r.model, acc, r.p.precision, r.p.seq);
                 a.rule_rel_error = a.rule_tokens_per_s_per_gpu / a.measured_tokens_per_s_per_gpu - 1.0;
                 a.bottleneck = std::string(bottleneck_name(s.bottleneck));
                 a.compute_s = in_seconds(s.compute);

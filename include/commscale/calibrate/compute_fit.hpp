@@ -267,9 +267,7 @@ struct compute_fit_case {
         try {
             c.system = detail::cluster_for_run(default_system, r);
             c.acc = accelerator_by_name(c.system.node.accelerator, "cluster.accelerator");
-            const double tokens = static_cast<double>(r.p.global_batch) * r.p.seq;
-            c.measured = r.tokens_per_s_per_gpu ? *r.tokens_per_s_per_gpu
-                                                : tokens / (detail::measured_step(r) * static_cast<double>(r.gpus));
+            c.measured = detail::measured_tokens_per_s_per_gpu(r);
             (void)predict_step(r.model, c.system, c.acc, r.p);  // rejects what the predictor rejects
         } catch (const input_error& e) {
             out.skipped.push_back(r.label + ": " + e.what());
@@ -313,8 +311,7 @@ struct compute_fit_case {
         r.measured = c.measured;
         r.prior = detail::predicted_tokens(c, kernel_constants);
         r.in_sample = detail::predicted_tokens(c, out.constants);
-        const double peak = in_tflops(peak_for(c.acc, c.run->p.precision, "dtype")) * 1e12;
-        r.rule = rule_of_thumb_mfu * peak / in_flops(model_flops_per_token(c.run->model, c.run->p.seq));
+        r.rule = rule_of_thumb_tokens_per_s_per_gpu(c.run->model, c.acc, c.run->p.precision, c.run->p.seq);
     }
     if (opt.cross_validate) {
         auto leave_out = [&](auto key, double compute_fit_run::*field) {

@@ -90,6 +90,13 @@ namespace detail {
     return f / (*r.tflops_per_gpu * 1e12 * static_cast<double>(r.gpus));
 }
 
+/// Measured training tokens per second per GPU of a run: its tokens_per_s_per_gpu, else from the
+/// measured step (measured_step) and the tokens of a step.
+[[nodiscard]] inline double measured_tokens_per_s_per_gpu(const training_run& r) {
+    if (r.tokens_per_s_per_gpu) return *r.tokens_per_s_per_gpu;
+    return static_cast<double>(r.p.global_batch) * r.p.seq / (measured_step(r) * static_cast<double>(r.gpus));
+}
+
 }  // namespace detail
 
 namespace io {

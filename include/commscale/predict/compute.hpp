@@ -246,13 +246,17 @@ struct gemm_pair { double fwd = 0, bwd = 0; };
 struct routed_gemms {
     gemm_pair up, down;
 };
+/// Routed token copies one rank runs through its experts per micro-batch, on an MoE layer: T k e / t
+/// (see routed_gemms) times the busiest rank's effective load.
+[[nodiscard]] constexpr double routed_copies(const transformer& m, const commscale::plan& p) {
+    const double T = static_cast<double>(p.micro_batch) * p.seq / p.cp;
+    return T * m.experts_per_token * p.effective_expert_load() * (static_cast<double>(p.expert_tp()) / p.tp);
+}
 [[nodiscard]] constexpr routed_gemms routed_expert_gemms(const transformer& m, const commscale::plan& p, const compute_params& c) {
-    const double t = p.tp, T = static_cast<double>(p.micro_batch) * p.seq / p.cp, h = m.hidden;
-    const double k = m.experts_per_token, fe = m.expert_width(), gate = m.gated_mlp ? 2.0 : 1.0;
+    const double h = m.hidden, fe = m.expert_width(), gate = m.gated_mlp ? 2.0 : 1.0;
     const double local_experts = std::max(1.0, static_cast<double>(m.experts) / p.ep);
     const double et = p.expert_tp();
-    const double tokens_here = T * k * p.effective_expert_load() * (et / t);
-    const double per_expert = tokens_here / local_experts;
+    const double per_expert = routed_copies(m, p) / local_experts;
     compute_params g = c;  // grouped GEMMs at compute_constants::grouped_gemm_efficiency of the dense rate
     g.inv_gemm_rate = c.inv_gemm_rate / c.grouped_gemm_efficiency;
     return {gemm_fwd_bwd(per_expert, gate * fe / et, h, g, local_experts), gemm_fwd_bwd(per_expert, h, fe / et, g, local_experts)};
@@ -358,8 +362,7 @@ namespace detail {
     const double d_qk = m.qk_head_dim(), d_v = m.value_head_dim();
     // GEMMs
     double gf = 0, gb = 0, gemm_kernels = 0;  // forward GEMM kernels (layer mean)
-    double routed_copies = 0;  // MoE: routed token copies on this rank (mean over the layers)
-    const double k_routed = m.experts_per_token;
+    double moe_copies = 0;  // MoE: routed token copies on this rank (mean over the layers)
     auto add = [&](detail::gemm_pair x, double weight = 1.0) {
         gf += weight * x.fwd;
         gb += weight * x.bwd;
@@ -395,7 +398,7 @@ namespace detail {
         // -> nvte_multi_stream_cublas_gemm, transformer_engine/pytorch/cpp_extensions/gemm.py):
         // E / ep kernels per grouped GEMM, one of which `add` counted
         gemm_kernels += moe * 2.0 * (std::max(1.0, static_cast<double>(m.experts) / p.ep) - 1.0);
-        routed_copies = moe * T * k_routed * p.effective_expert_load() * (p.expert_tp() / t);
+        moe_copies = moe * detail::routed_copies(m, p);
         if (m.shared_experts > 0) {
             const double fs = m.shared_experts * fe;
             add(detail::gemm_fwd_bwd(T, gate * fs / t, h, c), moe);
@@ -447,8 +450,8 @@ namespace detail {
     // reading and writing every routed copy of h values; in low precision the experts' FC1 input
     // is quantized per routed copy after the permutation (the FC2 input, k expert widths per
     // token, is in the casts above)
-    bytes_fwd += routed_copies * 2.0 * (2.0 * h * 2.0);
-    if (c.gemm_input_bytes < 2.0) bytes_fwd += routed_copies * (2.0 + c.gemm_input_bytes) * h;
+    bytes_fwd += moe_copies * 2.0 * (2.0 * h * 2.0);
+    if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * (2.0 + c.gemm_input_bytes) * h;
     r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd, c));
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
@@ -532,14 +535,14 @@ struct layer_key {
     };
     if (modules & recompute_mlp) sec += (1.0 - moe) * mlp_forward(m.ffn);
     if (moe > 0.0) {
-        const double routed_copies = T * m.experts_per_token * p.effective_expert_load() * (p.expert_tp() / t);
         const double fe = m.expert_width() / p.expert_tp();
         const bool whole = (modules & recompute_moe) != 0;
         if (whole) {
             const auto g = detail::routed_expert_gemms(m, p, c);
             sec += moe * (g.up.fwd + g.down.fwd);
         }
-        if (whole || (modules & recompute_moe_act)) sec += moe * detail::memory_seconds(routed_copies * act_bytes * fe, c);
+        if (whole || (modules & recompute_moe_act))
+            sec += moe * detail::memory_seconds(detail::routed_copies(m, p) * act_bytes * fe, c);
         if ((whole || (modules & recompute_shared_experts)) && m.shared_experts > 0)
             sec += moe * mlp_forward(static_cast<double>(m.shared_experts) * m.expert_width());
     }

@@ -324,14 +324,13 @@ struct dp_stream {
 /// Data-parallel communication of a step and what the step waits for (file comment, "dp"): the
 /// gradient buckets of the dense and expert streams back to back on one stream under the first
 /// stage's last backward, the ZeRO-1/2 parameter gathers under the first forward, or ZeRO-3's
-/// per-layer gathers and reduce-scatters; `first_f` / `first_b` are the first stage's forward and
-/// backward of one micro-batch, `layer_f` / `layer_b` one layer's.
+/// per-layer gathers and reduce-scatters; `stage_first_f` / `stage_first_b` are the first stage's
+/// forward and backward of one micro-batch, `layer_f` / `layer_b` one layer's.
 template <class Pricer>
 [[nodiscard]] comm_time dp_exposure(const step_traffic& t, const commscale::plan& p, Pricer& price, double mb,
-                                    int max_stage_layers, duration first_f, duration first_b, duration layer_f,
-                                    duration layer_b) {
+                                    int max_stage_layers, duration stage_first_f, duration stage_first_b,
+                                    duration layer_f, duration layer_b) {
     comm_time dp;
-    const duration stage_first_f = first_f, stage_first_b = first_b;
     const dp_stream streams[] = {{&t.dp_main, t.dp_last_bucket, t.dp_bucket_count},
                                  {&t.dp_expert_main, t.dp_expert_last_bucket, t.dp_expert_bucket_count}};
     // dense gradients over DP x CP; the routed experts' over expert-DP when that differs (one stream)
