@@ -455,6 +455,13 @@ template <class Pricer>
     for (std::size_t i = 0; i < shapes_all.size(); ++i)
         if (static_cast<int>(i % static_cast<std::size_t>(r.shards)) == r.shard) shapes.push_back(shapes_all[i]);
 
+    // the micro-batches each shape's replicas can take: the divisors of global_batch / dp, per
+    // distinct dp (a loop over every integer up to B / dp costs seconds at B ~ 1e9)
+    std::vector<std::pair<int, std::vector<int>>> micro_batches_of;
+    for (const auto& s : shapes)
+        if (std::none_of(micro_batches_of.begin(), micro_batches_of.end(), [&](const auto& e) { return e.first == s.dp; }))
+            micro_batches_of.emplace_back(s.dp, search_detail::divisors(r.global_batch / s.dp));
+
     // one thread per 64 shapes at most: starting a thread costs more than a small space
     const int threads = std::max(1, std::min<int>(r.threads, static_cast<int>((shapes.size() + 63) / 64)));
     std::vector<search_detail::accumulator> acc_of(static_cast<std::size_t>(threads));
@@ -492,8 +499,9 @@ template <class Pricer>
                     p.account_for_embedding_in_pipeline_split = s.embedding;
                     p.account_for_loss_in_pipeline_split = s.loss;
                     const int per_replica = r.global_batch / s.dp;
-                    for (int b = 1; b <= per_replica; ++b) {
-                        if (per_replica % b != 0) continue;
+                    const auto& sizes = std::find_if(micro_batches_of.begin(), micro_batches_of.end(),
+                                                     [&](const auto& e) { return e.first == s.dp; })->second;
+                    for (const int b : sizes) {
                         if (r.max_micro_batch > 0 && b > r.max_micro_batch) break;
                         p.micro_batch = b;
                         if (!schedule_accepts(s.sched, s.pp, per_replica / b)) continue;  // too few micro-batches
