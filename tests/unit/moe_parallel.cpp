@@ -282,26 +282,63 @@ TEST_CASE("expert tensor parallelism: the same expert FLOPs per rank, in GEMMs e
     CHECK(t.etp_gather.bytes.value() == Approx(8.0 * 4096 * 7168 * 2.0 * 2.0 / 8.0));
 }
 
-TEST_CASE("planner: EP searched over every divisor of dp x cp, with etp = tp") {
-    // Mixtral 8x7B (8 experts) on 2 DGX H100 nodes: with cp 2 and dp 4 (tp 2, pp 1) the search
-    // now holds ep 8, which divides dp x cp but not dp; every shape's ep divides dp x cp and the
-    // experts, and every shape validates
+TEST_CASE("planner: EP searched over tp x cp x dp / etp, expert TP over the divisors of tp") {
+    // Megatron-Core (parallel_state.py initialize_model_parallel) lays the expert layers of a stage
+    // out as etp x ep x expert-DP over its tp x cp x dp ranks. Mixtral 8x7B (8 experts, expert
+    // width 14336) on 2 DGX H100 nodes: with etp = tp, ep divides dp x cp (and with cp 2, dp 4 the
+    // search holds ep 8, which divides dp x cp but not dp); with etp < tp, ep may fold over TP too
+    // (tp 2, etp 1, dp 4: ep 8). Every shape validates.
     const cluster c = h100_nodes(2);
     const auto& m = models::mixtral_8x7b;
     search_request r;
     r.global_batch = 64;
     r.seq = 4096;
     const auto shapes = plan_shapes(m, c, r);
-    bool folded = false;
+    bool folded_over_cp = false, folded_over_tp = false, etp_below_tp = false;
     for (const auto& s : shapes) {
-        INFO("tp " << s.tp << " pp " << s.pp << " dp " << s.dp << " cp " << s.cp << " ep " << s.ep);
-        CHECK((s.dp * s.cp) % s.ep == 0);
+        const int etp = s.etp == 0 ? s.tp : s.etp;
+        INFO("tp " << s.tp << " pp " << s.pp << " dp " << s.dp << " cp " << s.cp << " ep " << s.ep << " etp " << etp);
+        CHECK(s.tp % etp == 0);
+        CHECK(m.expert_width() % etp == 0);
+        CHECK((static_cast<long long>(s.tp) * s.cp * s.dp / etp) % s.ep == 0);
+        if (etp == s.tp) CHECK((s.dp * s.cp) % s.ep == 0);
         CHECK(m.experts % s.ep == 0);
-        folded = folded || (s.dp % s.ep != 0);
+        CHECK(s.etp != s.tp);  // etp equal to tp is spelled 0 (Megatron's default), so plans are not listed twice
+        folded_over_cp = folded_over_cp || (etp == s.tp && s.dp % s.ep != 0);
+        folded_over_tp = folded_over_tp || ((s.dp * s.cp) % s.ep != 0);
+        etp_below_tp = etp_below_tp || etp < s.tp;
     }
-    CHECK(folded);
+    CHECK(folded_over_cp);
+    CHECK(folded_over_tp);
+    CHECK(etp_below_tp);
     const auto res = search_plans(m, c, accelerator_by_name(c.node.accelerator), r);
     REQUIRE_FALSE(res.top.empty());
     CHECK(res.rejected == 0);  // every enumerated plan validates
-    for (const auto& x : res.top) CHECK(x.p.expert_tp() == x.p.tp);
+}
+
+TEST_CASE("planner: the published Qwen3 235B layout (TP 2, PP 8, EP 32, expert TP 1 on 256 H100) is in the space") {
+    // Megatron-Bridge 25.11's Qwen3 235B-A22B H100 recipe (calibration set): TP 2, PP 8, EP 32 on
+    // 256 GPUs, dp 16, expert TP 1: ep 32 does not divide dp x cp = 16, so only expert TP 1
+    // (EP folded over TP) makes it valid. The search must enumerate it, and validate() must name
+    // the flag when it is asked for with expert TP = tp.
+    cluster c = h100_nodes(32);
+    const transformer& m = models::qwen3_235b_a22b;
+    search_request r;
+    r.global_batch = 2048;
+    r.seq = 4096;
+    const auto shapes = plan_shapes(m, c, r);
+    CHECK(std::any_of(shapes.begin(), shapes.end(), [](const auto& s) {
+        return s.tp == 2 && s.pp == 8 && s.dp == 16 && s.cp == 1 && s.ep == 32 && s.etp == 1;
+    }));
+    plan p{.tp = 2, .pp = 8, .dp = 16, .ep = 32, .micro_batch = 1, .global_batch = 2048, .seq = 4096};
+    try {
+        validate(p, m, c);
+        FAIL("ep 32 with expert TP = tp 2 and dp 16 must be refused");
+    } catch (const input_error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("plan.ep") != std::string::npos);
+        CHECK(what.find("--etp 1") != std::string::npos);
+    }
+    p.etp = 1;
+    CHECK_NOTHROW(validate(p, m, c));
 }

@@ -69,7 +69,9 @@ void print_text(std::ostream& out, const nlohmann::json& j) {
         if (p.value("account_for_loss_in_pipeline_split", false)) sched += " +L";
         rows.push_back({std::to_string(rank++), std::to_string(p["tp"].get<int>()), std::to_string(p["pp"].get<int>()),
                         std::to_string(p["dp"].get<int>()), std::to_string(p["cp"].get<int>()),
-                        std::to_string(p["ep"].get<int>()), std::to_string(p["micro_batch"].get<int>()),
+                        // expert TP only where it is not tp (planned_to_json's rule)
+                        std::to_string(p["ep"].get<int>()) + (p.contains("etp") ? " etp " + std::to_string(p["etp"].get<int>()) : ""),
+                        std::to_string(p["micro_batch"].get<int>()),
                         std::to_string(p["zero"].get<int>()), p["recompute"].get<std::string>(), sched,
                         p["sequence_parallel"].get<bool>() ? "yes" : "no", cli::num(p["step_s"].get<double>(), 3),
                         cli::num(100 * p["mfu"].get<double>(), 1), cli::num(p["memory_per_gpu_GiB"].get<double>(), 1),
@@ -146,7 +148,8 @@ cli::registrar reg_plan{cli::command{
     "--account-for-*-in-pipeline-split; schedule shown with +E / +L; --no-pipeline-split skips them).\n"
     "Context parallelism keeps at least --min-cp-tokens (default 4096, the fewest of any published run with\n"
     "CP) of the sequence on each CP rank; the Pareto front keeps plans within --pareto-factor (default 2) x\n"
-    "the best step time.\n"
+    "the best step time. For MoE models expert TP (--etp) is searched over tp and its divisors, EP over\n"
+    "tp x cp x dp / etp (shown as `ep etp E` where etp is not tp; plan JSON key `etp`, absent when it is tp).\n"
     "--shard i/N searches one of N disjoint parts (0 <= i < N), for N independent jobs (Slurm job array:\n"
     "--shard $SLURM_ARRAY_TASK_ID/N; Kubernetes indexed job: --shard $JOB_COMPLETION_INDEX/N) each\n"
     "with --json --out shard-i.json; `commscale plan-merge shard-*.json` gives the unsharded ranking.\n"

@@ -610,6 +610,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     // the pipeline-split flags only when set (plan_to_json's rule): read back absent = false
     if (p.account_for_embedding_in_pipeline_split) j["account_for_embedding_in_pipeline_split"] = true;
     if (p.account_for_loss_in_pipeline_split) j["account_for_loss_in_pipeline_split"] = true;
+    // expert tensor parallelism only when it differs from tp (read back absent = tp)
+    if (p.expert_tp() != p.tp) j["etp"] = p.expert_tp();
     return j;
 }
 
@@ -641,6 +643,10 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.sequence_parallel = r.boolean("sequence_parallel");
     p.account_for_embedding_in_pipeline_split = r.boolean_or("account_for_embedding_in_pipeline_split", false);
     p.account_for_loss_in_pipeline_split = r.boolean_or("account_for_loss_in_pipeline_split", false);
+    if (r.has("etp")) {
+        const int etp = r.int32("etp", 1, big);
+        p.etp = etp == p.tp ? 0 : etp;
+    }
     if (gpus > 0 && p.gpus() != gpus)
         throw input_error(r.field("tp"), std::to_string(p.tp) + " (tp x pp x dp x cp = " + std::to_string(p.gpus()) + ")",
                           "a plan whose tp x pp x dp x cp is the search's " + std::to_string(gpus) + " GPUs");

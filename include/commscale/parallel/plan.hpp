@@ -561,11 +561,18 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
             throw input_error("plan.etp", std::to_string(etp),
                               "a divisor of tp x cp x dp (" + std::to_string(stage) + "): the expert layers' ranks of one stage");
         if ((stage / etp) % p.ep != 0) {
-            if (etp == p.tp)
+            if (etp == p.tp) {
+                // name the flag that makes the plan valid: folding EP over TP (expert TP 1, as the
+                // published Megatron-Bridge MoE recipes run) when ep divides tp x cp x dp
+                std::string hint;
+                if (p.tp > 1 && stage % p.ep == 0)
+                    hint = "; or expert tensor parallelism 1 (--etp 1, Megatron's --expert-tensor-parallel-size 1), "
+                           "which folds EP over TP: ep then divides tp x cp x dp (" + std::to_string(stage) + ")";
                 throw input_error("plan.ep", std::to_string(p.ep),
                                   "a divisor of dp x cp (" + std::to_string(p.dp) + " x " + std::to_string(p.cp) + " = " +
                                       std::to_string(static_cast<long long>(p.dp) * p.cp) +
-                                      "): expert parallelism is carved out of data and context parallelism");
+                                      "): expert parallelism is carved out of data and context parallelism" + hint);
+            }
             throw input_error("plan.ep", std::to_string(p.ep),
                               "a divisor of tp x cp x dp / etp (" + std::to_string(stage) + " / " + std::to_string(etp) + " = " +
                                   std::to_string(stage / etp) + "): expert parallelism is carved out of the stage's ranks");

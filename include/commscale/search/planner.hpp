@@ -25,8 +25,11 @@
 ///   layers + 2 (both), e.g. Llama 3.1 405B's 126 layers on PP 16 x V 8.
 /// * sequence parallelism only with tp >= 2 (with one TP rank it is the same plan);
 ///   ZeRO stages 1-3 only with a data-parallel group (dp x cp >= 2; else they equal stage 0).
-/// * experts parallel only for MoE models (ep divides experts and dp x cp: EP carved out of DP x CP,
-///   with expert tensor parallelism equal to TP, Megatron-Core's default; etp = 1 is not searched);
+/// * experts parallel only for MoE models, as Megatron-Core decomposes each stage's tp x cp x dp
+///   ranks for the expert layers (parallel_state.py): expert tensor parallelism etp is every
+///   divisor of tp that divides the expert width (etp = tp is Megatron's default; etp 1 is what the
+///   published Megatron-Bridge MoE recipes run), and ep divides the experts and tp x cp x dp / etp
+///   (EP carved out of DP x CP with etp = tp, folded over TP as well with etp < tp);
 ///   cp divides the sequence, and with cp >= 2 each CP rank holds at least `min_cp_tokens` of it
 ///   when that is set (the `plan` and `capacity` commands set default_min_cp_tokens).
 /// * memory: the predictor's `fits_in_memory`. Plans that do not fit are evaluated, counted in
@@ -43,7 +46,7 @@
 /// shards: step time ascending, then (equal times) the plan key ascending: tp, pp, dp, cp, ep,
 /// micro_batch, zero, recompute (none < selective < full), schedule (gpipe < 1f1b <
 /// interleaved < zb-h1 < zb-v < dualpipe), virtual_stages, sequence_parallel (off < on), then the
-/// pipeline-split flags, embedding and loss (off < on).
+/// pipeline-split flags, embedding and loss (off < on), then the expert TP degree in effect.
 ///
 /// Pareto front: the feasible plans no other feasible plan dominates, where b dominates a if
 /// b's step time and memory per GPU are both <= a's and one is <. Sorted by the ranking order.
@@ -167,10 +170,11 @@ struct search_result {
 };
 
 /// @brief The plan key of the ranking's tie-break (file comment), as integers in order.
-[[nodiscard]] constexpr std::array<int, 13> plan_key(const plan& p) {
+[[nodiscard]] constexpr std::array<int, 14> plan_key(const plan& p) {
     return {p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, p.zero, static_cast<int>(p.recompute_mode),
             static_cast<int>(p.schedule), p.chunks(), p.sequence_parallel ? 1 : 0,
-            p.account_for_embedding_in_pipeline_split ? 1 : 0, p.account_for_loss_in_pipeline_split ? 1 : 0};
+            p.account_for_embedding_in_pipeline_split ? 1 : 0, p.account_for_loss_in_pipeline_split ? 1 : 0,
+            p.expert_tp()};
 }
 
 /// @brief The ranking's strict total order: step time, then plan key (file comment).
@@ -263,6 +267,7 @@ struct shape {
     pipeline_schedule sched;
     bool sp;
     bool embedding = false, loss = false;  ///< the pipeline-split flags (plan.hpp)
+    int etp = 0;                           ///< plan.etp: 0 = tp (Megatron's default)
 };
 
 /// Per-thread accumulator: top-K and Pareto front, reserved up front (own cache line: no false
@@ -363,7 +368,7 @@ inline void validate(const search_request& r) {
 }
 
 /// @brief The outer choices of the space (everything but the micro-batch), in enumeration
-/// order: tp, cp, pp, ep ascending; schedule gpipe, 1f1b, interleaved V ascending, zb-h1, zb-v, dualpipe; sequence
+/// order: tp, cp, pp, etp descending (tp first), ep ascending; schedule gpipe, 1f1b, interleaved V ascending, zb-h1, zb-v, dualpipe; sequence
 /// parallel off, on; ZeRO 0-3; recompute none, selective, full. Only shapes with dp dividing the
 /// global batch. Rules in the file comment.
 [[nodiscard]] inline std::vector<search_detail::shape> plan_shapes(const transformer& m, const cluster& c,
@@ -385,8 +390,19 @@ inline void validate(const search_request& r) {
                 if (!plain && !(r.try_pipeline_split && pp <= m.layers + 2)) continue;
                 const int dp = static_cast<int>(gpus / tp / cp / pp);
                 if (r.global_batch % dp != 0) continue;
-                for (int ep : divisors(dp * cp)) {  // EP carved out of DP x CP (etp = tp)
-                    if (m.experts % ep != 0 || (ep > 1 && m.experts <= 1)) continue;
+                // expert layers (file comment): etp = tp first (plan.etp 0), then its smaller divisors
+                std::vector<std::pair<int, int>> expert_layouts;  // (plan.etp, ep)
+                const long long stage = static_cast<long long>(tp) * cp * dp;
+                std::vector<int> etps{tp};
+                if (m.is_moe()) {
+                    const auto below = divisors(tp);
+                    for (auto it = below.rbegin(); it != below.rend(); ++it)
+                        if (*it < tp && m.expert_width() % *it == 0) etps.push_back(*it);
+                }
+                for (const int etp : etps)
+                    for (const int ep : divisors(etp == tp ? static_cast<long long>(dp) * cp : stage / etp))
+                        if (m.experts % ep == 0 && (ep == 1 || m.experts > 1)) expert_layouts.emplace_back(etp == tp ? 0 : etp, ep);
+                for (const auto& [etp, ep] : expert_layouts) {
                     struct sched_v { pipeline_schedule s; int v; bool embedding = false, loss = false; };
                     std::vector<sched_v> scheds;
                     // Megatron-Core's rule (transformer_config.py): (layers + extras) % (pp x V) == 0
@@ -427,7 +443,7 @@ inline void validate(const search_request& r) {
                             for (int zero = 0; zero <= 3; ++zero) {
                                 if (zero > 0 && static_cast<long long>(dp) * cp < 2) continue;
                                 for (recompute rc : {recompute::none, recompute::selective, recompute::full})
-                                    out.push_back({tp, pp, dp, cp, ep, zero, sv.v, rc, sv.s, sp == 1, sv.embedding, sv.loss});
+                                    out.push_back({tp, pp, dp, cp, ep, zero, sv.v, rc, sv.s, sp == 1, sv.embedding, sv.loss, etp});
                             }
                         }
                     }
@@ -491,6 +507,7 @@ template <class Pricer>
                     p.dp = s.dp;
                     p.cp = s.cp;
                     p.ep = s.ep;
+                    p.etp = s.etp;
                     p.zero = s.zero;
                     p.recompute_mode = s.rc;
                     p.schedule = s.sched;
