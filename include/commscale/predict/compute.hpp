@@ -14,6 +14,7 @@
 /// All times are for one micro-batch on one GPU. Allocation-free, constexpr-friendly.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -169,6 +170,8 @@ struct compute_params {
         inv_gemm_rate = 1.0 / (gemm_peak.value() * gemm_efficiency);
         inv_memory_rate = 1.0 / (memory_bandwidth.value() * memory_efficiency);
     }
+    /// @brief Every field equal (the layer memo's key).
+    [[nodiscard]] bool operator==(const compute_params&) const = default;
 };
 
 /// @brief GEMM output tile (rows x columns) of the wave-quantization model: 256 x 128, the largest
@@ -209,6 +212,30 @@ inline constexpr double gemm_tile_rows = 256.0, gemm_tile_cols = 128.0;
     return 1.0;
 }
 
+/// @brief The fields of a plan that one layer's compute time reads (layer_compute_time,
+/// output_layer_time, mtp_time and the routed experts' GEMMs take it; a plan converts to it): the
+/// parallel degrees that split the layer's work, the micro-batch and sequence, sequence
+/// parallelism, the attention kernel and the MoE load. Those functions cannot read any other
+/// field of the plan, so the layer memo (layer_and_output_cached), keyed on this struct, the
+/// model and the compute parameters with their defaulted equality, holds every input they read.
+struct layer_shape {
+    int tp = 1, cp = 1, ep = 1;
+    int etp = 1;                ///< expert tensor parallelism in effect (plan::expert_tp())
+    int micro_batch = 1, seq = 2048;
+    bool sequence_parallel = false;
+    attention_kernel attention = attention_kernel::flash;
+    double expert_load = 1.0;   ///< plan::effective_expert_load()
+
+    constexpr layer_shape() = default;
+    /// @brief The layer's view of `p` (implicit: the layer functions take a plan where they did).
+    constexpr layer_shape(const plan& p)  // NOLINT(google-explicit-constructor)
+        : tp(p.tp), cp(p.cp), ep(p.ep), etp(p.expert_tp()), micro_batch(p.micro_batch), seq(p.seq),
+          sequence_parallel(p.sequence_parallel), attention(p.attention), expert_load(p.effective_expert_load()) {}
+    [[nodiscard]] constexpr int expert_tp() const { return etp; }
+    [[nodiscard]] constexpr double effective_expert_load() const { return expert_load; }
+    [[nodiscard]] constexpr bool operator==(const layer_shape&) const = default;
+};
+
 namespace detail {
 /// Share of the compute units busy over a GEMM's waves: tiles / (waves x units), tiles =
 /// ceil(M / 256) ceil(N / 128) x `batch` GEMMs scheduled together (NVIDIA Matrix Multiplication
@@ -248,11 +275,11 @@ struct routed_gemms {
 };
 /// Routed token copies one rank runs through its experts per micro-batch, on an MoE layer: T k e / t
 /// (see routed_gemms) times the busiest rank's effective load.
-[[nodiscard]] constexpr double routed_copies(const transformer& m, const commscale::plan& p) {
+[[nodiscard]] constexpr double routed_copies(const transformer& m, const layer_shape& p) {
     const double T = static_cast<double>(p.micro_batch) * p.seq / p.cp;
     return T * m.experts_per_token * p.effective_expert_load() * (static_cast<double>(p.expert_tp()) / p.tp);
 }
-[[nodiscard]] constexpr routed_gemms routed_expert_gemms(const transformer& m, const commscale::plan& p, const compute_params& c) {
+[[nodiscard]] constexpr routed_gemms routed_expert_gemms(const transformer& m, const layer_shape& p, const compute_params& c) {
     const double h = m.hidden, fe = m.expert_width(), gate = m.gated_mlp ? 2.0 : 1.0;
     const double local_experts = std::max(1.0, static_cast<double>(m.experts) / p.ep);
     const double et = p.expert_tp();
@@ -353,7 +380,7 @@ namespace detail {
 ///   write f; plain: read f write f) and rotary embedding on Q and K (2 (q + kv)) split by t; fp8
 ///   adds a cast (read 2 B + write 1 B) of each GEMM input. Backward: twice the forward traffic
 ///   (an element-wise backward reads the output gradient and a saved input and writes a gradient).
-[[nodiscard]] inline layer_time layer_compute_time(const transformer& m, const plan& p, const compute_params& c) {
+[[nodiscard]] inline layer_time layer_compute_time(const transformer& m, const layer_shape& p, const compute_params& c) {
     layer_time r;
     const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
     const double h = m.hidden, q = static_cast<double>(m.heads) * m.head_dim(), kv = m.kv_dim(), f = m.ffn;
@@ -462,37 +489,21 @@ namespace detail {
 }
 
 namespace detail {
-/// Everything layer_compute_time, output_layer_time and mtp_time read, for an exact memo.
+/// Everything layer_compute_time, output_layer_time and mtp_time read (the model, the plan's
+/// layer_shape, the compute parameters), for an exact memo: the structs themselves with their
+/// defaulted equality, so a field added to any of them is part of the key.
 struct layer_key {
-    double v[48]{};
-    /// Bitwise equality (a memo may miss on -0.0 against 0.0 and recompute; never a wrong hit).
-    [[nodiscard]] bool operator==(const layer_key& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
+    transformer m;
+    layer_shape shape;
+    compute_params c;
+    [[nodiscard]] bool operator==(const layer_key&) const = default;
 };
-[[nodiscard]] inline layer_key make_layer_key(const transformer& m, const commscale::plan& p, const compute_params& c) {
-    return {{static_cast<double>(m.hidden), static_cast<double>(m.heads), static_cast<double>(m.kv_heads),
-             static_cast<double>(m.ffn), static_cast<double>(m.experts), static_cast<double>(m.experts_per_token),
-             m.gated_mlp ? 1.0 : 0.0, (m.learned_positions || m.alibi) ? 1.0 : 0.0, static_cast<double>(m.head_dim()),
-             static_cast<double>(p.tp),
-             static_cast<double>(p.cp), static_cast<double>(p.ep), static_cast<double>(p.micro_batch),
-             static_cast<double>(p.seq), p.sequence_parallel ? 1.0 : 0.0,
-             p.attention == attention_kernel::flash ? 1.0 : 0.0, c.gemm_peak.value(), c.bf16_peak.value(),
-             c.inv_gemm_rate, c.inv_memory_rate, c.gemm_input_bytes, static_cast<double>(c.compute_units),
-             c.backward_gemm_slowdown, c.attention_scale, static_cast<double>(m.layers),
-             static_cast<double>(m.expert_ffn), static_cast<double>(m.shared_experts), static_cast<double>(m.dense_layers),
-             static_cast<double>(m.q_lora_rank), static_cast<double>(m.kv_lora_rank), static_cast<double>(m.qk_nope_head_dim),
-             static_cast<double>(m.qk_rope_head_dim), static_cast<double>(m.v_head_dim), static_cast<double>(m.sliding_window),
-             static_cast<double>(m.sliding_layers), m.alibi ? 1.0 : 0.0, p.effective_expert_load(),
-             static_cast<double>(p.expert_tp()), static_cast<double>(m.vocab), static_cast<double>(m.mtp_layers),
-             c.gemm_efficiency, c.memory_bandwidth.value(), c.memory_efficiency, c.attention_efficiency,
-             c.kernel_overhead_s, c.bf16_gemm_efficiency, c.grouped_gemm_efficiency,
-             c.moe_launch_overhead_s}};
-}
 }  // namespace detail
 
 /// @brief Forward and backward time of the routed experts' GEMMs of one MoE layer for one
 /// micro-batch on one GPU (the part of layer_compute_time that EP and expert tensor parallelism
 /// shape; see detail::routed_expert_gemms). Zero for a dense model.
-[[nodiscard]] inline duration routed_expert_gemm_time(const transformer& m, const plan& p, const compute_params& c) {
+[[nodiscard]] inline duration routed_expert_gemm_time(const transformer& m, const layer_shape& p, const compute_params& c) {
     if (m.experts <= 1) return seconds(0.0);
     const auto g = detail::routed_expert_gemms(m, p, c);
     return seconds(g.up.fwd + g.down.fwd + (g.up.bwd + g.down.bwd) * c.backward_gemm_slowdown);
@@ -556,7 +567,7 @@ struct layer_key {
 /// Megatron-Core's output layer is a plain `ColumnParallelLinear` outside the Transformer Engine
 /// fp8 autocast that wraps the transformer block (megatron/core/models/gpt/gpt_model.py,
 /// transformer_block.py), as are the embedding lookups.
-[[nodiscard]] inline duration output_layer_time(const transformer& m, const plan& p, const compute_params& c) {
+[[nodiscard]] inline duration output_layer_time(const transformer& m, const layer_shape& p, const compute_params& c) {
     const double T = static_cast<double>(p.micro_batch) * p.seq / p.cp;
     const double v = static_cast<double>(m.vocab) / p.tp;
     double g = 0;
@@ -577,7 +588,7 @@ struct layer_key {
 /// section 2.2) for one micro-batch, on the last pipeline stage: per module one MoE layer
 /// (layer_compute_time with every layer an MoE layer and full attention), the projection M
 /// (T x 2h)(2h x h/t) and its own output layer (output_layer_time). 0 without MTP.
-[[nodiscard]] inline duration mtp_time(const transformer& m, const plan& p, const compute_params& c) {
+[[nodiscard]] inline duration mtp_time(const transformer& m, const layer_shape& p, const compute_params& c) {
     if (m.mtp_layers <= 0) return seconds(0.0);
     transformer block = m;
     block.dense_layers = 0;
@@ -601,43 +612,31 @@ struct layer_and_output {
 /// (16 entries, direct-mapped): the planner and scaling sweeps evaluate many plans that share a
 /// layer's shapes (they differ in pipeline depth, ZeRO stage, recompute or schedule). Same results
 /// as the functions themselves; allocation-free.
-[[nodiscard]] inline layer_and_output layer_and_output_cached(const transformer& m, const plan& p, const compute_params& c) {
+[[nodiscard]] inline layer_and_output layer_and_output_cached(const transformer& m, const layer_shape& p, const compute_params& c) {
     struct slot { detail::layer_key key; layer_and_output value; bool used = false; };
     thread_local slot table[16];
-    const detail::layer_key k = detail::make_layer_key(m, p, c);
-    // FNV-1a over whole 64-bit words in four independent lanes (one serial chain of 43
-    // multiplications was most of a memo hit's cost), folded together; FNV over whole words leaves
-    // the low bits blind to the high ones (a double's exponent), so finish with MurmurHash3's
-    // fmix64 before taking the slot from the low bits
-    constexpr std::size_t words = std::size(detail::layer_key{}.v);
-    constexpr std::size_t padded = (words + 3) / 4 * 4;  // zeros after the key
-    std::uint64_t bits[padded]{};
-    static_assert(sizeof(bits[0]) == sizeof(double));
-    std::memcpy(bits, k.v, sizeof(k.v));
-    constexpr std::uint64_t basis = 1469598103934665603ull, prime = 1099511628211ull;
-    std::uint64_t l0 = basis, l1 = basis ^ 1u, l2 = basis ^ 2u, l3 = basis ^ 3u;
-    for (std::size_t i = 0; i < padded; i += 4) {
-        l0 = (l0 ^ bits[i]) * prime;
-        l1 = (l1 ^ bits[i + 1]) * prime;
-        l2 = (l2 ^ bits[i + 2]) * prime;
-        l3 = (l3 ^ bits[i + 3]) * prime;
-    }
-    std::uint64_t h = ((l0 * 31u + l1) * 31u + l2) * 31u + l3;
-    h ^= h >> 33;
+    // the slot from the fields that differ between the plans of one search (and the model's
+    // size): equality, not the hash, decides a hit, so the hash may leave fields out
+    const auto mix = [](std::uint64_t h, std::uint64_t x) { return (h ^ x) * 1099511628211ull; };  // FNV-1a step
+    std::uint64_t h = 1469598103934665603ull;
+    h = mix(h, static_cast<std::uint64_t>(p.tp) | static_cast<std::uint64_t>(p.cp) << 20 | static_cast<std::uint64_t>(p.ep) << 40);
+    h = mix(h, static_cast<std::uint64_t>(p.micro_batch) | static_cast<std::uint64_t>(p.seq) << 24 |
+                   static_cast<std::uint64_t>(p.etp) << 48 | (p.sequence_parallel ? 1ull << 63 : 0ull));
+    h = mix(h, static_cast<std::uint64_t>(m.hidden) | static_cast<std::uint64_t>(m.layers) << 32);
+    h = mix(h, std::bit_cast<std::uint64_t>(c.inv_gemm_rate));
+    h ^= h >> 33;  // MurmurHash3's fmix64: the low bits see the high ones
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
     slot& s = table[h & 15u];
-    if (s.used && s.key == k) return s.value;
-    s.key = k;
+    if (s.used && s.key.shape == p && s.key.c == c && s.key.m == m) return s.value;
+    s.key = {m, p, c};
     s.value = {layer_compute_time(m, p, c), output_layer_time(m, p, c) + mtp_time(m, p, c)};
     s.used = true;
     return s.value;
 }
 
 /// @brief layer_compute_time through the memo of layer_and_output_cached.
-[[nodiscard]] inline layer_time layer_compute_time_cached(const transformer& m, const plan& p, const compute_params& c) {
+[[nodiscard]] inline layer_time layer_compute_time_cached(const transformer& m, const layer_shape& p, const compute_params& c) {
     return layer_and_output_cached(m, p, c).layer;
 }
 

@@ -269,6 +269,33 @@ struct layer_costs {
     return out;
 }
 
+/// One micro-batch's times of the pipeline stages the step reads: the slowest stage (its layers'
+/// forward and backward, the last stage with the output layer), and the first stage's forward and
+/// backward (the DP windows; with one stage the output layer's third and two thirds ride on them).
+struct stage_times {
+    duration slowest{}, first_forward{}, first_backward{};
+};
+[[nodiscard]] inline stage_times stage_times_of(const layer_costs& lc, const stage_layout& layout, int pp) {
+    const duration fb = lc.forward + lc.backward;
+    stage_times st;
+    st.slowest = std::max(static_cast<double>(layout.most) * fb, static_cast<double>(layout.last) * fb + lc.output);
+    st.first_backward = static_cast<double>(layout.first) * lc.backward + (pp == 1 ? (2.0 / 3.0) * lc.output : seconds(0.0));
+    st.first_forward = static_cast<double>(layout.first) * lc.forward + (pp == 1 ? lc.output / 3.0 : seconds(0.0));
+    return st;
+}
+
+/// Parameters this GPU's optimizer step updates: its whole share without a distributed optimizer;
+/// with one (ZeRO >= 1) the dense parameters over DP x CP and the routed experts over expert-DP
+/// when their reduction is separate (Megatron-Core's distributed optimizer).
+[[nodiscard]] inline double optimizer_shard_parameters(const commscale::transformer& m, const commscale::plan& p) {
+    const double local = parameters_per_gpu(m, p);
+    if (p.zero < 1) return local;
+    const double dp_cp = static_cast<double>(p.dp) * p.cp;
+    if (!separate_expert_reduction(m, p)) return local / dp_cp;
+    const double experts = expert_parameters_per_gpu(m, p);
+    return (local - experts) / dp_cp + experts / p.expert_dp();
+}
+
 /// Memory per GPU of the plan's heaviest pipeline stage (workload/memory.hpp), its capacity, and
 /// whether it fits; sets r.memory, r.memory_capacity and r.fits_in_memory (r.micro_batches and
 /// r.max_stage_layers already set).
@@ -311,6 +338,59 @@ inline void step_memory(const commscale::transformer& m, const commscale::plan& 
     }
     r.memory_capacity = acc.memory;
     r.fits_in_memory = acc.memory.value() <= 0 || fits_in_memory(r.memory, acc.memory);
+}
+
+/// TP (file comment, "tp"): Transformer Engine's userbuffer overlap (sequence parallelism, the TP
+/// group on one NVLink domain) hides all but one of tp chunks behind the stage's GEMMs (`gemms`:
+/// the slowest stage's GEMM time over the step); otherwise every TP collective waits.
+template <class Pricer>
+[[nodiscard]] comm_time tp_exposure(const step_traffic& t, const commscale::plan& p, Pricer& price, duration gemms) {
+    comm_time tp;
+    tp.total = detail::calls_time(t.tp_main, price) + detail::calls_time(t.tp_gather, price);
+    if (p.overlap.tp && p.sequence_parallel && p.tp > 1 && t.tp_main.group.ranks_per_node >= p.tp)
+        tp.exposed = std::min(tp.total, tp.total / static_cast<double>(p.tp) + std::max(seconds(0.0), tp.total - gemms));
+    else
+        tp.exposed = tp.total;
+    return tp;
+}
+
+/// CP (file comment, "cp"): the ring exchange of keys and values runs behind the attention core
+/// (`attention`: the slowest stage's attention time over the step) when overlapped.
+template <class Pricer>
+[[nodiscard]] comm_time cp_exposure(const step_traffic& t, const commscale::plan& p, Pricer& price, duration attention) {
+    comm_time cp;
+    cp.total = detail::calls_time(t.cp, price);
+    cp.exposed = p.overlap.cp ? std::max(seconds(0.0), cp.total - attention) : cp.total;
+    return cp;
+}
+
+/// EP (file comment, "ep"): the dispatch/combine all-to-alls and expert-TP collectives wait,
+/// except under DualPipe, which pairs a forward and a backward chunk of two micro-batches so that
+/// each one's all-to-all runs under the other's compute (DeepSeek-V3 Technical Report Sec. 3.2.1;
+/// `busy`: the step's compute on the slowest stage).
+template <class Pricer>
+[[nodiscard]] comm_time ep_exposure(const step_traffic& t, const commscale::plan& p, Pricer& price, duration busy) {
+    comm_time ep;
+    ep.total = detail::calls_time(t.ep, price) + detail::calls_time(t.etp_gather, price) + detail::calls_time(t.etp_reduce, price);
+    ep.exposed = p.schedule == pipeline_schedule::dualpipe ? std::max(seconds(0.0), ep.total - busy) : ep.total;
+    return ep;
+}
+
+/// PP (file comment, "pp"): the stage-boundary sends of every micro-batch (with the TP gather
+/// after a scatter-gather send); overlapped (or under DualPipe's paired chunks) only the fill and
+/// drain, 2 (pp - 1) of them, wait. ZB-V's V-shaped chunk order sends twice 1F1B's activations
+/// (sail-sg/zero-bubble-pipeline-parallelism README: 2x PP traffic).
+template <class Pricer>
+[[nodiscard]] comm_time pp_exposure(const step_traffic& t, const commscale::plan& p, Pricer& price) {
+    comm_time pp;
+    if (t.pp.empty()) return pp;
+    const duration one = price(t.pp.group, t.pp.op, t.pp.bytes) +
+                         (t.pp_gather.empty() ? seconds(0.0) : price(t.pp_gather.group, t.pp_gather.op, t.pp_gather.bytes));
+    pp.total = t.pp.count * one;
+    if (p.schedule == pipeline_schedule::zb_v) pp.total *= 2.0;
+    const double fill_drain = std::min(t.pp.count, 2.0 * (p.pp - 1.0));
+    pp.exposed = (p.overlap.pp || p.schedule == pipeline_schedule::dualpipe) ? fill_drain * one : pp.total;
+    return pp;
 }
 
 /// One data-parallel gradient stream: the dense parameters' reduction over DP x CP, or the routed
@@ -458,26 +538,16 @@ template <class Pricer>
     // per-layer and per-stage times of one micro-batch
     const detail::layer_costs lc = detail::layer_costs_of(m, p, cpar, peak);
     r.layer = lc.layer;
-    const duration layer_f = lc.forward, layer_b = lc.backward, out_layer = lc.output, attn_core = lc.attention,
-                   gemm_layer = lc.gemm, layer_w = lc.weight_gradients;
+    const duration layer_f = lc.forward, layer_b = lc.backward, attn_core = lc.attention, gemm_layer = lc.gemm,
+                   layer_w = lc.weight_gradients;
     const stage_layout layout = layout_of(p, m.layers);  // Megatron-Core's split (parallel/plan.hpp)
     r.first_stage_layers = layout.first;
     r.last_stage_layers = layout.last;
     r.max_stage_layers = layout.most;
-    const duration layer_fb = layer_f + layer_b;
-    duration slowest = static_cast<double>(r.max_stage_layers) * layer_fb;
-    slowest = std::max(slowest, static_cast<double>(r.last_stage_layers) * layer_fb + out_layer);
+    const detail::stage_times stages = detail::stage_times_of(lc, layout, p.pp);
+    const duration slowest = stages.slowest, stage_first_f = stages.first_forward, stage_first_b = stages.first_backward;
     r.stage_microbatch = slowest;
-    const duration stage_first_b = static_cast<double>(r.first_stage_layers) * layer_b + (p.pp == 1 ? (2.0 / 3.0) * out_layer : seconds(0.0));
-    const duration stage_first_f = static_cast<double>(r.first_stage_layers) * layer_f + (p.pp == 1 ? out_layer / 3.0 : seconds(0.0));
-    const double local_params = parameters_per_gpu(m, p);
-    double optimizer_shard = p.zero >= 1 ? local_params / (static_cast<double>(p.dp) * p.cp) : local_params;
-    if (p.zero >= 1 && separate_expert_reduction(m, p)) {
-        // the distributed optimizer shards the experts over expert-DP, the rest over DP x CP
-        const double experts = expert_parameters_per_gpu(m, p);
-        optimizer_shard = (local_params - experts) / (static_cast<double>(p.dp) * p.cp) + experts / p.expert_dp();
-    }
-    r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(optimizer_shard, cpar);
+    r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(detail::optimizer_shard_parameters(m, p), cpar);
     const duration busy_compute = mb * slowest;
 
     // groups placed on NVLink domains (the node, or an NVL72 rack of trays: comm_view); the
@@ -485,41 +555,16 @@ template <class Pricer>
     const int domain = c.domain_gpus();
     const step_traffic t = plan_traffic(m, p, domain);
     duration hidden = seconds(0.0);  // communication that runs beside compute
-    // TP: userbuffer overlap (needs sequence parallelism) hides all but one chunk in t behind the GEMMs
-    r.tp.total = detail::calls_time(t.tp_main, price) + detail::calls_time(t.tp_gather, price);
-    // userbuffers need the TP group on one NVLink domain (Transformer Engine's intra-node UB)
-    if (p.overlap.tp && p.sequence_parallel && p.tp > 1 && t.tp_main.group.ranks_per_node >= p.tp) {
-        const duration gemms = mb * static_cast<double>(r.max_stage_layers) * gemm_layer;
-        r.tp.exposed = std::min(r.tp.total, r.tp.total / static_cast<double>(p.tp) + std::max(seconds(0.0), r.tp.total - gemms));
-    } else {
-        r.tp.exposed = r.tp.total;
-    }
-    hidden += r.tp.total - r.tp.exposed;
-    // CP: ring exchange hidden behind the attention core
-    r.cp.total = detail::calls_time(t.cp, price);
-    r.cp.exposed = p.overlap.cp ? std::max(seconds(0.0), r.cp.total - mb * static_cast<double>(r.max_stage_layers) * attn_core) : r.cp.total;
-    hidden += r.cp.total - r.cp.exposed;
-    // EP: DualPipe pairs a forward and a backward chunk of two micro-batches so that each one's
-    // all-to-all runs under the other's compute (DeepSeek-V3 Technical Report Sec. 3.2.1)
-    r.ep.total = detail::calls_time(t.ep, price) + detail::calls_time(t.etp_gather, price) + detail::calls_time(t.etp_reduce, price);
-    r.ep.exposed = p.schedule == pipeline_schedule::dualpipe ? std::max(seconds(0.0), r.ep.total - busy_compute) : r.ep.total;
-    hidden += r.ep.total - r.ep.exposed;
+    r.tp = detail::tp_exposure(t, p, price, mb * static_cast<double>(r.max_stage_layers) * gemm_layer);
+    r.cp = detail::cp_exposure(t, p, price, mb * static_cast<double>(r.max_stage_layers) * attn_core);
+    r.ep = detail::ep_exposure(t, p, price, busy_compute);
+    hidden += (r.tp.total - r.tp.exposed) + (r.cp.total - r.cp.exposed) + (r.ep.total - r.ep.exposed);
     // bubble
     const duration busy = busy_compute + r.tp.exposed + r.cp.exposed + r.ep.exposed;
     r.bubble = pipeline_bubble(p.schedule, p.pp, r.micro_batches, p.chunks(), busy / mb,
                                static_cast<double>(r.max_stage_layers) * layer_b,
                                static_cast<double>(r.max_stage_layers) * layer_w);
-    // PP
-    if (!t.pp.empty()) {
-        const duration one = price(t.pp.group, t.pp.op, t.pp.bytes) +
-                             (t.pp_gather.empty() ? seconds(0.0) : price(t.pp_gather.group, t.pp_gather.op, t.pp_gather.bytes));
-        r.pp.total = t.pp.count * one;
-        // ZB-V's V-shaped chunk order sends twice 1F1B's activations (sail-sg README: 2x PP traffic);
-        // DualPipe's send/recv run under the paired chunk's compute like its all-to-all
-        if (p.schedule == pipeline_schedule::zb_v) r.pp.total *= 2.0;
-        const double fill_drain = std::min(t.pp.count, 2.0 * (p.pp - 1.0));
-        r.pp.exposed = (p.overlap.pp || p.schedule == pipeline_schedule::dualpipe) ? fill_drain * one : r.pp.total;
-    }
+    r.pp = detail::pp_exposure(t, p, price);
     // DP
     r.dp_window = stage_first_b;  // backward of the last micro-batch on the first stage
     r.dp = detail::dp_exposure(t, p, price, mb, r.max_stage_layers, stage_first_f, stage_first_b, layer_f, layer_b);

@@ -89,6 +89,9 @@ struct transformer {
     /// DeepSeek-V3, GPT-OSS, MPT: hidden_dropout / resid_pdrop 0), whose layers store no mask.
     bool dropout = true;
 
+    /// @brief Every field equal, the name and source texts included (the layer memo's key).
+    [[nodiscard]] constexpr bool operator==(const transformer&) const = default;
+
     /// @brief Head dimension: head_dim_override, else h / a.
     [[nodiscard]] constexpr int head_dim() const {
         return head_dim_override > 0 ? head_dim_override : (heads > 0 ? hidden / heads : 0);
