@@ -88,7 +88,7 @@ def main(path):
             "global_batch", "seq", "dtype", "framework", "zero", "recompute", "sequence_parallel",
             "tokens_per_s_per_gpu", "published_tflops_per_gpu", "published_precision", "source", "source_location",
             "recipe", "notes", "not_expressible", "cpu_offloading_num_layers", "grad_reduce_in_fp32",
-            "recompute_modules"]
+            "recompute_modules", "optimizer_state_bytes"]
     out.writerow(cols)
     for r in rows:
         acc = ACC_SHORT[r["gpu"]]
@@ -141,6 +141,24 @@ def main(path):
         # *_llm_pretrain.py): bf16 gradient buffers and reductions. NeMo 24.07's and llm-foundry's
         # recipes are not read for it: the framework's default (fp32) stays.
         grad_fp32 = "" if (llmf or nemo2407) else "false"
+        # NeMo 24.07 ran NeMo-Framework-Launcher's training configs (launcher_scripts/conf/training/
+        # <family>/<model>.yaml at the launcher's 24.07 tag, 8325688d): every one uses
+        # optim.name distributed_fused_adam (Apex DistributedFusedAdam) with megatron_amp_O2 and bf16
+        # weights, for which NeMo (nlp/models/language_modeling/megatron_base_model.py, r2.0.0rc1)
+        # keeps 16-bit remainders of the fp32 parameters instead of a master copy
+        # (store_param_remainders): 2 + fp32 Adam moments 8 = 10 bytes of optimizer state.
+        # nemotron_340b.yaml sets optim.dtype bf16 and grad_sync_dtype bf16: bf16 moments and no
+        # main parameters (4 bytes), bf16 gradients; and activations_checkpoint_granularity
+        # selective (Megatron-Core's core-attention recompute).
+        opt_state = ""
+        if nemo2407:
+            opt_state = "10"
+            if MODELS[r["model"]] == "nemotron4-340b":
+                opt_state, grad_fp32, recompute = "4", "false", "selective"
+                recipe = ("NeMo-Framework-Launcher 24.07 conf/training/nemotron/nemotron_340b.yaml: optim distributed_fused_adam "
+                          "dtype bf16, grad_sync_dtype bf16; activations_checkpoint_granularity selective; hidden_dropout 0")
+            else:
+                recipe = "NeMo-Framework-Launcher 24.07 training config: optim distributed_fused_adam (fp32 moments, 16-bit parameter remainders)"
         # the recipe's recompute_modules (Megatron-Core --recompute-modules), a memory setting of the
         # model on that system, carried for every row of it (also where the table's layout differs)
         m = re.search(r"recompute_modules=\[([a-z_,]+)\]", recipe)
@@ -151,7 +169,7 @@ def main(path):
                       r["micro_batch_size"], r["global_batch_size"], r["seq_len"], dt, framework, zero, recompute, sp,
                       r["tokens_per_sec_per_gpu"], r["tflops_per_gpu"], r["precision"], r["source"], r["source_location"],
                       recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload, grad_fp32,
-                      modules])
+                      modules, opt_state])
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "../shared/calibration/published_runs.csv")

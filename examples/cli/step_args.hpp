@@ -61,6 +61,9 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     o.push_back({"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"});
     o.push_back({"bucket", true, "DP gradient bucket size (default: the framework's)"});
     o.push_back({"gradient-bytes", true, "bytes per reduced gradient element: 2 or 4 (default: the framework's)"});
+    o.push_back({"optimizer-state-bytes", true,
+                 "bytes per parameter of optimizer state: 12 fp32 main parameters and Adam moments (default), "
+                 "10 with 16-bit parameter remainders (Apex DistributedFusedAdam), 4 bf16 moments without main parameters"});
     o.push_back({"expert-load", true, "MoE routing imbalance: busiest EP rank's tokens / the mean (default 1)"});
     o.push_back({"capacity-factor", true, "MoE expert capacity factor: tokens beyond it are dropped (default: dropless)"});
     o.push_back({"pad-to-capacity", false, "pad every expert's input to the capacity (needs --capacity-factor)"});
@@ -174,6 +177,8 @@ template <class Source>
         p.gradient_bytes = ival("gradient-bytes", 4, 1, 4);
         if (p.gradient_bytes == 3) throw input_error("--gradient-bytes", "3", "1, 2 or 4");
     }
+    if (a.has("optimizer-state-bytes"))
+        p.optimizer_state_bytes = ival("optimizer-state-bytes", 12, 0, plan_limits::optimizer_state_bytes);
     auto toggle = [&](const char* on, const char* off, bool& field) {
         if (a.flag(on) && a.flag(off))
             throw input_error(std::string("--") + on, "given with --" + std::string(off), "one of the two");
@@ -359,6 +364,7 @@ inline constexpr auto step_number_columns = [] {
         c{"plan.virtual_stages", integer, [](x_t x) { return static_cast<double>(x.plan.chunks()); }},
         c{"plan.sequence_parallel", boolean, [](x_t x) { return x.plan.sequence_parallel ? 1.0 : 0.0; }},
         c{"plan.gradient_bytes", integer, [](x_t x) { return static_cast<double>(x.plan.gradient_bytes); }},
+        c{"plan.optimizer_state_bytes", integer, [](x_t x) { return static_cast<double>(x.plan.optimizer_state_bytes); }},
         c{"plan.bucket_bytes", real, [](x_t x) { return in_bytes(x.plan.bucket) >= whole_gradient_bucket ? 0.0 : in_bytes(x.plan.bucket); }},
         c{"plan.bucket_per_dp_bytes", real, [](x_t x) { return in_bytes(x.plan.bucket_per_dp); }},
         c{"plan.overlap.dp", boolean, [](x_t x) { return x.plan.overlap.dp ? 1.0 : 0.0; }},

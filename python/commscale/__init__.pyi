@@ -73,6 +73,7 @@ class PlanResult(TypedDict, total=False):
     dtype: str
     framework: str
     gradient_bytes: int
+    optimizer_state_bytes: int
     bucket_bytes: float
     bucket_per_dp_bytes: float
     overlap: Overlaps
@@ -170,7 +171,7 @@ StepColumns = TypedDict("StepColumns", {
     "megatron_tflops_per_gpu": _Column, "nodes": _Column, "gpus": _Column, "plan.tp": _Column, "plan.pp": _Column,
     "plan.dp": _Column, "plan.cp": _Column, "plan.ep": _Column, "plan.etp": _Column, "plan.micro_batch": _Column,
     "plan.global_batch": _Column, "plan.seq": _Column, "plan.zero": _Column, "plan.virtual_stages": _Column,
-    "plan.sequence_parallel": _Column, "plan.gradient_bytes": _Column, "plan.bucket_bytes": _Column,
+    "plan.sequence_parallel": _Column, "plan.gradient_bytes": _Column, "plan.optimizer_state_bytes": _Column, "plan.bucket_bytes": _Column,
     "plan.bucket_per_dp_bytes": _Column, "plan.overlap.dp": _Column, "plan.overlap.tp": _Column,
     "plan.overlap.pp": _Column, "plan.overlap.zero": _Column, "plan.overlap.cp": _Column,
     "plan.reduce_every_micro_batch": _Column, "plan.expert_load": _Column, "plan.capacity_factor": _Column,
@@ -226,6 +227,7 @@ def step(model: _ModelArg = ..., cluster: _ClusterArg = ..., *,
          virtual_stages: Optional[int] = ..., sequence_parallel: Optional[bool] = ...,
          compute_efficiency: Optional[float] = ..., dtype: Optional[str] = ..., efficiency: Optional[str] = ...,
          framework: Optional[str] = ..., bucket: Optional[_Size] = ..., gradient_bytes: Optional[int] = ...,
+         optimizer_state_bytes: Optional[int] = ...,
          expert_load: Optional[float] = ..., capacity_factor: Optional[float] = ...,
          pad_to_capacity: Optional[bool] = ..., dp_overlap: Optional[bool] = ..., no_dp_overlap: Optional[bool] = ...,
          tp_overlap: Optional[bool] = ..., no_tp_overlap: Optional[bool] = ..., pp_overlap: Optional[bool] = ...,
@@ -249,6 +251,7 @@ def steps(model: Union[_ModelArg, Sequence[_ModelArg]] = ..., cluster: Union[_Cl
           virtual_stages: _Grid[int] = ..., sequence_parallel: _Grid[bool] = ...,
           compute_efficiency: _Grid[float] = ..., dtype: _Grid[str] = ..., efficiency: _Grid[str] = ...,
           framework: _Grid[str] = ..., bucket: _Grid[_Size] = ..., gradient_bytes: _Grid[int] = ...,
+          optimizer_state_bytes: _Grid[int] = ...,
           expert_load: _Grid[float] = ..., capacity_factor: _Grid[float] = ...,
           pad_to_capacity: _Grid[bool] = ..., dp_overlap: _Grid[bool] = ..., no_dp_overlap: _Grid[bool] = ...,
           tp_overlap: _Grid[bool] = ..., no_tp_overlap: _Grid[bool] = ..., pp_overlap: _Grid[bool] = ...,

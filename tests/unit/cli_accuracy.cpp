@@ -155,6 +155,16 @@ TEST_CASE("accuracy: bad input names the field, the value and what is accepted")
                                        "model,cluster,gpus,tp,pp,micro_batch,global_batch,tokens_per_s_per_gpu\n"
                                        "llama3-8b,dgx-h900,8,1,1,1,128,100\n");
     require_invalid("accuracy " + q(bad_cluster), "column cluster");
+    const fs::path bad_state = write("acc_state.csv",
+                                     "model,gpus,tp,pp,micro_batch,global_batch,optimizer_state_bytes,tokens_per_s_per_gpu\n"
+                                     "llama3-8b,8,1,1,1,128,x,100\n");
+    require_invalid("accuracy " + q(bad_state), "column optimizer_state_bytes");
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --micro-batch 1 --global-batch 128 "
+                    "--optimizer-state-bytes 40",
+                    "--optimizer-state-bytes");
+    const json echoed = run_json("step --model llama3-8b --cluster dgx-h100 --gpus 8 --micro-batch 1 --global-batch 128 "
+                                 "--optimizer-state-bytes 4 --json");
+    CHECK(echoed["plan"]["optimizer_state_bytes"] == 4);
     const fs::path bad_column = write("acc_column.csv", "model,gpus,tp,pp,micro_batch,global_batch,tokens_per_gpu\n");
     require_invalid("accuracy " + q(bad_column), "tokens_per_gpu");
     require_invalid("accuracy \"" + (scratch() / "nope.csv").string() + "\"", "nope.csv");

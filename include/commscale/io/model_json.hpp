@@ -26,7 +26,8 @@
 ///   dropout    dropout (true/false) if given; else hidden_dropout, resid_pdrop or
 ///              hidden_dropout_prob > 0; else false for the families trained without it (llama,
 ///              llama4_text, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2,
-///              deepseek_v3, kimi_k2, gpt_oss, mpt), true otherwise
+///              deepseek_v3, kimi_k2, gpt_oss, mpt, nemotron: transformers' NemotronConfig has no
+///              residual dropout, and NeMo's Nemotron-3/4 training configs set hidden_dropout 0), true otherwise
 ///   tied       tie_word_embeddings (default: the family's transformers config class, below)
 ///   gated MLP  gated_mlp if given; else model_type in the SwiGLU families (llama, mistral, mixtral,
 ///              qwen2, gemma, ...) or hidden_act/activation_function silu/swiglu/geglu
@@ -273,7 +274,7 @@ namespace detail {
         m.dropout = r.number(key, 0.0, 1.0) > 0.0;
     } else {
         m.dropout = !detail::one_of(type, {"llama", "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
-                                           "qwen3_moe", "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "mpt"});
+                                           "qwen3_moe", "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "mpt", "nemotron"});
     }
     // Without the key, each family's transformers config class decides: LlamaConfig, MistralConfig,
     // MixtralConfig, Qwen2Config, Qwen2MoeConfig, Qwen3Config, Qwen3MoeConfig, DeepseekV3Config,

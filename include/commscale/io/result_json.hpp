@@ -442,6 +442,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     put("dtype", std::string(dtype_name(p.precision)));
     put("framework", std::string(framework_name(p.stack)));
     put("gradient_bytes", p.gradient_bytes);
+    put("optimizer_state_bytes", p.optimizer_state_bytes);
     put("bucket_bytes", in_bytes(p.bucket) >= whole_gradient_bucket ? 0.0 : in_bytes(p.bucket));  // 0: one bucket
     put("bucket_per_dp_bytes", in_bytes(p.bucket_per_dp));
     nlohmann::json overlap = nlohmann::json::object();
@@ -502,6 +503,10 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.stack = parse_framework(r.string("framework"), r.field("framework"));
     p.gradient_bytes = r.int32("gradient_bytes", 1, 4);
     if (p.gradient_bytes == 3) throw input_error(r.field("gradient_bytes"), "3", "1, 2 or 4");
+    // absent in files of earlier versions: fp32 main parameters and moments
+    p.optimizer_state_bytes = r.has("optimizer_state_bytes")
+                                  ? r.int32("optimizer_state_bytes", 0, plan_limits::optimizer_state_bytes)
+                                  : 12;
     const double bucket = byte_count(r, "bucket_bytes");
     p.bucket = bytes(bucket == 0 ? whole_gradient_bucket : bucket);
     p.bucket_per_dp = bytes(byte_count(r, "bucket_per_dp_bytes"));

@@ -143,6 +143,8 @@ struct plan_limits {
     static constexpr int virtual_stages = 1 << 16;
     /// Layers of the first or last pipeline stage as the CLI reads them: 2^20.
     static constexpr int stage_layers = 1 << 20;
+    /// Bytes of optimizer state per parameter: 32, twice fp32 main parameters with three fp32 states.
+    static constexpr int optimizer_state_bytes = 32;
 };
 
 /// @brief A parallelization plan. Aggregate; write it with designated initializers.
@@ -195,6 +197,15 @@ struct plan {
     /// `--recompute-modules`, e.g. layernorm,moe_act): less activation memory, more backward time.
     /// 0 = none.
     unsigned recompute_modules = 0;
+    /// Bytes per parameter of the optimizer's own state (beyond the working weights and the
+    /// gradients), sharded by ZeRO-1 and up: 12 for fp32 main parameters and Adam's two fp32 moments
+    /// (Megatron-Core, PyTorch AMP; Rajbhandari et al. 2020 Sec. 3.1, K = 12); 10 for Apex
+    /// DistributedFusedAdam keeping 16-bit remainders of the fp32 parameters beside bf16 weights
+    /// (`store_param_remainders`, NeMo 1.x's `distributed_fused_adam` with bf16 weights); 4 with
+    /// bf16 moments and no main parameters (that optimizer with `dtype: bf16`); Megatron-Core's
+    /// precision-aware optimizer (`--main-params-dtype`, `--exp-avg-dtype`, `--exp-avg-sq-dtype`)
+    /// in between.
+    int optimizer_state_bytes = 12;
     /// MoE routing imbalance: routed tokens of the busiest EP rank / the mean (1 = balanced). The
     /// busiest rank sets the pace of the expert GEMMs and of the all-to-all.
     double expert_load = 1.0;
@@ -493,6 +504,10 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
         throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
     if (p.gradient_bytes != 1 && p.gradient_bytes != 2 && p.gradient_bytes != 4)
         throw input_error("plan.gradient_bytes", std::to_string(p.gradient_bytes), "1, 2 or 4 bytes per gradient element");
+    if (p.optimizer_state_bytes < 0 || p.optimizer_state_bytes > plan_limits::optimizer_state_bytes)
+        throw input_error("plan.optimizer_state_bytes", std::to_string(p.optimizer_state_bytes),
+                          "bytes per parameter of optimizer state in [0, " + std::to_string(plan_limits::optimizer_state_bytes) +
+                              "] (12: fp32 main parameters and Adam moments)");
     if (!(p.bucket.value() >= 1.0) || !std::isfinite(p.bucket.value()))
         throw input_error("plan.bucket", detail::number_text(p.bucket.value()) + " B", "a size >= 1 B");
     if (!(p.bucket_per_dp.value() >= 0.0) || !std::isfinite(p.bucket_per_dp.value()))

@@ -87,12 +87,12 @@ inline constexpr compute_constants kernel_constants{};
 /// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
 /// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
 inline constexpr compute_constants fitted_compute_constants{
-    .gemm_shape_efficiency = 0.8423,
-    .attention_efficiency = 0.3168,
-    .te_attention_efficiency = 0.4068,
-    .memory_efficiency = 0.6783,
-    .kernel_overhead_s = 2.134e-06,
-    .moe_launch_overhead_s = 7.332e-06};
+    .gemm_shape_efficiency = 0.8361,
+    .attention_efficiency = 0.3390,
+    .te_attention_efficiency = 0.4851,
+    .memory_efficiency = 0.6907,
+    .kernel_overhead_s = 2.166e-06,
+    .moe_launch_overhead_s = 7.468e-06};
 
 /// @brief Throws input_error naming `where`.<field> unless every constant is in range: the
 /// efficiencies in (0, 1], the per-kernel overhead in [0, 1 ms].
@@ -162,6 +162,7 @@ struct compute_params {
     double kernel_overhead_s = 0;   ///< per-kernel time beyond its work (compute_constants)
     double grouped_gemm_efficiency = 1.0;  ///< routed experts' grouped GEMMs, on top of gemm_efficiency
     double moe_launch_overhead_s = 0;      ///< per kernel of an MoE layer's forward after the dispatcher's sync
+    double exponentials_per_s = 0;  ///< softmax exponentials per second of the special function units (0: not priced)
     double inv_gemm_rate = 0;       ///< 1 / (gemm_peak x gemm_efficiency), s per FLOP (set by finish())
     double inv_memory_rate = 0;     ///< 1 / (memory_bandwidth x memory_efficiency), s per byte
 
@@ -210,6 +211,27 @@ inline constexpr double gemm_tile_rows = 256.0, gemm_tile_cols = 128.0;
     for (const auto& r : rows)
         if (name.substr(0, r.prefix.size()) == r.prefix) return r.ratio;
     return 1.0;
+}
+
+/// @brief Exponentials per clock per SM over dense BF16 tensor-core FLOPs per clock per SM, by
+/// catalog name (0 where not known: the softmax exponentials are then not priced apart): the
+/// accelerator's exponential rate is its dense BF16 peak times this. The special function units
+/// run 16 exp2 (MUFU.EX2) per clock per SM on Ampere, Hopper and Blackwell (CUDA C++ Programming
+/// Guide, "Arithmetic Instructions" throughput table), against 2,048 dense BF16 FLOPs per clock per
+/// SM on A100 (A100 whitepaper: 1,024 FMA), 4,096 on H100 (989.4 TFLOP/s = 132 SMs x 1.83 GHz x
+/// 4,096; FlashAttention-3, Shah et al. 2024 Sec. 3: "989 TFLOPS of FP16 matmul but only 3.9
+/// TFLOPS of special functions") and 8,192 on Blackwell (2.25 PFLOP/s = 148 SMs x 1.86 GHz x
+/// 8,192); Blackwell Ultra (B300, GB300) doubles the SFU throughput (NVIDIA technical blog "Making
+/// Softmax More Efficient with NVIDIA Blackwell Ultra").
+[[nodiscard]] constexpr double exponentials_per_bf16_flop(std::string_view name) {
+    struct row { std::string_view prefix; double ratio; };
+    constexpr row rows[] = {{"a100", 16.0 / 2048.0}, {"a800", 16.0 / 2048.0}, {"h100", 16.0 / 4096.0},
+                            {"h800", 16.0 / 4096.0}, {"h200", 16.0 / 4096.0}, {"gh200", 16.0 / 4096.0},
+                            {"b200", 16.0 / 8192.0}, {"gb200", 16.0 / 8192.0}, {"b300", 32.0 / 8192.0},
+                            {"gb300", 32.0 / 8192.0}};
+    for (const auto& r : rows)
+        if (name.substr(0, r.prefix.size()) == r.prefix) return r.ratio;
+    return 0.0;
 }
 
 /// @brief The fields of a plan that one layer's compute time reads (layer_compute_time,
@@ -315,6 +337,7 @@ struct routed_gemms {
     c.memory_bandwidth = acc.memory_bandwidth.value() > 0 ? acc.memory_bandwidth : bytes_per_second(2e12);
     c.gemm_input_bytes = dtype_bytes(precision);
     c.compute_units = compute_units_of(acc.name);
+    c.exponentials_per_s = c.bf16_peak.value() * exponentials_per_bf16_flop(acc.name);
     if (precision == dtype::fp8) c.backward_gemm_slowdown = fp8_split_accumulator_slowdown;
     c.finish();
     return c;
@@ -363,7 +386,9 @@ namespace detail {
 ///   and weight gradients, two GEMMs of the same FLOPs with their own output shapes. Each GEMM at
 ///   the accelerator's large-GEMM efficiency x its wave quantization, or memory-bound.
 /// * Attention core, flash: 4 T s q / t FLOPs forward (QK^T and AV; half of them skipped by the
-///   causal mask), 2.5 x in the backward, at flash_attention_efficiency(s) of the bf16 peak.
+///   causal mask), 2.5 x in the backward, at flash_attention_efficiency(s) of the bf16 peak,
+///   plus one softmax exponential per computed score in each (T s a / 2t) at the accelerator's
+///   exponential rate (exponentials_per_bf16_flop).
 ///   Unfused: the two batched GEMMs (s/c x d)(d x s) and (s/c x s)(s x d) per head on the
 ///   roofline, over the full square, plus the scale-mask-softmax and dropout passes over the
 ///   (b a/t s/c s) score tensor: 9 bytes per element forward (softmax read + write, dropout read +
@@ -447,9 +472,14 @@ namespace detail {
     const double span = m.attention_span(s);
     if (p.attention == attention_kernel::flash) {
         const double fwd_flops = 0.5 * 2.0 * T * span * a * (d_qk + d_v) / t;
-        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s, c.attention_efficiency) * c.attention_scale;
-        r.attention_fwd = seconds(fwd_flops / rate);
-        r.attention_bwd = seconds(2.5 * fwd_flops / rate);
+        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s, c.attention_efficiency);
+        // one softmax exponential per score computed, in the forward and again in the backward
+        // (which recomputes P from the saved log-sum-exp), on the special function units, which
+        // the tensor cores wait for between the two GEMMs (FlashAttention-3 Sec. 3; NVIDIA,
+        // "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
+        const double exps = c.exponentials_per_s > 0 ? 0.5 * T * span * a / t / c.exponentials_per_s : 0.0;
+        r.attention_fwd = seconds((fwd_flops / rate + exps) / c.attention_scale);
+        r.attention_bwd = seconds((2.5 * fwd_flops / rate + exps) / c.attention_scale);
     } else {
         compute_params bf = c;
         bf.gemm_peak = c.bf16_peak;
@@ -641,11 +671,12 @@ struct layer_and_output {
 }
 
 /// @brief Optimizer step (mixed-precision Adam, memory-bound) for `params` parameters held by
-/// this GPU's optimizer shard: reads fp32 master weights, gradients and both moments (16 B),
-/// writes weights and moments (12 B) and the bf16 copy (2 B): 30 bytes per parameter
-/// (Rajbhandari et al. 2020 Sec. 3.1's 16-byte state, read and written once).
-[[nodiscard]] constexpr duration optimizer_time(double params, const compute_params& c) {
-    return seconds(detail::memory_seconds(30.0 * params, c));
+/// this GPU's optimizer shard, whose own state is `state_bytes` per parameter (plan::
+/// optimizer_state_bytes): reads the fp32 gradient (4 B) and the state, writes the state and the
+/// bf16 working copy (2 B): 30 bytes per parameter with fp32 main weights and moments (12 B;
+/// Rajbhandari et al. 2020 Sec. 3.1's 16-byte state, read and written once).
+[[nodiscard]] constexpr duration optimizer_time(double params, const compute_params& c, int state_bytes = 12) {
+    return seconds(detail::memory_seconds((4.0 + 2.0 * state_bytes + 2.0) * params, c));
 }
 
 }  // namespace commscale

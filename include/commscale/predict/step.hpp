@@ -324,7 +324,8 @@ inline void step_memory(const commscale::transformer& m, const commscale::plan& 
                        ? in_flight_interleaved(p.pp, r.micro_batches, p.chunks())
                    : p.schedule == pipeline_schedule::dualpipe ? (p.pp + 1.0) / 2.0  // per stage of doubled layers
                                                                : in_flight_1f1b(p.pp, r.micro_batches);
-    if (p.gradient_bytes == 4) mp.state = mixed_precision_adam_fp32_grads;
+    // weights 2 B; gradients as kept (fp32 main gradients 4 B, else 2 B); the optimizer's own state
+    mp.state = {2.0, p.gradient_bytes == 4 ? 4.0 : 2.0, static_cast<double>(p.optimizer_state_bytes)};
     mp.offloaded_layers = p.cpu_offloading_num_layers;
     mp.recompute_modules = p.recompute_modules;
     // Transformer Engine saves FP8/MXFP8 GEMM inputs quantized, 1 byte (memory.hpp)
@@ -547,7 +548,7 @@ template <class Pricer>
     const detail::stage_times stages = detail::stage_times_of(lc, layout, p.pp);
     const duration slowest = stages.slowest, stage_first_f = stages.first_forward, stage_first_b = stages.first_backward;
     r.stage_microbatch = slowest;
-    r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(detail::optimizer_shard_parameters(m, p), cpar);
+    r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(detail::optimizer_shard_parameters(m, p), cpar, p.optimizer_state_bytes);
     const duration busy_compute = mb * slowest;
 
     // groups placed on NVLink domains (the node, or an NVL72 rack of trays: comm_view); the

@@ -204,7 +204,9 @@ inline constexpr transformer gpt3_20b{
 inline constexpr transformer nemotron4_340b{
     .name = "nemotron4-340b", .layers = 96, .hidden = 18432, .heads = 96, .kv_heads = 8, .ffn = 73728,
     .vocab = 256000, .max_seq = 4096,
-    .source = "NVIDIA 2024, Nemotron-4 340B Technical Report, Table 1; NeMo Nemotron4Config340B"};
+    .source = "NVIDIA 2024, Nemotron-4 340B Technical Report, Table 1; NeMo Nemotron4Config340B; no dropout "
+              "(NeMo-Framework-Launcher conf/training/nemotron/nemotron_340b.yaml: hidden_dropout, attention_dropout 0)",
+    .dropout = false};
 
 /// MPT 125M-70B (MosaicML): the model section of llm-foundry's pretraining yamls
 /// (scripts/train/yamls/pretrain/mpt-*.yaml at commit 8c8dd48f, the commit of the benchmark table in

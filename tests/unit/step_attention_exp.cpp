@@ -1,0 +1,80 @@
+// The compute model's terms added for the accuracy work of issue 24 that have published figures:
+// the softmax exponentials on the special function units, and the optimizer's state bytes.
+#include "catch_shim.hpp"
+
+#include <commscale/hardware/accelerators.hpp>
+#include <commscale/hardware/clusters.hpp>
+#include <commscale/predict/step.hpp>
+#include <commscale/workload/memory.hpp>
+#include <commscale/workload/models.hpp>
+
+using namespace commscale;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("softmax exponentials: H100 3.9 T/s (FlashAttention-3), doubled on Blackwell Ultra") {
+    // Shah et al. 2024 (FlashAttention-3) Sec. 3: "the H100 SXM5 GPU has 989 TFLOPS of FP16
+    // matmul but only 3.9 TFLOPS of special functions"; rounded to two digits: 2%.
+    const compute_params h100 = compute_params_for(accelerator_by_name("h100-sxm"), dtype::bf16);
+    CHECK_THAT(h100.exponentials_per_s, WithinRel(3.9e12, 0.02));
+    // NVIDIA, "Making Softmax More Efficient with NVIDIA Blackwell Ultra": Blackwell Ultra doubles
+    // the SFU throughput of Blackwell, at the same 8,192 dense BF16 FLOPs per clock per SM.
+    CHECK(exponentials_per_bf16_flop("b300") == 2.0 * exponentials_per_bf16_flop("b200"));
+    CHECK(exponentials_per_bf16_flop("gb300") == 2.0 * exponentials_per_bf16_flop("gb200"));
+    // A100: 16 per clock per SM against 1,024 dense FP16 FMA (2,048 FLOPs): 312 T / 128 = 2.44 T/s
+    const compute_params a100 = compute_params_for(accelerator_by_name("a100-80gb-sxm"), dtype::bf16);
+    CHECK_THAT(a100.exponentials_per_s, WithinRel(312e12 / 128.0, 1e-9));
+    // not priced where no figure is known (the term drops out)
+    CHECK(exponentials_per_bf16_flop("mi300x") == 0.0);
+}
+
+TEST_CASE("softmax exponentials: one per computed score, forward and backward, beside the GEMMs") {
+    // Llama 3 8B, s 8192, b 1 on one H100: the flash forward computes half of the s x s scores per
+    // head (causal), T s a / 2 exponentials; the attention time grows by that over the exponential
+    // rate in the forward and again in the backward (P recomputed from the log-sum-exp).
+    const transformer& m = models::llama3_8b;
+    const plan p{.micro_batch = 1, .seq = 8192};
+    compute_params c = compute_params_for(accelerator_by_name("h100-sxm"), dtype::bf16);
+    const layer_time with = layer_compute_time(m, p, c);
+    const double exps = 0.5 * 8192.0 * 8192.0 * m.heads;
+    const double rate = c.exponentials_per_s;
+    c.exponentials_per_s = 0;
+    const layer_time without = layer_compute_time(m, p, c);
+    CHECK_THAT(in_seconds(with.attention_fwd - without.attention_fwd), WithinRel(exps / rate, 1e-9));
+    CHECK_THAT(in_seconds(with.attention_bwd - without.attention_bwd), WithinRel(exps / rate, 1e-9));
+    CHECK(in_seconds(with.gemm_fwd) == in_seconds(without.gemm_fwd));
+}
+
+TEST_CASE("optimizer state bytes: ZeRO's K = 12, Apex remainders 10, bf16 moments without main parameters 4") {
+    // Rajbhandari et al. 2020 Sec. 3.1: mixed-precision Adam keeps K = 12 bytes per parameter of
+    // optimizer state (fp32 parameters, momentum, variance), sharded by ZeRO-1. With bf16 moments
+    // and no main parameters (Apex DistributedFusedAdam dtype bf16, store_params False) it is 4.
+    const transformer& m = models::nemotron4_340b;
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 16;
+    plan p{.tp = 8, .pp = 8, .dp = 2, .micro_batch = 1, .global_batch = 32, .seq = 4096};
+    p.precision = dtype::fp8;
+    p.schedule = pipeline_schedule::interleaved;
+    p.virtual_stages = 12;
+    p.sequence_parallel = true;
+    const accelerator acc = accelerator_by_name("h100-sxm");
+    const step_breakdown k12 = predict_step(m, c, acc, p);
+    p.optimizer_state_bytes = 4;
+    const step_breakdown k4 = predict_step(m, c, acc, p);
+    // the optimizer state of the heaviest stage is 4 of 12 bytes per parameter of its shard
+    CHECK_THAT(in_bytes(k4.memory.state.optimizer) / in_bytes(k12.memory.state.optimizer), WithinRel(4.0 / 12.0, 1e-12));
+    CHECK(in_bytes(k4.memory.state.weights) == in_bytes(k12.memory.state.weights));
+    // the optimizer step reads gradients (4 B) and the state, writes the state and the bf16 copy
+    // (2 B): 30 bytes per parameter with K = 12, 14 with K = 4
+    CHECK_THAT(in_seconds(k4.optimizer) / in_seconds(k12.optimizer), WithinRel(14.0 / 30.0, 1e-9));
+    // NeMo 24.07's Nemotron-4 340B recipe (optim dtype bf16, grad_sync_dtype bf16, no dropout,
+    // selective recompute) fits on the published 128-GPU layout; with fp32 moments it would not
+    p.gradient_bytes = 2;
+    p.recompute_mode = recompute::selective;
+    CHECK(predict_step(m, c, acc, p).fits_in_memory);
+    p.optimizer_state_bytes = 12;
+    p.gradient_bytes = 4;
+    CHECK_FALSE(predict_step(m, c, acc, p).fits_in_memory);
+    // out of range is refused with the field named
+    p.optimizer_state_bytes = -1;
+    CHECK_THROWS_WITH(predict_step(m, c, acc, p), Catch::Contains("plan.optimizer_state_bytes"));
+}
