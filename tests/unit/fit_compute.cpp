@@ -76,13 +76,13 @@ TEST_CASE("compute_fit: cross-validated errors on the calibration set beat the 4
         CHECK(fam.leave_model_out < fam.rule);
     }
     // MoE runs (the second stage: moe_launch_overhead_s on top of the dense constants): the issue's
-    // target is 15% leaving each model out; the fit reaches 18% (docs/accuracy.md: the same model
+    // target is 15% leaving each model out; the fit reaches 15.2% (docs/accuracy.md: the same model
     // 2.5x apart on two systems), far ahead of the rule of thumb (103%) and of the kernel figures
     const auto& moe = f.moe;
     INFO("MoE runs: kernel figures " << moe.prior << ", in sample " << moe.in_sample << ", leave one model out "
                                      << moe.leave_model_out << ", leave one accelerator out " << moe.leave_accelerator_out
                                      << ", 40%-MFU rule " << moe.rule);
-    CHECK(moe.leave_model_out <= 0.20);
+    CHECK(moe.leave_model_out <= 0.16);
     CHECK(moe.leave_model_out < 0.25 * moe.rule);
     CHECK(moe.leave_model_out < moe.prior);
     // every run has its held-out predictions

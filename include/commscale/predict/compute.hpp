@@ -69,13 +69,16 @@ struct compute_constants {
     /// GEMM on B200 with DeepSeek-V3 shapes runs its forward at 65.6% of peak against the FP8 best
     /// shape's 76.3% (pytorch/ao torchao/prototype/moe_training README; ml-engineering MAMF): 0.86.
     double grouped_gemm_efficiency = 0.86;
-    /// Time per kernel of an MoE layer's forward after its token dispatcher's host synchronization,
-    /// in seconds: Megatron-Core's all-to-all dispatcher copies the tokens per expert to the host
-    /// and synchronizes once per MoE layer forward (MoEAlltoAllTokenDispatcher.
+    /// Time per kernel of an MoE layer's expert computation that waits for its CPU launch, in
+    /// seconds. Forward: Megatron-Core's all-to-all dispatcher copies the tokens per expert to the
+    /// host and synchronizes once per MoE layer forward (MoEAlltoAllTokenDispatcher.
     /// _maybe_dtoh_and_synchronize, megatron/core/transformer/moe/token_dispatcher.py), so the GPU
     /// drains and each following kernel (the per-expert GEMMs, permutation, quantization) waits for
-    /// its CPU launch. Kernel figure: a CUDA launch takes 5-20 us on the CPU (HolisticTraceAnalysis
-    /// kernel launch stats): 5 us.
+    /// its launch. Backward: Transformer Engine's GroupedLinear launches the dgrad and wgrad GEMM of
+    /// each local expert (and its gradient's quantization) from Python (_GroupedLinear.backward,
+    /// general_grouped_gemm), kernels of a few hundred tokens that finish before the next launch, so
+    /// the backward's expert kernels are launch-bound as well. Kernel figure: a CUDA launch takes
+    /// 5-20 us on the CPU (HolisticTraceAnalysis kernel launch stats): 5 us.
     double moe_launch_overhead_s = 5e-6;
 };
 
@@ -92,7 +95,7 @@ inline constexpr compute_constants fitted_compute_constants{
     .te_attention_efficiency = 0.4851,
     .memory_efficiency = 0.6907,
     .kernel_overhead_s = 2.166e-06,
-    .moe_launch_overhead_s = 7.468e-06};
+    .moe_launch_overhead_s = 1.52e-05};
 
 /// @brief Throws input_error naming `where`.<field> unless every constant is in range: the
 /// efficiencies in (0, 1], the per-kernel overhead in [0, 1 ms].
@@ -161,7 +164,7 @@ struct compute_params {
     double attention_efficiency = flash_attention_peak_efficiency;  ///< FlashAttention at long sequences
     double kernel_overhead_s = 0;   ///< per-kernel time beyond its work (compute_constants)
     double grouped_gemm_efficiency = 1.0;  ///< routed experts' grouped GEMMs, on top of gemm_efficiency
-    double moe_launch_overhead_s = 0;      ///< per kernel of an MoE layer's forward after the dispatcher's sync
+    double moe_launch_overhead_s = 0;      ///< per launch-bound kernel of an MoE layer's experts (compute_constants)
     double exponentials_per_s = 0;  ///< softmax exponentials per second of the special function units (0: not priced)
     double inv_gemm_rate = 0;       ///< 1 / (gemm_peak x gemm_efficiency), s per FLOP (set by finish())
     double inv_memory_rate = 0;     ///< 1 / (memory_bandwidth x memory_efficiency), s per byte
@@ -354,6 +357,7 @@ struct routed_gemms {
 struct layer_kernels {
     double forward = 0, backward = 0;
     double moe_forward = 0;  ///< of `forward`, the MoE part after the dispatcher's host synchronization
+    double moe_backward = 0; ///< of `backward`, the MoE experts' launch-bound kernels (twice the forward's)
 };
 
 namespace detail {
@@ -362,7 +366,10 @@ namespace detail {
 /// adds, the activation, the rotary embedding where the model has one, the MoE router, permutation
 /// and unpermutation and the top-k (4, MoE layers only), and with FP8/MXFP8/NVFP4 one quantization
 /// per GEMM input; backward, two GEMMs per GEMM, the attention backward and its preprocessing (2),
-/// twice the element-wise kernels and the quantization of each output gradient.
+/// twice the element-wise kernels and the quantization of each output gradient. Of these, the MoE
+/// experts' kernels (compute_constants::moe_launch_overhead_s): forward, one GEMM per local expert
+/// for FC1 and FC2 (each with its input's quantization in low precision), the activation,
+/// permutation and unpermutation; backward twice as many (dgrad and wgrad per GEMM).
 [[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, bool quantized, int ep = 1) {
     const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 1.0;
     const double elementwise = 2.0 + 2.0 + 1.0 + rotary + (m.experts > 1 ? 4.0 * m.moe_fraction() : 0.0);
@@ -371,7 +378,8 @@ namespace detail {
     // its input's quantization in low precision), the activation, permutation and unpermutation
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
     const double moe_forward = m.experts > 1 ? m.moe_fraction() * (2.0 * local * (quantized ? 2.0 : 1.0) + 3.0) : 0.0;
-    return {gemms + 1.0 + elementwise + quantize, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize, moe_forward};
+    return {gemms + 1.0 + elementwise + quantize, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize, moe_forward,
+            2.0 * moe_forward};
 }
 }  // namespace detail
 
@@ -514,7 +522,7 @@ namespace detail {
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
     const layer_kernels n = detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep);
     r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + c.moe_launch_overhead_s * n.moe_forward);
-    r.overhead_bwd = seconds(c.kernel_overhead_s * n.backward);
+    r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
     return r;
 }
 
