@@ -102,7 +102,8 @@ cli::registrar reg{cli::command{
     "Fits kernel_efficiency (GEMM, attention, memory-bound kernels) from one run on, and\n"
     "attention_efficiency when 3+ runs differ in attention share by 0.1 or more, overlap_slowdown (the\n"
     "compute lost beside overlapped communication) when 3+ runs differ in its share of the step by 0.02\n"
-    "or more; a log-normal prior around the documented model keeps short sets from wandering off.\n"
+    "or more, kernel_overhead (the per-kernel overheads) when 3+ runs differ in their share of the layer\n"
+    "time by 0.05 or more (each of the last two only where the runs determine it); a log-normal prior around the documented model keeps short sets from wandering off.\n"
     "--json: {runs: [{label, measured_step_s, predicted_before_s, predicted_step_s, cv_predicted_step_s}],\n"
     "         fitted: {name: {value, uncertainty}}, kept, median_rel_error_before, median_rel_error,\n"
     "         cv_median_rel_error, noise, cluster, compute_calibration}",
@@ -124,6 +125,8 @@ cli::registrar reg{cli::command{
                                         {"fitted_from", a.positional.at(0)}};
             if (f.calibration.overlap_slowdown != 1.0)
                 j["compute_calibration"]["overlap_slowdown"] = f.calibration.overlap_slowdown;
+            if (f.calibration.kernel_overhead != 1.0)
+                j["compute_calibration"]["kernel_overhead"] = f.calibration.kernel_overhead;
             io::write_file_atomic(*file, j.dump(2) + "\n", "--out");
         }
         if (a.flag("json")) {
@@ -147,7 +150,8 @@ cli::registrar reg{cli::command{
                                   {"compute_calibration",
                                    {{"kernel_efficiency", f.calibration.kernel_efficiency},
                                     {"attention_efficiency", f.calibration.attention_efficiency},
-                                    {"overlap_slowdown", f.calibration.overlap_slowdown}}}});
+                                    {"overlap_slowdown", f.calibration.overlap_slowdown},
+                                    {"kernel_overhead", f.calibration.kernel_overhead}}}});
             return 0;
         }
         out << f.runs.size() << " run(s) on " << base.name << " (" << base.node.accelerator << ")\n\n";

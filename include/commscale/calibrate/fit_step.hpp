@@ -6,7 +6,7 @@
 /// measured step times, so that what-ifs start from the user's own stack.
 ///
 /// Model. For run i with measured step time yᵢ, the residual is rᵢ(θ) = ln(predictedᵢ(θ) / yᵢ) / σ,
-/// θ = (ln kernel, ln attention), plus one prior row θⱼ / τ per fitted parameter: a log-normal prior
+/// θ = (ln kernel, ln attention, ln overlap, ln overhead), plus one prior row θⱼ / τ per fitted parameter: a log-normal prior
 /// centred on the documented model (θ = 0) with τ = 0.4 (a factor 1.5 either way at one sigma), so
 /// that one or two runs move the scale only as far as they justify and a short set never wanders
 /// off (maximum a posteriori, Gaussian errors in log space; e.g. Gelman et al., Bayesian Data
@@ -24,7 +24,11 @@
 /// overlapped communication, `overlap_compute_slowdown`) is fitted with three or more runs whose
 /// share of that slowdown in the step spans at least 0.02 (runs that hide very different amounts of
 /// communication: DP/ZeRO traffic at different scales, TP overlap on and off) and that determine it
-/// better than the prior does (step_fit_overlap_identified); otherwise kept at 1.
+/// better than the prior does (step_fit_overlap_identified); otherwise kept at 1. `kernel_overhead`
+/// (the scale on the per-kernel overheads, compute_constants::kernel_overhead_s and
+/// moe_launch_overhead_s: CUDA graphs hide launches, a slower host adds to them) likewise with
+/// three or more runs whose overhead share of the layer time spans at least 0.05 (small and large
+/// models, short and long sequences, MoE layers with many local experts) and that determine it.
 /// With fewer runs or less spread these scales move every run alike and are not told apart from
 /// the kernel efficiency.
 ///
@@ -59,7 +63,9 @@ inline constexpr double step_fit_default_noise = 0.03;
 inline constexpr double step_fit_attention_spread = 0.1;
 /// @brief Smallest spread of the runs' overlap-slowdown share of the step for fitting overlap_slowdown.
 inline constexpr double step_fit_overlap_spread = 0.02;
-/// @brief overlap_slowdown is reported fitted only when its posterior log-σ is below this fraction
+/// @brief Smallest spread of the runs' per-kernel-overhead share of the layer time for fitting kernel_overhead.
+inline constexpr double step_fit_overhead_spread = 0.05;
+/// @brief overlap_slowdown and kernel_overhead are reported fitted only when their posterior log-σ is below this fraction
 /// of the prior's (the runs carry at least as much information about it as the prior: 1/√2).
 inline constexpr double step_fit_overlap_identified = 0.7071067811865476;
 
@@ -100,10 +106,12 @@ struct prepared_run {
     double measured;
 };
 
-/// The fitted scales: kernel, attention and overlap-slowdown (in that order).
-inline constexpr std::size_t step_fit_scales = 3;
+/// The fitted scales: kernel, attention, overlap-slowdown and kernel overhead (in that order).
+inline constexpr std::size_t step_fit_scales = 4;
 inline constexpr std::array<std::string_view, step_fit_scales> step_fit_names{"kernel_efficiency", "attention_efficiency",
-                                                                              "overlap_slowdown"};
+                                                                              "overlap_slowdown", "kernel_overhead"};
+inline constexpr std::array<double, step_fit_scales> step_fit_lower{0.05, 0.05, 0.0, 0.0};
+inline constexpr std::array<double, step_fit_scales> step_fit_upper{1.5, 1.5, 5.0, 20.0};
 using scale_vector = std::array<double, step_fit_scales>;
 
 [[nodiscard]] inline double predict_with(const prepared_run& pr, const scale_vector& v, const step_options& o) {
@@ -111,11 +119,12 @@ using scale_vector = std::array<double, step_fit_scales>;
     c.compute.kernel_efficiency = std::clamp(v[0], 0.05, 1.5);
     c.compute.attention_efficiency = std::clamp(v[1], 0.05, 1.5);
     c.compute.overlap_slowdown = std::clamp(v[2], 0.0, 5.0);
+    c.compute.kernel_overhead = std::clamp(v[3], 0.0, 20.0);
     return in_seconds(predict_step(pr.run->model, c, pr.acc, pr.run->p, o).step);
 }
 
 struct fit_core {
-    scale_vector value{1.0, 1.0, 1.0}, sd{0.0, 0.0, 0.0};
+    scale_vector value{1.0, 1.0, 1.0, 1.0}, sd{0.0, 0.0, 0.0, 0.0};
     double noise = step_fit_default_noise;
 };
 
@@ -128,7 +137,7 @@ struct fit_core {
     const auto n = static_cast<Eigen::Index>(idx.size());
     const auto m = static_cast<Eigen::Index>(subset.size());
     auto scales = [&](const Eigen::VectorXd& x) {
-        scale_vector v{1.0, 1.0, 1.0};
+        scale_vector v{1.0, 1.0, 1.0, 1.0};
         for (Eigen::Index j = 0; j < n; ++j) v[idx[static_cast<std::size_t>(j)]] = std::exp(x(j));
         return v;
     };
@@ -174,10 +183,9 @@ struct fit_core {
     }
     const Eigen::MatrixXd cov = (J.transpose() * J).inverse();
     const scale_vector v = scales(x);
-    const scale_vector lo{0.05, 0.05, 0.0}, hi{1.5, 1.5, 5.0};
     for (Eigen::Index j = 0; j < n; ++j) {
         const std::size_t q = idx[static_cast<std::size_t>(j)];
-        out.value[q] = std::clamp(v[q], lo[q], hi[q]);
+        out.value[q] = std::clamp(v[q], step_fit_lower[q], step_fit_upper[q]);
         out.sd[q] = out.value[q] * std::sqrt(std::max(0.0, cov(j, j)));
     }
     return out;
@@ -200,7 +208,7 @@ struct fit_core {
     if (runs.empty()) throw input_error("runs", "none", "at least one measured training run");
     std::vector<detail::prepared_run> prepared;
     prepared.reserve(runs.size());
-    std::vector<double> attention_share, overlap_share;
+    std::vector<double> attention_share, overlap_share, overhead_share;
     for (const auto& r : runs) {
         if (!r.not_expressible.empty()) continue;  // kept in the file, not expressible: not fitted
         detail::prepared_run pr{&r, detail::cluster_for_run(base, r), {}, detail::measured_step(r)};
@@ -215,6 +223,7 @@ struct fit_core {
         const double lt = in_seconds(s.layer.forward() + s.layer.backward());
         attention_share.push_back(lt > 0 ? in_seconds(s.layer.attention_fwd + s.layer.attention_bwd) / lt : 0.0);
         overlap_share.push_back(in_seconds(s.step) > 0 ? in_seconds(s.overlap_slowdown) / in_seconds(s.step) : 0.0);
+        overhead_share.push_back(lt > 0 ? in_seconds(s.layer.overhead_fwd + s.layer.overhead_bwd) / lt : 0.0);
         prepared.push_back(pr);
     }
     if (prepared.empty())
@@ -226,23 +235,29 @@ struct fit_core {
     };
     std::array<bool, detail::step_fit_scales> free{
         true, prepared.size() >= 3 && spread(attention_share) >= step_fit_attention_spread,
-        prepared.size() >= 3 && spread(overlap_share) >= step_fit_overlap_spread};
+        prepared.size() >= 3 && spread(overlap_share) >= step_fit_overlap_spread,
+        prepared.size() >= 3 && spread(overhead_share) >= step_fit_overhead_spread};
 
     std::vector<const detail::prepared_run*> all;
     for (const auto& pr : prepared) all.push_back(&pr);
     detail::fit_core core = detail::fit_scales(all, free, o);
-    // overlap_slowdown only where the runs, not the prior, determine it (posterior log-σ under
-    // step_fit_overlap_identified x the prior's): its share of a step is a few percent at most
-    if (free[2] && core.sd[2] > step_fit_overlap_identified * step_fit_prior_sigma * core.value[2]) {
-        free[2] = false;
-        core = detail::fit_scales(all, free, o);
-    }
+    // overlap_slowdown and kernel_overhead only where the runs, not the prior, determine them
+    // (posterior log-σ under step_fit_overlap_identified x the prior's): each is a few percent of a
+    // step at most on most runs
+    bool dropped = false;
+    for (std::size_t j : {std::size_t{2}, std::size_t{3}})
+        if (free[j] && core.sd[j] > step_fit_overlap_identified * step_fit_prior_sigma * core.value[j]) {
+            free[j] = false;
+            dropped = true;
+        }
+    if (dropped) core = detail::fit_scales(all, free, o);
 
     step_fit out;
     out.noise = core.noise;
     out.calibration.kernel_efficiency = core.value[0];
     out.calibration.attention_efficiency = core.value[1];
     out.calibration.overlap_slowdown = core.value[2];
+    out.calibration.kernel_overhead = core.value[3];
     for (std::size_t j = 0; j < detail::step_fit_scales; ++j) {
         const std::string name(detail::step_fit_names[j]);
         if (free[j]) out.fitted.push_back({name, core.value[j], core.sd[j]});
@@ -255,14 +270,15 @@ struct fit_core {
         fitted_run fr;
         fr.label = pr.run->label;
         fr.measured_step = seconds(pr.measured);
-        fr.predicted_before = seconds(detail::predict_with(pr, {1.0, 1.0, 1.0}, o));
+        fr.predicted_before = seconds(detail::predict_with(pr, {1.0, 1.0, 1.0, 1.0}, o));
         fr.predicted_after = seconds(detail::predict_with(pr, core.value, o));
         if (prepared.size() >= 2) {
             std::vector<const detail::prepared_run*> others;
             for (std::size_t j = 0; j < prepared.size(); ++j)
                 if (j != i) others.push_back(&prepared[j]);
             const std::array<bool, detail::step_fit_scales> loo_free{true, free[1] && others.size() >= 3,
-                                                                     free[2] && others.size() >= 3};
+                                                                     free[2] && others.size() >= 3,
+                                                                     free[3] && others.size() >= 3};
             const detail::fit_core loo = detail::fit_scales(others, loo_free, o);
             fr.cv_predicted = seconds(detail::predict_with(pr, loo.value, o));
             cv_pred.push_back(in_seconds(*fr.cv_predicted));

@@ -81,9 +81,13 @@ struct compute_calibration {
     double kernel_efficiency = 1.0;     ///< GEMM, attention and memory-bound kernels alike
     double attention_efficiency = 1.0;  ///< the attention core, on top of kernel_efficiency
     double overlap_slowdown = 1.0;      ///< scale on overlap_compute_slowdown (compute lost beside overlapped comm)
+    /// scale on the per-kernel overheads (compute_constants::kernel_overhead_s and
+    /// moe_launch_overhead_s): below 1 where a stack hides launches (CUDA graphs), above where its
+    /// host is slower
+    double kernel_overhead = 1.0;
 
     [[nodiscard]] constexpr bool is_default() const {
-        return kernel_efficiency == 1.0 && attention_efficiency == 1.0 && overlap_slowdown == 1.0;
+        return kernel_efficiency == 1.0 && attention_efficiency == 1.0 && overlap_slowdown == 1.0 && kernel_overhead == 1.0;
     }
 };
 
@@ -222,6 +226,10 @@ inline void validate(const cluster& c, std::string_view where = "cluster") {
     if (!(c.compute.overlap_slowdown >= 0.0) || !(c.compute.overlap_slowdown <= 5.0))
         throw input_error(w + ".compute_calibration.overlap_slowdown", detail::number_text(c.compute.overlap_slowdown),
                           "a scale in [0, 5] (1 = uncalibrated)");
+    // the per-kernel overheads: from none (every launch hidden) to 20x the fitted defaults
+    if (!(c.compute.kernel_overhead >= 0.0) || !(c.compute.kernel_overhead <= 20.0))
+        throw input_error(w + ".compute_calibration.kernel_overhead", detail::number_text(c.compute.kernel_overhead),
+                          "a scale in [0, 20] (1 = uncalibrated)");
 }
 
 }  // namespace commscale

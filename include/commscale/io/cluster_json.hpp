@@ -10,7 +10,7 @@
 ///            "rail_optimized": true, "in_network_reduction": false, "gpudirect_rdma": true},
 ///  "source": "where the figures come from", "calibration": {...comm_params fields, optional...},
 ///  "compute_calibration": {"kernel_efficiency": 0.8, "attention_efficiency": 1.0, "overlap_slowdown": 1.0}
-///                         (optional, fit-step; overlap_slowdown omitted when 1)}
+///                         (optional, fit-step; overlap_slowdown and kernel_overhead omitted when 1)}
 /// ```
 /// Links are catalog names (`commscale links`) or link objects (io/hardware_json.hpp). Keys
 /// beyond CLI.md's minimal example are optional, with the defaults documented at each field.
@@ -221,6 +221,7 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
         c.compute.kernel_efficiency = cc.number_or("kernel_efficiency", 1.0, 0.05, 1.5);
         c.compute.attention_efficiency = cc.number_or("attention_efficiency", 1.0, 0.05, 1.5);
         c.compute.overlap_slowdown = cc.number_or("overlap_slowdown", 1.0, 0.0, 5.0);
+        c.compute.kernel_overhead = cc.number_or("kernel_overhead", 1.0, 0.0, 20.0);
         cc.ignore({"fitted_from"});
         cc.finish();
     }
@@ -262,6 +263,7 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
         j["compute_calibration"] = {{"kernel_efficiency", c.compute.kernel_efficiency},
                                     {"attention_efficiency", c.compute.attention_efficiency}};
         if (c.compute.overlap_slowdown != 1.0) j["compute_calibration"]["overlap_slowdown"] = c.compute.overlap_slowdown;
+        if (c.compute.kernel_overhead != 1.0) j["compute_calibration"]["kernel_overhead"] = c.compute.kernel_overhead;
     }
     return j;
 }

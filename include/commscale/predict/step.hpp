@@ -526,6 +526,8 @@ template <class Pricer>
     cpar.bf16_gemm_efficiency = std::min(1.0, cpar.bf16_gemm_efficiency * kernel);
     cpar.memory_efficiency = std::min(1.0, cpar.memory_efficiency * kernel);
     cpar.attention_scale = std::min(1.0 / cpar.attention_efficiency, kernel * c.compute.attention_efficiency);
+    cpar.kernel_overhead_s *= c.compute.kernel_overhead;
+    cpar.moe_launch_overhead_s *= c.compute.kernel_overhead;
     cpar.finish();
     const flop_rate peak = cpar.gemm_peak;
     const double seq = p.seq, batch = p.global_batch;
