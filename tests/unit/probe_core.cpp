@@ -4,7 +4,7 @@
 // ../shared/fixtures/nccl-tests (oci_a100_allreduce_2.13era.log, nccl_2_20_gb10_allreduce.log).
 #include "catch_shim.hpp"
 
-#include "../../examples/probe/probe_core.hpp"
+#include "probe_core.hpp"
 
 #include <array>
 #include <cstring>

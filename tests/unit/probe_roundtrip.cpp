@@ -6,7 +6,7 @@
 // checked against its published peak busbw (234.89 GB/s at 16 GiB, REFERENCE.md).
 #include "catch_shim.hpp"
 
-#include "../../examples/probe/probe_core.hpp"
+#include "probe_core.hpp"
 
 #include <cmath>
 #include <string>
