@@ -1,4 +1,4 @@
-// Round trips of the probe's output (examples/probe/probe_core.hpp) through the readers
+// Round trips of the probe's output (apps/probe/probe_core.hpp) through the readers
 // (calibrate/nccl_tests.hpp) and the fitter (calibrate/calibrate.hpp): what the probe writes, in
 // text and in JSON, must read back as the rows it measured and calibrate the model as the
 // original measurements do. The "measured" times are the published 8 x A100-SXM4-80GB
