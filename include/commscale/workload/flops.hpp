@@ -11,6 +11,8 @@
 /// attention scores are counted over the full s x s square (causal masking not subtracted).
 /// For a GPT layer (kv = h, ffn = 4h) this gives 72 B s l h^2 (1 + s/6h + V/(12 l h)) model FLOPs
 /// per iteration, and 96 B s l h^2 (1 + s/6h + V/(16 l h)) with full recompute.
+///
+/// Formulas and their sources, in one place: docs/model.md#workload, #megatrons-count.
 
 #include <optional>
 #include <string>
