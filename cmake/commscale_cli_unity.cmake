@@ -1,5 +1,5 @@
-# commscale_cli_unity(TARGET): compiles the CLI's sources of TARGET (examples/cli/app.cpp and
-# examples/cli/commands/*.cpp) as CMake unity groups: the commands that fit (Eigen), the other
+# commscale_cli_unity(TARGET): compiles the CLI's sources of TARGET (apps/commscale/app.cpp and
+# apps/commscale/commands/*.cpp) as CMake unity groups: the commands that fit (Eigen), the other
 # commands with any further source (the fuzz entry point), and the dispatcher (app.cpp, the one file
 # with CLI11), so that the library's inline code is compiled a few times instead of once per
 # command (each command's helpers sit in a namespace named after it).

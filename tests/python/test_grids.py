@@ -474,11 +474,11 @@ def test_the_stub_lists_the_functions_and_keywords():
     assert set(cs.collective(size=1024)) == typed["CollectiveResult"]
 
 
-def test_readme_grid_listing_prints_what_the_readme_shows(tmp_path):
+def test_readme_grid_listing_prints_what_the_readme_shows(tmp_path):  # docs/python.md "Grids"
     pytest.importorskip("pandas", reason="pandas is not installed (Debian: python3-pandas)")
     pytest.importorskip("matplotlib", reason="matplotlib is not installed (Debian: python3-matplotlib)")
-    text = (SOURCE / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Grids"):]
+    text = (SOURCE / "docs" / "python.md").read_text(encoding="utf-8")
+    section = text[text.index("## Grids"):]
     code = section[section.index("```python\n") + len("```python\n"):]
     code, rest = code[:code.index("```\n")], code[code.index("```\n") + 4:]
     shown = rest[rest.index("```\n") + 4:]

@@ -507,7 +507,7 @@ inline constexpr std::array<double, collective_calibration_parameters> calibrati
 /// per-generation constants (src/graph/tuning.cc) is partly so for all three; a sweep whose
 /// algorithm exercises only one protocol's latency at small sizes (NVLS all-reduce: Simple) then
 /// carries half of that deviation to the others instead of leaving them at the constants. On the
-/// synthetic systems of tests/unit/calibrate_cross.cpp this takes all_gather / reduce_scatter from
+/// synthetic systems of tests/unit/calibrate/calibrate_cross.cpp this takes all_gather / reduce_scatter from
 /// a 4-node all-reduce fit from 12.3% to 3.4% (median), from a 2-node one from 6.3% to 0.8%; 0.75
 /// does better there still but worsens the real 2 x 8 A100 large rows.
 inline constexpr double calibration_latency_correlation = 0.5;

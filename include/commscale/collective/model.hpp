@@ -35,6 +35,8 @@
 /// traffic (NCCL's PXN keeps inter-node traffic on rails; `cluster::rail_optimized` changes only
 /// how many nodes one leaf serves, see cluster::nodes_under_one_leaf), congestion between concurrent collectives, and compute of the
 /// reduction itself.
+///
+/// Formulas and their sources, in one place: docs/model.md#collectives.
 
 #include <algorithm>
 #include <array>

@@ -9,6 +9,8 @@
 /// (`nvlink4` = the 18 links of one H100). Sub-bundles as printed by `nvidia-smi topo -m`
 /// ("NV2", "NV12", "NV18") are `nvlink_bundle<Gen, Links>` / "nvlink3-nv12".
 /// Rates quoted in bits use decimal prefixes (1 Gbps = 1e9 bit/s = 0.125 GB/s).
+///
+/// Formulas and their sources, in one place: docs/model.md#links.
 
 #include <array>
 #include <cstddef>

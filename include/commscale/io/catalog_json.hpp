@@ -3,7 +3,7 @@
 /// @brief The hardware catalog as the JSON files under `data/`: the headers
 /// (hardware/links.hpp, accelerators.hpp, clusters.hpp) are the one source; these functions
 /// write what `data/links.json`, `data/accelerators.json` and `data/clusters/<name>.json` hold.
-/// The `catalog` build target regenerates the files (examples/catalog/generate_catalog.cpp) and
+/// The `catalog` build target regenerates the files (tools/generate_catalog.cpp) and
 /// a test compares the generated files with the checked-in ones byte for byte, so a header edit
 /// without the regenerated data fails the suite.
 ///
@@ -13,7 +13,7 @@
 /// in-network reduction, GPUDirect RDMA on, no calibration), so a file shows what is particular
 /// to its system. Model files (`data/models/`) are not generated: they are the published
 /// Hugging Face `config.json` documents, whose keys (rope_theta, hidden_act, ...) the library
-/// does not model; tests/unit/model_json.cpp checks them against the model presets instead.
+/// does not model; tests/unit/io/model_json.cpp checks them against the model presets instead.
 
 #include <filesystem>
 #include <string>

@@ -10,6 +10,8 @@
 /// named). Where a stack's library default differs from what its published performance recipes
 /// run, the profile follows the recipes and says so: a profile describes how people train with
 /// that stack, and every field can be overridden.
+///
+/// Formulas and their sources, in one place: docs/model.md#software-stack-profiles.
 
 #include <array>
 #include <string>

@@ -43,6 +43,8 @@
 ///   all-gathers of parameters in forward and backward + a reduce-scatter of gradients: 3 x
 ///   instead of 2 x the shard, the ~1.5x of gpu-fabrics-for-genai (Rajbhandari et al. 2020,
 ///   "ZeRO", Sec. 7.2.2: "1.5x communication volume").
+///
+/// Formulas and their sources, in one place: docs/model.md#the-step-term-by-term.
 
 #include <algorithm>
 #include <cmath>

@@ -165,7 +165,7 @@ inline constexpr duration default_gpu_mtbf =
 /// The Llama 3 snapshot bounds it: above 90% effective training time over 54 days with 466
 /// interruptions is at most 0.1 x 54 d / 466 = 1,001 s lost per interruption, restart and re-done
 /// work together; 600 s leaves the rest for half a Young interval of re-done work at 16,384 GPUs
-/// (tests/unit/plan_capacity.cpp checks that the defaults give Llama 3 405B above 90%).
+/// (tests/unit/predict/plan_capacity.cpp checks that the defaults give Llama 3 405B above 90%).
 inline constexpr duration default_restart_time = seconds(600.0);
 
 /// @brief Bytes a checkpoint holds per parameter: bf16 weights (2) plus the fp32 master weights,

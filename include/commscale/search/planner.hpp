@@ -35,7 +35,7 @@
 /// * memory: the predictor's `fits_in_memory`. Plans that do not fit are evaluated, counted in
 ///   `evaluated`, never returned.
 ///
-/// Pruning (exact, the ranking equals brute force; tests/unit/planner.cpp checks it): for a fixed
+/// Pruning (exact, the ranking equals brute force; tests/unit/search/planner.cpp checks it): for a fixed
 /// everything-but-micro-batch, memory per GPU is non-decreasing in the micro-batch b (weights
 /// do not depend on b; per-layer activations are linear in b; in-flight micro-batches x b is
 /// min(p b, B/dp) for 1F1B, B/dp for GPipe, min((p + (p-1)/V) b, B/dp) interleaved:

@@ -11,6 +11,8 @@
 /// attention scores are counted over the full s x s square (causal masking not subtracted).
 /// For a GPT layer (kv = h, ffn = 4h) this gives 72 B s l h^2 (1 + s/6h + V/(12 l h)) model FLOPs
 /// per iteration, and 96 B s l h^2 (1 + s/6h + V/(16 l h)) with full recompute.
+///
+/// Formulas and their sources, in one place: docs/model.md#workload, #megatrons-count.
 
 #include <optional>
 #include <string>
@@ -309,7 +311,7 @@ struct megatron_flops_options {
 ///   and NeMo 24.07's, which it matches within 0.1% on every NeMo 24.07 run of the calibration
 ///   set. Against the current causal count it is larger by 6 q s per layer and token: 12.5% for
 ///   Llama 3 8B at 8192 tokens, 7.2% for 70B, 4.0% for 405B, 12.6% for DeepSeek-V3 at 4096,
-///   21% for Qwen3-30B-A3B, 13% for Qwen3-235B-A22B (tests/unit/workload_megatron_flops.cpp);
+///   21% for Qwen3-30B-A3B, 13% for Qwen3-235B-A22B (tests/validation/workload_megatron_flops.cpp);
 /// * GPT-OSS: its gated MLP counted x3 and its sliding windows counted (Megatron: x2, no windows),
 ///   together +24 to +28% over Megatron's count;
 /// * the router (2 h E per MoE layer and token), the unpadded vocabulary (both < 0.5%);

@@ -6,6 +6,8 @@
 /// Activation Recomputation in Large Transformer Models", Table 2), with tensor and sequence
 /// parallelism and none/selective/full recompute; and the micro-batches a pipeline schedule keeps
 /// in flight. Allocation-free: the step predictor and the planner call these in their hot loops.
+///
+/// Formulas and their sources, in one place: docs/model.md#the-step-term-by-term.
 
 #include <algorithm>
 

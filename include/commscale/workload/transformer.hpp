@@ -38,7 +38,7 @@
 ///              Llama 4's chunked attention counted as such): no parameters, fewer attention FLOPs.
 /// Publishers count "active" parameters differently: active_parameters counts both embedding
 /// tables (Mixtral, Qwen, Kimi K2, Llama 4 match it); DeepSeek's 37B and OpenAI's 5.13B leave out
-/// the input embedding table (a lookup), tests/unit/model_moe.cpp checks each against its own.
+/// the input embedding table (a lookup), tests/unit/workload/model_moe.cpp checks each against its own.
 /// GPT-OSS's RMSNorms have no bias, but `biases` counts LayerNorm biases (2h per layer, 0.0002%).
 
 #include <string>

@@ -32,6 +32,8 @@
 ///   when that reduction limits it (bottleneck_kind::switch_reduction).
 ///
 /// Formulas: bytes per direction on the busiest port; n ranks, N nodes, r per node.
+///
+/// Formulas and their sources, in one place: docs/model.md#collectives.
 
 #include <array>
 #include <cstddef>

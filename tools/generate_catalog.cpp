@@ -1,6 +1,6 @@
 // Writes the hardware catalog files under a data directory from the headers
 // (io/catalog_json.hpp): links.json, accelerators.json and clusters/<name>.json.
-// The `catalog` build target runs it on the source tree's data/; tests/unit/catalog.cpp checks
+// The `catalog` build target runs it on the source tree's data/; tests/unit/io/catalog.cpp checks
 // that the checked-in files are what it writes.
 //   usage: commscale_catalog DATA_DIR
 #include <cstdio>

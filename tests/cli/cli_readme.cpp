@@ -1,12 +1,15 @@
-// The README's listings cannot drift from what the commands print: every fenced block of
-// README.md whose first line is `$ commscale ARGS` is run, and its output must equal the rest of
-// the block (trailing spaces aside). A block whose first line is `$ commscale ARGS   # excerpt`
-// must appear in the output as consecutive lines. Blocks of other kinds (sh, cpp, cmake, yaml)
-// are not run. The listings run in README order in a scratch directory where `data` is the
-// repository's data/, so relative paths work as from the repository root and the files a
-// listing writes (`--out my-a100.json`) are there for the next one.
+// The listings of the README and of docs/*.md cannot drift from what the commands print: every
+// fenced block of README.md and of docs/*.md whose first line is `$ commscale ARGS` is run, and
+// its output must equal the rest of the block (trailing spaces aside). A block whose first line is
+// `$ commscale ARGS   # excerpt` must appear in the output as consecutive lines. In a `sh` block,
+// every line `commscale ARGS` (a `# comment` after it aside) is run and must exit 0. Blocks of
+// other kinds (cpp, cmake, yaml, python: tests/python runs those) are not run. The listings run
+// in order, README.md first, then docs/*.md by name, in a scratch directory where `data` is the
+// repository's data/ and `docs/img` an empty directory, so relative paths work as from the
+// repository root and the files a listing writes (`--out my-a100.json`) are there for the next one.
 #include "cli_runner.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -17,9 +20,11 @@ using namespace cli_test;
 namespace {
 
 struct listing {
-    std::size_t line = 0;     // 1-based line of the command in README.md
+    std::string file;         // README.md or docs/NAME.md
+    std::size_t line = 0;     // 1-based line of the command in the file
     std::string args;         // after "$ commscale "
     bool excerpt = false;     // "# excerpt" after the command
+    bool exit_only = false;   // a line of a `sh` block: must exit 0, output not compared
     std::vector<std::string> expected;
 };
 
@@ -38,14 +43,11 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 fs::path repo_root() { return fs::path(COMMSCALE_TEST_DATA_DIR).parent_path().parent_path(); }
 
-std::vector<listing> readme_listings() {
-    const fs::path readme = repo_root() / "README.md";
-    REQUIRE(fs::exists(readme));
-    std::ifstream in(readme);
-    std::vector<listing> out;
+void file_listings(const fs::path& path, const std::string& name, std::vector<listing>& out) {
+    std::ifstream in(path);
     std::string l;
     std::size_t n = 0;
-    bool in_block = false, plain = false;
+    bool in_block = false, plain = false, sh = false;
     listing cur;
     while (std::getline(in, l)) {
         ++n;
@@ -54,11 +56,24 @@ std::vector<listing> readme_listings() {
             if (!in_block) {
                 in_block = true;
                 plain = l == "```";
+                sh = l == "```sh";
                 cur = listing{};
+                cur.file = name;
             } else {
                 in_block = false;
                 if (!cur.args.empty()) out.push_back(cur);
             }
+            continue;
+        }
+        if (in_block && sh && l.rfind("commscale ", 0) == 0) {
+            listing cmd;
+            cmd.file = name;
+            cmd.line = n;
+            cmd.args = l.substr(std::string("commscale ").size());
+            cmd.exit_only = true;
+            const auto hash = cmd.args.find(" #");
+            if (hash != std::string::npos) cmd.args = rtrim(cmd.args.substr(0, hash));
+            out.push_back(cmd);
             continue;
         }
         if (!in_block || !plain) continue;
@@ -78,6 +93,20 @@ std::vector<listing> readme_listings() {
         }
         if (!cur.args.empty()) cur.expected.push_back(l);
     }
+}
+
+/// The listings of README.md, then of docs/*.md by name.
+std::vector<listing> readme_listings() {
+    const fs::path readme = repo_root() / "README.md";
+    REQUIRE(fs::exists(readme));
+    std::vector<listing> out;
+    file_listings(readme, "README.md", out);
+    std::vector<fs::path> docs;
+    for (const auto& e : fs::directory_iterator(repo_root() / "docs"))
+        if (e.is_regular_file() && e.path().extension() == ".md") docs.push_back(e.path());
+    std::sort(docs.begin(), docs.end());
+    REQUIRE(!docs.empty());
+    for (const fs::path& d : docs) file_listings(d, "docs/" + d.filename().string(), out);
     return out;
 }
 
@@ -85,17 +114,18 @@ std::vector<listing> readme_listings() {
 
 TEST_CASE("README listings are what the commands print") {
     const auto listings = readme_listings();
-    // The README shows at least the step, collective, sweep, fit and fit-step listings.
+    // The README and docs/ show at least the step, collective, sweep, fit and fit-step listings.
     REQUIRE(listings.size() >= 7);
     const fs::path work = scratch() / "readme";
-    fs::create_directories(work);
+    fs::create_directories(work / "docs" / "img");
     fs::create_directory_symlink(repo_root() / "data", work / "data");
     fs::current_path(work);
     for (const auto& x : listings) {
-        INFO("README.md:" << x.line << ": commscale " << x.args);
+        INFO(x.file << ":" << x.line << ": commscale " << x.args);
         const run_result r = run(x.args);
         INFO("stderr: " << r.err);
         REQUIRE(r.rc == 0);
+        if (x.exit_only) continue;
         const auto got = lines_of(r.out);
         if (!x.excerpt) {
             CHECK(got == x.expected);

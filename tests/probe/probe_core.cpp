@@ -1,10 +1,10 @@
-// Tests for examples/probe/probe_core.hpp: the CUDA-free logic of commscale-probe (options, size
+// Tests for apps/probe/probe_core.hpp: the CUDA-free logic of commscale-probe (options, size
 // ladder, nccl-tests bandwidth conventions, JSON and text writers). Expected values come from
 // NVIDIA nccl-tests (doc/PERFORMANCE.md, src/*.cu) and from published nccl-tests logs kept in
 // ../shared/fixtures/nccl-tests (oci_a100_allreduce_2.13era.log, nccl_2_20_gb10_allreduce.log).
 #include "catch_shim.hpp"
 
-#include "../../examples/probe/probe_core.hpp"
+#include "probe_core.hpp"
 
 #include <array>
 #include <cstring>

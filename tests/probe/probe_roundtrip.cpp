@@ -1,4 +1,4 @@
-// Round trips of the probe's output (examples/probe/probe_core.hpp) through the readers
+// Round trips of the probe's output (apps/probe/probe_core.hpp) through the readers
 // (calibrate/nccl_tests.hpp) and the fitter (calibrate/calibrate.hpp): what the probe writes, in
 // text and in JSON, must read back as the rows it measured and calibrate the model as the
 // original measurements do. The "measured" times are the published 8 x A100-SXM4-80GB
@@ -6,7 +6,7 @@
 // checked against its published peak busbw (234.89 GB/s at 16 GiB, REFERENCE.md).
 #include "catch_shim.hpp"
 
-#include "../../examples/probe/probe_core.hpp"
+#include "probe_core.hpp"
 
 #include <cmath>
 #include <string>

@@ -50,7 +50,7 @@ TEST_CASE("step --json carries every CLI.md key with sane values") {
 TEST_CASE("step --json: Megatron-Core's FLOPs per token and Model TFLOP/sec/GPU beside the library's own") {
     // Llama 3 8B at 8192 tokens, TP 1: Megatron-Bridge 25.11 published 744 TFLOP/s at 14451
     // tokens/s per GPU on 8 H100 (calibration set), 51.48 GFLOP per token within the rounding of
-    // the two integers (tests/unit/workload_megatron_flops.cpp); Megatron's terms give 51.470.
+    // the two integers (tests/validation/workload_megatron_flops.cpp); Megatron's terms give 51.470.
     const auto j = run_json("step --model llama3-8b --cluster dgx-h100 --nodes 1 --tp 1 --micro-batch 1 "
                             "--global-batch 128 --seq 8192 --dtype fp8");
     const double per_token = j["megatron_model_flops_per_token"].get<double>();

@@ -3,8 +3,8 @@
 // accelerator's MAMF efficiency, FlashAttention's published curve and the collective model in
 // realistic mode serve every row. The errors below were recorded when this file was written; the
 // tolerances are set just outside them, so that a change that makes a stack's accuracy worse
-// fails here; a change that improves it should tighten them and update the README's accuracy
-// table ("Accuracy against published runs"). The tolerances are wide because the errors are: they record the model's accuracy on
+// fails here; a change that improves it should tighten them and update the table of docs/accuracy.md
+// ("Published runs outside the calibration set"). The tolerances are wide because the errors are: they record the model's accuracy on
 // these stacks today, they do not endorse it.
 //
 // What these runs say about the model. None of them is in the calibration set that the compute

@@ -1,9 +1,9 @@
 #pragma once
-/// @file examples/probe/probe_core.hpp
+/// @file apps/probe/probe_core.hpp
 /// @brief The CUDA-free half of commscale-probe: command-line options, the size ladder, result
 /// records, the nccl-tests bandwidth conventions, and the two output writers (the
 /// "commscale-probe" JSON that calibration reads, and nccl-tests-compatible text). Everything
-/// here is unit-tested without a GPU (tests/unit/probe_core.cpp); probe.cpp adds CUDA and NCCL.
+/// here is unit-tested without a GPU (tests/probe/probe_core.cpp); probe.cpp adds CUDA and NCCL.
 ///
 /// Conventions follow NVIDIA nccl-tests (github.com/NVIDIA/nccl-tests, doc/PERFORMANCE.md and
 /// src/*.cu): a "size" is the full buffer (all_gather: the gathered output; reduce_scatter: the
