@@ -1,7 +1,9 @@
 // Step predictions per second on one core (Google Benchmark): predict_step (collective model,
 // realistic mode) over a rotating set of plans for GPT-3 175B on 128 DGX A100 nodes, and the same
-// plans through the step model alone (collectives priced by a constant).
-// Target: at most 600 ns per prediction with every collective priced.
+// plans through the step model alone (collectives priced by a constant); and an MoE model
+// (DeepSeek-V3 on 256 GB200 NVL72 GPUs, the calibration set's published layouts with EP all-to-alls
+// and expert-TP 1) with every collective priced.
+// Target: at most 600 ns per prediction with every collective priced (dense).
 // Usage: bench_step [--benchmark_repetitions=5 ...]   (run from a Release build)
 #include <benchmark/benchmark.h>
 
@@ -49,6 +51,38 @@ void step_model_alone_constant_pricer(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(step_model_alone_constant_pricer);
+
+struct moe_setup {
+    transformer m = model_by_name("deepseek-v3");
+    cluster c = [] {
+        cluster x = cluster_by_name("gb200-nvl72");
+        x.nodes = 256 / x.node.gpus;
+        return x;
+    }();
+    accelerator acc = accelerator_by_name(c.node.accelerator);
+    plan plans[4];
+    moe_setup() {
+        plans[0] = plan{.tp = 1, .pp = 4, .dp = 64, .ep = 64, .micro_batch = 1, .global_batch = 4096, .seq = 4096};
+        plans[0].etp = 1;
+        plans[0].schedule = pipeline_schedule::interleaved;
+        plans[0].virtual_stages = 4;
+        plans[1] = plans[0];
+        plans[1].ep = 32;
+        plans[2] = plan{.tp = 2, .pp = 2, .dp = 64, .ep = 64, .micro_batch = 1, .global_batch = 4096, .seq = 4096};
+        plans[2].etp = 1;
+        plans[2].schedule = pipeline_schedule::dualpipe;
+        plans[3] = plans[0];
+        plans[3].precision = dtype::mxfp8;
+    }
+};
+
+void predict_step_moe_every_collective_priced(benchmark::State& state) {
+    const moe_setup s;
+    unsigned i = 0;
+    for (auto _ : state) benchmark::DoNotOptimize(predict_step(s.m, s.c, s.acc, s.plans[i++ & 3u]).step);
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(predict_step_moe_every_collective_priced);
 
 }  // namespace
 
