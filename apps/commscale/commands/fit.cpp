@@ -166,26 +166,9 @@ cli::registrar reg{cli::command{
         const int ranks = m.ranks;
         if (ranks < 2)
             throw input_error("LOG", std::to_string(ranks) + " ranks", "a log of at least 2 ranks (device lines or busbw/algbw)");
-        const int nodes = std::max(m.nodes, 1);
-        cluster c{};
-        if (a.has("cluster") || cli::has_topology_override(a)) {
-            c = cli::resolve_cluster(a);
-        } else {
-            c = cluster_by_name(preset_for_gpu(m.gpu), "--cluster");
-            if (c.domain_spans_nodes()) {
-                // an NVL72 log's hosts are trays: enough trays for its ranks, racks filled in order
-                c.nodes = std::max(c.nodes, (ranks + c.node.gpus - 1) / c.node.gpus);
-            } else {
-                c.nodes = std::max(c.nodes, nodes);
-                const int per_node = (ranks + nodes - 1) / nodes;
-                if (per_node > c.node.gpus) c.node.gpus = per_node;
-            }
-            validate(c, "cluster");
-        }
-        // an NVLink domain spanning nodes (NVL72) holds the log's trays: its ranks fill domains in order
-        const int per_node = c.domain_spans_nodes() ? std::min(ranks, c.domain_gpus())
-                                                    : std::min((ranks + nodes - 1) / nodes, c.node.gpus);
-        const placement g{.ranks = ranks, .ranks_per_node = per_node, .stride = 1};
+        // the system: the user's, or the log's (calibrate/measurements.hpp cluster_for_log)
+        const cluster c = (a.has("cluster") || cli::has_topology_override(a)) ? cli::resolve_cluster(a) : cluster_for_log(m);
+        const placement g = placement_for_log(c, m);
         std::vector<fit_point> pts;
         for (const auto& r : m.rows)
             if (usable(r)) pts.push_back({r.bytes, r.time});

@@ -8,7 +8,6 @@
 // merge_results, the document written by io::search_report_to_json (io/result_json.hpp).
 #include <algorithm>
 #include <iostream>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -161,18 +160,12 @@ cli::registrar reg_plan{cli::command{
         const transformer m = cli::resolve_model(a);
         if (!a.has("gpus")) throw input_error("--gpus", "nothing (missing)", "the number of GPUs to plan for");
         const long long gpus = a.integer("gpus", 0, 1, search_limits::gpus);
-        cluster c = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only
-        if (gpus % c.node.gpus != 0)
+        const cluster given = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only
+        const cluster c = cluster_for_gpus(given, gpus, "--gpus");
+        if (a.has("nodes") && given.nodes != c.nodes)
             throw input_error("--gpus", std::to_string(gpus),
-                              "a multiple of the " + std::to_string(c.node.gpus) + " GPUs per node of '" + std::string(c.name) + "'");
-        if (gpus / c.node.gpus > cluster_limits::nodes)
-            throw input_error("--gpus", std::to_string(gpus), "at most " + std::to_string(cluster_limits::nodes) + " nodes");
-        const int nodes = static_cast<int>(gpus / c.node.gpus);
-        if (a.has("nodes") && c.nodes != nodes)
-            throw input_error("--gpus", std::to_string(gpus),
-                              "--nodes x GPUs per node (" + std::to_string(static_cast<long long>(c.nodes) * c.node.gpus) + "), or drop --nodes");
-        c.nodes = nodes;
-        validate(c, "cluster");
+                              "--nodes x GPUs per node (" + std::to_string(static_cast<long long>(given.nodes) * given.node.gpus) +
+                                  "), or drop --nodes");
         const accelerator acc = accelerator_by_name(c.node.accelerator, "cluster.accelerator");
 
         search_request r;
@@ -240,51 +233,8 @@ cli::registrar reg_merge{cli::command{
             docs.push_back(io::parse_json(text, path));
             if (!docs.back().is_object()) throw input_error(path, io::json_type_name(docs.back()), "a `plan --json` object");
         }
-        const nlohmann::json& first = docs.front();
-        const std::string& first_path = a.positional.front();
-        int shards = 0;
-        std::set<int> seen;
-        std::vector<search_report> reports;
-        double search_max = 0;
-        for (std::size_t i = 0; i < docs.size(); ++i) {
-            const auto& d = docs[i];
-            const std::string& path = a.positional[i];
-            search_report s = io::search_report_from_json(d, path);  // every field checked, errors naming FILE.field
-            for (const char* k : {"model", "cluster", "accelerator", "nodes", "gpus", "global_batch", "seq", "top", "space"}) {
-                if (!d.contains(k)) throw input_error(path + "." + k, "nothing (missing)", "a `plan --json` output");
-                if (d[k] != first[k])
-                    throw input_error(path + "." + k, d[k].dump(), first[k].dump() + " as in " + first_path + " (shards of one search)");
-            }
-            const std::string shard = d["shard"].get<std::string>();
-            const int index = s.request.shard, count = s.request.shards;
-            if (i == 0) shards = count;
-            if (count != shards)
-                throw input_error(path + ".shard", shard, "i/" + std::to_string(shards) + " as in " + first_path);
-            if (!seen.insert(index).second)
-                throw input_error(path + ".shard", shard, "each shard once (" + std::to_string(index) + " given twice)");
-            search_max = std::max(search_max, s.result.search_s);
-            reports.push_back(std::move(s));
-        }
-        if (static_cast<int>(seen.size()) != shards) {
-            std::string missing;
-            for (int i = 0; i < shards && missing.size() < 200; ++i)
-                if (!seen.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(shards);
-            throw input_error("plan-merge", std::to_string(seen.size()) + " of " + std::to_string(shards) + " shards",
-                              "every shard; missing " + missing);
-        }
-        // the unsharded search: counts and search_s summed, top K and Pareto front of the union
-        std::vector<search_result> parts;
-        for (auto& s : reports) parts.push_back(std::move(s.result));
-        search_report merged = std::move(reports.front());
-        merged.result = merge_results(parts, merged.request.top_k, merged.request.pareto_max_slowdown);
-        merged.request.shard = 0;
-        merged.request.shards = 1;
-        merged.has_threads = false;
-        merged.merged_shards = shards;
-        merged.search_s_max = search_max;
-        merged.note = !merged.result.top.empty()          ? ""
-                      : merged.result.candidates == 0 ? "no valid plan shape in any shard"
-                                                      : "no plan fits in memory";
+        // the shard-set checks and the merge: io/result_json.hpp merge_search_reports
+        const search_report merged = io::merge_search_reports(docs, a.positional);
         const nlohmann::json j = io::search_report_to_json(merged);
         return emit(a, out, j);
     },

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../collective/model.hpp"  // busbw_factor, op_name
+#include "../hardware/clusters.hpp"  // preset_for_gpu, cluster_by_name
 #include "../collective/types.hpp"
 #include "../units.hpp"
 
@@ -133,6 +134,36 @@ inline constexpr double max_row_GBps = 1e7;
            time_us > 0 && ok_rate(r.algbw) && ok_rate(r.busbw) && ok_time(r.inplace_time) &&
            ok_rate(r.inplace_algbw) && ok_rate(r.inplace_busbw) && ok_time(r.nccl_predicted) &&
            in_bytes(r.bytes) / (time_us * 1e-6) <= max_row_GBps * 1e9;
+}
+
+/// @brief The system a log was measured on, when the user names none: the preset of the log's GPU
+/// model (preset_for_gpu; dgx-a100 without device lines) with the log's nodes. An NVLink domain
+/// spanning nodes (NVL72) gets enough trays for the log's ranks (a log's hosts are trays, racks
+/// filled in order); otherwise the preset's node count becomes the log's distinct hosts, and its
+/// GPUs per node rise to the log's ranks per host where those are more. Throws input_error naming
+/// `field` when the result is not a valid cluster.
+[[nodiscard]] inline cluster cluster_for_log(const measurement_set& m, std::string_view field = "--cluster") {
+    const int nodes = std::max(m.nodes, 1);
+    cluster c = cluster_by_name(preset_for_gpu(m.gpu), field);
+    if (c.domain_spans_nodes()) {
+        c.nodes = std::max(c.nodes, (m.ranks + c.node.gpus - 1) / c.node.gpus);
+    } else {
+        c.nodes = std::max(c.nodes, nodes);
+        const int per_node = (m.ranks + nodes - 1) / nodes;
+        if (per_node > c.node.gpus) c.node.gpus = per_node;
+    }
+    validate(c, "cluster");
+    return c;
+}
+
+/// @brief The group a log measured on `c`: its ranks on consecutive GPUs, ranks / hosts per node
+/// (at most the node's GPUs); on an NVLink domain spanning nodes (NVL72) the ranks fill domains in
+/// order.
+[[nodiscard]] inline placement placement_for_log(const cluster& c, const measurement_set& m) {
+    const int nodes = std::max(m.nodes, 1);
+    const int per_node = c.domain_spans_nodes() ? std::min(m.ranks, c.domain_gpus())
+                                                : std::min((m.ranks + nodes - 1) / nodes, c.node.gpus);
+    return placement{.ranks = m.ranks, .ranks_per_node = per_node, .stride = 1};
 }
 
 }  // namespace commscale

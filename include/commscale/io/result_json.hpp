@@ -54,6 +54,7 @@
 #include <cstddef>
 #include <limits>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -827,6 +828,62 @@ template <class T>
         static_assert(std::is_same_v<T, search_report>, "from_json<T>: T is one of the result types of io/result_json.hpp");
         return search_report_from_json(j, path);
     }
+}
+
+/// @brief The unsharded search from the `plan --json --shard i/N` documents of one search
+/// (`docs[i]` read from `paths[i]`, which error messages name): each read by search_report_from_json,
+/// all with the same model, cluster, accelerator, nodes, GPUs, global batch, sequence, top K and
+/// space as the first, every shard 0..N-1 exactly once; counts and search times summed, the top K
+/// and the Pareto front of the union (merge_results), search_s_max the longest shard.
+[[nodiscard]] inline search_report merge_search_reports(const std::vector<nlohmann::json>& docs,
+                                                        const std::vector<std::string>& paths) {
+    if (docs.empty() || docs.size() != paths.size())
+        throw input_error("plan-merge", std::to_string(docs.size()) + " documents", "one `plan --json` document per file");
+    const nlohmann::json& first = docs.front();
+    const std::string& first_path = paths.front();
+    int shards = 0;
+    std::set<int> seen;
+    std::vector<search_report> reports;
+    double search_max = 0;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+        const auto& d = docs[i];
+        const std::string& path = paths[i];
+        if (!d.is_object()) throw input_error(path, json_type_name(d), "a `plan --json` object");
+        search_report s = search_report_from_json(d, path);  // every field checked, errors naming FILE.field
+        for (const char* k : {"model", "cluster", "accelerator", "nodes", "gpus", "global_batch", "seq", "top", "space"}) {
+            if (!d.contains(k)) throw input_error(path + "." + k, "nothing (missing)", "a `plan --json` output");
+            if (d[k] != first[k])
+                throw input_error(path + "." + k, d[k].dump(), first[k].dump() + " as in " + first_path + " (shards of one search)");
+        }
+        const std::string shard = d["shard"].get<std::string>();
+        const int index = s.request.shard, count = s.request.shards;
+        if (i == 0) shards = count;
+        if (count != shards) throw input_error(path + ".shard", shard, "i/" + std::to_string(shards) + " as in " + first_path);
+        if (!seen.insert(index).second)
+            throw input_error(path + ".shard", shard, "each shard once (" + std::to_string(index) + " given twice)");
+        search_max = std::max(search_max, s.result.search_s);
+        reports.push_back(std::move(s));
+    }
+    if (static_cast<int>(seen.size()) != shards) {
+        std::string missing;
+        for (int i = 0; i < shards && missing.size() < 200; ++i)
+            if (!seen.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(shards);
+        throw input_error("plan-merge", std::to_string(seen.size()) + " of " + std::to_string(shards) + " shards",
+                          "every shard; missing " + missing);
+    }
+    std::vector<search_result> parts;
+    for (auto& s : reports) parts.push_back(std::move(s.result));
+    search_report merged = std::move(reports.front());
+    merged.result = merge_results(parts, merged.request.top_k, merged.request.pareto_max_slowdown);
+    merged.request.shard = 0;
+    merged.request.shards = 1;
+    merged.has_threads = false;
+    merged.merged_shards = shards;
+    merged.search_s_max = search_max;
+    merged.note = !merged.result.top.empty()          ? ""
+                  : merged.result.candidates == 0 ? "no valid plan shape in any shard"
+                                                  : "no plan fits in memory";
+    return merged;
 }
 
 }  // namespace io

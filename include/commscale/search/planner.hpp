@@ -347,6 +347,21 @@ inline void trim_pareto(std::vector<planned>& front, double max_slowdown) {
     return out;
 }
 
+/// @brief `c` sized to `gpus` GPUs (whole nodes: its node count set to gpus / GPUs per node), the
+/// cluster a search plans for. Throws input_error naming `field` (e.g. the CLI's "--gpus") when
+/// `gpus` is not a multiple of the node's GPUs or needs more than cluster_limits::nodes nodes, and
+/// naming "cluster" when the sized cluster is not valid.
+[[nodiscard]] inline cluster cluster_for_gpus(cluster c, long long gpus, std::string_view field = "search.gpus") {
+    if (gpus < 1 || gpus % c.node.gpus != 0)
+        throw input_error(std::string(field), std::to_string(gpus),
+                          "a multiple of the " + std::to_string(c.node.gpus) + " GPUs per node of '" + std::string(c.name) + "'");
+    if (gpus / c.node.gpus > cluster_limits::nodes)
+        throw input_error(std::string(field), std::to_string(gpus), "at most " + std::to_string(cluster_limits::nodes) + " nodes");
+    c.nodes = static_cast<int>(gpus / c.node.gpus);
+    validate(c, "cluster");
+    return c;
+}
+
 /// @brief Throws input_error naming the request field unless the request is usable.
 inline void validate(const search_request& r) {
     require_int_range("search.global_batch", r.global_batch, 1, plan_limits::global_batch);

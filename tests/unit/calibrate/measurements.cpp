@@ -78,3 +78,30 @@ TEST_CASE("sets compare by value") {
     b.rows[0].inplace_time = from_us(10.5);
     CHECK_FALSE(a == b);
 }
+
+TEST_CASE("cluster_for_log: the preset of the log's GPU model with the log's nodes, and its group") {
+    // 16 ranks on 2 hosts of H100s: dgx-h100 with 2 nodes, 8 ranks per node
+    measurement_set m;
+    m.ranks = 16;
+    m.nodes = 2;
+    m.gpu = "NVIDIA H100 80GB HBM3";
+    const cluster h = cluster_for_log(m);
+    CHECK(h.name == "dgx-h100");
+    CHECK(h.nodes == 2);
+    const placement g = placement_for_log(h, m);
+    CHECK(g.ranks == 16);
+    CHECK(g.ranks_per_node == 8);
+    // 16 ranks on one host of an unknown GPU: the default preset, its node widened to 16 GPUs
+    m.nodes = 1;
+    m.gpu = "";
+    const cluster wide = cluster_for_log(m);
+    CHECK(wide.name == "dgx-a100");
+    CHECK(wide.node.gpus == 16);
+    // 8 GB200 ranks on 2 trays: an NVL72 domain spanning trays, the ranks in one domain
+    m.ranks = 8;
+    m.nodes = 2;
+    m.gpu = "NVIDIA GB200";
+    const cluster nvl = cluster_for_log(m);
+    CHECK(nvl.domain_spans_nodes());
+    CHECK(placement_for_log(nvl, m).ranks_per_node == 8);
+}

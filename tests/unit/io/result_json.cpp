@@ -268,6 +268,33 @@ TEST_CASE("result JSON: a plan search reads back to the same document, and shard
     merged.search_s = whole.search_s = 0;
     CHECK(merged.candidates == whole.candidates);
     CHECK(io::to_json(merged).dump() == io::to_json(whole).dump());
+
+    // the same through whole `plan --json` documents (merge_search_reports, what plan-merge runs):
+    // shard order does not matter; a missing, repeated or foreign shard is named
+    std::vector<json> docs;
+    std::vector<std::string> paths;
+    for (int s : {2, 0, 1}) {
+        search_report part = rep;
+        part.request.shard = s;
+        part.request.shards = 3;
+        part.result = parts[static_cast<std::size_t>(s)];
+        docs.push_back(json::parse(io::to_json(part).dump()));
+        paths.push_back("shard-" + std::to_string(s) + ".json");
+    }
+    const search_report all = io::merge_search_reports(docs, paths);
+    CHECK(all.merged_shards == 3);
+    CHECK(all.request.shards == 1);
+    search_result again = all.result;
+    again.search_s = 0;
+    CHECK(io::to_json(again).dump() == io::to_json(whole).dump());
+    CHECK_THROWS_WITH(io::merge_search_reports({docs[0], docs[1]}, {paths[0], paths[1]}),
+                      Catch::Contains("plan-merge") && Catch::Contains("missing 1/3"));
+    CHECK_THROWS_WITH(io::merge_search_reports({docs[0], docs[0], docs[1]}, {paths[0], "again.json", paths[1]}),
+                      Catch::Contains("again.json.shard") && Catch::Contains("each shard once"));
+    json foreign = docs[1];
+    foreign["seq"] = 4096;
+    CHECK_THROWS_WITH(io::merge_search_reports({docs[0], foreign, docs[2]}, paths),
+                      Catch::Contains("shard-0.json.seq") && Catch::Contains("shards of one search"));
 }
 
 // ---------------------------------------------------------------- hostile inputs

@@ -355,3 +355,14 @@ TEST_CASE("planner: DeepSeek-V3 on 256 GB200 finds a plan at least as fast as th
     CHECK(best.r.fits_in_memory);
     CHECK(in_seconds(best.r.step) <= in_seconds(pub.step) * (1.0 + 1e-9));
 }
+
+TEST_CASE("planner: cluster_for_gpus sizes a preset to whole nodes and names the field otherwise") {
+    const cluster c = cluster_for_gpus(cluster_by_name("dgx-h100"), 1024, "--gpus");
+    CHECK(c.nodes == 128);
+    CHECK(c.node.gpus == 8);
+    CHECK_THROWS_WITH(cluster_for_gpus(cluster_by_name("dgx-h100"), 1020, "--gpus"),
+                      Catch::Contains("--gpus") && Catch::Contains("1020") && Catch::Contains("multiple of the 8 GPUs per node"));
+    CHECK_THROWS_WITH(cluster_for_gpus(cluster_by_name("dgx-h100"), 0), Catch::Contains("search.gpus"));
+    // an NVL72 rack's trays: 256 GPUs are 64 trays of 4
+    CHECK(cluster_for_gpus(cluster_by_name("gb200-nvl72"), 256).nodes == 64);
+}
