@@ -518,7 +518,7 @@ template <class Pricer>
         throw input_error("step_options.kernel_efficiency", detail::number_text(o.kernel_efficiency), "a fraction in (0, 1]");
     step_breakdown r;
     const double n_gpus = static_cast<double>(p.gpus());
-    validate(o.constants, "step_options.constants");
+    if (!(o.constants == fitted_compute_constants)) validate(o.constants, "step_options.constants");  // the defaults are valid
     compute_params cpar = compute_params_for(acc, p.precision, o.constants, p.stack);
     // options x the cluster's training-run calibration (fit-step); an efficiency never passes 1
     const double kernel = o.kernel_efficiency * c.compute.kernel_efficiency;

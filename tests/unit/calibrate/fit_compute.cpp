@@ -134,6 +134,9 @@ TEST_CASE("fit-step on four llm-foundry runs at 2048 tokens predicts the stack's
 }
 
 TEST_CASE("compute_fit and compute_constants: bad input names the field, the value and what is accepted") {
+    // the defaults pass their own checks (predict_step skips validating them)
+    CHECK_NOTHROW(validate(fitted_compute_constants, "fitted_compute_constants"));
+    CHECK_NOTHROW(validate(kernel_constants, "kernel_constants"));
     CHECK_THROWS_WITH(compute_fit({}, presets::dgx_a100),
                       Catch::Contains("runs") && Catch::Contains("at least one run the predictor accepts"));
     compute_constants k = fitted_compute_constants;
