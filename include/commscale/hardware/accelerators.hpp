@@ -353,10 +353,10 @@ inline constexpr accelerator l40s{
 };
 
 /// @brief Every catalog accelerator, in a stable order.
-inline constexpr std::array<accelerator, 20> accelerator_catalog = {
+inline constexpr auto accelerator_catalog = std::to_array<accelerator>({
     v100_sxm2, a100_40gb_sxm, a100_80gb_sxm, a100_80gb_pcie, a800_80gb_sxm, h100_sxm, h100_pcie,
     h800_sxm,  h200_sxm,      gh200,         b200,           b300,          gb200,    gb300,
-    mi250x,    mi300x,        mi325x,        mi355x,         gaudi2,        l40s};
+    mi250x,    mi300x,        mi325x,        mi355x,         gaudi2,        l40s});
 
 /// @brief The names of all catalog accelerators, in catalog order.
 inline constexpr auto accelerator_names = [] {
