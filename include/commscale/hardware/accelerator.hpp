@@ -2,7 +2,8 @@
 /// @file hardware/accelerator.hpp
 /// @brief The accelerator value type: dense peak FLOP/s per data type (vendors' sparsity figures
 /// halved), memory capacity and bandwidth, the scale-up link, a default achievable compute
-/// efficiency for large matmuls, and the source.
+/// efficiency for large matmuls, the compute units and special-function rate the compute model
+/// reads, and the source.
 
 #include <array>
 #include <cstddef>
@@ -64,6 +65,17 @@ struct accelerator {
     double compute_efficiency = 0.5;                         ///< achievable fraction of peak for large matmuls (documented per entry)
     std::string_view source;
     std::optional<double> power;                             ///< board power in watts (TDP/TBP from the datasheet); nullopt = not published
+    /// Streaming multiprocessors (NVIDIA) or compute units (AMD) that GEMM tiles are spread over;
+    /// 0 = unknown (then no wave quantization is applied).
+    int compute_units = 0;
+    /// Best-shape FP8 matmul rate over the best-shape BF16 rate (ml-engineering MAMF table): the
+    /// GEMM efficiency of FP8 and MXFP8 training is compute_efficiency times this; 1 where no FP8
+    /// figure is published.
+    double fp8_mamf_ratio = 1.0;
+    /// Softmax exponentials per clock per SM over dense BF16 tensor-core FLOPs per clock per SM:
+    /// the exponential rate is the dense BF16 peak times this; 0 = not known (the exponentials are
+    /// then not priced apart).
+    double exponentials_per_bf16_flop = 0.0;
 
     /// @brief Dense peak for a data type, or nullopt if unsupported.
     [[nodiscard]] constexpr std::optional<flop_rate> peak(dtype d) const {

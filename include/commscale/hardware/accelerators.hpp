@@ -12,6 +12,15 @@
 /// * HBM capacities quoted in "GB" are binary (HBM stacks are powers of two: nvidia-smi reports an
 ///   A100 80GB as 81920 MiB), so they are stored as GiB. Bandwidths are decimal (TB/s = 1e12 B/s).
 /// * MI250X figures are per package (two GCDs), as AMD quotes them.
+/// * compute_units: SMs / CUs from NVIDIA's A100, H100 and V100 whitepapers, the Ada whitepaper,
+///   the Blackwell technical brief (Blackwell Ultra 160) and AMD's CDNA 2/3/4 whitepapers.
+/// * fp8_mamf_ratio: the FP8 over the BF16 best-shape matmul fraction of ml-engineering's "Maximum
+///   Achievable Matmul FLOPS" table (stas00/ml-engineering compute/accelerator/README.md).
+/// * exponentials_per_bf16_flop: the special function units run 16 exp2 (MUFU.EX2) per clock per
+///   SM on Ampere, Hopper and Blackwell (CUDA C++ Programming Guide, "Arithmetic Instructions"
+///   throughput table), against the dense BF16 tensor-core FLOPs per clock per SM (A100
+///   whitepaper; FlashAttention-3, Shah et al. 2024 Sec. 3: "989 TFLOPS of FP16 matmul but only
+///   3.9 TFLOPS of special functions").
 
 #include <array>
 #include <optional>
@@ -55,7 +64,9 @@ inline constexpr accelerator v100_sxm2{
     .dense_peak = detail::peaks(15.7, detail::unsupported, detail::unsupported, 125.0, detail::unsupported),
     .scale_up_link = "nvlink2", .compute_efficiency = default_compute_efficiency,
     .source = "NVIDIA Tesla V100 datasheet (SXM2): FP32 15.7, Tensor 125 TFLOPS, 32 GB HBM2 900 GB/s, NVLink 300 GB/s",
-    .power = 300.0};  // V100 SXM2 datasheet: max power 300 W
+    .power = 300.0,  // V100 SXM2 datasheet: max power 300 W
+    .compute_units = 80,  // V100 whitepaper: 80 SMs
+};
 
 /// @brief NVIDIA A100 SXM4 40GB: fp32 19.5, tf32 156, bf16/fp16 312 TFLOPS dense (datasheet 312/624*
 /// sparse); HBM2 1555 GB/s; NVLink3 600 GB/s. Efficiency 0.869 = 271.2/312 (MAMF, A100 SXM).
@@ -66,7 +77,10 @@ inline constexpr accelerator a100_40gb_sxm{
     .scale_up_link = "nvlink3", .compute_efficiency = 0.869,
     .source = "NVIDIA A100 datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS dense, 40GB HBM2 1,555 GB/s; "
               "efficiency: ml-engineering MAMF A100 SXM 271.2/312",
-    .power = 400.0};  // A100 datasheet: SXM max TDP 400 W
+    .power = 400.0,  // A100 datasheet: SXM max TDP 400 W
+    .compute_units = 108,  // A100 whitepaper: 108 SMs
+    .exponentials_per_bf16_flop = 16.0 / 2048.0,  // 16 exp2 per 2,048 BF16 FLOPs per SM clock (1,024 FMA)
+};
 
 /// @brief NVIDIA A100 SXM4 80GB: as the 40GB but HBM2e 2039 GB/s. Efficiency 0.869 (MAMF, A100 SXM).
 inline constexpr accelerator a100_80gb_sxm{
@@ -76,7 +90,10 @@ inline constexpr accelerator a100_80gb_sxm{
     .scale_up_link = "nvlink3", .compute_efficiency = 0.869,
     .source = "NVIDIA A100 datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS dense, 80GB HBM2e 2,039 GB/s; "
               "efficiency: ml-engineering MAMF A100 SXM 271.2/312",
-    .power = 400.0};  // A100 datasheet: SXM max TDP 400 W
+    .power = 400.0,  // A100 datasheet: SXM max TDP 400 W
+    .compute_units = 108,  // A100 whitepaper: 108 SMs
+    .exponentials_per_bf16_flop = 16.0 / 2048.0,  // 16 exp2 per 2,048 BF16 FLOPs per SM clock (1,024 FMA)
+};
 
 /// @brief NVIDIA A100 PCIe 80GB: same peaks, HBM2e 1935 GB/s; talks to peers over PCIe 4 x16 unless
 /// an NVLink bridge pairs two cards. Efficiency 0.811 = 252.9/312 (MAMF, A100 PCIe).
@@ -87,7 +104,10 @@ inline constexpr accelerator a100_80gb_pcie{
     .scale_up_link = "pcie4-x16", .compute_efficiency = 0.811,
     .source = "NVIDIA A100 datasheet (2021), PCIe 80GB: 312 TFLOPS BF16 dense, 1,935 GB/s, PCIe Gen4 64 GB/s "
               "(NVLink bridge optional); efficiency: ml-engineering MAMF A100 PCIe 252.9/312",
-    .power = 300.0};  // A100 datasheet: 80GB PCIe max TDP 300 W
+    .power = 300.0,  // A100 datasheet: 80GB PCIe max TDP 300 W
+    .compute_units = 108,  // A100 whitepaper: 108 SMs
+    .exponentials_per_bf16_flop = 16.0 / 2048.0,  // 16 exp2 per 2,048 BF16 FLOPs per SM clock (1,024 FMA)
+};
 
 /// @brief NVIDIA A800 SXM4 80GB: A100 silicon with NVLink limited to 400 GB/s both directions
 /// (8 NVLink3 links, 200 GB/s per direction). Efficiency as A100 SXM (same silicon).
@@ -98,7 +118,10 @@ inline constexpr accelerator a800_80gb_sxm{
     .scale_up_link = "nvlink3-nv8", .compute_efficiency = 0.869,
     .source = "NVIDIA A800 datasheet: A100 compute, 80GB HBM2e 2,039 GB/s, NVLink 400 GB/s; "
               "distributed-training-lecture: A800 400 (200 per direction)",
-    .power = std::nullopt};  // A800 datasheet gives no board power
+    .power = std::nullopt,  // A800 datasheet gives no board power
+    .compute_units = 108,  // A100 silicon: 108 SMs
+    .exponentials_per_bf16_flop = 16.0 / 2048.0,  // as A100
+};
 
 /// @brief NVIDIA H100 SXM5 80GB: fp32 67, tf32 494.5, bf16/fp16 989.5, fp8 1979 TFLOPS dense
 /// (datasheet 989/1979/3958 with sparsity); HBM3 3.35 TB/s; NVLink4 900 GB/s. Efficiency 0.803 =
@@ -110,7 +133,11 @@ inline constexpr accelerator h100_sxm{
     .scale_up_link = "nvlink4", .compute_efficiency = 0.803,
     .source = "NVIDIA H100 datasheet (SXM): FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958* TFLOPS (*sparse, halved), "
               "80GB HBM3 3.35 TB/s, NVLink 900 GB/s; efficiency: ml-engineering MAMF H100 SXM 794.5/989",
-    .power = 700.0};  // H100 datasheet: SXM max TDP up to 700 W
+    .power = 700.0,  // H100 datasheet: SXM max TDP up to 700 W
+    .compute_units = 132,  // H100 whitepaper: SXM5 132 SMs
+    .fp8_mamf_ratio = 0.709 / 0.803,  // MAMF FP8 1402.6/1979 = 0.709 against BF16 0.803
+    .exponentials_per_bf16_flop = 16.0 / 4096.0,  // 16 exp2 per 4,096 BF16 FLOPs per SM clock (989.4 TFLOP/s = 132 SMs x 1.83 GHz x 4,096)
+};
 
 /// @brief NVIDIA H100 PCIe 80GB: fp32 51, tf32 378, bf16/fp16 756.5, fp8 1513 TFLOPS dense; HBM2e
 /// 2.0 TB/s; PCIe 5 x16. Efficiency: no MAMF measurement -> default_compute_efficiency.
@@ -121,7 +148,11 @@ inline constexpr accelerator h100_pcie{
     .scale_up_link = "pcie5-x16", .compute_efficiency = default_compute_efficiency,
     .source = "NVIDIA H100 datasheet (PCIe): FP32 51, TF32 756*, BF16/FP16 1,513*, FP8 3,026* TFLOPS (*sparse, halved), "
               "80GB 2 TB/s, PCIe Gen5 128 GB/s",
-    .power = 350.0};  // H100 datasheet: PCIe max TDP 300-350 W
+    .power = 350.0,  // H100 datasheet: PCIe max TDP 300-350 W
+    .compute_units = 114,  // H100 whitepaper: PCIe 114 SMs
+    // fp8_mamf_ratio 1: no FP8 MAMF figure
+    .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
+};
 
 /// @brief NVIDIA H800 SXM5: H100 silicon with NVLink limited to 400 GB/s both directions (8 NVLink4
 /// links). Efficiency as H100 SXM (same silicon).
@@ -131,7 +162,11 @@ inline constexpr accelerator h800_sxm{
     .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
     .scale_up_link = "nvlink4-nv8", .compute_efficiency = 0.803,
     .source = "NVIDIA H800 datasheet: H100 SXM compute, 80GB HBM3 3.35 TB/s, NVLink 400 GB/s",
-    .power = std::nullopt};  // H800 datasheet gives no board power
+    .power = std::nullopt,  // H800 datasheet gives no board power
+    .compute_units = 132,  // H100 silicon: 132 SMs
+    .fp8_mamf_ratio = 0.709 / 0.803,  // as H100 SXM
+    .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
+};
 
 /// @brief NVIDIA H200 SXM 141GB: H100 compute, HBM3e 4.8 TB/s. Efficiency as H100 SXM (same silicon).
 inline constexpr accelerator h200_sxm{
@@ -141,7 +176,11 @@ inline constexpr accelerator h200_sxm{
     .scale_up_link = "nvlink4", .compute_efficiency = 0.803,
     .source = "NVIDIA H200 datasheet: FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958* TFLOPS (*sparse, halved), "
               "141GB HBM3e 4.8 TB/s, NVLink 900 GB/s",
-    .power = 700.0};  // H200 datasheet: SXM max TDP up to 700 W
+    .power = 700.0,  // H200 datasheet: SXM max TDP up to 700 W
+    .compute_units = 132,  // H100 silicon: 132 SMs
+    .fp8_mamf_ratio = 0.734 / 0.803,  // MAMF FP8 1453.4/1979 = 0.734 against BF16 0.803
+    .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
+};
 
 /// @brief NVIDIA GH200 Grace Hopper (GPU side, 96GB HBM3 version): H100 compute, 4.0 TB/s.
 /// Efficiency 0.836 = 828.6/989 (MAMF, GH200; measured on the 141GB HBM3e version).
@@ -152,7 +191,11 @@ inline constexpr accelerator gh200{
     .scale_up_link = "nvlink4", .compute_efficiency = 0.836,
     .source = "NVIDIA GH200 datasheet: FP32 67, TF32 494, BF16/FP16 990, FP8 1,979 TFLOPS dense, 96GB HBM3 4 TB/s, "
               "NVLink 900 GB/s; efficiency: ml-engineering MAMF GH200 828.6/989",
-    .power = std::nullopt};  // GH200 module power is configurable 450-1,000 W, CPU and GPU together
+    .power = std::nullopt,  // GH200 module power is configurable 450-1,000 W, CPU and GPU together
+    .compute_units = 132,  // H100 silicon: 132 SMs
+    .fp8_mamf_ratio = 0.734 / 0.803,  // as H200 (MAMF)
+    .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
+};
 
 /// @brief NVIDIA B200 (HGX B200, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8 4500 TFLOPS dense
 /// (HGX B200 8-GPU: FP32 600 TF, TF32 18, FP16/BF16 36, FP8 72 PF with sparsity); 180 GB HBM3e
@@ -166,7 +209,11 @@ inline constexpr accelerator b200{
     .scale_up_link = "nvlink5", .compute_efficiency = 0.776,
     .source = "NVIDIA HGX B200 / DGX B200 datasheets: per GPU FP32 75, TF32 2.25*, BF16/FP16 4.5*, FP8 9* PFLOPS (*sparse, "
               "halved), 180 GB HBM3e 8 TB/s, NVLink 1.8 TB/s; efficiency: ml-engineering B200 ~1745/2250 BF16",
-    .power = 1000.0};  // HGX B200: up to 1,000 W per GPU
+    .power = 1000.0,  // HGX B200: up to 1,000 W per GPU
+    .compute_units = 148,  // Blackwell technical brief: 148 SMs
+    .fp8_mamf_ratio = 0.763 / 0.776,  // MAMF FP8 3432.5/4500 = 0.763 against BF16 0.776
+    .exponentials_per_bf16_flop = 16.0 / 8192.0,  // 16 exp2 per 8,192 BF16 FLOPs per SM clock (2.25 PFLOP/s = 148 SMs x 1.86 GHz x 8,192)
+};
 
 /// @brief NVIDIA B300 / Blackwell Ultra (HGX B300, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8
 /// and mxfp8 4500, nvfp4/MXFP4 13500 TFLOPS dense (HGX B300 8-GPU: FP4 144 PF sparse | 108 PF dense,
@@ -180,7 +227,11 @@ inline constexpr accelerator b300{
     .source = "NVIDIA HGX B300 datasheet (nvidia.com/en-us/data-center/hgx): 8 GPUs FP4 144* | 108 PF, FP8/FP6 72*, "
               "FP16/BF16 36*, TF32 18* PF (*sparse, halved), FP32 600 TF, 2.3 TB HBM3e, NVLink 1.8 TB/s per GPU; "
               "TDP 1.1 kW per GPU (Verda, NVIDIA GB300 NVL72: GPU Architecture & Performance)",
-    .power = 1100.0};
+    .power = 1100.0,
+    .compute_units = 160,  // Blackwell Ultra: 160 SMs
+    .fp8_mamf_ratio = 0.745 / 0.786,  // MAMF FP8 3353.3/4500 = 0.745 against BF16 0.786
+    .exponentials_per_bf16_flop = 32.0 / 8192.0,  // Blackwell Ultra doubles the SFU rate (NVIDIA technical blog "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
+};
 
 /// @brief NVIDIA GB200 (one Blackwell GPU of a GB200 NVL72 rack): the rack's figures / 72: fp32
 /// 5,760/72 = 80, tf32 180 PF* -> 1250, bf16/fp16 360 PF* -> 2500, fp8/mxfp8 720 PF* -> 5000, FP4
@@ -194,7 +245,11 @@ inline constexpr accelerator gb200{
     .source = "NVIDIA GB200 NVL72 product page (nvidia.com/en-us/data-center/gb200-nvl72): 72 GPUs FP4 1,440*, "
               "FP8/FP6 720*, FP16/BF16 360*, TF32 180* PF (*sparse, halved), FP32 5,760 TF, up to 13.4 TB HBM3e "
               "576 TB/s, NVLink 130 TB/s; TDP 1.2 kW per GPU (Verda, NVIDIA GB300 NVL72: GPU Architecture & Performance)",
-    .power = 1200.0};
+    .power = 1200.0,
+    .compute_units = 148,  // as B200: 148 SMs
+    .fp8_mamf_ratio = 0.723 / 0.729,  // MAMF FP8 3615.6/5000 = 0.723 against BF16 0.729
+    .exponentials_per_bf16_flop = 16.0 / 8192.0,  // as B200
+};
 
 /// @brief NVIDIA GB300 (one Blackwell Ultra GPU of a GB300 NVL72 rack): the rack's figures / 72:
 /// fp32 80, tf32 180 PF* -> 1250, bf16/fp16 360 PF* -> 2500, fp8/mxfp8 720 PF* -> 5000, FP4 1,080 PF
@@ -209,7 +264,11 @@ inline constexpr accelerator gb300{
     .source = "NVIDIA GB300 NVL72 product page (nvidia.com/en-us/data-center/gb300-nvl72): 72 GPUs FP4 1,440* | 1,080 PF, "
               "FP8/FP6 720*, FP16/BF16 360*, TF32 180* PF (*sparse, halved), up to 20 TB HBM3e 576 TB/s, NVLink 130 TB/s; "
               "FP32 80 TF and TDP 1.4 kW per GPU (Verda, NVIDIA GB300 NVL72: GPU Architecture & Performance)",
-    .power = 1400.0};
+    .power = 1400.0,
+    .compute_units = 160,  // as B300: 160 SMs
+    .fp8_mamf_ratio = 0.745 / 0.786,  // as B300 (the same chip, no figure of its own)
+    .exponentials_per_bf16_flop = 32.0 / 8192.0,  // as B300
+};
 
 /// @brief AMD Instinct MI250X (OAM, both GCDs): fp32 matrix 95.7, bf16/fp16 383 TFLOPS; no tf32/fp8;
 /// 128 GB HBM2e 3.2768 TB/s. Efficiency 0.767 = 147.0/191.5 (MAMF, one GCD).
@@ -220,7 +279,9 @@ inline constexpr accelerator mi250x{
     .scale_up_link = "xgmi-mi250x", .compute_efficiency = 0.767,
     .source = "AMD Instinct MI250X datasheet: FP32 matrix 95.7, FP16/BF16 383 TFLOPS, 128GB HBM2e 3.2768 TB/s; "
               "efficiency: ml-engineering MAMF MI250X 147.0/191.5 per GCD",
-    .power = 560.0};  // MI250X datasheet: 560 W peak TBP
+    .power = 560.0,  // MI250X datasheet: 560 W peak TBP
+    .compute_units = 220,  // AMD CDNA 2 whitepaper: 2 x 110 CUs
+};
 
 /// @brief AMD Instinct MI300X: fp32 163.4, tf32 653.7, bf16/fp16 1307.4, fp8 2614.9 TFLOPS dense;
 /// 192 GB HBM3 5.3 TB/s; 7 xGMI links. Efficiency 0.514 = 668.4/1300 (MAMF v2, ROCm 6.3).
@@ -231,7 +292,9 @@ inline constexpr accelerator mi300x{
     .scale_up_link = "xgmi-mi300x", .compute_efficiency = 0.514,
     .source = "AMD Instinct MI300X datasheet: FP32 163.4, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 TFLOPS dense, "
               "192GB HBM3 5.3 TB/s, 896 GB/s Infinity Fabric; efficiency: ml-engineering MAMF MI300X 668.4/1300",
-    .power = 750.0};  // MI300X datasheet: 750 W peak TBP
+    .power = 750.0,  // MI300X datasheet: 750 W peak TBP
+    .compute_units = 304,  // AMD CDNA 3 whitepaper: 304 CUs
+};
 
 /// @brief AMD Instinct MI325X: MI300X compute, 256 GB HBM3e 6 TB/s, same Infinity Fabric.
 /// Efficiency 0.604 = 784.9/1300 (MAMF, MI325X).
@@ -242,7 +305,9 @@ inline constexpr accelerator mi325x{
     .scale_up_link = "xgmi-mi300x", .compute_efficiency = 0.604,
     .source = "AMD Instinct MI325X datasheet: FP32 163.4, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 TFLOPS dense, "
               "256GB HBM3e 6 TB/s; efficiency: ml-engineering MAMF MI325X 784.9/1300",
-    .power = 1000.0};  // MI325X datasheet: 1,000 W peak TBP
+    .power = 1000.0,  // MI325X datasheet: 1,000 W peak TBP
+    .compute_units = 304,  // AMD CDNA 3 whitepaper: 304 CUs
+};
 
 /// @brief AMD Instinct MI355X (CDNA 4): fp32 157.3, bf16/fp16 2516.6, fp8 and MXFP8 5033.2, MXFP4
 /// (and MXFP6) 10066.3 TFLOPS dense; no tf32 (CDNA 4 drops XF32) and no NVFP4; 288 GB HBM3E 8 TB/s;
@@ -257,7 +322,9 @@ inline constexpr accelerator mi355x{
     .source = "AMD Instinct MI355X datasheet (amd.com/en/products/accelerators/instinct/mi350/mi355x): FP32 157.3, "
               "FP16/BF16 2.5, FP8/OCP-MXFP8 5.0, MXFP6/MXFP4 10.1 PFLOPS dense, 288 GB HBM3E 8 TB/s, "
               "Infinity Fabric 153.6 GB/s per link, 1,400 W TBP",
-    .power = 1400.0};
+    .power = 1400.0,
+    .compute_units = 256,  // AMD CDNA 4 whitepaper: 256 CUs
+};
 
 /// @brief Intel Gaudi2: bf16 432, fp8 865 TFLOPS (MME); fp32/tf32/fp16 peaks not published;
 /// 96 GB HBM2e 2.45 TB/s; 21 x 100 GbE scale-up. Efficiency 0.969 = 418.7/432 (MAMF v2, Gaudi 2).
@@ -268,7 +335,8 @@ inline constexpr accelerator gaudi2{
     .scale_up_link = "gaudi2-scaleup", .compute_efficiency = 0.969,
     .source = "Intel Gaudi2 whitepaper: MME BF16 432, FP8 865 TFLOPS, 96GB HBM2e 2.45 TB/s, 24 x 100 GbE RoCE; "
               "efficiency: ml-engineering MAMF Gaudi 2 418.7/432",
-    .power = 600.0};  // Gaudi2 HL-225H: 600 W TDP
+    .power = 600.0,  // Gaudi2 HL-225H: 600 W TDP
+};
 
 /// @brief NVIDIA L40S: fp32 91.6, tf32 183, bf16/fp16 362.05, fp8 733 TFLOPS dense (datasheet 366*,
 /// 733*, 1,466* with sparsity); 48 GB GDDR6 864 GB/s; PCIe 4 x16, no NVLink. Efficiency: no MAMF
@@ -280,13 +348,15 @@ inline constexpr accelerator l40s{
     .scale_up_link = "pcie4-x16", .compute_efficiency = default_compute_efficiency,
     .source = "NVIDIA L40S datasheet: FP32 91.6, TF32 366*, BF16/FP16 733*, FP8 1,466* TFLOPS (*sparse, halved), "
               "48GB GDDR6 864 GB/s, PCIe Gen4 x16",
-    .power = 350.0};  // L40S datasheet: max power 350 W
+    .power = 350.0,  // L40S datasheet: max power 350 W
+    .compute_units = 142,  // Ada whitepaper: L40S 142 SMs
+};
 
 /// @brief Every catalog accelerator, in a stable order.
-inline constexpr std::array<accelerator, 20> accelerator_catalog = {
+inline constexpr auto accelerator_catalog = std::to_array<accelerator>({
     v100_sxm2, a100_40gb_sxm, a100_80gb_sxm, a100_80gb_pcie, a800_80gb_sxm, h100_sxm, h100_pcie,
     h800_sxm,  h200_sxm,      gh200,         b200,           b300,          gb200,    gb300,
-    mi250x,    mi300x,        mi325x,        mi355x,         gaudi2,        l40s};
+    mi250x,    mi300x,        mi325x,        mi355x,         gaudi2,        l40s});
 
 /// @brief The names of all catalog accelerators, in catalog order.
 inline constexpr auto accelerator_names = [] {

@@ -371,10 +371,10 @@ inline constexpr cluster baskerville{
 }  // namespace presets
 
 /// @brief Every preset, in a stable order (NVIDIA servers, cloud instances, AMD, Intel, installations).
-inline constexpr std::array<cluster, 14> cluster_presets{
+inline constexpr auto cluster_presets = std::to_array<cluster>({
     presets::dgx_a100,    presets::dgx_h100,    presets::hgx_h200,    presets::dgx_b200,    presets::dgx_b300,
     presets::gb200_nvl72, presets::gb300_nvl72, presets::aws_p4d,     presets::aws_p5,      presets::gcp_a3_mega,
-    presets::mi300x_roce, presets::mi355x_roce, presets::gaudi2_hls,  presets::baskerville};
+    presets::mi300x_roce, presets::mi355x_roce, presets::gaudi2_hls,  presets::baskerville});
 
 /// @brief The names of all presets, in `cluster_presets` order.
 inline constexpr auto cluster_names = [] {

@@ -85,7 +85,7 @@ struct nvlink_generation_facts {
 /// Switch System"), kept by Blackwell's NVLink Switch; the NVSwitches of NVLink2/3 do not reduce.
 /// Note: ml-engineering-networking's table gives "4 lanes of 6.25 GB/s" for NVLink 2, 3 and 4; that
 /// is NVLink3's layout only. The per-link figure (25 GB/s per direction) is the same for 2-4.
-inline constexpr std::array<nvlink_generation_facts, 4> nvlink_generations{{
+inline constexpr auto nvlink_generations = std::to_array<nvlink_generation_facts>({
     {2, 6, 8, 25.0, false,
      "NVIDIA Tesla V100 GPU Architecture whitepaper (2017): 6 NVLink2 links x 25 GB/s per direction, 300 GB/s total"},
     {3, 12, 4, 50.0, false,
@@ -93,7 +93,7 @@ inline constexpr std::array<nvlink_generation_facts, 4> nvlink_generations{{
     {4, 18, 2, 100.0, true,
      "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): 18 NVLink4 links x 2 pairs x 100 Gbit/s, 900 GB/s total"},
     {5, 18, 2, 200.0, true, "NVIDIA Blackwell/B200 datasheet (2024): 18 NVLink5 links x 50 GB/s per direction, 1.8 TB/s total"},
-}};
+});
 
 /// @brief Whether the catalog has a row for NVLink generation `gen`.
 [[nodiscard]] constexpr bool has_nvlink_generation(int gen) {
@@ -140,7 +140,7 @@ inline constexpr byte_rate nvlink_lane_rate = bytes_per_second(nvlink_generation
 
 /// @brief Sub-bundle sizes the catalog lists below each generation's full complement: the "NV#"
 /// counts `nvidia-smi topo -m` reports between two GPUs (NV1 ... NV12).
-inline constexpr std::array<int, 6> nvlink_bundle_sizes{1, 2, 4, 6, 8, 12};
+inline constexpr auto nvlink_bundle_sizes = std::to_array({1, 2, 4, 6, 8, 12});
 
 namespace detail {
 template <int Gen>
@@ -206,14 +206,14 @@ struct pcie_generation_facts {
 /// TLP, 6 of DLP, 8 of CRC and 6 of FEC; counting TLP+DLP bytes as payload gives 242/256 = 0.9453.
 /// This is the figure behind the usual "121 GB/s per direction at x16" for Gen6 (PCI-SIG,
 /// "PCIe 6.0 Specification: The Interconnect for I/O Needs of the Future", 2022), 242 for Gen7.
-inline constexpr std::array<pcie_generation_facts, 4> pcie_generations{{
+inline constexpr auto pcie_generations = std::to_array<pcie_generation_facts>({
     {4, 16.0, line_encoding::b128b130b, 128.0 / 130.0, "PCI-SIG PCIe 4.0 base spec: 16 GT/s per lane, 128b/130b encoding"},
     {5, 32.0, line_encoding::b128b130b, 128.0 / 130.0, "PCI-SIG PCIe 5.0 base spec: 32 GT/s per lane, 128b/130b encoding"},
     {6, 64.0, line_encoding::flit, 242.0 / 256.0,
      "PCI-SIG PCIe 6.0 base spec: 64 GT/s PAM4 per lane, FLIT mode (242 of 256 bytes payload)"},
     {7, 128.0, line_encoding::flit, 242.0 / 256.0,
      "PCI-SIG PCIe 7.0 base spec: 128 GT/s PAM4 per lane, FLIT mode (242 of 256 bytes payload)"},
-}};
+});
 
 /// @brief Whether the catalog has a row for PCIe generation `gen`.
 [[nodiscard]] constexpr bool has_pcie_generation(int gen) {
@@ -302,19 +302,44 @@ static_assert(detail::in_enum_order(ib_rate_spellings));
 template <int Width>
 concept ib_width = (Width == 1 || Width == 4 || Width == 8 || Width == 12);
 
-/// @brief One lane, one direction, payload rate. EDR 25, HDR 50, NDR 100, XDR 200, GDR 400 Gbit/s.
-/// Source: InfiniBand Trade Association roadmap (infinibandta.org); ml-engineering-networking.
+/// @brief One InfiniBand generation's facts: its per-lane payload rate in Gbit/s, its line code
+/// and its published port latency in seconds (nullopt where not published).
+struct ib_generation_facts {
+    ib_rate rate;
+    double lane_gbps;
+    line_encoding encoding;
+    std::optional<double> latency_s;
+};
+
+/// @brief The InfiniBand generations of the catalog, one row each, in ib_rate order (the catalog's
+/// 1x-12x entries and `infiniband<R, Width>` follow from the row). Lane rates: EDR 25, HDR 50,
+/// NDR 100, XDR 200, GDR 400 Gbit/s (InfiniBand Trade Association roadmap, infinibandta.org;
+/// ml-engineering-networking); EDR uses 64b/66b line coding; port latency EDR 0.5 us, HDR 0.6 us
+/// (ml-engineering-networking, after the InfiniBand Trade Association/NVIDIA tables), not published
+/// for NDR, XDR, GDR.
+inline constexpr auto ib_generations = std::to_array<ib_generation_facts>({
+    {ib_rate::edr, 25.0, line_encoding::b64b66b, 0.5e-6},
+    {ib_rate::hdr, 50.0, line_encoding::none, 0.6e-6},
+    {ib_rate::ndr, 100.0, line_encoding::none, std::nullopt},
+    {ib_rate::xdr, 200.0, line_encoding::none, std::nullopt},
+    {ib_rate::gdr, 400.0, line_encoding::none, std::nullopt},
+});
+static_assert([] {
+    for (std::size_t i = 0; i < ib_generations.size(); ++i)
+        if (static_cast<std::size_t>(ib_generations[i].rate) != i) return false;
+    return ib_generations.size() == ib_rate_spellings.size();
+}());
+
+/// @brief One lane, one direction, payload rate: the row's lane rate (ib_generations).
 [[nodiscard]] constexpr byte_rate ib_lane_rate(ib_rate r) {
-    constexpr double gbps[] = {25.0, 50.0, 100.0, 200.0, 400.0};
-    return bytes_per_second(gbps[static_cast<std::size_t>(r)] * giga / 8.0);
+    return bytes_per_second(ib_generations[static_cast<std::size_t>(r)].lane_gbps * giga / 8.0);
 }
 
-/// @brief Published port latency: EDR 0.5 us, HDR 0.6 us (ml-engineering-networking, after the
-/// InfiniBand Trade Association/NVIDIA tables); nullopt for NDR, XDR, GDR (not published).
+/// @brief Published port latency (ib_generations); nullopt where not published.
 [[nodiscard]] constexpr std::optional<duration> ib_latency(ib_rate r) {
-    if (r == ib_rate::edr) return seconds(0.5e-6);
-    if (r == ib_rate::hdr) return seconds(0.6e-6);
-    return std::nullopt;
+    const auto s = ib_generations[static_cast<std::size_t>(r)].latency_s;
+    if (!s) return std::nullopt;
+    return seconds(*s);
 }
 
 namespace detail {
@@ -345,7 +370,7 @@ inline constexpr link infiniband{
     .lanes = Width,
     .links = 1,
     .per_lane = ib_lane_rate(R),
-    .encoding = R == ib_rate::edr ? line_encoding::b64b66b : line_encoding::none,
+    .encoding = ib_generations[static_cast<std::size_t>(R)].encoding,
     .latency = ib_latency(R),
     .source = detail::ib_source,
 };
@@ -492,11 +517,11 @@ inline constexpr link tcpxo = detail::nic("tcpxo", link_family::tcpx, false, 200
 
 namespace detail {
 template <int Gen>
-inline constexpr std::array<link, 5> pcie_all = {pcie<Gen, 1>, pcie<Gen, 2>, pcie<Gen, 4>, pcie<Gen, 8>,
-                                                 pcie<Gen, 16>};
+inline constexpr auto pcie_all = std::to_array({pcie<Gen, 1>, pcie<Gen, 2>, pcie<Gen, 4>, pcie<Gen, 8>,
+                                                 pcie<Gen, 16>});
 template <ib_rate R>
-inline constexpr std::array<link, 4> ib_all = {infiniband<R, 1>, infiniband<R, 4>, infiniband<R, 8>,
-                                               infiniband<R, 12>};
+inline constexpr auto ib_all = std::to_array({infiniband<R, 1>, infiniband<R, 4>, infiniband<R, 8>,
+                                               infiniband<R, 12>});
 template <std::size_t... N>
 constexpr auto concat(const std::array<link, N>&... parts) {
     std::array<link, (N + ...)> out{};

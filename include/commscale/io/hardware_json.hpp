@@ -8,7 +8,9 @@
 ///   (null if unpublished), lanes, links, encoding, source}
 /// * accelerator: {name, display_name, memory_GiB, memory_bandwidth_GBps, peak_tflops: {fp32, tf32,
 ///   bf16, fp16, fp8, mxfp8, nvfp4, fp4} (dense, null where unsupported), scale_up_link, compute_efficiency,
-///   source, power_W (board power in watts, null if unpublished)}
+///   source, power_W (board power in watts, null if unpublished), compute_units (SMs / CUs, 0 if
+///   unknown), fp8_mamf_ratio (FP8 over BF16 best-shape matmul fraction), exponentials_per_bf16_flop
+///   (softmax exponentials per dense BF16 FLOP, 0 if unknown)}
 ///
 /// Input: a catalog name as a string ("nvlink4"), or an object. An object whose "name" is a catalog
 /// entry starts from that entry and overrides the fields it gives; any other object must give the
@@ -164,6 +166,9 @@ inline void require_consistent(const std::string& field, double given, double im
     j["compute_efficiency"] = a.compute_efficiency;
     j["source"] = std::string(a.source);
     j["power_W"] = a.power ? nlohmann::json(*a.power) : nlohmann::json(nullptr);
+    j["compute_units"] = a.compute_units;
+    j["fp8_mamf_ratio"] = a.fp8_mamf_ratio;
+    j["exponentials_per_bf16_flop"] = a.exponentials_per_bf16_flop;
     return j;
 }
 
@@ -236,6 +241,11 @@ inline void require_consistent(const std::string& field, double given, double im
         if (j.at("power_W").is_null()) a.power = std::nullopt;
         else a.power = r.number("power_W", 1.0, 1e6);  // 1 W .. 1 MW per accelerator
     }
+    // Absent on an object that is not a catalog entry: 0 units (no wave quantization), ratio 1,
+    // 0 exponentials (not priced apart), the accelerator struct's defaults.
+    a.compute_units = r.int32_or("compute_units", a.compute_units, 0, 1'000'000);
+    a.fp8_mamf_ratio = r.number_or("fp8_mamf_ratio", a.fp8_mamf_ratio, 0.01, 10.0);
+    a.exponentials_per_bf16_flop = r.number_or("exponentials_per_bf16_flop", a.exponentials_per_bf16_flop, 0.0, 1.0);
     r.finish();
     return a;
 }

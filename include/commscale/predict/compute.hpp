@@ -186,60 +186,6 @@ struct compute_params {
 /// Multiplication Background User's Guide" (Sec. "Tile Quantization" / "Wave Quantization").
 inline constexpr double gemm_tile_rows = 256.0, gemm_tile_cols = 128.0;
 
-/// @brief Streaming multiprocessors (NVIDIA) or compute units (AMD) of an accelerator, by catalog
-/// name; 0 when unknown (then no wave quantization is applied). Sources: NVIDIA A100 Tensor Core
-/// GPU Architecture whitepaper (108 SMs), H100 whitepaper (SXM5 132, PCIe 114), V100 whitepaper
-/// (80), Ada whitepaper (L40S 142), Blackwell technical brief (B200 148; Blackwell Ultra B300
-/// 160), AMD CDNA 2/3/4 whitepapers (MI250X 2 x 110, MI300X/MI325X 304, MI355X 256 CUs).
-[[nodiscard]] constexpr int compute_units_of(std::string_view name) {
-    struct row { std::string_view prefix; int units; };
-    constexpr row rows[] = {{"v100", 80},    {"a100", 108},   {"a800", 108},  {"h100-pcie", 114}, {"h100", 132},
-                            {"h800", 132},   {"h200", 132},   {"gh200", 132}, {"b200", 148},      {"gb200", 148},
-                            {"b300", 160},   {"gb300", 160},  {"mi250x", 220}, {"mi300x", 304},   {"mi325x", 304},
-                            {"mi355x", 256}, {"l40s", 142}};
-    for (const auto& r : rows)
-        if (name.substr(0, r.prefix.size()) == r.prefix) return r.units;
-    return 0;
-}
-
-/// @brief Best-shape FP8 matmul rate over the best-shape BF16 rate of an accelerator, by catalog
-/// name (1 where no FP8 figure is published): the GEMM efficiency of FP8 and MXFP8 training is
-/// the BF16 MAMF figure (accelerator::compute_efficiency) times this. Source: ml-engineering's
-/// "Maximum Achievable Matmul FLOPS" table (stas00/ml-engineering compute/accelerator/README.md):
-/// H100 SXM FP8 1402.6 of 1979 (0.709) against BF16 0.803; H200 1453.4 (0.734) against 0.803;
-/// B200 3432.5 of 4500 (0.763) against 0.776; B300 3353.3 (0.745) against 0.786; GB200 3615.6 of
-/// 5000 (0.723) against 0.729. GB300 as B300 (the same chip, no figure of its own).
-[[nodiscard]] constexpr double fp8_mamf_ratio(std::string_view name) {
-    struct row { std::string_view prefix; double ratio; };
-    constexpr row rows[] = {{"h100-pcie", 1.0},         {"h100", 0.709 / 0.803}, {"h800", 0.709 / 0.803},
-                            {"h200", 0.734 / 0.803},    {"gh200", 0.734 / 0.803}, {"b200", 0.763 / 0.776},
-                            {"b300", 0.745 / 0.786},    {"gb200", 0.723 / 0.729}, {"gb300", 0.745 / 0.786}};
-    for (const auto& r : rows)
-        if (name.substr(0, r.prefix.size()) == r.prefix) return r.ratio;
-    return 1.0;
-}
-
-/// @brief Exponentials per clock per SM over dense BF16 tensor-core FLOPs per clock per SM, by
-/// catalog name (0 where not known: the softmax exponentials are then not priced apart): the
-/// accelerator's exponential rate is its dense BF16 peak times this. The special function units
-/// run 16 exp2 (MUFU.EX2) per clock per SM on Ampere, Hopper and Blackwell (CUDA C++ Programming
-/// Guide, "Arithmetic Instructions" throughput table), against 2,048 dense BF16 FLOPs per clock per
-/// SM on A100 (A100 whitepaper: 1,024 FMA), 4,096 on H100 (989.4 TFLOP/s = 132 SMs x 1.83 GHz x
-/// 4,096; FlashAttention-3, Shah et al. 2024 Sec. 3: "989 TFLOPS of FP16 matmul but only 3.9
-/// TFLOPS of special functions") and 8,192 on Blackwell (2.25 PFLOP/s = 148 SMs x 1.86 GHz x
-/// 8,192); Blackwell Ultra (B300, GB300) doubles the SFU throughput (NVIDIA technical blog "Making
-/// Softmax More Efficient with NVIDIA Blackwell Ultra").
-[[nodiscard]] constexpr double exponentials_per_bf16_flop(std::string_view name) {
-    struct row { std::string_view prefix; double ratio; };
-    constexpr row rows[] = {{"a100", 16.0 / 2048.0}, {"a800", 16.0 / 2048.0}, {"h100", 16.0 / 4096.0},
-                            {"h800", 16.0 / 4096.0}, {"h200", 16.0 / 4096.0}, {"gh200", 16.0 / 4096.0},
-                            {"b200", 16.0 / 8192.0}, {"gb200", 16.0 / 8192.0}, {"b300", 32.0 / 8192.0},
-                            {"gb300", 32.0 / 8192.0}};
-    for (const auto& r : rows)
-        if (name.substr(0, r.prefix.size()) == r.prefix) return r.ratio;
-    return 0.0;
-}
-
 /// @brief The fields of a plan that one layer's compute time reads (layer_compute_time,
 /// output_layer_time, mtp_time and the routed experts' GEMMs take it; a plan converts to it): the
 /// parallel degrees that split the layer's work, the micro-batch and sequence, sequence
@@ -334,7 +280,7 @@ struct routed_gemms {
     c.bf16_peak = acc.peak(dtype::bf16) ? *acc.peak(dtype::bf16) : c.gemm_peak;
     const bool fp8_rate = precision == dtype::fp8 || precision == dtype::mxfp8;
     c.bf16_gemm_efficiency = std::min(1.0, acc.compute_efficiency * k.gemm_shape_efficiency);
-    c.gemm_efficiency = c.bf16_gemm_efficiency * (fp8_rate ? fp8_mamf_ratio(acc.name) : 1.0);
+    c.gemm_efficiency = c.bf16_gemm_efficiency * (fp8_rate ? acc.fp8_mamf_ratio : 1.0);
     c.memory_efficiency = k.memory_efficiency;
     c.attention_efficiency = stack == framework::megatron_core ? k.te_attention_efficiency : k.attention_efficiency;
     c.kernel_overhead_s = k.kernel_overhead_s;
@@ -342,8 +288,8 @@ struct routed_gemms {
     c.moe_launch_overhead_s = k.moe_launch_overhead_s;
     c.memory_bandwidth = acc.memory_bandwidth.value() > 0 ? acc.memory_bandwidth : bytes_per_second(2e12);
     c.gemm_input_bytes = dtype_bytes(precision);
-    c.compute_units = compute_units_of(acc.name);
-    c.exponentials_per_s = c.bf16_peak.value() * exponentials_per_bf16_flop(acc.name);
+    c.compute_units = acc.compute_units;
+    c.exponentials_per_s = c.bf16_peak.value() * acc.exponentials_per_bf16_flop;
     if (precision == dtype::fp8) c.backward_gemm_slowdown = fp8_split_accumulator_slowdown;
     c.finish();
     return c;

@@ -261,14 +261,14 @@ inline constexpr transformer mpt_70b{
 }  // namespace models
 
 /// @brief Every preset, in the order of CLI.md.
-inline constexpr std::array<transformer, 33> model_presets{
+inline constexpr auto model_presets = std::to_array<transformer>({
     models::gpt2_large, models::gpt3_175b,  models::llama2_7b,   models::llama2_13b,  models::llama2_70b,
     models::llama3_8b,  models::llama3_70b, models::llama3_405b, models::opt_175b,    models::bloom_176b,
     models::mt_nlg_530b, models::megatron_1t, models::gpt3_5b,   models::gpt3_20b,    models::nemotron4_340b,
     models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
     models::kimi_k2, models::qwen3_30b_a3b, models::qwen3_235b_a22b, models::gpt_oss_120b, models::llama4_scout,
     models::llama4_maverick, models::mpt_125m, models::mpt_350m, models::mpt_760m, models::mpt_1b,
-    models::mpt_3b, models::mpt_7b, models::mpt_13b, models::mpt_30b, models::mpt_70b};
+    models::mpt_3b, models::mpt_7b, models::mpt_13b, models::mpt_30b, models::mpt_70b});
 
 /// @brief All presets.
 [[nodiscard]] constexpr std::span<const transformer> all_models() { return model_presets; }

@@ -10,6 +10,10 @@
 #include <commscale/io/catalog_json.hpp>
 #include <commscale/io/cluster_json.hpp>
 #include <commscale/io/file.hpp>
+#include <commscale/io/hardware_json.hpp>
+#include <commscale/io/result_json.hpp>
+#include <commscale/predict/step.hpp>
+#include <commscale/workload/models.hpp>
 
 using namespace commscale;
 
@@ -62,4 +66,34 @@ TEST_CASE("write_catalog writes every file and names a directory it cannot creat
     io::write_file_atomic(blocker.string(), "x");
     CHECK_THROWS_AS(io::write_catalog((blocker / "sub").string()), input_error);
     std::filesystem::remove(blocker);
+}
+
+TEST_CASE("an accelerator read from data/accelerators.json predicts the same step as the built-in one") {
+    // Renamed so that no field comes from the catalog entry of the same name
+    // (accelerator_from_json starts from it): whatever the compute model reads of an accelerator
+    // must be in the JSON, so that adding one is a header edit plus the catalog's regeneration.
+    nlohmann::json file = nlohmann::json::parse(io::read_file(std::string(COMMSCALE_DATA_DIR) + "/accelerators.json"));
+    for (auto& e : file.at("accelerators")) e["name"] = "json-" + e.at("name").get<std::string>();
+    const std::vector<accelerator> read = accelerators_from_json(file, "accelerators.json");
+    REQUIRE(read.size() == all_accelerators().size());
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 4;
+    for (std::size_t i = 0; i < read.size(); ++i) {
+        const accelerator& built_in = all_accelerators()[i];
+        REQUIRE(read[i].name == "json-" + std::string(built_in.name));
+        for (const dtype d : {dtype::bf16, dtype::fp16, dtype::fp8}) {
+            if (!built_in.peak(d)) continue;
+            // a dense model and an MoE model, long sequences (the softmax exponentials), fp8 (its
+            // matmul efficiency), on 32 GPUs
+            const plan dense{.tp = 2, .pp = 2, .dp = 8, .micro_batch = 1, .global_batch = 64, .seq = 8192, .precision = d};
+            const plan moe{.tp = 2, .pp = 2, .dp = 8, .ep = 8, .micro_batch = 1, .global_batch = 64, .seq = 4096, .precision = d};
+            for (const auto& [m, p] : {std::pair{&models::llama3_8b, dense}, std::pair{&models::mixtral_8x7b, moe}}) {
+                INFO(built_in.name << " " << dtype_name(d) << " " << m->layers << " layers");
+                const step_breakdown want = predict_step(*m, c, built_in, p);
+                const step_breakdown got = predict_step(*m, c, read[i], p);
+                CHECK(io::step_breakdown_to_json(got).dump() == io::step_breakdown_to_json(want).dump());
+                CHECK(got.step.value() > 0.0);
+            }
+        }
+    }
 }

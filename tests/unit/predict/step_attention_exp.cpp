@@ -18,13 +18,13 @@ TEST_CASE("softmax exponentials: H100 3.9 T/s (FlashAttention-3), doubled on Bla
     CHECK_THAT(h100.exponentials_per_s, WithinRel(3.9e12, 0.02));
     // NVIDIA, "Making Softmax More Efficient with NVIDIA Blackwell Ultra": Blackwell Ultra doubles
     // the SFU throughput of Blackwell, at the same 8,192 dense BF16 FLOPs per clock per SM.
-    CHECK(exponentials_per_bf16_flop("b300") == 2.0 * exponentials_per_bf16_flop("b200"));
-    CHECK(exponentials_per_bf16_flop("gb300") == 2.0 * exponentials_per_bf16_flop("gb200"));
+    CHECK(b300.exponentials_per_bf16_flop == 2.0 * b200.exponentials_per_bf16_flop);
+    CHECK(gb300.exponentials_per_bf16_flop == 2.0 * gb200.exponentials_per_bf16_flop);
     // A100: 16 per clock per SM against 1,024 dense FP16 FMA (2,048 FLOPs): 312 T / 128 = 2.44 T/s
     const compute_params a100 = compute_params_for(accelerator_by_name("a100-80gb-sxm"), dtype::bf16);
     CHECK_THAT(a100.exponentials_per_s, WithinRel(312e12 / 128.0, 1e-9));
     // not priced where no figure is known (the term drops out)
-    CHECK(exponentials_per_bf16_flop("mi300x") == 0.0);
+    CHECK(mi300x.exponentials_per_bf16_flop == 0.0);
 }
 
 TEST_CASE("softmax exponentials: one per computed score, forward and backward, beside the GEMMs") {
