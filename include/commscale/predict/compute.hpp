@@ -100,9 +100,9 @@ inline constexpr compute_constants fitted_compute_constants{
     .kernel_overhead_s = 2.166e-06,
     .moe_launch_overhead_s = 1.52e-05};
 
-/// @brief Throws input_error naming `where`.<field> unless every constant is in range: the
-/// efficiencies in (0, 1], the per-kernel overhead in [0, 1 ms].
-inline void validate(const compute_constants& k, std::string_view where) {
+namespace detail {
+/// Names the first out-of-range constant of validate(compute_constants) (cold path).
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_compute_constants(const compute_constants& k, std::string_view where) {
     const auto fraction = [&](double v, std::string_view field) {
         if (!(v > 0.0 && v <= 1.0))
             throw input_error(std::string(where) + "." + std::string(field), detail::number_text(v), "a fraction in (0, 1]");
@@ -118,6 +118,21 @@ inline void validate(const compute_constants& k, std::string_view where) {
     if (!(k.kernel_overhead_s >= 0.0 && k.kernel_overhead_s <= 1e-3))
         throw input_error(std::string(where) + ".kernel_overhead_s", detail::number_text(k.kernel_overhead_s),
                           "seconds in [0, 0.001]");
+    throw input_error(std::string(where), "compute constants", "efficiencies in (0, 1] and overheads in [0, 0.001] s");
+}
+}  // namespace detail
+
+/// @brief Throws input_error naming `where`.<field> unless every constant is in range: the
+/// efficiencies in (0, 1], the per-kernel overhead in [0, 1 ms].
+inline void validate(const compute_constants& k, std::string_view where) {
+    // one inline test on the predictor's path; the field is found (and named) only on failure
+    const auto in_unit = [](double v) { return v > 0.0 && v <= 1.0; };
+    if (in_unit(k.gemm_shape_efficiency) && in_unit(k.attention_efficiency) && in_unit(k.te_attention_efficiency) &&
+        in_unit(k.memory_efficiency) && in_unit(k.grouped_gemm_efficiency) &&
+        k.moe_launch_overhead_s >= 0.0 && k.moe_launch_overhead_s <= 1e-3 && k.kernel_overhead_s >= 0.0 &&
+        k.kernel_overhead_s <= 1e-3)
+        return;
+    detail::throw_compute_constants(k, where);
 }
 
 /// @brief Fraction of the HBM bandwidth that memory-bound kernels sustain under the kernel-level
