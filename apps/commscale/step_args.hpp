@@ -345,6 +345,8 @@ inline constexpr auto step_number_columns = [] {
         c{"layer_s.gemm_bwd", real, [](x_t x) { return in_seconds(x.result.layer.gemm_bwd); }},
         c{"layer_s.attention_bwd", real, [](x_t x) { return in_seconds(x.result.layer.attention_bwd); }},
         c{"layer_s.elementwise_bwd", real, [](x_t x) { return in_seconds(x.result.layer.elementwise_bwd); }},
+        c{"layer_s.scan_fwd", real, [](x_t x) { return in_seconds(x.result.layer.scan_fwd); }},
+        c{"layer_s.scan_bwd", real, [](x_t x) { return in_seconds(x.result.layer.scan_bwd); }},
         c{"required_inter_node_Gbps", real, [](x_t x) { return finite_or_nan(in_Gbps(x.result.required_inter_node)); }},
         c{"required_inter_node_step_Gbps", real, [](x_t x) { return finite_or_nan(in_Gbps(x.result.required_inter_node_step)); }},
         c{"megatron_model_flops_per_token", real, [](x_t x) { return x.megatron_model_flops_per_token; }},

@@ -46,6 +46,8 @@ class LayerTimes(TypedDict):
     gemm_bwd: float
     attention_bwd: float
     elementwise_bwd: float
+    scan_fwd: float
+    scan_bwd: float
 
 class Overlaps(TypedDict):
     dp: bool
@@ -166,7 +168,8 @@ StepColumns = TypedDict("StepColumns", {
     "dp_inter_node_bytes_per_node": _Column, "optimizer_s": _Column, "overlap_slowdown_s": _Column,
     "stage_microbatch_s": _Column, "layer_s.gemm_fwd": _Column, "layer_s.attention_fwd": _Column,
     "layer_s.elementwise_fwd": _Column, "layer_s.gemm_bwd": _Column, "layer_s.attention_bwd": _Column,
-    "layer_s.elementwise_bwd": _Column, "required_inter_node_Gbps": _Column,
+    "layer_s.elementwise_bwd": _Column, "layer_s.scan_fwd": _Column, "layer_s.scan_bwd": _Column,
+    "required_inter_node_Gbps": _Column,
     "required_inter_node_step_Gbps": _Column, "megatron_model_flops_per_token": _Column,
     "megatron_tflops_per_gpu": _Column, "nodes": _Column, "gpus": _Column, "plan.tp": _Column, "plan.pp": _Column,
     "plan.dp": _Column, "plan.cp": _Column, "plan.ep": _Column, "plan.etp": _Column, "plan.micro_batch": _Column,

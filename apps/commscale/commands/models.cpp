@@ -2,6 +2,7 @@
 // their parameter counts and training FLOPs per token.
 #include <commscale/io/model_json.hpp>
 #include <commscale/workload/flops.hpp>
+#include <commscale/workload/memory.hpp>
 #include <commscale/workload/models.hpp>
 
 #include "../cli.hpp"
@@ -21,8 +22,17 @@ nlohmann::json describe(const transformer& m, double seq) {
     j["non_embedding_parameters"] = non_embedding_parameters(m);
     j["embedding_parameters"] = embedding_parameters(m);
     j["mtp_parameters"] = mtp_parameters(m);
-    j["per_layer"] = {{"attention", layer.attention}, {"mlp", layer.mlp}, {"shared_mlp", layer.shared},
-                      {"router", layer.router}, {"norms", layer.norms}, {"total", layer.total()}};
+    // layer_parameters counts a hybrid model's Mamba-2 mixers with the attention (the token mixers)
+    const double mamba = m.mamba_fraction() * mamba_parameters(m);
+    j["per_layer"] = {{"attention", layer.attention - mamba}, {"mlp", layer.mlp}, {"shared_mlp", layer.shared},
+                      {"router", layer.router}, {"norms", layer.norms}, {"mamba", mamba}, {"total", layer.total()}};
+    if (m.is_hybrid()) {
+        const auto n = m.hybrid_layer_counts();
+        j["hybrid_layers"] = {{"mamba", n.mamba}, {"attention", n.attention}, {"mlp", n.mlp}, {"moe", n.moe}};
+        // per sequence, in the weights' 16-bit dtype (workload/memory.hpp)
+        j["ssm_state_bytes_per_sequence"] = in_bytes(ssm_state_bytes(m));
+        j["conv_state_bytes_per_sequence"] = in_bytes(conv_state_bytes(m));
+    }
     j["seq"] = seq;
     j["model_flops_per_token"] = in_flops(model_flops_per_token(m, seq));
     j["mtp_flops_per_token"] = 3.0 * in_flops(mtp_forward_flops(m, seq)) / seq;
@@ -65,11 +75,14 @@ cli::registrar reg_model{cli::command{
     "FLOPs per token are model FLOPs of training (forward + backward = 3 x forward, no recompute).\n"
     "JSON: the model as config.json keys plus parameters, active_parameters, non_embedding_parameters,\n"
     "      embedding_parameters, mtp_parameters (multi-token-prediction modules, not in parameters),\n"
-    "      per_layer {attention, mlp, shared_mlp, router, norms, total} (means over the layers where MoE\n"
-    "      and dense layers mix; mlp: all routed experts, shared_mlp: shared experts and dense layers),\n"
-    "      seq, model_flops_per_token, mtp_flops_per_token (training FLOPs of the MTP modules, apart)\n"
+    "      per_layer {attention, mlp, shared_mlp, router, norms, mamba, total} (means over the layers where\n"
+    "      MoE and dense layers, or a hybrid pattern's kinds, mix; mlp: all routed experts, shared_mlp: shared\n"
+    "      experts and dense layers; mamba: Mamba-2 mixers), seq, model_flops_per_token, mtp_flops_per_token\n"
+    "      (training FLOPs of the MTP modules, apart); hybrid models also hybrid_layers {mamba, attention, mlp,\n"
+    "      moe}, ssm_state_bytes_per_sequence and conv_state_bytes_per_sequence (inference caches, bf16)\n"
     "MoE config.json of DeepSeek-V3/Kimi K2 (MLA, shared experts, first_k_dense_replace, MTP), Qwen3-MoE,\n"
-    "GPT-OSS (sliding-window layers, sinks), Mixtral and Llama 4 (text_config) are read by their own keys.",
+    "GPT-OSS (sliding-window layers, sinks), Mixtral, Llama 4 (text_config) and Nemotron-H / Nemotron 3\n"
+    "(hybrid_override_pattern, Mamba-2 mixers) are read by their own keys.",
     {{"seq", true, "context length (tokens)"}},
     [](const cli::args& a, std::ostream& out) {
         const std::string& v = a.positional[0];
@@ -81,6 +94,7 @@ cli::registrar reg_model{cli::command{
             return 0;
         }
         const auto layer = parameters_per_layer(m);
+        const double mamba = m.mamba_fraction() * mamba_parameters(m);  // in layer.attention (the token mixers)
         out << "name           " << m.name << "\n"
             << "shape          " << m.layers << " layers, hidden " << m.hidden << ", " << m.heads << " heads ("
             << m.kv_heads << " KV), ffn " << m.ffn << (m.gated_mlp ? " gated" : "") << ", vocab " << m.vocab
@@ -97,12 +111,25 @@ cli::registrar reg_model{cli::command{
                 << ", qk head " << m.qk_nope_head_dim << " + " << m.qk_rope_head_dim << " rope, v head " << m.v_head_dim << "\n";
         if (m.sliding_layers > 0)
             out << "sliding window " << m.sliding_window << " keys on " << m.sliding_layers << " of " << m.layers << " layers\n";
+        if (m.is_hybrid()) {
+            const auto n = m.hybrid_layer_counts();
+            out << "hybrid         " << n.mamba << " Mamba-2 + " << n.attention << " attention + " << n.mlp << " MLP + " << n.moe
+                << " MoE layers (" << m.hybrid->pattern << ")\n";
+            if (n.mamba > 0)
+                out << "Mamba-2        " << m.hybrid->mamba_heads << " heads x " << m.hybrid->mamba_head_dim << ", state "
+                    << m.hybrid->ssm_state << ", " << m.hybrid->mamba_groups << " groups, conv " << m.hybrid->conv_kernel << ", chunk "
+                    << m.hybrid->ssm_chunk << "; SSM state "
+                    << cli::num(in_bytes(ssm_state_bytes(m)) / (1 << 20), 1) << " MiB + conv state "
+                    << cli::num(in_bytes(conv_state_bytes(m)) / (1 << 20), 2) << " MiB per sequence (bf16)\n";
+        }
         if (m.mtp_layers > 0)
             out << "MTP            " << m.mtp_layers << " module(s), " << billions(mtp_parameters(m)) << " B (not in the total)\n";
         out << "parameters     " << billions(total_parameters(m)) << " B total, " << billions(active_parameters(m))
             << " B active, " << billions(embedding_parameters(m)) << " B embeddings\n"
-            << "per layer      attention " << cli::num(layer.attention / 1e6, 1) << " M, MLP "
-            << cli::num((layer.mlp + layer.shared) / 1e6, 1) << " M, norms " << cli::num(layer.norms / 1e3, 1) << " K\n"
+            << "per layer      attention " << cli::num((layer.attention - mamba) / 1e6, 1) << " M, MLP "
+            << cli::num((layer.mlp + layer.shared) / 1e6, 1) << " M, "
+            << (m.is_hybrid() ? "Mamba-2 " + cli::num(mamba / 1e6, 1) + " M, " : std::string()) << "norms "
+            << cli::num(layer.norms / 1e3, 1) << " K\n"
             << "FLOPs/token    " << cli::num(in_flops(model_flops_per_token(m, seq)) / 1e9, 2) << " GFLOP at seq "
             << cli::num(seq, 0) << " (training, no recompute)\n"
             << "source         " << m.source << "\n";

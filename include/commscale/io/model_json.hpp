@@ -34,7 +34,15 @@
 ///   positions  learned_positions if given; else model_type gpt2/opt/gpt_neo/... or n_positions present
 ///   biases     biases if given; else attention_bias; else model_type gpt2/opt/bloom/gpt_neox/...
 ///   name       name | _name_or_path (default: the file's stem or "custom"); source (optional)
-///   head_dim   head_dim (Gemma, Qwen3, Nemotron; default hidden / heads)
+///   head_dim   head_dim | attention_head_dim (Gemma, Qwen3, Nemotron, Nemotron-H; default hidden / heads)
+///   hybrid     hybrid_override_pattern (Nemotron-H, Nemotron 3: M Mamba-2, * attention, - MLP, E
+///              MoE, one symbol per layer), or for nemotron_h a per-layer layers_block_type list
+///              ("mamba", "attention", "mlp", "moe"); then the Mamba-2 mixer: mamba_num_heads
+///              (default expand x hidden / mamba_head_dim), mamba_head_dim (64), ssm_state_size
+///              (128), n_groups (8), conv_kernel (4), chunk_size (128), the defaults of HF's
+///              NemotronHConfig; the MoE layers' shared experts from
+///              moe_shared_expert_intermediate_size / moe_intermediate_size. moe_latent_size
+///              (Nemotron 3 Super's latent MoE) is rejected: not modelled.
 /// Family specifics by `model_type` (their configuration_*.py in Hugging Face transformers, or
 /// the model's own config class):
 ///   mpt        n_layers, n_heads, d_model, ffn = expansion_ratio x d_model (default 4),
@@ -53,6 +61,8 @@
 ///              attention sinks, biases (attention_bias) in attention, experts and router
 ///   mixtral    num_local_experts, num_experts_per_tok
 ///   llama4     the text_config object: interleaved MoE and dense layers, one shared expert
+///   nemotron_h hybrid Mamba-Transformer (above), squared-ReLU MLPs (mlp_hidden_act relu2, not
+///              gated), untied embeddings and no dropout by default (NemotronHConfig)
 /// Every other key is ignored (real configs carry dozens), but a key above with a wrong type or
 /// an impossible value (heads not dividing hidden, a negative size) is an input_error naming
 /// its path, e.g. `model.num_attention_heads: expected a divisor of hidden (4096), got 30`.
@@ -130,9 +140,41 @@ namespace detail {
     m.layers = layers;
     m.hidden = hidden;
     m.heads = heads;
-    if (r.has("head_dim")) {
-        m.head_dim_override = r.int32("head_dim", 1, lim::hidden);
+    if (const char* hd = detail::first_key(r, {"head_dim", "attention_head_dim"})) {
+        m.head_dim_override = r.int32(hd, 1, lim::hidden);
         if (m.head_dim_override * m.heads == m.hidden) m.head_dim_override = 0;  // not decoupled
+    }
+    // hybrid Mamba-Transformer: the layer pattern (Nemotron-H, Nemotron 3)
+    std::string pattern;
+    const char* pattern_key = nullptr;
+    if (r.has("hybrid_override_pattern")) {
+        pattern_key = "hybrid_override_pattern";
+        pattern = r.string(pattern_key);
+    } else if (type == "nemotron_h" && r.has("layers_block_type")) {
+        pattern_key = "layers_block_type";
+        const auto& arr = r.array(pattern_key);
+        for (std::size_t i = 0; i < arr.size(); ++i) {
+            const std::string kind = arr[i].is_string() ? arr[i].get<std::string>() : std::string();
+            const char c = kind == "mamba"                                   ? 'M'
+                           : (kind == "attention" || kind == "full_attention") ? '*'
+                           : kind == "mlp"                                     ? '-'
+                           : kind == "moe"                                     ? 'E'
+                                                                               : '?';
+            if (c == '?')
+                throw input_error(r.field(pattern_key) + "[" + std::to_string(i) + "]", arr[i].dump(),
+                                  "\"mamba\", \"attention\", \"mlp\" or \"moe\"");
+            pattern += c;
+        }
+    }
+    const bool hybrid = pattern_key != nullptr;
+    hybrid_shape shape;  // interned into m.hybrid once the mixer's sizes are read (below)
+    if (hybrid) {
+        if (pattern.empty()) throw input_error(r.field(pattern_key), "\"\"", "one symbol per layer (" + std::to_string(m.layers) + ")");
+        validate_hybrid_pattern(pattern, m.layers, r.field(pattern_key));
+        if (r.has("moe_latent_size"))
+            throw input_error(r.field("moe_latent_size"), r.raw("moe_latent_size").dump(),
+                              "absent or null: latent MoE (Nemotron 3 Super) is not modelled");
+        shape.pattern = commscale::detail::intern(pattern);
     }
     if (m.head_dim_override == 0 && m.hidden % m.heads != 0)
         throw input_error(r.field(heads_key), std::to_string(m.heads), "a divisor of hidden (" + std::to_string(m.hidden) + ")");
@@ -176,11 +218,13 @@ namespace detail {
         m.shared_experts = r.int32_or("n_shared_experts", llama4 ? 1 : 0, 0, lim::experts);
         // Qwen2-MoE: one shared MLP of shared_expert_intermediate_size, a whole number of expert
         // widths in the published configs (Qwen1.5-MoE-A2.7B 5632 = 4 x 1408), counted as that many
-        if (r.has("shared_expert_intermediate_size")) {
-            const int fs = r.int32("shared_expert_intermediate_size", 0, lim::ffn), fe = m.expert_width();
+        // Nemotron 3: moe_shared_expert_intermediate_size, the shared MLP's whole width (Nano: one
+        // shared expert of 3712 = 2 x 1856), counted as that many expert widths
+        for (const char* key : {"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"}) {
+            if (!r.has(key)) continue;
+            const int fs = r.int32(key, 0, lim::ffn), fe = m.expert_width();
             if (fs % fe != 0)
-                throw input_error(r.field("shared_expert_intermediate_size"), std::to_string(fs),
-                                  "a multiple of the expert width (" + std::to_string(fe) + ")");
+                throw input_error(r.field(key), std::to_string(fs), "a multiple of the expert width (" + std::to_string(fe) + ")");
             m.shared_experts = fs / fe;
         }
         // which layers are MoE layers (index i from 0), by each family's modeling code:
@@ -190,6 +234,8 @@ namespace detail {
         //   others (Mixtral, GPT-OSS): every layer
         if (r.has("dense_layers")) {
             m.dense_layers = r.int32("dense_layers", 0, m.layers - 1);
+        } else if (hybrid) {
+            m.dense_layers = 0;  // the pattern's E layers are the MoE layers
         } else {
             const int first_dense = r.int32_or("first_k_dense_replace", 0, 0, m.layers - 1);
             const int freq = r.int32_or("moe_layer_freq", 1, 1, m.layers);
@@ -219,6 +265,29 @@ namespace detail {
         }
     }
     m.mtp_layers = r.int32_or("num_nextn_predict_layers", 0, 0, lim::layers);
+    if (hybrid && pattern.find('M') != std::string::npos) {
+        // Mamba-2 mixer sizes; without a key, HF NemotronHConfig's default
+        shape.mamba_head_dim = r.int32_or("mamba_head_dim", 64, 1, lim::hidden);
+        if (r.has("mamba_num_heads")) {
+            shape.mamba_heads = r.int32("mamba_num_heads", 1, lim::hidden);
+        } else {
+            const double expand = r.has("expand") ? r.number("expand", 0.0625, 64.0) : 2.0;
+            const double inner = expand * m.hidden;
+            if (std::fmod(inner, shape.mamba_head_dim) != 0.0)
+                throw input_error(r.field("mamba_head_dim"), std::to_string(shape.mamba_head_dim),
+                                  "a divisor of expand x hidden_size (" + commscale::detail::number_text(inner) +
+                                      ") without mamba_num_heads");
+            shape.mamba_heads = static_cast<int>(inner / shape.mamba_head_dim);
+        }
+        shape.ssm_state = r.int32_or("ssm_state_size", 128, 1, lim::hidden);
+        shape.mamba_groups = r.int32_or("n_groups", 8, 1, lim::hidden);
+        shape.conv_kernel = r.int32_or("conv_kernel", 4, 1, 1 << 10);
+        shape.ssm_chunk = r.int32_or("chunk_size", 128, 1, 1 << 16);
+        if (shape.mamba_heads % shape.mamba_groups != 0)
+            throw input_error(r.field("mamba_num_heads"), std::to_string(shape.mamba_heads),
+                              "a multiple of n_groups (" + std::to_string(shape.mamba_groups) + ")");
+    }
+    if (hybrid) m.hybrid = commscale::detail::intern_value(shape);
     // multi-head latent attention (DeepSeek-V2/V3, Kimi K2): kv_lora_rank present and not null
     if (r.has("kv_lora_rank")) {
         m.kv_lora_rank = r.int32("kv_lora_rank", 1, lim::hidden);
@@ -274,7 +343,8 @@ namespace detail {
         m.dropout = r.number(key, 0.0, 1.0) > 0.0;
     } else {
         m.dropout = !detail::one_of(type, {"llama", "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
-                                           "qwen3_moe", "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "mpt", "nemotron"});
+                                           "qwen3_moe", "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "mpt", "nemotron",
+                                           "nemotron_h"});
     }
     // Without the key, each family's transformers config class decides: LlamaConfig, MistralConfig,
     // MixtralConfig, Qwen2Config, Qwen2MoeConfig, Qwen3Config, Qwen3MoeConfig, DeepseekV3Config,
@@ -284,7 +354,7 @@ namespace detail {
     m.tied_embeddings = r.boolean_or(
         "tie_word_embeddings",
         !detail::one_of(type, {"llama", "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
-                               "deepseek_v3", "kimi_k2", "phi3", "nemotron", "gpt_oss", "gpt_neox", "gptj"}));
+                               "deepseek_v3", "kimi_k2", "phi3", "nemotron", "nemotron_h", "gpt_oss", "gpt_neox", "gptj"}));
     const char* act_key = detail::first_key(r, {"hidden_act", "activation_function"});
     const std::string act = act_key ? r.string(act_key) : std::string();
     if (r.has("gated_mlp")) m.gated_mlp = r.boolean("gated_mlp");
@@ -383,6 +453,18 @@ namespace detail {
         j["sliding_window"] = m.sliding_window;
     }
     if (m.attention_sinks) j["attention_sinks"] = true;
+    if (m.is_hybrid()) {
+        const hybrid_shape& y = *m.hybrid;
+        j["hybrid_override_pattern"] = std::string(y.pattern);
+        if (y.mamba_heads > 0) {
+            j["mamba_num_heads"] = y.mamba_heads;
+            j["mamba_head_dim"] = y.mamba_head_dim;
+            j["ssm_state_size"] = y.ssm_state;
+            j["n_groups"] = y.mamba_groups;
+            j["conv_kernel"] = y.conv_kernel;
+            j["chunk_size"] = y.ssm_chunk;
+        }
+    }
     j["dropout"] = m.dropout;
     j["alibi"] = m.alibi;
     j["parallel_attention"] = m.parallel_attention;

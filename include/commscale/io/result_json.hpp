@@ -338,6 +338,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     lo.emplace("gemm_bwd", in_seconds(r.layer.gemm_bwd));
     lo.emplace("attention_bwd", in_seconds(r.layer.attention_bwd));
     lo.emplace("elementwise_bwd", in_seconds(r.layer.elementwise_bwd));
+    lo.emplace("scan_fwd", in_seconds(r.layer.scan_fwd));
+    lo.emplace("scan_bwd", in_seconds(r.layer.scan_bwd));
     put("layer_s", std::move(layer));
     const double need = in_Gbps(r.required_inter_node);
     if (std::isfinite(need)) put("required_inter_node_Gbps", need);
@@ -402,6 +404,9 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
         b.layer.gemm_bwd = time_s(l, "gemm_bwd");
         b.layer.attention_bwd = time_s(l, "attention_bwd");
         b.layer.elementwise_bwd = time_s(l, "elementwise_bwd");
+        // hybrid models' Mamba-2 scan (absent from documents written before it)
+        if (l.has("scan_fwd")) b.layer.scan_fwd = time_s(l, "scan_fwd");
+        if (l.has("scan_bwd")) b.layer.scan_bwd = time_s(l, "scan_bwd");
         l.finish();
     }
     auto rate = [&](const char* key) {

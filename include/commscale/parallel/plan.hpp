@@ -464,6 +464,44 @@ namespace detail {
 }
 }  // namespace detail
 
+/// @brief True when `tp` can split the Mamba-2 mixers of a hybrid model as Megatron-Core does
+/// (megatron/core/ssm/mamba_mixer.py MambaMixer.__init__: "nheads must be evenly divisble by
+/// tp_size", "ngroups must be evenly divisible by tp_size": in_proj, conv1d, dt_bias, A_log, D and
+/// the gated norm column-split by heads and groups, out_proj row-split). True for a model without
+/// Mamba-2 layers.
+[[nodiscard]] constexpr bool mamba_tp_ok(const transformer& m, int tp) {
+    if (!m.hybrid || m.hybrid->mamba_heads <= 0 || tp <= 1) return true;
+    return m.hybrid->mamba_heads % tp == 0 && m.hybrid->mamba_groups % tp == 0;
+}
+
+/// @brief True when `cp` can split the Mamba-2 mixers of a hybrid model (after `tp`) as
+/// Megatron-Core's all-to-all context parallelism does (megatron/core/ssm/mamba_context_parallel.py
+/// MambaContextParallel.__init__): the heads on a TP rank divisible by cp, and its groups either a
+/// multiple of cp or a divisor of it (then each group's B and C are repeated cp / groups times).
+[[nodiscard]] constexpr bool mamba_cp_ok(const transformer& m, int tp, int cp) {
+    if (!m.hybrid || m.hybrid->mamba_heads <= 0 || cp <= 1) return true;
+    if (!mamba_tp_ok(m, tp)) return false;
+    const int t = tp > 1 ? tp : 1, heads = m.hybrid->mamba_heads / t, groups = m.hybrid->mamba_groups / t;
+    if (heads % cp != 0) return false;
+    return groups < cp ? cp % groups == 0 : groups % cp == 0;
+}
+
+namespace detail {
+/// The hybrid model's TP and CP checks of validate(plan) (mamba_tp_ok, mamba_cp_ok), naming the
+/// plan field and the model's Mamba-2 heads and groups. Out of line: off the transformer's path.
+[[gnu::cold, gnu::noinline]] inline void validate_mamba_plan(const commscale::plan& p, const transformer& m) {
+    const std::string shape =
+        " (mamba_heads " + std::to_string(m.hybrid->mamba_heads) + ", mamba_groups " + std::to_string(m.hybrid->mamba_groups) + ")";
+    if (!mamba_tp_ok(m, p.tp))
+        throw input_error("plan.tp", std::to_string(p.tp),
+                          "a divisor of the Mamba-2 heads and of their groups" + shape + ": Megatron-Core splits the mixer by both");
+    if (!mamba_cp_ok(m, p.tp, p.cp))
+        throw input_error("plan.cp", std::to_string(p.cp),
+                          "a divisor of the Mamba-2 heads per TP rank, and a divisor or multiple of their groups per TP rank" + shape +
+                              " with tp " + std::to_string(p.tp) + ": Megatron-Core's Mamba context parallelism shards heads");
+}
+}  // namespace detail
+
 /// @brief Throws input_error naming the plan field unless the plan is usable for this model on
 /// this cluster: every degree >= 1; tp x pp x dp x cp == GPUs; heads % tp == 0 and kv_heads
 /// divisible (or divisor, for replicated K/V) ; pp x V <= layers (uneven splits allowed), or with
@@ -471,7 +509,8 @@ namespace detail {
 /// (validate_pipeline_split); B % (dp x b) == 0;
 /// experts % ep == 0 and ep x etp dividing tp x cp x dp (EP carved out of DP x CP; with etp =
 /// tp: ep divides dp x cp); seq % cp == 0 (and % tp with sequence parallelism);
-/// ZeRO stage in 0-3; interleaved needs V >= 2 and pp >= 2 (Megatron-LM's rule).
+/// ZeRO stage in 0-3; interleaved needs V >= 2 and pp >= 2 (Megatron-LM's rule); hybrid models:
+/// tp and cp that split the Mamba-2 heads and groups (mamba_tp_ok, mamba_cp_ok).
 inline void validate(const plan& p, const transformer& m, const cluster& c) {
     auto at_least_one = [](const char* name, long long v, long long hi) {
         if (v < 1 || v > hi) detail::throw_plan_range(name, v, hi);
@@ -528,6 +567,8 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
         throw input_error("plan.tp", std::to_string(p.tp),
                           "a divisor or multiple of the key/value heads (" + std::to_string(m.kv_heads) + ")");
+    if (m.is_hybrid() && (p.tp > 1 || p.cp > 1)) [[unlikely]]
+        detail::validate_mamba_plan(p, m);
     if (p.schedule == pipeline_schedule::interleaved && (p.virtual_stages < 2 || p.pp < 2))
         throw input_error("plan.virtual_stages", std::to_string(p.virtual_stages),
                           "V >= 2 with pp >= 2 for the interleaved schedule (pp = " + std::to_string(p.pp) + ")");

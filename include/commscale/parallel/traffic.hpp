@@ -14,7 +14,16 @@
 ///   same bytes on the wire, since ring all-reduce = reduce-scatter + all-gather.
 /// * CP: ring attention passes each rank's K and V block, 2 b (s/c) (kv/t) e bytes, c - 1 times
 ///   per layer forward; backward passes K/V again plus their gradients (2x) (Liu et al. 2023,
-///   "Ring Attention with Blockwise Transformers"; Megatron-Core context parallelism).
+///   "Ring Attention with Blockwise Transformers"; Megatron-Core context parallelism). Hybrid
+///   models: the ring on the attention layers only; each Mamba-2 layer instead turns its sequence
+///   shards into head shards and back (megatron/core/ssm/mamba_context_parallel.py
+///   `pre_conv_ssm`: five all-to-alls of z, x, B, C, dt; `post_conv_ssm`: one of the output):
+///   6 all-to-alls per pass over the CP group, forward and backward (and the forward's again
+///   with full recompute), carrying b (s/c) (2 d_in + 2 r G N + H + d_in) / t 16-bit values per
+///   rank in all (r = c / (G/t) when a TP rank has fewer groups than c, B and C repeated; else 1);
+///   priced as 6 calls of the mean size.
+/// * TP of a hybrid model: one block per layer (Mamba-2 mixer, attention, MLP or MoE), each with
+///   one column- and one row-parallel projection: 1 all-reduce forward and 1 backward per layer.
 /// * EP: per MoE layer one all-to-all dispatching the tokens to their experts and one combining
 ///   them, forward and backward (4 per layer; 6 with full recompute); k b (s/c) h e / t bytes
 ///   per rank with top-k routing (Lepikhin et al. 2021, "GShard", Sec. 2.2; Fedus et al. 2022),
@@ -73,6 +82,7 @@ struct step_traffic {
     comm_call tp_main{};       ///< all-reduce (or reduce-scatter with sequence parallelism)
     comm_call tp_gather{};     ///< all-gather with sequence parallelism (empty otherwise)
     comm_call cp{};            ///< ring send/recv of K/V blocks
+    comm_call cp_mamba{};      ///< hybrid models: the Mamba-2 layers' CP all-to-alls (sequence <-> head shards)
     comm_call ep{};            ///< all-to-all of tokens
     comm_call etp_gather{};    ///< all-gather of the routed tokens over expert-TP (1 < etp != tp; else empty)
     comm_call etp_reduce{};    ///< reduce-scatter of the experts' output over expert-TP (1 < etp != tp)
@@ -108,6 +118,7 @@ namespace detail {
 }
 }  // namespace detail
 
+
 /// @brief Parameters held by one GPU under the plan, before ZeRO sharding: layer parameters /
 /// (t p), routed experts' MLPs / (ep etp p) instead (expert parallelism and expert tensor
 /// parallelism; / (ep t p) with etp = tp), embeddings / t (vocabulary-parallel, Shoeybi et al.
@@ -117,7 +128,8 @@ namespace detail {
 [[nodiscard]] constexpr double parameters_per_gpu(const transformer& m, const plan& p) {
     const auto lp = parameters_per_layer(m);
     const double layers_per_stage = max_stage_layers(p, m.layers);
-    // shared experts and dense layers' MLPs are replicated like attention; routed experts / ep
+    // shared experts and dense layers' MLPs are split like attention (and a hybrid model's Mamba-2
+    // mixers, in lp.attention); routed experts / ep
     const double dense = lp.attention + lp.router + lp.norms + lp.shared + (m.experts > 1 ? 0.0 : lp.mlp);
     const double expert = m.experts > 1 ? lp.mlp / p.ep : 0.0;
     const double emb = static_cast<double>(m.vocab) * m.hidden * (m.tied_embeddings || p.pp > 1 ? 1.0 : 2.0);
@@ -142,6 +154,30 @@ namespace detail {
 [[nodiscard]] constexpr bool separate_expert_reduction(const transformer& m, const plan& p) {
     return m.experts > 1 && (p.ep > 1 || p.expert_tp() != p.tp);
 }
+
+namespace detail {
+/// The hybrid model's part of plan_traffic (file comment), applied to the transformer's counts:
+/// TP one collective pair per layer, not two (each layer one block); the CP ring on the attention
+/// layers only; the Mamba-2 layers' CP all-to-alls, per layer and pass 6 calls over the CP group,
+/// b (s/c) (2 d_in + 2 r G N + H + d_in) / t 16-bit values per rank in all. `stage_layers`:
+/// micro-batches x layers of the busiest stage. Out of line: off the transformer's path.
+[[gnu::cold, gnu::noinline]] inline void hybrid_traffic(const commscale::transformer& m, const commscale::plan& p,
+                                                        double stage_layers, step_traffic& t) {
+    t.tp_main.count *= 0.5;
+    t.tp_gather.count *= 0.5;
+    t.cp.count *= m.attention_fraction();
+    const hybrid_shape& y = *m.hybrid;
+    if (p.cp <= 1 || y.mamba_heads <= 0) return;
+    const double tp_ranks = p.tp, groups_local = static_cast<double>(y.mamba_groups) / p.tp;
+    const double repeat = groups_local < p.cp ? p.cp / groups_local : 1.0;  // B, C repeated when a rank has < cp groups
+    const double width = (2.0 * y.mamba_inner() + 2.0 * repeat * y.mamba_groups * y.ssm_state + y.mamba_heads + y.mamba_inner()) / tp_ranks;
+    const bool full = p.recompute_mode == recompute::full;
+    t.cp_mamba.op = collective_op::all_to_all;
+    t.cp_mamba.group = t.cp.group;
+    t.cp_mamba.bytes = bytes(static_cast<double>(p.micro_batch) * (static_cast<double>(p.seq) / p.cp) * width * 2.0 / 6.0);
+    t.cp_mamba.count = stage_layers * m.mamba_fraction() * 6.0 * (full ? 3.0 : 2.0);
+}
+}  // namespace detail
 
 /// @brief The traffic of one step of `p` training `m` on nodes of `gpus_per_node` GPUs.
 /// Formulas in the file comment. Assumes a validated plan.
@@ -265,6 +301,8 @@ namespace detail {
                              &t.zero3_gather_bytes});
     }
     if (p.zero == 3 && (!t.dp_main.empty() || !t.dp_expert_main.empty())) t.zero3_gathers = 2.0 * layers_stage * mb;
+    if (m.is_hybrid()) [[unlikely]]
+        detail::hybrid_traffic(m, p, mb * layers_stage, t);
     return t;
 }
 

@@ -80,6 +80,15 @@ struct compute_constants {
     /// the backward's expert kernels are launch-bound as well. Kernel figure: a CUDA launch takes
     /// 5-20 us on the CPU (HolisticTraceAnalysis kernel launch stats): 5 us.
     double moe_launch_overhead_s = 5e-6;
+    /// Fraction of the bf16 dense peak that the Mamba-2 chunked SSD scan (hybrid models) sustains,
+    /// forward and backward, on the FLOPs of workload/flops.hpp ssd_forward_flops_per_token.
+    /// Kernel figure: the Triton chunk-scan kernels of state-spaces/mamba (`mamba_chunk_scan_combined`),
+    /// as vLLM runs them for prefill on one H100, process 1.26e7 tokens/s at 8192 tokens with 128
+    /// heads of 64, one group and state 128 (vllm-project/vllm PR 27299, "Original" column): 6.3 to
+    /// 8.5 MFLOP per token for chunks of 128 to 256, 80 to 106 TFLOP/s, 0.08-0.11 of 989; the fused
+    /// kernel of that PR reaches 1.8x. No backward figure is published: the backward is charged at
+    /// the same rate. 0.1. Not fitted: the calibration set (data/calibration) has no hybrid run.
+    double ssd_scan_efficiency = 0.1;
 
     /// @brief Every constant equal.
     [[nodiscard]] constexpr bool operator==(const compute_constants&) const = default;
@@ -112,6 +121,7 @@ namespace detail {
     fraction(k.te_attention_efficiency, "te_attention_efficiency");
     fraction(k.memory_efficiency, "memory_efficiency");
     fraction(k.grouped_gemm_efficiency, "grouped_gemm_efficiency");
+    fraction(k.ssd_scan_efficiency, "ssd_scan_efficiency");
     if (!(k.moe_launch_overhead_s >= 0.0 && k.moe_launch_overhead_s <= 1e-3))
         throw input_error(std::string(where) + ".moe_launch_overhead_s", detail::number_text(k.moe_launch_overhead_s),
                           "seconds in [0, 0.001]");
@@ -128,7 +138,7 @@ inline void validate(const compute_constants& k, std::string_view where) {
     // one inline test on the predictor's path; the field is found (and named) only on failure
     const auto in_unit = [](double v) { return v > 0.0 && v <= 1.0; };
     if (in_unit(k.gemm_shape_efficiency) && in_unit(k.attention_efficiency) && in_unit(k.te_attention_efficiency) &&
-        in_unit(k.memory_efficiency) && in_unit(k.grouped_gemm_efficiency) &&
+        in_unit(k.memory_efficiency) && in_unit(k.grouped_gemm_efficiency) && in_unit(k.ssd_scan_efficiency) &&
         k.moe_launch_overhead_s >= 0.0 && k.moe_launch_overhead_s <= 1e-3 && k.kernel_overhead_s >= 0.0 &&
         k.kernel_overhead_s <= 1e-3)
         return;
@@ -161,10 +171,11 @@ inline constexpr double flash_attention_half_seq = 512.0;
 struct layer_time {
     duration gemm_fwd{}, attention_fwd{}, elementwise_fwd{}, overhead_fwd{};
     duration gemm_bwd{}, attention_bwd{}, elementwise_bwd{}, overhead_bwd{};
+    duration scan_fwd{}, scan_bwd{};  ///< hybrid models: the Mamba-2 SSD scan (mean over the layers; 0 otherwise)
     /// @brief Forward time.
-    [[nodiscard]] constexpr duration forward() const { return gemm_fwd + attention_fwd + elementwise_fwd + overhead_fwd; }
+    [[nodiscard]] constexpr duration forward() const { return gemm_fwd + attention_fwd + elementwise_fwd + overhead_fwd + scan_fwd; }
     /// @brief Backward time (weight and input gradients; recompute not included).
-    [[nodiscard]] constexpr duration backward() const { return gemm_bwd + attention_bwd + elementwise_bwd + overhead_bwd; }
+    [[nodiscard]] constexpr duration backward() const { return gemm_bwd + attention_bwd + elementwise_bwd + overhead_bwd + scan_bwd; }
 };
 
 /// @brief Inputs of the compute model besides the model and plan.
@@ -184,6 +195,7 @@ struct compute_params {
     double grouped_gemm_efficiency = 1.0;  ///< routed experts' grouped GEMMs, on top of gemm_efficiency
     double moe_launch_overhead_s = 0;      ///< per launch-bound kernel of an MoE layer's experts (compute_constants)
     double exponentials_per_s = 0;  ///< softmax exponentials per second of the special function units (0: not priced)
+    double ssd_scan_efficiency = kernel_constants.ssd_scan_efficiency;  ///< Mamba-2 SSD scan, fraction of the bf16 peak
     double inv_gemm_rate = 0;       ///< 1 / (gemm_peak x gemm_efficiency), s per FLOP (set by finish())
     double inv_memory_rate = 0;     ///< 1 / (memory_bandwidth x memory_efficiency), s per byte
 
@@ -301,6 +313,7 @@ struct routed_gemms {
     c.kernel_overhead_s = k.kernel_overhead_s;
     c.grouped_gemm_efficiency = k.grouped_gemm_efficiency;
     c.moe_launch_overhead_s = k.moe_launch_overhead_s;
+    c.ssd_scan_efficiency = k.ssd_scan_efficiency;
     c.memory_bandwidth = acc.memory_bandwidth.value() > 0 ? acc.memory_bandwidth : bytes_per_second(2e12);
     c.gemm_input_bytes = dtype_bytes(precision);
     c.compute_units = acc.compute_units;
@@ -345,6 +358,152 @@ namespace detail {
     return {gemms + 1.0 + elementwise + quantize, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize, moe_forward,
             2.0 * moe_forward};
 }
+/// Kernels of one layer of a hybrid model (means over the pattern): every layer its norm and its
+/// residual add; attention layers the attention kernel (backward: it and its preprocessing); MLP
+/// and MoE layers the activation; MoE layers the router, permutation, unpermutation and top-k
+/// (the MoE forward after the sync as in count_layer_kernels); Mamba-2 layers the gated RMSNorm,
+/// and the causal conv1d with the five SSD kernels of state-spaces/mamba ssd_combined.py
+/// `_mamba_chunk_scan_combined_fwd` (`_chunk_cumsum_fwd`, `_chunk_state_fwd`, `_state_passing_fwd`,
+/// `_bmm_chunk_fwd`, `_chunk_scan_fwd`) forward, 19 backward (`_mamba_chunk_scan_combined_bwd`:
+/// the conv1d recomputed and its backward, four forward kernels recomputed, thirteen gradient
+/// kernels from `_chunk_scan_bwd_dz` to `_chunk_cumsum_bwd`, the reverse cumsum as three PyTorch
+/// ops); GEMMs, quantization and the MoE experts' launch-bound kernels as in count_layer_kernels.
+[[nodiscard, gnu::cold]] constexpr layer_kernels count_hybrid_layer_kernels(const transformer& m, double gemms, bool quantized,
+                                                                            int ep = 1) {
+    const double att = m.attention_fraction(), mamba = m.mamba_fraction(), moe = m.is_moe() ? m.moe_fraction() : 0.0;
+    const double mlp = m.dense_mlp_fraction() + moe;
+    const double elementwise = 2.0 + mlp + 4.0 * moe + mamba;
+    const double quantize = quantized ? gemms : 0.0;
+    const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
+    const double moe_forward = moe > 0.0 ? moe * (2.0 * local * (quantized ? 2.0 : 1.0) + 3.0) : 0.0;
+    return {gemms + att + 6.0 * mamba + elementwise + quantize, 2.0 * gemms + 2.0 * att + 19.0 * mamba + 2.0 * elementwise + quantize,
+            moe_forward, 2.0 * moe_forward};
+}
+}  // namespace detail
+
+namespace detail {
+/// The attention core of one layer for one micro-batch on one GPU, forward and backward, over
+/// `span` keys per query (layer_compute_time's doc comment: flash at flash_attention_efficiency
+/// with the softmax exponentials, or the unfused GEMMs and softmax passes).
+[[nodiscard, gnu::always_inline]] inline gemm_pair attention_core_seconds(const transformer& m, const layer_shape& p,
+                                                                          const compute_params& c, double span) {
+    const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
+    const double a = m.heads, d_qk = m.qk_head_dim(), d_v = m.value_head_dim();
+    const double heads_here = static_cast<double>(m.heads) / t;
+    if (p.attention == attention_kernel::flash) {
+        const double fwd_flops = 0.5 * 2.0 * T * span * a * (d_qk + d_v) / t;
+        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s, c.attention_efficiency);
+        // one softmax exponential per score computed, in the forward and again in the backward
+        // (which recomputes P from the saved log-sum-exp), on the special function units, which
+        // the tensor cores wait for between the two GEMMs (FlashAttention-3 Sec. 3; NVIDIA,
+        // "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
+        const double exps = c.exponentials_per_s > 0 ? 0.5 * T * span * a / t / c.exponentials_per_s : 0.0;
+        return {(fwd_flops / rate + exps) / c.attention_scale, (2.5 * fwd_flops / rate + exps) / c.attention_scale};
+    }
+    compute_params bf = c;
+    bf.gemm_peak = c.bf16_peak;
+    bf.gemm_efficiency = c.bf16_gemm_efficiency;
+    bf.gemm_input_bytes = 2.0;
+    bf.finish();
+    const double batch = b * heads_here;
+    const auto qk = gemm_fwd_bwd(s / p.cp, span, d_qk, bf, batch), av = gemm_fwd_bwd(s / p.cp, d_v, span, bf, batch);
+    const double gemms = qk.fwd + av.fwd, gemms_bwd = qk.bwd + av.bwd;
+    const double scores = batch * (s / p.cp) * span;
+    return {gemms + memory_seconds(9.0 * scores, c), gemms_bwd + memory_seconds(18.0 * scores, c)};
+}
+
+/// One Mamba-2 layer's chunked SSD scan for one micro-batch on one GPU (T = b s / c tokens, H / t
+/// heads; Megatron-Core's Mamba CP gives each rank the whole sequence of H / (t c) heads, the same
+/// work), forward and backward, each the larger of its FLOPs at ssd_scan_efficiency x the bf16
+/// peak and its traffic at the memory-bound rate. Forward: workload/flops.hpp
+/// ssd_forward_flops_per_token without the conv1d (a memory-bound kernel, charged with the
+/// element-wise ones); it reads x, B, C, dt and z and writes the gated output and out_x,
+/// 2 (d_in + 2 G N + H + d_in + 2 d_in) bytes per token. Backward (state-spaces/mamba
+/// `_mamba_chunk_scan_combined_bwd`): the gradients of each product, twice the forward FLOPs, plus
+/// the forward steps it recomputes (C B^T, the chunk states and their passing), twice the traffic.
+[[nodiscard, gnu::cold]] inline gemm_pair ssd_scan_seconds(const transformer& m, const layer_shape& p, const compute_params& c) {
+    const double t = p.tp, T = static_cast<double>(p.micro_batch) * p.seq / p.cp;
+    const hybrid_shape& y = *m.hybrid;
+    const double d_in = y.mamba_inner(), N = y.ssm_state, G = y.mamba_groups, Q = y.ssm_chunk > 0 ? y.ssm_chunk : 1.0;
+    const double conv = 2.0 * y.conv_kernel * y.conv_channels();
+    const double fwd_flops = T * (ssd_forward_flops_per_token(m) - conv) / t;
+    const double recomputed = T * (2.0 * Q * G * N + 2.0 * N * d_in + 2.0 * N * d_in / Q) / t;
+    const double rate = c.bf16_peak.value() * c.ssd_scan_efficiency;
+    const double bytes_fwd = 2.0 * T * (y.conv_channels() + y.mamba_heads + 3.0 * d_in) / t;
+    return {std::max(fwd_flops / rate, memory_seconds(bytes_fwd, c)),
+            std::max((2.0 * fwd_flops + recomputed) / rate, memory_seconds(2.0 * bytes_fwd, c))};
+}
+
+/// layer_compute_time of a hybrid Mamba-Transformer (its doc comment, "Hybrid models"). Out of
+/// line: off the transformer's path.
+[[gnu::cold, gnu::noinline]] inline layer_time hybrid_layer_compute_time(const transformer& m, const layer_shape& p,
+                                                                          const compute_params& c) {
+    layer_time r;
+    const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
+    const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), f = m.ffn, d_in = m.mamba_inner();
+    const double att = m.attention_fraction(), mamba = m.mamba_fraction(), dense = m.dense_mlp_fraction();
+    const double moe = m.is_moe() ? m.moe_fraction() : 0.0;
+    double gf = 0, gb = 0, gemm_kernels = 0, moe_copies = 0;
+    auto add = [&](gemm_pair x, double weight) {
+        gf += weight * x.fwd;
+        gb += weight * x.bwd;
+        gemm_kernels += weight;
+    };
+    // attention layers: QKV and output projections
+    add(gemm_fwd_bwd(T, (q + 2.0 * kv) / t, h, c), att);
+    add(gemm_fwd_bwd(T, h, q / t, c), att);
+    // Mamba-2 layers: in_proj (z, x, B, C, dt) column-parallel, out_proj row-parallel
+    add(gemm_fwd_bwd(T, m.mamba_in_proj_width() / t, h, c), mamba);
+    add(gemm_fwd_bwd(T, h, d_in / t, c), mamba);
+    // MLP layers
+    const double gate = m.gated_mlp ? 2.0 : 1.0;
+    add(gemm_fwd_bwd(T, gate * f / t, h, c), dense);
+    add(gemm_fwd_bwd(T, h, f / t, c), dense);
+    // MoE layers: as layer_compute_time's (routed grouped GEMMs, shared experts, router)
+    if (moe > 0.0) {
+        const auto routed = routed_expert_gemms(m, p, c);
+        add(routed.up, moe);
+        add(routed.down, moe);
+        gemm_kernels += moe * 2.0 * (std::max(1.0, static_cast<double>(m.experts) / p.ep) - 1.0);
+        moe_copies = moe * routed_copies(m, p);
+        if (m.shared_experts > 0) {
+            const double fs = m.shared_experts * static_cast<double>(m.expert_width());
+            add(gemm_fwd_bwd(T, gate * fs / t, h, c), moe);
+            add(gemm_fwd_bwd(T, h, fs / t, c), moe);
+        }
+        add(gemm_fwd_bwd(T, m.experts, h, c), moe);
+    }
+    r.gemm_fwd = seconds(gf);
+    r.gemm_bwd = seconds(gb * c.backward_gemm_slowdown);
+    // attention core at full length; the SSD scan
+    const gemm_pair core = attention_core_seconds(m, p, c, s);
+    r.attention_fwd = seconds(att * core.fwd);
+    r.attention_bwd = seconds(att * core.bwd);
+    if (mamba > 0.0) {
+        const gemm_pair scan = ssd_scan_seconds(m, p, c);
+        r.scan_fwd = seconds(mamba * scan.fwd);
+        r.scan_bwd = seconds(mamba * scan.bwd);
+    }
+    // element-wise: one norm and one residual add per layer (5.5 h, half a transformer layer's
+    // 11 h), the activation, Mamba-2's conv1d (read and write d_in + 2 G N) and gated RMSNorm (d_in)
+    const double replicated = 5.5 * h / (p.sequence_parallel ? t : 1.0);
+    const double f_token = m.mlp_width_per_token();
+    const double act = (m.gated_mlp ? 3.0 : 2.0) * f_token / t;
+    const double mixer = mamba * 2.0 * (m.mamba_conv_channels() + d_in) / t;
+    double bytes_fwd = 2.0 * T * (replicated + act + mixer);
+    if (c.gemm_input_bytes < 2.0)
+        bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (att * (h + q / t) + mamba * (h + d_in / t) + (dense + moe) * h + f_token / t);
+    bytes_fwd += moe_copies * 2.0 * (2.0 * h * 2.0);
+    if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * (2.0 + c.gemm_input_bytes) * h;
+    // backward: twice the forward traffic, and the conv1d recomputed (read and write its channels)
+    const double conv_recompute = 2.0 * T * mamba * 2.0 * m.mamba_conv_channels() / t;
+    r.elementwise_fwd = seconds(memory_seconds(bytes_fwd, c));
+    r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + conv_recompute, c));
+    const layer_kernels n = count_hybrid_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep);
+    r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + c.moe_launch_overhead_s * n.moe_forward);
+    r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
+    return r;
+}
 }  // namespace detail
 
 /// @brief Time of one layer for one micro-batch of `p` on one GPU.
@@ -377,13 +536,23 @@ namespace detail {
 ///   write f; plain: read f write f) and rotary embedding on Q and K (2 (q + kv)) split by t; fp8
 ///   adds a cast (read 2 B + write 1 B) of each GEMM input. Backward: twice the forward traffic
 ///   (an element-wise backward reads the output gradient and a saved input and writes a gradient).
+/// * Hybrid models (transformer::is_hybrid): the mean over the pattern's layers, each one block:
+///   attention layers their projections and core (full length), MLP and MoE layers as above,
+///   Mamba-2 layers in_proj (T x h)(h x (2 d_in + 2 G N + H)/t) and out_proj (T x d_in/t)(d_in/t x h)
+///   on the roofline and the SSD scan as its own kernel (detail::ssd_scan_seconds, at
+///   compute_constants::ssd_scan_efficiency); element-wise one norm and one residual add per layer
+///   (5.5 h), the conv1d (read + write d_in + 2 G N, recomputed in the backward) and the gated
+///   RMSNorm (d_in) split by t, and no rotary pass (Nemotron-H and Nemotron 3 train with
+///   `--position-embedding-type none`, Megatron-LM examples/post_training/modelopt/conf/nvidia).
 [[nodiscard]] inline layer_time layer_compute_time(const transformer& m, const layer_shape& p, const compute_params& c) {
+    if (m.is_hybrid()) [[unlikely]]
+        return detail::hybrid_layer_compute_time(m, p, c);
     layer_time r;
     const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
     const double h = m.hidden, q = static_cast<double>(m.heads) * m.head_dim(), kv = m.kv_dim(), f = m.ffn;
     const double a = m.heads;
-    // per-head widths of Q/K and V (MLA: d_n + d_r and d_v; else head_dim)
-    const double d_qk = m.qk_head_dim(), d_v = m.value_head_dim();
+    // per-head width of V (MLA: d_v; else head_dim)
+    const double d_v = m.value_head_dim();
     // GEMMs
     double gf = 0, gb = 0, gemm_kernels = 0;  // forward GEMM kernels (layer mean)
     double moe_copies = 0;  // MoE: routed token copies on this rank (mean over the layers)
@@ -440,31 +609,9 @@ namespace detail {
     r.gemm_fwd = seconds(gf);
     r.gemm_bwd = seconds(gb * c.backward_gemm_slowdown);
     // attention core; sliding-window layers attend min(s, window) keys (attention_span)
-    const double heads_here = static_cast<double>(m.heads) / t;
-    const double span = m.attention_span(s);
-    if (p.attention == attention_kernel::flash) {
-        const double fwd_flops = 0.5 * 2.0 * T * span * a * (d_qk + d_v) / t;
-        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s, c.attention_efficiency);
-        // one softmax exponential per score computed, in the forward and again in the backward
-        // (which recomputes P from the saved log-sum-exp), on the special function units, which
-        // the tensor cores wait for between the two GEMMs (FlashAttention-3 Sec. 3; NVIDIA,
-        // "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
-        const double exps = c.exponentials_per_s > 0 ? 0.5 * T * span * a / t / c.exponentials_per_s : 0.0;
-        r.attention_fwd = seconds((fwd_flops / rate + exps) / c.attention_scale);
-        r.attention_bwd = seconds((2.5 * fwd_flops / rate + exps) / c.attention_scale);
-    } else {
-        compute_params bf = c;
-        bf.gemm_peak = c.bf16_peak;
-        bf.gemm_efficiency = c.bf16_gemm_efficiency;
-        bf.gemm_input_bytes = 2.0;
-        bf.finish();
-        const double batch = b * heads_here;
-        const auto qk = detail::gemm_fwd_bwd(s / p.cp, span, d_qk, bf, batch), av = detail::gemm_fwd_bwd(s / p.cp, d_v, span, bf, batch);
-        const double gemms = qk.fwd + av.fwd, gemms_bwd = qk.bwd + av.bwd;
-        const double scores = batch * (s / p.cp) * span;
-        r.attention_fwd = seconds(gemms + detail::memory_seconds(9.0 * scores, c));
-        r.attention_bwd = seconds(gemms_bwd + detail::memory_seconds(18.0 * scores, c));
-    }
+    const detail::gemm_pair core = detail::attention_core_seconds(m, p, c, m.attention_span(s));
+    r.attention_fwd = seconds(core.fwd);
+    r.attention_bwd = seconds(core.bwd);
     // element-wise
     const double replicated = 11.0 * h / (p.sequence_parallel ? t : 1.0);
     const double f_token = m.mlp_width_per_token();  // (k + shared) x expert width, or ffn, mean over layers
@@ -523,8 +670,8 @@ struct layer_key {
 /// --recompute-modules) adds to one layer's backward for one micro-batch: the forward of each
 /// recomputed module, with the same kernels as layer_compute_time: core_attn the attention core
 /// (not again under recompute::selective, which already repeats it; nothing under full);
-/// layernorm the two norms (read and write h values each per token, split by t with sequence
-/// parallelism); mla_up_proj MLA's up-projection GEMMs; mlp the dense MLP's two GEMMs and its
+/// layernorm the two norms (one in a hybrid model's layer; read and write h values each per
+/// token, split by t with sequence parallelism); mla_up_proj MLA's up-projection GEMMs; mlp the dense MLP's two GEMMs and its
 /// activation; moe the routed experts' grouped GEMMs and the shared experts' MLP; moe_act the
 /// routed experts' activation (read 2 f_e, write f_e values per routed copy, gated; 1 and 1
 /// plain); shared_experts the shared experts' MLP. MoE terms weigh by the MoE share of the layers.
@@ -535,7 +682,8 @@ struct layer_key {
     const double gate = m.gated_mlp ? 2.0 : 1.0, act_bytes = (m.gated_mlp ? 3.0 : 2.0) * 2.0;
     double sec = 0.0;
     if ((modules & recompute_core_attn) && p.recompute_mode != recompute::selective) sec += in_seconds(l.attention_fwd);
-    if (modules & recompute_layernorm) sec += detail::memory_seconds(T * 2.0 * (2.0 * h * 2.0) / (p.sequence_parallel ? t : 1.0), c);
+    if (modules & recompute_layernorm)
+        sec += detail::memory_seconds(T * m.blocks_per_layer() * (2.0 * h * 2.0) / (p.sequence_parallel ? t : 1.0), c);
     if ((modules & recompute_mla_up_proj) && m.is_mla()) {
         const double a = m.heads, rq = m.q_lora_rank, rkv = m.kv_lora_rank;
         if (m.q_lora_rank > 0) sec += detail::gemm_seconds(T, a * (m.qk_nope_head_dim + m.qk_rope_head_dim) / t, rq, c);
@@ -546,7 +694,7 @@ struct layer_key {
         return detail::gemm_seconds(T, gate * width / t, h, c) + detail::gemm_seconds(T, h, width / t, c) +
                detail::memory_seconds(T * act_bytes * width / t, c);
     };
-    if (modules & recompute_mlp) sec += (1.0 - moe) * mlp_forward(m.ffn);
+    if (modules & recompute_mlp) sec += m.dense_mlp_fraction() * mlp_forward(m.ffn);
     if (moe > 0.0) {
         const double fe = m.expert_width() / p.expert_tp();
         const bool whole = (modules & recompute_moe) != 0;

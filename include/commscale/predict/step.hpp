@@ -21,7 +21,8 @@
 ///               (`compute_efficiency` in the plan replaces the compute model: FLOPs / (peak x it))
 ///   tp        = calls x collective time (parallel/traffic.hpp); with TP overlap (userbuffers,
 ///               sequence parallelism) one chunk in t stays exposed plus what exceeds the GEMMs
-///   cp, ep    = CP exposed beyond the attention compute when overlapped; EP (the all-to-alls, and
+///   cp, ep    = CP exposed beyond the attention compute when overlapped (a hybrid model's Mamba-2
+///               all-to-alls always exposed); EP (the all-to-alls, and
 ///               with 1 < etp != tp the expert-TP all-gather/reduce-scatter) exposed (DualPipe:
 ///               beyond the paired chunk's compute)
 ///   bubble    = (p - 1) / (V m) x (m x slowest stage + exposed TP/CP/EP)  (Narayanan et al. 2021,
@@ -356,12 +357,19 @@ template <class Pricer>
 }
 
 /// CP (file comment, "cp"): the ring exchange of keys and values runs behind the attention core
+/// (a hybrid model's Mamba-2 all-to-alls, t.cp_mamba, always wait)
 /// (`attention`: the slowest stage's attention time over the step) when overlapped.
 template <class Pricer>
 [[nodiscard]] comm_time cp_exposure(const step_traffic& t, const commscale::plan& p, Pricer& price, duration attention) {
     comm_time cp;
     cp.total = detail::calls_time(t.cp, price);
     cp.exposed = p.overlap.cp ? std::max(seconds(0.0), cp.total - attention) : cp.total;
+    if (!t.cp_mamba.empty()) [[unlikely]] {
+        // a hybrid model's Mamba-2 all-to-alls sit between its projections and its scan: exposed
+        const duration mamba = detail::calls_time(t.cp_mamba, price);
+        cp.total += mamba;
+        cp.exposed += mamba;
+    }
     return cp;
 }
 
@@ -528,6 +536,7 @@ template <class Pricer>
     cpar.attention_scale = std::min(1.0 / cpar.attention_efficiency, kernel * c.compute.attention_efficiency);
     cpar.kernel_overhead_s *= c.compute.kernel_overhead;
     cpar.moe_launch_overhead_s *= c.compute.kernel_overhead;
+    cpar.ssd_scan_efficiency = std::min(1.0, cpar.ssd_scan_efficiency * kernel);
     cpar.finish();
     const flop_rate peak = cpar.gemm_peak;
     const double seq = p.seq, batch = p.global_batch;

@@ -23,6 +23,8 @@
 ///   interleaved (Megatron-Core's schedules), when `try_pipeline_split` is set: where pp x V does
 ///   not divide the layers but divides layers + 1 (the loss alone, and the embedding alone) or
 ///   layers + 2 (both), e.g. Llama 3.1 405B's 126 layers on PP 16 x V 8.
+/// * hybrid Mamba-Transformer models: tp and cp that split the Mamba-2 heads and groups as
+///   Megatron-Core does (parallel/plan.hpp mamba_tp_ok, mamba_cp_ok).
 /// * sequence parallelism only with tp >= 2 (with one TP rank it is the same plan);
 ///   ZeRO stages 1-3 only with a data-parallel group (dp x cp >= 2; else they equal stage 0).
 /// * experts parallel only for MoE models, as Megatron-Core decomposes each stage's tp x cp x dp
@@ -395,8 +397,10 @@ inline void validate(const search_request& r) {
     const auto all = divisors(gpus);
     for (int tp : all) {
         if (domain % tp != 0 || m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)) continue;
+        if (!mamba_tp_ok(m, tp)) continue;  // hybrid models: TP splits the Mamba-2 heads and groups
         for (int cp : divisors(gpus / tp)) {
             if (r.seq % cp != 0 || (r.max_cp > 0 && cp > r.max_cp)) continue;
+            if (!mamba_cp_ok(m, tp, cp)) continue;
             if (cp > 1 && r.seq / cp < r.min_cp_tokens) continue;  // too few tokens per CP rank
             for (int pp : divisors(gpus / tp / cp)) {
                 // uneven splits allowed (parallel/plan.hpp stage_layers); up to layers + 2 stages with

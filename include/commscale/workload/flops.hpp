@@ -134,17 +134,62 @@ inline constexpr std::array<std::string_view, 7> recompute_module_names{
 /// Where MoE and dense layers, or sliding-window and full-attention layers, mix, the fields are
 /// means over the model's layers (layers x total() is every layer's FLOPs).
 struct layer_flops {
-    flop_count qkv{};          ///< 2 B s h (q + 2 kv): Q, K, V projections (GQA shrinks K, V; MLA: its low-rank factors)
+    flop_count qkv{};          ///< 2 B s h (q + 2 kv): Q, K, V projections (GQA shrinks K, V; MLA: its low-rank factors;
+                               ///< hybrid models: + the Mamba-2 in_proj 2 B s h (2 d_in + 2 G N + H) of the M layers)
     flop_count scores{};       ///< 2 B s span a d_qk: Q K^T over all heads (span = s, or the sliding window)
     flop_count values{};       ///< 2 B s span a d_v: attention-weighted sum of V
-    flop_count out_proj{};     ///< 2 B s a d_v h
+    flop_count out_proj{};     ///< 2 B s a d_v h (hybrid models: + the Mamba-2 out_proj 2 B s d_in h of the M layers)
     flop_count mlp{};          ///< MLP: top-k routed + shared experts on MoE layers, the dense MLP elsewhere
     flop_count router{};       ///< 2 B s h E (MoE gate), 0 for dense
+    flop_count scan{};         ///< hybrid models: the causal conv1d and the chunked SSD scan (ssd_forward_flops_per_token)
     /// @brief The attention core (scores + values): what selective recompute repeats.
     [[nodiscard]] constexpr flop_count attention_core() const { return scores + values; }
     /// @brief All forward FLOPs of the layer.
-    [[nodiscard]] constexpr flop_count total() const { return qkv + scores + values + out_proj + mlp + router; }
+    [[nodiscard]] constexpr flop_count total() const { return qkv + scores + values + out_proj + mlp + router + scan; }
 };
+
+/// @brief Forward FLOPs per token of one Mamba-2 mixer's causal conv1d and chunked SSD scan, the
+/// library's own count (2 FLOPs per multiply-add), from the four matmul steps of the SSD algorithm
+/// (Dao & Gu 2024, "Transformers are SSMs", section 7.1 and Listing 1; the Triton kernels of
+/// state-spaces/mamba `mamba_ssm/ops/triton/ssd_combined.py` `_mamba_chunk_scan_combined_fwd`),
+/// chunk length Q, H heads of width P (d_in = H P), state N, G groups, conv width K:
+///   conv1d          2 K (d_in + 2 G N)     depthwise, K taps per channel (causal_conv1d)
+///   C B^T           2 Q G N                per chunk and group a (Q x N)(N x Q) product (`_bmm_chunk_fwd`)
+///   diagonal blocks 2 Q d_in               (L o C B^T) X, per chunk and head (Q x Q)(Q x P) (`_chunk_scan_fwd`)
+///   chunk states    2 N d_in               B^T X, per chunk and head (N x Q)(Q x P) (`_chunk_state_fwd`)
+///   state passing   2 N d_in / Q           one state update per chunk and head (`_state_passing_fwd`)
+///   state output    2 N d_in               C h, per chunk and head (Q x N)(N x P) (`_chunk_scan_fwd`)
+/// The causal mask is not subtracted (the kernels compute whole Q x Q blocks); the gating, the D
+/// skip and the dt softplus are element-wise and not counted. Nemotron-H 8B (Q 128, N 128, G 8,
+/// d_in 8192, K 4): 6.65 MFLOP per token, ~3% of its Mamba layer's projections. Megatron's count
+/// charges 7 d_in N instead (megatron_model_flops_per_token). 0 without Mamba heads.
+[[nodiscard]] constexpr double ssd_forward_flops_per_token(const transformer& m) {
+    if (!m.hybrid || m.hybrid->mamba_heads <= 0) return 0.0;
+    const hybrid_shape& y = *m.hybrid;
+    const double d_in = y.mamba_inner(), N = y.ssm_state, G = y.mamba_groups, Q = y.ssm_chunk > 0 ? y.ssm_chunk : 1.0;
+    return 2.0 * y.conv_kernel * y.conv_channels() + 2.0 * Q * G * N + 2.0 * Q * d_in + 4.0 * N * d_in + 2.0 * N * d_in / Q;
+}
+
+namespace detail {
+/// layer_forward_flops of a hybrid Mamba-Transformer: each kind of layer weighted by its share of
+/// the pattern (attention, dense MLP, MoE with its router, Mamba-2 projections and scan), every
+/// attention layer at full causal length. Out of line: off the transformer's path.
+[[gnu::cold, gnu::noinline]] constexpr layer_flops hybrid_layer_forward_flops(const transformer& m, double seq, double sequences) {
+    const double h = m.hidden, a = m.heads, tokens = seq * sequences;
+    const double att = m.attention_fraction(), mamba = m.mamba_fraction();
+    const double kv = m.kv_dim(), q = m.q_dim();
+    layer_flops r;
+    // the token mixers' input and output projections: attention's QKV and O, Mamba-2's in_proj and out_proj
+    r.qkv = flops(att * 2.0 * tokens * h * (q + 2.0 * kv) + mamba * 2.0 * tokens * h * m.mamba_in_proj_width());
+    r.out_proj = flops(att * 2.0 * tokens * q * h + mamba * 2.0 * tokens * m.mamba_inner() * h);
+    r.scores = flops(att * 2.0 * tokens * seq * a * m.head_dim());
+    r.values = flops(att * 2.0 * tokens * seq * a * m.head_dim());
+    r.mlp = flops((m.gated_mlp ? 3.0 : 2.0) * 2.0 * tokens * h * m.mlp_width_per_token());
+    r.router = flops(m.is_moe() ? m.moe_fraction() * 2.0 * tokens * h * m.experts : 0.0);
+    r.scan = flops(mamba * tokens * ssd_forward_flops_per_token(m));
+    return r;
+}
+}  // namespace detail
 
 /// @brief Forward FLOPs of one layer (see layer_flops). `seq` tokens per sequence, `sequences`
 /// sequences (B). Formula: Narayanan et al. 2021 appendix, generalized to GQA, gated MLP and MoE:
@@ -155,7 +200,13 @@ struct layer_flops {
 ///   plus the router 2 B s h E; dense layers of an MoE model: the MLP of width ffn.
 /// * sliding-window layers (GPT-OSS): a causal window of w keys, counted like the full layers at
 ///   twice its causal mean, 2w - w^2/s keys per query instead of s (transformer::attention_span).
+/// * hybrid Mamba-Transformer models: the attention terms on the * layers, the dense MLP on the -
+///   layers, the MoE terms on the E layers, and on the M layers the Mamba-2 projections
+///   2 B s h (2 d_in + 2 G N + H) + 2 B s d_in h plus the conv1d and SSD scan B s
+///   ssd_forward_flops_per_token, each weighted by its share of the pattern.
 [[nodiscard]] constexpr layer_flops layer_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
+    if (m.is_hybrid()) [[unlikely]]
+        return detail::hybrid_layer_forward_flops(m, seq, sequences);
     const double h = m.hidden, a = m.heads;
     const double tokens = seq * sequences;
     const double span = m.attention_span(seq);
@@ -190,8 +241,9 @@ struct layer_flops {
 /// section 2.2), apart from forward_flops as DeepSeek's per-token figures leave them out: per
 /// module one MoE layer (all layers of `m` counted as MoE layers, full attention), the projection
 /// M of the concatenated hidden state and embedding 2 B s (2h) h, and its own logits 2 B s h V.
-[[nodiscard]] constexpr flop_count mtp_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
-    if (m.mtp_layers <= 0) return flops(0.0);
+namespace detail {
+/// mtp_forward_flops of a model with MTP modules (out of line: the common case is none).
+[[gnu::noinline]] constexpr flop_count mtp_modules_forward_flops(const transformer& m, double seq, double sequences) {
     transformer block = m;
     block.dense_layers = 0;
     block.sliding_layers = 0;
@@ -199,6 +251,12 @@ struct layer_flops {
     const double per_module = layer_forward_flops(block, seq, sequences).total().value() + 2.0 * tokens * 2.0 * h * h +
                               2.0 * tokens * h * static_cast<double>(m.vocab);
     return flops(m.mtp_layers * per_module);
+}
+}  // namespace detail
+
+[[nodiscard]] constexpr flop_count mtp_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
+    if (m.mtp_layers <= 0) return flops(0.0);
+    return detail::mtp_modules_forward_flops(m, seq, sequences);
 }
 
 /// @brief Forward FLOPs of the whole model: layers x layer + logits.
@@ -317,8 +375,46 @@ struct megatron_flops_options {
 /// * the router (2 h E per MoE layer and token), the unpadded vocabulary (both < 0.5%);
 /// * MTP modules: in hardware FLOPs, not in model FLOPs (Megatron: in model FLOPs, +4% for
 ///   DeepSeek-V3's one module).
+///
+/// Hybrid Mamba-Transformer models follow training.py's own branch (`hybrid_flops`, the same at
+/// d98e8a64dd and since it appeared in b957578e76, 2025-03-17), per token with the pattern's
+/// layer counts n_*, n_M, n_-, n_E, p = head_dim x heads / h, g = KV heads, f = ffn, x 3/2 with
+/// SwiGLU:
+///   3 (n_* (4 h p (h + h g / heads) + 2 s h p) + n_- 4 h f + n_M (2 h (2 d + 2 G N + H) + 7 d N
+///      + 2 d h) + n_E 4 h (k f_e + S f_e) + 2 h V_padded)
+/// with d = 2h whatever the model's mamba_num_heads x mamba_head_dim (Nemotron 3 Nano: 5376 for
+/// its 4096), the core attention always causal (`attention` does not apply) and the scan charged
+/// 7 d N, where the library's own count uses d_in and the SSD steps (ssd_forward_flops_per_token).
+namespace detail {
+/// megatron_model_flops_per_token of a hybrid model: training.py's `hybrid_flops` branch.
+/// Out of line: off the transformer's path.
+[[gnu::cold, gnu::noinline]] constexpr double megatron_hybrid_flops_per_token(const transformer& m, double s,
+                                                                              const megatron_flops_options& o) {
+    const auto n = m.hybrid_layer_counts();
+    const double h = m.hidden, heads = m.heads;
+    const bool swiglu = o.swiglu ? *o.swiglu : m.gated_mlp;
+    const double scale = swiglu ? 3.0 / 2.0 : 1.0;
+    // attn_layer_flops: p = kv_channels x heads / h, g = query groups; 4 h p (h + h g / heads) + 2 s h p
+    const double p = static_cast<double>(m.head_dim()) * heads / h, g = m.kv_heads;
+    const double attention = 4.0 * h * p * (h + h * (g / heads)) + 2.0 * s * h * p;
+    // mlp_layer_flops with expansion ffn / h
+    const double mlp = 4.0 * (static_cast<double>(m.ffn) / h) * scale * h * h;
+    // mamba_layer_flops: d_in = 2 h (not heads x head_dim), in_proj + 7 d_in N (scan) + out_proj
+    const double d_in = 2.0 * h;
+    const hybrid_shape& y = *m.hybrid;
+    const double mamba = 2.0 * h * (2.0 * d_in + 2.0 * y.mamba_groups * static_cast<double>(y.ssm_state) + y.mamba_heads) +
+                         7.0 * d_in * y.ssm_state + 2.0 * d_in * h;
+    // moe_layer_flops: routed top-k x moe_ffn_hidden_size, shared moe_shared_expert_intermediate_size
+    const double fe = m.expert_width();
+    const double moe = 4.0 * h * fe * m.experts_per_token * scale + 4.0 * h * (m.shared_experts * fe) * scale;
+    const double logits = 2.0 * h * megatron_logits_vocab(m, o);
+    return 3.0 * (n.attention * attention + n.mlp * mlp + n.mamba * mamba + (m.is_moe() ? n.moe * moe : 0.0) + logits);
+}
+}  // namespace detail
+
 [[nodiscard]] constexpr flop_count megatron_model_flops_per_token(const transformer& m, double seq,
                                                                   const megatron_flops_options& o = {}) {
+    if (m.is_hybrid()) return flops(detail::megatron_hybrid_flops_per_token(m, seq, o));
     const double h = m.hidden, a = m.heads, s = seq;
     const double mtp = m.mtp_layers > 0 ? m.mtp_layers : 0;
     const double layers = m.layers + mtp;

@@ -102,6 +102,43 @@ struct model_state {
 
 // ---------------------------------------------------------------- activations
 
+namespace detail {
+/// activation_bytes_per_layer of a hybrid Mamba-Transformer (its doc comment, "Hybrid models").
+/// Out of line: off the transformer's path.
+[[gnu::cold, gnu::noinline]] constexpr data_size hybrid_activation_bytes(const transformer& m, double s, double b, int tp,
+                                                              bool sequence_parallel, recompute r, double gemm_input_bytes,
+                                                              unsigned modules) {
+    const double t = std::max(tp, 1);
+    const double q = gemm_input_bytes > 0.0 && gemm_input_bytes < 2.0 ? gemm_input_bytes : 2.0;
+    const double h = m.hidden, a = m.heads, kv = m.kv_dim(), qd = m.q_dim();
+    const double sb = s * b;
+    // one block per layer: its norm's input, the first GEMM's input (its norm's output), a dropout mask
+    const double replicated = ((m.dropout ? 3.0 : 2.0) + ((modules & recompute_layernorm) ? 0.0 : q)) * sb * h;
+    // attention layers: Q, K, V, the attention output (+ its quantized copy), the score tensor
+    const double core = (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0 : 5.0 * a * s * s * b;
+    const double attention = sb * (2.0 * qd + 4.0 * kv + 2.0 * qd + (q < 2.0 ? q * qd : 0.0)) + core;
+    // MLP and MoE layers: FC1's output and FC2's input per unit of width, as for a transformer layer
+    const double per_width = ((m.gated_mlp ? 4.0 : 2.0) + q) * sb;
+    const double dense = (modules & recompute_mlp) ? 0.0 : per_width * m.ffn;
+    double moe = 0.0;
+    if (m.is_moe()) {
+        const double fe = m.expert_width(), routed = m.experts_per_token * fe, shared = m.shared_experts * fe;
+        if (!(modules & recompute_moe)) {
+            moe = per_width * (routed + shared);
+            if (modules & recompute_moe_act) moe -= q * sb * routed;
+            if (modules & recompute_shared_experts) moe -= per_width * shared;
+        }
+    }
+    // Mamba-2 layers: the fused kernel's zxbcdt (in_proj output) and out_x (scan output), the gated
+    // RMSNorm's input and out_proj's input
+    const double d_in = m.mamba_inner();
+    const double mamba = sb * (2.0 * m.mamba_in_proj_width() + 2.0 * d_in + 2.0 * d_in + q * d_in);
+    const double split = m.attention_fraction() * attention + m.dense_mlp_fraction() * dense + m.moe_fraction() * moe +
+                         m.mamba_fraction() * mamba;
+    return bytes((sequence_parallel ? replicated / t : replicated) + split / t);
+}
+}  // namespace detail
+
 /// @brief Bytes of activations one transformer layer stores for one micro-batch, by Korthikanti
 /// et al. 2022 section 4 (16-bit activations, 1-byte dropout masks), generalized to GQA
 /// (kv = kv_heads x d), any FFN width f, gated MLP and MoE top-k:
@@ -131,6 +168,21 @@ struct model_state {
 /// core; mla_up_proj the Q, K, V of MLA; mlp the dense MLP's FC1 output and FC2 input; moe the
 /// same of the routed and shared experts; moe_act the routed experts' FC2 input (q s b k f_e);
 /// shared_experts the shared experts' MLP. MoE terms count on the MoE share of the layers.
+///
+/// Hybrid models (transformer::is_hybrid), per layer of one block, each kind weighted by its share
+/// of the pattern: replicated (/t with SP) the norm's input 2 sbh, its output q sbh (the first
+/// GEMM's input) and a dropout mask sbh where the model has dropout; split by t: attention layers
+/// Q 2 sb q_dim, K V 4 sb kv, the attention output 2 sb q_dim (+ q sb q_dim quantized) and the
+/// core 5 a s^2 b (unless selective or flash); MLP layers (2 + q or 4 + q) s b f; MoE layers the
+/// same for top-k + shared expert widths; Mamba-2 layers what Megatron-Core's training path keeps
+/// (megatron/core/ssm/mamba_mixer.py `_ssm_training` with use_mem_eff_path): the fused
+/// `mamba_split_conv1d_scan_combined` saves its input zxbcdt, 2 sb (2 d_in + 2 G N + H), and the
+/// scan's output before the z gating, out_x 2 sb d_in (state-spaces/mamba ssd_combined.py
+/// MambaSplitConv1dScanCombinedFn.forward `ctx.save_for_backward`), the gated RMSNorm saves its
+/// input 2 sb d_in, out_proj its input q sb d_in. The convolution's output and the chunk states
+/// are not kept: the backward recomputes both (`causal_conv1d_fwd_function` and
+/// `_chunk_state_fwd` again in MambaSplitConv1dScanCombinedFn.backward); their transient is
+/// ssd_workspace_bytes. Nemotron-H 8B, s 8192, b 1, t 1, bf16: 841 MB per Mamba layer.
 [[nodiscard]] constexpr data_size activation_bytes_per_layer(const transformer& m, double seq, double micro_batch,
                                                              int tp, bool sequence_parallel, recompute r,
                                                              double gemm_input_bytes = 2.0, unsigned modules = 0) {
@@ -138,6 +190,8 @@ struct model_state {
     const double t = std::max(tp, 1);
     const double sbh = s * b * h;
     if (r == recompute::full) return bytes(2.0 * sbh);
+    if (m.is_hybrid()) [[unlikely]]
+        return detail::hybrid_activation_bytes(m, s, b, tp, sequence_parallel, r, gemm_input_bytes, modules);
     const double q = gemm_input_bytes > 0.0 && gemm_input_bytes < 2.0 ? gemm_input_bytes : 2.0;
     // norm inputs 4sbh, QKV and FC1 inputs 2 q sbh, dropout masks 2sbh (10 sbh in 16 bits); a
     // model trained without dropout (transformer::dropout false) stores no mask
@@ -183,6 +237,40 @@ struct model_state {
     if (first_stage && m.dropout) v += sequence_parallel ? sbh / t : sbh;
     if (last_stage) v += 4.0 * sbh * (1.0 + static_cast<double>(m.vocab) / m.hidden) / t;
     return bytes(v);
+}
+
+/// @brief Transient bytes of one Mamba-2 layer's backward on one GPU: the chunk-boundary states
+/// the SSD backward recomputes in fp32 (`_chunk_state_fwd(..., states_in_fp32=True)` in
+/// state-spaces/mamba ssd_combined.py `_mamba_chunk_scan_combined_bwd`) and their gradients
+/// (`_chunk_scan_bwd_dstates`, fp32), (s/Q) chunks x (d_in / t) x N x 4 bytes each, for b
+/// sequences of s tokens (s already divided by CP: Megatron's Mamba CP hands each rank the whole
+/// sequence of d_in / (t c) channels, the same bytes). Held by one layer at a time, so charged
+/// once per GPU, not per layer. 0 for a model without Mamba-2 layers.
+[[nodiscard, gnu::cold, gnu::noinline]] constexpr data_size ssd_workspace_bytes(const transformer& m, double seq, double micro_batch,
+                                                                               int tp) {
+    if (!m.is_hybrid() || m.mamba_fraction() <= 0.0) return bytes(0.0);
+    const double chunks = std::max(1.0, seq / std::max(m.hybrid->ssm_chunk, 1));
+    return bytes(2.0 * 4.0 * micro_batch * chunks * m.mamba_inner() / std::max(tp, 1) * m.hybrid->ssm_state);
+}
+
+/// @brief Recurrent SSM state of `sequences` sequences over the model's Mamba-2 layers: H P N
+/// values per layer and sequence at `element_bytes` (Megatron-Core MambaMixer
+/// `mamba_state_shapes_per_request`: (nheads, headdim, d_state), in the weights' dtype, 2; 4 for
+/// the fp32 caches Nemotron 3's config asks for, `mamba_ssm_cache_dtype`). What inference caches
+/// per sequence in place of a KV cache, and what one chunk of the scan hands the next; training
+/// does not keep it (return_final_states false). Nemotron-H 8B: 24 x 2 MiB = 48 MiB per sequence in bf16.
+[[nodiscard]] constexpr data_size ssm_state_bytes(const transformer& m, double sequences = 1.0, double element_bytes = 2.0) {
+    const double layers = m.is_hybrid() ? m.hybrid_layer_counts().mamba : 0.0;
+    return bytes(m.is_hybrid() ? layers * sequences * m.mamba_inner() * m.hybrid->ssm_state * element_bytes : 0.0);
+}
+
+/// @brief Convolution state of `sequences` sequences over the model's Mamba-2 layers: the last K
+/// inputs of each of the d_in + 2 G N channels per layer and sequence (Megatron-Core MambaMixer
+/// `mamba_state_shapes_per_request`: (conv_dim, d_conv); HF NemotronH's cache the same), at
+/// `element_bytes` (the conv weights' dtype, 2). Nemotron-H 8B: 24 x 80 KiB per sequence.
+[[nodiscard]] constexpr data_size conv_state_bytes(const transformer& m, double sequences = 1.0, double element_bytes = 2.0) {
+    const double layers = m.is_hybrid() ? m.hybrid_layer_counts().mamba : 0.0;
+    return bytes(m.is_hybrid() ? layers * sequences * m.mamba_conv_channels() * m.hybrid->conv_kernel * element_bytes : 0.0);
 }
 
 /// @brief Micro-batches whose activations the first pipeline stage holds at its peak, in units of
@@ -243,7 +331,8 @@ struct memory_breakdown {
 
 /// @brief Memory per GPU for a plan: model state (model_state_per_gpu) plus activations
 /// resident_layers(ceil(l / pp), offloaded_layers) x in_flight x activation_bytes_per_layer + activation_bytes_outside_layers
-/// (first stage; with pp = 1 the last stage's logits too, for one micro-batch).
+/// (first stage; with pp = 1 the last stage's logits too, for one micro-batch), + one Mamba-2
+/// layer's backward transient (ssd_workspace_bytes) for a hybrid model.
 [[nodiscard]] constexpr memory_breakdown memory_per_gpu(const transformer& m, const memory_plan& p) {
     memory_breakdown r;
     r.state = model_state_per_gpu(m, p.tp, p.pp, p.dp, p.ep, p.zero_stage, p.state, p.etp, p.expert_dp);
@@ -253,6 +342,8 @@ struct memory_breakdown {
                                                       p.gemm_input_bytes, p.recompute_modules);
     r.activations = resident_layers(layers_per_stage, p.offloaded_layers) * std::max(p.in_flight, 1.0) * per_layer +
                     activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, true, pp == 1);
+    if (m.is_hybrid()) [[unlikely]]
+        r.activations += ssd_workspace_bytes(m, p.seq, p.micro_batch, p.tp);
     return r;
 }
 
@@ -287,6 +378,8 @@ struct memory_breakdown {
                                                       p.gemm_input_bytes, p.recompute_modules);
     r.activations = resident_layers(s.layers, p.offloaded_layers) * std::max(p.in_flight, 1.0) * per_layer +
                     activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, first, last);
+    if (m.is_hybrid() && s.layers > 0) [[unlikely]]
+        r.activations += ssd_workspace_bytes(m, p.seq, p.micro_batch, p.tp);
     return r;
 }
 

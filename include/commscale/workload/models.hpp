@@ -208,6 +208,63 @@ inline constexpr transformer nemotron4_340b{
               "(NeMo-Framework-Launcher conf/training/nemotron/nemotron_340b.yaml: hidden_dropout, attention_dropout 0)",
     .dropout = false};
 
+/// Nemotron-H 8B (8B parameters, Nemotron-H model card; 8.10B counted): NVIDIA 2025, "Nemotron-H:
+/// A Family of Accurate and Efficient Hybrid Mamba-Transformer Models" (arXiv 2504.03624); HF
+/// nvidia/Nemotron-H-8B-Base-8K config.json (tests/data/hf-configs/ORIGIN.md): 52 layers = 24
+/// Mamba-2 + 24 MLP + 4 attention, hidden 4096, 32 heads, 8 KV heads, squared-ReLU MLP 21504,
+/// Mamba-2 128 heads x 64, state 128, 8 groups, conv 4, chunk 128, vocab 131072, untied, no dropout.
+inline constexpr hybrid_shape nemotron_h_8b_hybrid{
+    .pattern = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-", .mamba_heads = 128,
+    .mamba_head_dim = 64, .ssm_state = 128, .mamba_groups = 8, .conv_kernel = 4, .ssm_chunk = 128};
+inline constexpr transformer nemotron_h_8b{
+    .name = "nemotron-h-8b", .layers = 52, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn = 21504,
+    .vocab = 131072, .max_seq = 8192,
+    .source = "NVIDIA 2025, Nemotron-H technical report (arXiv 2504.03624); HF nvidia/Nemotron-H-8B-Base-8K config.json",
+    .dropout = false, .hybrid = &nemotron_h_8b_hybrid};
+
+/// Nemotron-H 47B (47B parameters, model card), distilled from 56B: HF nvidia/Nemotron-H-47B-Base-8K;
+/// shape of Megatron-Bridge `recipes/nemotronh/h100/nemotronh.py` nemotronh_47b_pretrain_8gpu_h100_bf16_config
+/// and Megatron-LM examples/post_training/modelopt/conf/nvidia/Nemotron-H-47B-Reasoning-128K.sh: 98
+/// layers = 45 Mamba-2 + 48 MLP + 5 attention, hidden 8192, 64 heads x 128, 8 KV heads, MLP 30720,
+/// Mamba-2 256 heads x 64, state 256, 8 groups, vocab 131072.
+inline constexpr hybrid_shape nemotron_h_47b_hybrid{
+    .pattern = "M-M-M-M-M-M-M-M-M*-M-M-M-M-M-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-M-M---MM---M-M*-M-M-M-M-M-",
+    .mamba_heads = 256, .mamba_head_dim = 64, .ssm_state = 256, .mamba_groups = 8, .conv_kernel = 4, .ssm_chunk = 128};
+inline constexpr transformer nemotron_h_47b{
+    .name = "nemotron-h-47b", .layers = 98, .hidden = 8192, .heads = 64, .kv_heads = 8, .ffn = 30720,
+    .vocab = 131072, .max_seq = 8192,
+    .source = "NVIDIA 2025, Nemotron-H technical report; HF nvidia/Nemotron-H-47B-Base-8K; Megatron-Bridge nemotronh_47b recipe",
+    .dropout = false, .hybrid = &nemotron_h_47b_hybrid};
+
+/// Nemotron-H 56B (56B parameters, model card; 56.32B counted): HF nvidia/Nemotron-H-56B-Base-8K;
+/// shape of Megatron-Bridge nemotronh_56b_pretrain_8gpu_h100_bf16_config and Megatron-LM
+/// examples/post_training/modelopt/conf/nvidia/Nemotron-H-56B-Base-8K.sh: 118 layers = 54 Mamba-2 +
+/// 54 MLP + 10 attention (the ADLR Nemotron-H page), hidden 8192, 64 heads x 128, 8 KV heads, MLP
+/// 32768, Mamba-2 256 heads x 64, state 256, 8 groups, vocab 131072.
+inline constexpr hybrid_shape nemotron_h_56b_hybrid{
+    .pattern = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-"
+               "M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+    .mamba_heads = 256, .mamba_head_dim = 64, .ssm_state = 256, .mamba_groups = 8, .conv_kernel = 4, .ssm_chunk = 128};
+inline constexpr transformer nemotron_h_56b{
+    .name = "nemotron-h-56b", .layers = 118, .hidden = 8192, .heads = 64, .kv_heads = 8, .ffn = 32768,
+    .vocab = 131072, .max_seq = 8192,
+    .source = "NVIDIA 2025, Nemotron-H technical report; HF nvidia/Nemotron-H-56B-Base-8K; Megatron-Bridge nemotronh_56b recipe",
+    .dropout = false, .hybrid = &nemotron_h_56b_hybrid};
+
+/// Nemotron 3 Nano 30B-A3B (31.6B total, 3.6B active with the embeddings, 3.2B without the input
+/// table: NVIDIA's Nemotron 3 announcement; 30B / 3.5B on the model card): HF
+/// nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 config.json (tests/data/hf-configs/ORIGIN.md): 52 layers = 23 Mamba-2 + 23 MoE + 6 attention,
+/// hidden 2688, 32 heads x 128, 2 KV heads, 128 routed experts of 1856 top-6 + a shared MLP of
+/// 3712 (two expert widths), squared ReLU, Mamba-2 64 heads x 64, state 128, 8 groups, vocab 131072.
+inline constexpr hybrid_shape nemotron3_nano_hybrid{
+    .pattern = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME", .mamba_heads = 64, .mamba_head_dim = 64,
+    .ssm_state = 128, .mamba_groups = 8, .conv_kernel = 4, .ssm_chunk = 128};
+inline constexpr transformer nemotron3_nano{
+    .name = "nemotron3-nano-30b-a3b", .layers = 52, .hidden = 2688, .heads = 32, .kv_heads = 2, .ffn = 1856,
+    .vocab = 131072, .max_seq = 262144, .experts = 128, .experts_per_token = 6,
+    .source = "NVIDIA 2025, Nemotron 3 Nano technical report; HF nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 config.json",
+    .head_dim_override = 128, .shared_experts = 2, .dropout = false, .hybrid = &nemotron3_nano_hybrid};
+
 /// MPT 125M-70B (MosaicML): the model section of llm-foundry's pretraining yamls
 /// (scripts/train/yamls/pretrain/mpt-*.yaml at commit 8c8dd48f, the commit of the benchmark table in
 /// data/calibration/); MPTConfig defaults: ALiBi (no positions), no biases, tied embeddings, a plain
@@ -267,7 +324,8 @@ inline constexpr auto model_presets = std::to_array<transformer>({
     models::mt_nlg_530b, models::megatron_1t, models::gpt3_5b,   models::gpt3_20b,    models::nemotron4_340b,
     models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
     models::kimi_k2, models::qwen3_30b_a3b, models::qwen3_235b_a22b, models::gpt_oss_120b, models::llama4_scout,
-    models::llama4_maverick, models::mpt_125m, models::mpt_350m, models::mpt_760m, models::mpt_1b,
+    models::llama4_maverick, models::nemotron_h_8b, models::nemotron_h_47b, models::nemotron_h_56b,
+    models::nemotron3_nano, models::mpt_125m, models::mpt_350m, models::mpt_760m, models::mpt_1b,
     models::mpt_3b, models::mpt_7b, models::mpt_13b, models::mpt_30b, models::mpt_70b});
 
 /// @brief All presets.

@@ -36,6 +36,23 @@
 ///   sinks      attention_sinks: one learned logit per head (GPT-OSS, OpenAI 2025 model card).
 ///   sliding    sliding_layers attend a window of sliding_window keys (GPT-OSS every other layer;
 ///              Llama 4's chunked attention counted as such): no parameters, fewer attention FLOPs.
+/// Hybrid Mamba-Transformer models (Nemotron-H, Nemotron 3; all fields below default to "absent"):
+///   pattern    hybrid_override_pattern (hybrid_shape, behind transformer::hybrid), one symbol per layer (Megatron-Core
+///              megatron/core/models/hybrid/hybrid_layer_allocation.py `Symbols`): M a Mamba-2
+///              mixer, * self-attention, - an MLP of width ffn, E an MoE layer. Each layer is one
+///              block with one pre-norm (RMSNorm, h) and one residual add, not the attention + MLP
+///              pair of a transformer layer; layers = the pattern's length.
+///   Mamba-2    (Dao & Gu 2024, "Transformers are SSMs", section 7; Megatron-Core
+///              megatron/core/ssm/mamba_mixer.py; HF NemotronHMamba2Mixer), H mamba_num_heads, P
+///              mamba_head_dim, d_in = H P, N ssm_state_size, G n_groups, K conv_kernel:
+///              in_proj h x (2 d_in + 2 G N + H) (z, x, B, C, dt), depthwise conv1d over
+///              d_in + 2 G N channels of width K with a bias each (use_conv_bias, which Megatron
+///              asserts), dt_bias, A_log and D (H each), the gated RMSNorm weight d_in, out_proj
+///              d_in x h (+ in/out biases with `biases`).
+/// The per-layer fields of layer_parameters, and every per-layer quantity of the library, are
+/// means over the pattern's layers (attention_fraction, mamba_fraction, dense_mlp_fraction,
+/// moe_fraction); a pipeline stage holds its count of mean layers (Megatron-Core gives each stage
+/// a contiguous run of the pattern, whose own mix may differ from the mean: not modelled).
 /// Publishers count "active" parameters differently: active_parameters counts both embedding
 /// tables (Mixtral, Qwen, Kimi K2, Llama 4 match it); DeepSeek's 37B and OpenAI's 5.13B leave out
 /// the input embedding table (a lookup), tests/unit/workload/model_moe.cpp checks each against its own.
@@ -47,6 +64,31 @@
 #include "../error.hpp"
 
 namespace commscale {
+
+/// @brief The layer pattern and the Mamba-2 mixer of a hybrid Mamba-Transformer (file comment).
+/// A transformer refers to one through `transformer::hybrid`, a pointer to an immutable value that
+/// lives as long as the process (a constexpr preset's, or one io/model_json.hpp interns), as it
+/// refers to its name through a string_view: a transformer without one copies and compares (the
+/// layer memo's key) as cheaply as before, and equal pointers mean equal shapes. Aggregate.
+struct hybrid_shape {
+    std::string_view pattern{};  ///< hybrid_override_pattern: M Mamba-2, * attention, - MLP, E MoE, one per layer
+    int mamba_heads = 0;         ///< mamba_num_heads (H)
+    int mamba_head_dim = 0;      ///< mamba_head_dim (P); the mixer's inner width d_in = H P
+    int ssm_state = 0;           ///< ssm_state_size (N, d_state)
+    int mamba_groups = 0;        ///< n_groups (G): heads of a group share B and C
+    int conv_kernel = 0;         ///< conv_kernel (K): width of the causal depthwise convolution
+    int ssm_chunk = 0;           ///< chunk_size (Q) of the chunked SSD scan
+
+    /// @brief Every field equal; ordered field by field (an intern pool's order).
+    [[nodiscard]] constexpr bool operator==(const hybrid_shape&) const = default;
+    [[nodiscard]] constexpr auto operator<=>(const hybrid_shape&) const = default;
+    /// @brief Mamba-2 mixer inner width d_in = mamba_num_heads x mamba_head_dim.
+    [[nodiscard]] constexpr double mamba_inner() const { return static_cast<double>(mamba_heads) * mamba_head_dim; }
+    /// @brief Channels of the Mamba-2 causal convolution: x, B and C, d_in + 2 G N.
+    [[nodiscard]] constexpr double conv_channels() const { return mamba_inner() + 2.0 * static_cast<double>(mamba_groups) * ssm_state; }
+    /// @brief Output width of the Mamba-2 input projection: z, x, B, C, dt: 2 d_in + 2 G N + H.
+    [[nodiscard]] constexpr double in_proj_width() const { return mamba_inner() + conv_channels() + mamba_heads; }
+};
 
 /// @brief Shape of a decoder-only transformer; field names follow Hugging Face config.json
 /// (num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads,
@@ -88,6 +130,9 @@ struct transformer {
     /// are stored for the backward. False for models trained without it (Llama, Mixtral, Qwen3,
     /// DeepSeek-V3, GPT-OSS, MPT: hidden_dropout / resid_pdrop 0), whose layers store no mask.
     bool dropout = true;
+    /// Hybrid Mamba-Transformer (Nemotron-H, Nemotron 3): its layer pattern and Mamba-2 mixer
+    /// (hybrid_shape, file comment); nullptr for a transformer.
+    const hybrid_shape* hybrid = nullptr;
 
     /// @brief Every field equal, the name and source texts included (the layer memo's key).
     [[nodiscard]] constexpr bool operator==(const transformer&) const = default;
@@ -103,15 +148,66 @@ struct transformer {
     [[nodiscard]] constexpr int kv_dim() const { return kv_heads * head_dim(); }
     /// @brief True for a mixture-of-experts model (experts > 1).
     [[nodiscard]] constexpr bool is_moe() const { return experts > 1; }
+    /// @brief True for a hybrid Mamba-Transformer model (a hybrid_override_pattern is set).
+    [[nodiscard]] constexpr bool is_hybrid() const { return hybrid != nullptr; }
+    /// @brief The hybrid pattern ("" for a transformer).
+    [[nodiscard]] constexpr std::string_view hybrid_pattern() const { return hybrid ? hybrid->pattern : std::string_view(); }
+    /// @brief Layers of the pattern by kind: M, *, - and E symbols (other symbols are counted
+    /// nowhere; validate rejects them).
+    struct hybrid_layers {
+        int mamba = 0, attention = 0, mlp = 0, moe = 0;
+    };
+    [[nodiscard, gnu::cold, gnu::noinline]] constexpr hybrid_layers hybrid_layer_counts() const {
+        hybrid_layers n;
+        for (const char c : hybrid_pattern()) {
+            n.mamba += c == 'M';
+            n.attention += c == '*';
+            n.mlp += c == '-';
+            n.moe += c == 'E';
+        }
+        return n;
+    }
+    /// @brief Share of a hybrid pattern's layers that are `symbol` (0 without a pattern). Out of
+    /// line, so that the accessors below stay one test on a transformer's path.
+    [[gnu::cold, gnu::noinline]] constexpr double hybrid_share(char symbol) const {
+        const std::string_view pattern = hybrid_pattern();
+        int n = 0;
+        for (const char c : pattern) n += c == symbol;
+        return pattern.empty() ? 0.0 : static_cast<double>(n) / static_cast<double>(pattern.size());
+    }
+    /// @brief Share of the layers with self-attention: 1, or the *'s of a hybrid pattern.
+    [[nodiscard]] constexpr double attention_fraction() const { return is_hybrid() ? hybrid_share('*') : 1.0; }
+    /// @brief Share of the layers that are Mamba-2 mixers: 0, or the M's of a hybrid pattern.
+    [[nodiscard]] constexpr double mamba_fraction() const { return is_hybrid() ? hybrid_share('M') : 0.0; }
+    /// @brief Residual blocks per layer, each one norm, one residual add and one TP-split output
+    /// projection: 2 in a transformer layer (attention, MLP), 1 in a hybrid model's layer.
+    [[nodiscard]] constexpr double blocks_per_layer() const { return is_hybrid() ? 1.0 : 2.0; }
+    /// @brief Mamba-2 mixer inner width d_in = mamba_num_heads x mamba_head_dim (0 for a transformer).
+    [[nodiscard]] constexpr double mamba_inner() const { return hybrid ? hybrid->mamba_inner() : 0.0; }
+    /// @brief Channels of the Mamba-2 causal convolution: x, B and C, d_in + 2 G N (0 for a transformer).
+    [[nodiscard]] constexpr double mamba_conv_channels() const { return hybrid ? hybrid->conv_channels() : 0.0; }
+    /// @brief Output width of the Mamba-2 input projection: z, x, B, C, dt: 2 d_in + 2 G N + H.
+    [[nodiscard]] constexpr double mamba_in_proj_width() const { return hybrid ? hybrid->in_proj_width() : 0.0; }
     /// @brief True with multi-head latent attention (kv_lora_rank > 0).
     [[nodiscard]] constexpr bool is_mla() const { return kv_lora_rank > 0; }
     /// @brief Width of one expert's MLP: expert_ffn, else ffn.
     [[nodiscard]] constexpr int expert_width() const { return expert_ffn > 0 ? expert_ffn : ffn; }
-    /// @brief Layers whose MLP is routed experts: layers - dense_layers for MoE, 0 for dense.
-    [[nodiscard]] constexpr int moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
-    /// @brief Fraction of layers that are MoE layers (0 for a dense model).
+    /// @brief Layers whose MLP is routed experts: layers - dense_layers for MoE, 0 for dense; the
+    /// E layers of a hybrid pattern.
+    [[nodiscard]] constexpr int moe_layers() const {
+        if (is_hybrid()) return is_moe() ? hybrid_layer_counts().moe : 0;
+        return is_moe() ? layers - dense_layers : 0;
+    }
+    /// @brief Fraction of layers that are MoE layers (0 for a dense model; a hybrid pattern's E's).
     [[nodiscard]] constexpr double moe_fraction() const {
+        if (is_hybrid()) return is_moe() ? hybrid_share('E') : 0.0;
         return layers > 0 ? static_cast<double>(moe_layers()) / layers : 0.0;
+    }
+    /// @brief Fraction of layers with a dense MLP of width ffn: 1 for a dense transformer,
+    /// 1 - moe_fraction for an MoE one, the -'s of a hybrid pattern.
+    [[nodiscard]] constexpr double dense_mlp_fraction() const {
+        if (is_hybrid()) return hybrid_share('-');
+        return is_moe() ? 1.0 - moe_fraction() : 1.0;
     }
     /// @brief Per-head width of queries and keys: qk_nope + qk_rope with MLA, else head_dim.
     [[nodiscard]] constexpr int qk_head_dim() const { return is_mla() ? qk_nope_head_dim + qk_rope_head_dim : head_dim(); }
@@ -119,10 +215,17 @@ struct transformer {
     [[nodiscard]] constexpr int value_head_dim() const { return is_mla() ? v_head_dim : head_dim(); }
     /// @brief Mean over layers of the FFN width one token passes: (top-k + shared) x expert width
     /// on MoE layers, ffn on dense layers (and on every layer of a dense model).
-    [[nodiscard]] constexpr double mlp_width_per_token() const {
+    [[nodiscard, gnu::always_inline]] constexpr double mlp_width_per_token() const {
+        if (is_hybrid()) return hybrid_mlp_width_per_token();
         if (!is_moe()) return ffn;
         const double moe = moe_fraction();
         return moe * (experts_per_token + shared_experts) * static_cast<double>(expert_width()) + (1.0 - moe) * ffn;
+    }
+    /// @brief mlp_width_per_token of a hybrid model: the E layers' (top-k + shared) x expert width
+    /// and the - layers' ffn, weighted by their shares of the pattern. Out of line.
+    [[gnu::cold, gnu::noinline]] constexpr double hybrid_mlp_width_per_token() const {
+        const double moe = moe_fraction();
+        return moe * (experts_per_token + shared_experts) * static_cast<double>(expert_width()) + dense_mlp_fraction() * ffn;
     }
     /// @brief Mean over layers of the keys one query is charged in the full-square convention of
     /// workload/flops.hpp (seq keys per query, twice the causal mean of seq / 2): seq on
@@ -140,18 +243,19 @@ struct transformer {
 /// and dense layers mix (dense_layers > 0), the MLP fields are means over the model's layers, so
 /// that layers x total() is every layer's parameters.
 struct layer_parameters {
-    double attention = 0;   ///< Q, K, V, O projections (MLA: its down/up projections and norms; sinks)
+    double attention = 0;   ///< the token mixers: Q, K, V, O projections (MLA: its down/up projections and norms;
+                            ///< sinks; hybrid models: with the Mamba-2 mixers of the M layers, mamba_parameters)
     double mlp_expert = 0;  ///< one routed expert's MLP (the whole MLP for a dense model)
     double mlp = 0;         ///< all routed experts' MLPs (mean over layers), or the dense model's MLP
     double shared = 0;      ///< MoE models: shared experts and the dense layers' MLPs (mean over layers)
     double router = 0;      ///< MoE gate h x experts (mean over layers; 0 for dense)
-    double norms = 0;       ///< the layer's two norms
+    double norms = 0;       ///< the layer's two norms (one in a hybrid model's layer)
     /// @brief All parameters of the layer.
     [[nodiscard]] constexpr double total() const { return attention + mlp + shared + router + norms; }
 };
 
 /// @brief Attention parameters of one layer (file comment: standard/GQA or MLA, + sinks).
-[[nodiscard]] constexpr double attention_parameters(const transformer& m) {
+[[nodiscard, gnu::always_inline]] constexpr double attention_parameters(const transformer& m) {
     const double h = m.hidden, a = m.heads;
     const double bias = m.biases ? 1.0 : 0.0;
     double p = 0;
@@ -183,9 +287,46 @@ struct layer_parameters {
     return m.is_moe() ? static_cast<double>(m.hidden) * m.experts + (m.biases ? m.experts : 0.0) : 0.0;
 }
 
-/// @brief Parameters of one layer (mean over layers where MoE and dense layers mix). Formula in
-/// the file comment; counts, dimensionless.
+/// @brief Parameters of one Mamba-2 mixer (file comment), without the layer's pre-norm:
+/// in_proj h (2 d_in + 2 G N + H), conv1d (d_in + 2 G N)(K + 1), dt_bias, A_log, D 3 H, gated
+/// RMSNorm d_in, out_proj d_in h (+ 2 d_in + 2 G N + H + h biases with `biases`). Nemotron-H 8B
+/// (h 4096, H 128, P 64, N 128, G 8, K 4): 109,635,968. 0 without Mamba heads.
+[[nodiscard]] constexpr double mamba_parameters(const transformer& m) {
+    if (!m.hybrid || m.hybrid->mamba_heads <= 0) return 0.0;
+    const hybrid_shape& y = *m.hybrid;
+    const double h = m.hidden, d_in = y.mamba_inner(), in_width = y.in_proj_width(), conv = y.conv_channels();
+    const double bias = m.biases ? 1.0 : 0.0;
+    return h * in_width + conv * (y.conv_kernel + 1.0) + 3.0 * y.mamba_heads + d_in + d_in * h + bias * (in_width + h);
+}
+
+namespace detail {
+/// parameters_per_layer of a hybrid Mamba-Transformer: each kind of layer weighted by its share
+/// of the pattern, one pre-norm per layer. Out of line: off the transformer's path.
+[[gnu::cold, gnu::noinline]] constexpr layer_parameters hybrid_parameters_per_layer(const transformer& m) {
+    const double h = m.hidden, bias = m.biases ? 1.0 : 0.0;
+    const double moe = m.moe_fraction(), dense = m.dense_mlp_fraction();
+    layer_parameters p;
+    // the token mixers: attention on the * layers, the Mamba-2 mixer on the M layers
+    p.attention = m.attention_fraction() * attention_parameters(m) + m.mamba_fraction() * mamba_parameters(m);
+    p.norms = h * (1.0 + bias);
+    if (!m.is_moe()) {
+        p.mlp_expert = mlp_parameters(m, m.ffn);
+        p.mlp = dense * p.mlp_expert;
+        return p;
+    }
+    p.mlp_expert = mlp_parameters(m, m.expert_width());
+    p.mlp = moe * p.mlp_expert * m.experts;
+    p.shared = moe * p.mlp_expert * m.shared_experts + dense * mlp_parameters(m, m.ffn);
+    p.router = moe * router_parameters(m);
+    return p;
+}
+}  // namespace detail
+
+/// @brief Parameters of one layer (mean over layers where MoE and dense layers, or a hybrid
+/// pattern's kinds, mix). Formula in the file comment; counts, dimensionless.
 [[nodiscard]] constexpr layer_parameters parameters_per_layer(const transformer& m) {
+    if (m.is_hybrid()) [[unlikely]]
+        return detail::hybrid_parameters_per_layer(m);
     const double h = m.hidden;
     const double bias = m.biases ? 1.0 : 0.0;
     layer_parameters p;
@@ -254,6 +395,25 @@ struct layer_parameters {
     return m.is_moe() ? m.layers * parameters_per_layer(m).mlp : 0.0;
 }
 
+/// @brief Throws input_error naming `field` (e.g. `model.hybrid_override_pattern`) unless
+/// `pattern` is a hybrid layer pattern of `layers` layers: one of M (Mamba-2), * (attention),
+/// - (MLP), E (MoE) per layer (Megatron-Core's `Symbols` of hybrid_layer_allocation.py; its
+/// other symbols, pipeline separators and MTP patterns are not modelled).
+[[gnu::cold]] inline void validate_hybrid_pattern(std::string_view pattern, int layers, std::string_view field) {
+    const std::string accepted = "one symbol per layer: M (Mamba-2), * (attention), - (MLP), E (MoE)";
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+        const char c = pattern[i];
+        if (c != 'M' && c != '*' && c != '-' && c != 'E')
+            throw input_error(std::string(field),
+                              "'" + std::string(1, c) + "' at position " + std::to_string(i) + " of \"" +
+                                  std::string(pattern.substr(0, 120)) + (pattern.size() > 120 ? "...\"" : "\""),
+                              accepted);
+    }
+    if (pattern.size() != static_cast<std::size_t>(layers))
+        throw input_error(std::string(field), std::to_string(pattern.size()) + " symbols",
+                          accepted + ", as many as the layers (" + std::to_string(layers) + ")");
+}
+
 /// @brief Largest model validate accepts: 1e15 parameters (about 500x the largest published).
 inline constexpr double max_model_parameters = 1e15;
 
@@ -283,6 +443,45 @@ namespace detail {
 [[noreturn, gnu::cold, gnu::noinline]] inline void throw_model_range(std::string_view field, const char* name, int v,
                                                                       int lo, int hi, const char* what) {
     throw_model_field(field, name, v, std::string(what) + " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+/// The hybrid Mamba-Transformer checks of validate(transformer), naming `<field>.hybrid.<member>`:
+/// the pattern (validate_hybrid_pattern); every Mamba-2 size >= 1 when the pattern has M layers
+/// (>= 0 otherwise), heads a multiple of the groups (Megatron-Core's MambaMixer asserts nheads %
+/// ngroups == 0); E layers exactly when the model has routed experts; and none of the
+/// transformer-only variants the pattern cannot carry (dense_layers: the pattern places the MLP
+/// layers; sliding windows, MTP, MLA, parallel attention). Out of line: off the transformer's path.
+[[gnu::cold, gnu::noinline]] inline void validate_hybrid(const transformer& m, std::string_view field) {
+    const hybrid_shape& y = *m.hybrid;
+    const std::string hybrid_field = std::string(field) + ".hybrid";
+    auto path = [field](const char* name) { return std::string(field) + "." + name; };
+    struct size_field { const char* name; int v; int hi; };
+    const size_field sizes[] = {{"mamba_heads", y.mamba_heads, model_size_limits::hidden},
+                                {"mamba_head_dim", y.mamba_head_dim, model_size_limits::hidden},
+                                {"ssm_state", y.ssm_state, model_size_limits::hidden},
+                                {"mamba_groups", y.mamba_groups, model_size_limits::hidden},
+                                {"conv_kernel", y.conv_kernel, 1 << 10},
+                                {"ssm_chunk", y.ssm_chunk, 1 << 16}};
+    validate_hybrid_pattern(y.pattern, m.layers, hybrid_field + ".pattern");
+    const auto n = m.hybrid_layer_counts();
+    for (const auto& f : sizes) {
+        if (n.mamba > 0 && (f.v < 1 || f.v > f.hi))
+            throw_model_range(hybrid_field, f.name, f.v, 1, f.hi, "an integer (the pattern has Mamba-2 layers)");
+        if (n.mamba == 0 && (f.v < 0 || f.v > f.hi)) throw_model_range(hybrid_field, f.name, f.v, 0, f.hi, "an integer");
+    }
+    if (n.mamba > 0 && y.mamba_heads % y.mamba_groups != 0)
+        throw input_error(hybrid_field + ".mamba_heads", std::to_string(y.mamba_heads),
+                          "a multiple of mamba_groups (" + std::to_string(y.mamba_groups) + "): each group's heads share B and C");
+    if (n.moe > 0 && !m.is_moe())
+        throw input_error(path("experts"), std::to_string(m.experts), "> 1 for a pattern with E (MoE) layers");
+    if (n.moe == 0 && m.is_moe())
+        throw input_error(hybrid_field + ".pattern", "\"" + std::string(y.pattern.substr(0, 120)) + "\" (no E layer)",
+                          "at least one E (MoE) layer for a model with " + std::to_string(m.experts) + " experts");
+    const size_field absent[] = {{"dense_layers", m.dense_layers, 0}, {"sliding_layers", m.sliding_layers, 0},
+                                 {"mtp_layers", m.mtp_layers, 0}, {"kv_lora_rank", m.kv_lora_rank, 0}};
+    for (const auto& f : absent)
+        if (f.v != 0) throw_model_field(field, f.name, f.v, "0 in a hybrid model (not modelled with a hybrid pattern)");
+    if (m.parallel_attention)
+        throw input_error(path("parallel_attention"), "true", "false in a hybrid model (each layer is one block)");
 }
 }  // namespace detail
 
@@ -339,6 +538,8 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     in_range("sliding_layers", m.sliding_layers, 0, m.layers, "an integer (layers with a sliding window)");
     in_range("sliding_window", m.sliding_window, m.sliding_layers > 0 ? 1 : 0, model_size_limits::max_seq,
              "an integer (>= 1 with sliding_layers > 0)");
+    if (m.is_hybrid()) [[unlikely]]
+        detail::validate_hybrid(m, field);
     // model_size_limits (above)
     auto at_most = [field](const char* name, int v, int limit) {
         if (v > limit) detail::throw_model_range(field, name, v, 1, limit, "an integer");

@@ -40,6 +40,9 @@ void check_same(const transformer& a, const transformer& b) {
     CHECK(a.sliding_window == b.sliding_window);
     CHECK(a.sliding_layers == b.sliding_layers);
     CHECK(a.attention_sinks == b.attention_sinks);
+    CHECK(a.dropout == b.dropout);
+    REQUIRE(a.is_hybrid() == b.is_hybrid());
+    if (a.is_hybrid()) CHECK(*a.hybrid == *b.hybrid);  // pattern and Mamba-2 sizes
 }
 
 std::string error_field(const json& j) {
@@ -123,4 +126,63 @@ TEST_CASE("wrong types and impossible shapes are input errors naming the key") {
     CHECK(error_field(missing) == "model.vocab_size");
     CHECK(error_field(json::array()) == "model");
     CHECK_THROWS_AS(io::load_model_file("/nonexistent/config.json", "--model"), input_error);
+}
+
+TEST_CASE("Nemotron-H and Nemotron 3 config.json: the hybrid pattern, the Mamba-2 mixer, the shared expert's width") {
+    const std::string dir = std::string(COMMSCALE_TEST_DATA_DIR) + "/hf-configs/";
+    // nvidia/Nemotron-H-8B-Base-8K: the preset's shape (attention_head_dim 128 = 4096 / 32)
+    transformer h8 = io::load_model_file(dir + "nemotron-h-8b.json");
+    transformer preset = models::nemotron_h_8b;
+    preset.name = h8.name;
+    preset.source = h8.source;
+    check_same(h8, preset);
+    CHECK(total_parameters(h8) == total_parameters(models::nemotron_h_8b));
+    // nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16: n_shared_experts 1 of moe_shared_expert_intermediate_size
+    // 3712, counted as 2 expert widths of 1856; head_dim 128 on a hidden of 2688; no dense layers
+    // apart from the pattern's
+    transformer nano = io::load_model_file(dir + "nemotron-3-nano-30b-a3b.json");
+    CHECK(nano.shared_experts == 2);
+    CHECK(nano.expert_width() == 1856);
+    CHECK(nano.dense_layers == 0);
+    CHECK(nano.head_dim() == 128);
+    CHECK_FALSE(nano.dropout);
+    CHECK_FALSE(nano.tied_embeddings);
+    CHECK_FALSE(nano.gated_mlp);  // squared ReLU (mlp_hidden_act relu2)
+    preset = models::nemotron3_nano;
+    preset.name = nano.name;
+    preset.source = nano.source;
+    check_same(nano, preset);
+
+    const json base = json::parse(io::read_file(dir + "nemotron-h-8b.json", "model"));
+    // a per-layer layers_block_type list (newer NemotronH configs) reads as the same pattern
+    json listed = base;
+    listed.erase("hybrid_override_pattern");
+    listed["layers_block_type"] = json::array();
+    for (const char c : models::nemotron_h_8b.hybrid_pattern())
+        listed["layers_block_type"].push_back(c == 'M' ? "mamba" : c == '*' ? "attention" : "mlp");
+    CHECK(io::model_from_json(listed).hybrid_pattern() == models::nemotron_h_8b.hybrid_pattern());
+    // loaded twice, one interned shape: equal transformers (the layer memo's key) compare one pointer
+    CHECK(io::model_from_json(listed).hybrid == io::model_from_json(base).hybrid);
+    // without mamba_num_heads: expand x hidden / mamba_head_dim = 2 x 4096 / 64 (NemotronHConfig)
+    json expand = base;
+    expand.erase("mamba_num_heads");
+    CHECK(io::model_from_json(expand).hybrid->mamba_heads == 128);
+
+    auto with = [&](const char* key, json v) {
+        json j = base;
+        j[key] = std::move(v);
+        return j;
+    };
+    CHECK(error_field(with("hybrid_override_pattern", "M-M-")) == "model.hybrid_override_pattern");
+    CHECK(error_field(with("hybrid_override_pattern", std::string(51, 'M') + "D")) == "model.hybrid_override_pattern");
+    CHECK(error_field(with("n_groups", 3)) == "model.mamba_num_heads");  // 128 heads in 3 groups
+    CHECK(error_field(with("ssm_state_size", 0)) == "model.ssm_state_size");
+    json gdn = listed;
+    gdn["layers_block_type"][3] = "gdn";
+    CHECK(error_field(gdn) == "model.layers_block_type[3]");
+    json latent = json::parse(io::read_file(dir + "nemotron-3-nano-30b-a3b.json", "model"));
+    latent["moe_latent_size"] = 1024;  // Nemotron 3 Super's latent MoE
+    CHECK(error_field(latent) == "model.moe_latent_size");
+    latent["moe_latent_size"] = nullptr;
+    CHECK(error_field(latent) == "no error");
 }

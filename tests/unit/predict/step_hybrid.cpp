@@ -1,0 +1,115 @@
+// The step predictor on hybrid Mamba-Transformer models: the Mamba-2 SSD scan priced as its own
+// kernel (compute_constants::ssd_scan_efficiency), the layer a mean over the pattern, Mamba's CP
+// all-to-alls exposed, Nemotron 3's MoE layers with expert parallelism, and memory that fits.
+#include "catch_shim.hpp"
+
+#include <algorithm>
+
+#include <commscale/collective/model.hpp>
+#include <commscale/hardware/accelerators.hpp>
+#include <commscale/hardware/clusters.hpp>
+#include <commscale/predict/step.hpp>
+#include <commscale/workload/models.hpp>
+
+using namespace commscale;
+
+namespace {
+cluster dgx_h100(int nodes) {
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = nodes;
+    return c;
+}
+}  // namespace
+
+TEST_CASE("Nemotron-H 8B on one DGX H100: the scan is priced by its FLOPs at its own efficiency") {
+    const auto& m = models::nemotron_h_8b;
+    const cluster c = dgx_h100(1);
+    const accelerator acc = accelerator_by_name(c.node.accelerator);
+    plan p{.tp = 2, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
+    const auto r = predict_step(m, c, acc, p);
+    // 24 of the 52 layers run the scan: per Mamba layer, (8192 tokens x SSD FLOPs without the conv1d)
+    // over 2 TP ranks at 0.1 of the bf16 peak, or its traffic (conv output, dt, z in; gated output
+    // and out_x out) at the memory-bound rate, whichever is longer
+    const compute_params cp = compute_params_for(acc, dtype::bf16);
+    const double flops = 8192.0 * (6'651'904.0 - 2.0 * 4 * 10240) / 2;
+    const double traffic = 2.0 * 8192 * (10240 + 128 + 3 * 8192) / 2;
+    const double fwd = std::max(flops / (cp.bf16_peak.value() * 0.1), traffic * cp.inv_memory_rate);
+    CHECK(kernel_constants.ssd_scan_efficiency == 0.1);
+    CHECK(in_seconds(r.layer.scan_fwd) == Approx(24.0 / 52 * fwd).epsilon(1e-9));
+    // the backward: twice the products plus the recomputed C B^T, chunk states and their passing
+    const double recomputed = 8192.0 * (2.0 * 128 * 8 * 128 + 2.0 * 128 * 8192 + 2.0 * 128 * 8192 / 128) / 2;
+    CHECK(in_seconds(r.layer.scan_bwd) ==
+          Approx(24.0 / 52 * std::max((2 * flops + recomputed) / (cp.bf16_peak.value() * 0.1), 2 * traffic * cp.inv_memory_rate))
+              .epsilon(1e-9));
+    // a compute-bound step that fits: 8.1B parameters, 16 bytes each with fp32 gradients, split by
+    // TP 2, optimizer state over DP 4 (Megatron-Core's distributed optimizer)
+    CHECK(r.fits_in_memory);
+    CHECK(r.bottleneck == step_bottleneck::compute);
+    const double params = 8'100'852'736.0;
+    CHECK(in_bytes(r.memory.state.weights) == Approx(2 * params / 2).epsilon(1e-6));
+    CHECK(in_bytes(r.memory.state.gradients) == Approx(4 * params / 2).epsilon(1e-6));
+    CHECK(in_bytes(r.memory.state.optimizer) == Approx(12 * params / 2 / 4).epsilon(1e-6));
+    CHECK(in_bytes(r.memory.activations) > 10e9);
+    CHECK(in_bytes(r.memory.total()) < 80e9);
+    // MFU in the band Megatron-Core reaches on H100 in bf16 for dense models of this size
+    CHECK(r.mfu > 0.3);
+    CHECK(r.mfu < 0.7);
+    // the scan is a small share of the layer (~3% of its FLOPs, at a tenth of the GEMM rate)
+    const double layer = in_seconds(r.layer.forward() + r.layer.backward());
+    CHECK(in_seconds(r.layer.scan_fwd + r.layer.scan_bwd) / layer > 0.02);
+    CHECK(in_seconds(r.layer.scan_fwd + r.layer.scan_bwd) / layer < 0.2);
+}
+
+TEST_CASE("the scan's efficiency is a named constant: a faster kernel shortens the scan alone") {
+    const auto& m = models::nemotron_h_8b;
+    const cluster c = dgx_h100(1);
+    plan p{.tp = 2, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
+    step_options faster;
+    faster.constants.ssd_scan_efficiency = 0.2;  // the fused kernel of vLLM PR 27299 reaches ~1.8x
+    const auto a = predict_step(m, c, p), b = predict_step(m, c, p, faster);
+    CHECK(in_seconds(b.layer.scan_fwd) == Approx(in_seconds(a.layer.scan_fwd) / 2));  // FLOP-bound at 0.1 and 0.2
+    CHECK(in_seconds(b.layer.gemm_fwd) == in_seconds(a.layer.gemm_fwd));
+    CHECK(b.step < a.step);
+    step_options bad;
+    bad.constants.ssd_scan_efficiency = 1.5;
+    CHECK_THROWS_AS(predict_step(m, c, p, bad), input_error);
+    // a transformer has no scan
+    CHECK(in_seconds(predict_step(models::llama3_8b, c, p).layer.scan_fwd) == 0.0);
+}
+
+TEST_CASE("Mamba's CP all-to-alls stay exposed, the attention layers' ring hides under attention") {
+    const auto& m = models::nemotron_h_8b;
+    const cluster c = dgx_h100(1);
+    plan p{.tp = 2, .dp = 2, .cp = 2, .micro_batch = 1, .global_batch = 16, .seq = 16384, .sequence_parallel = true};
+    const auto r = predict_step(m, c, p);
+    const auto t = plan_traffic(m, p, c.domain_gpus());
+    REQUIRE(!t.cp_mamba.empty());
+    const double a2a = t.cp_mamba.count * in_seconds(predict_collective_time(c, t.cp_mamba.group, collective_op::all_to_all, t.cp_mamba.bytes));
+    CHECK(in_seconds(r.cp.total) > a2a);  // + the ring of the 4 attention layers
+    CHECK(in_seconds(r.cp.exposed) >= a2a * (1 - 1e-9));
+    CHECK(r.cp.exposed <= r.cp.total);
+}
+
+TEST_CASE("Nemotron 3 Nano with expert parallelism: MoE layers are 23 of 52, step prices it") {
+    const auto& m = models::nemotron3_nano;
+    const cluster c = dgx_h100(2);
+    // (tp 1 needs 82.6 GiB per GPU: the 3712-wide shared expert and 6 x 1856 routed widths per token)
+    plan p{.tp = 2, .dp = 8, .ep = 8, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
+    const auto r = predict_step(m, c, p);
+    const auto t = plan_traffic(m, p, c.domain_gpus());
+    // dispatch + combine, forward and backward, on the 23 MoE layers of each of 8 micro-batches
+    CHECK(t.ep.count == Approx(8.0 * 23 * 4));
+    CHECK(r.step.value() > 0.0);
+    CHECK(r.fits_in_memory);
+    CHECK(in_seconds(r.ep.total) > 0.0);
+    CHECK(in_seconds(r.layer.scan_fwd) > 0.0);
+    // the MFU of a model with 3.6B active parameters and 131072-token logits: well below the dense one
+    CHECK(r.mfu > 0.05);
+    CHECK(r.mfu < 0.6);
+    // a fixed efficiency replaces the compute model: FLOPs of the mean layer at that fraction of peak
+    plan q = p;
+    q.compute_efficiency = 0.4;
+    const auto s = predict_step(m, c, q);
+    CHECK(in_seconds(s.layer.scan_fwd) == 0.0);
+    CHECK(s.step.value() > 0.0);
+}

@@ -1,0 +1,239 @@
+// Hybrid Mamba-Transformer models (Nemotron-H, Nemotron 3): parameter counts against the model
+// cards, Megatron-Core's FLOP count worked by hand from training.py's hybrid formulas, the library's
+// own SSD count, activation and state memory, and the errors a bad pattern or shape gets.
+#include "catch_shim.hpp"
+
+#include <commscale/workload/flops.hpp>
+#include <commscale/workload/memory.hpp>
+#include <commscale/workload/models.hpp>
+
+using namespace commscale;
+using Catch::Matchers::WithinRel;
+
+namespace {
+std::string hybrid_error_field(const transformer& m) {
+    try {
+        validate(m, "model");
+    } catch (const input_error& e) {
+        return e.field();
+    }
+    return "no error";
+}
+}  // namespace
+
+// Transformers keep their layer: one attention, one MLP, two blocks (hybrid fields all absent).
+static_assert(!models::llama3_8b.is_hybrid());
+static_assert(models::llama3_8b.attention_fraction() == 1.0 && models::llama3_8b.mamba_fraction() == 0.0);
+static_assert(models::llama3_8b.dense_mlp_fraction() == 1.0 && models::llama3_8b.blocks_per_layer() == 2.0);
+static_assert(models::deepseek_v3.dense_mlp_fraction() == 1.0 - models::deepseek_v3.moe_fraction());
+static_assert(mamba_parameters(models::llama3_8b) == 0.0 && ssd_forward_flops_per_token(models::llama3_8b) == 0.0);
+
+TEST_CASE("the patterns count as the model cards describe the layers") {
+    // Nemotron-H 8B: 24 Mamba-2, 24 MLP, 4 attention (ADLR Nemotron-H page); 56B: 54, 54, 10;
+    // 47B: five attention layers; Nemotron 3 Nano: 23 Mamba-2, 23 MoE, 6 attention.
+    constexpr auto h8 = models::nemotron_h_8b.hybrid_layer_counts();
+    STATIC_REQUIRE((h8.mamba == 24 && h8.mlp == 24 && h8.attention == 4 && h8.moe == 0));
+    constexpr auto h56 = models::nemotron_h_56b.hybrid_layer_counts();
+    STATIC_REQUIRE((h56.mamba == 54 && h56.mlp == 54 && h56.attention == 10));
+    STATIC_REQUIRE(models::nemotron_h_47b.hybrid_layer_counts().attention == 5);
+    constexpr auto nano = models::nemotron3_nano.hybrid_layer_counts();
+    STATIC_REQUIRE((nano.mamba == 23 && nano.moe == 23 && nano.attention == 6 && nano.mlp == 0));
+    STATIC_REQUIRE(models::nemotron3_nano.moe_layers() == 23);
+    STATIC_REQUIRE(models::nemotron_h_8b.blocks_per_layer() == 1.0);
+}
+
+TEST_CASE("Nemotron-H 8B counted by hand from its config.json: 8,100,852,736 parameters") {
+    // Per Mamba-2 layer (h 4096, 128 heads x 64 = d_in 8192, state 128, 8 groups, conv 4):
+    // in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128) = 76,021,760; conv1d (8192 + 2048) x 4 weights
+    // + 10,240 biases = 51,200; dt_bias, A_log, D 3 x 128 = 384; gated RMSNorm 8192; out_proj
+    // 8192 x 4096 = 33,554,432: 109,635,968.
+    const double mixer = 76'021'760.0 + 51'200.0 + 384.0 + 8'192.0 + 33'554'432.0;
+    CHECK(mamba_parameters(models::nemotron_h_8b) == mixer);
+    // attention: Q and O 4096 x 4096, K and V 4096 x 1024; MLP 2 x 4096 x 21504 (squared ReLU)
+    const double attention = 2.0 * 4096 * 4096 + 2.0 * 4096 * 1024, mlp = 2.0 * 4096 * 21504;
+    // one RMSNorm per layer and the final one; untied input and output tables of 131072 x 4096
+    const double total = 24 * mixer + 4 * attention + 24 * mlp + 53.0 * 4096 + 2.0 * 131072 * 4096;
+    CHECK(total == 8'100'852'736.0);
+    // (the library sums means over the pattern's layers: equal to the last bits)
+    CHECK(total_parameters(models::nemotron_h_8b) == Approx(total).epsilon(1e-15));
+    CHECK(active_parameters(models::nemotron_h_8b) == Approx(total).epsilon(1e-15));
+    // the model card says "8B" (one significant figure): 8.10B rounds to it
+    CHECK(total_parameters(models::nemotron_h_8b) > 7.5e9);
+    CHECK(total_parameters(models::nemotron_h_8b) < 8.5e9);
+}
+
+TEST_CASE("Nemotron-H 47B and 56B within 1% of their model cards") {
+    // "This model has 56B model parameters." / "47B" (HF model cards of the -Base-8K checkpoints)
+    CHECK_THAT(total_parameters(models::nemotron_h_56b), WithinRel(56e9, 0.01));  // 56.32B
+    CHECK_THAT(total_parameters(models::nemotron_h_47b), WithinRel(47e9, 0.01));  // 46.79B
+}
+
+TEST_CASE("Nemotron 3 Nano: 31.6B total, 3.2B active (3.6B with embeddings), within 1%") {
+    // NVIDIA's Nemotron 3 announcement: "a 3.2B active (3.6B with embeddings), 31.6B total parameter
+    // model". "3.6B" counts both 131072 x 2688 tables, "3.2B" leaves out the input one (a lookup,
+    // as DeepSeek's 37B does); the model card's rounder "30B total / 3.5B active" is within 5%.
+    // Counted: 31.58B, 3.58B, 3.23B.
+    const auto& m = models::nemotron3_nano;
+    CHECK_THAT(total_parameters(m), WithinRel(31.6e9, 0.01));
+    CHECK_THAT(active_parameters(m), WithinRel(3.6e9, 0.01));
+    CHECK_THAT(active_parameters(m) - 131072.0 * 2688, WithinRel(3.2e9, 0.01));
+    // the routed experts: 23 layers x 128 x 2 x 2688 x 1856
+    CHECK(routed_expert_parameters(m) == Approx(23.0 * 128 * 2 * 2688 * 1856).epsilon(1e-15));
+}
+
+TEST_CASE("Megatron's count of a hybrid model: training.py hybrid_flops worked by hand") {
+    // Megatron-LM megatron/training/training.py num_floating_point_operations, hybrid branch
+    // (d98e8a64dd), per token of a BSHD batch at s = 8192 (seqlen_squared_sum / tokens = s):
+    //   attn  4 h p (h + h g / n) + 2 s h p, p = kv_channels x n / h
+    //   mlp   4 (ffn / h) h^2 (x 3/2 SwiGLU)
+    //   mamba 2 h (2 d + 2 G N + H) + 7 d N + 2 d h, d = 2 h
+    //   moe   4 h f_e k + 4 h f_shared
+    //   logits 2 h V_padded; all x 3.
+    const double s = 8192;
+    {  // Nemotron-H 8B: h 4096, 32 heads of 128 (p = 1), 8 groups, ffn 21504, H 128, N 128, G 8
+        const double h = 4096;
+        const double attn = 4 * h * 1.0 * (h + h * 8.0 / 32.0) + 2 * s * h * 1.0;
+        const double mlp = 4 * (21504.0 / h) * h * h;
+        const double d = 2 * h, mamba = 2 * h * (2 * d + 2 * 8 * 128.0 + 128) + 7 * d * 128 + 2 * d * h;
+        const double logits = 2 * h * 131072;  // 131072 is a multiple of 128
+        const double expected = 3 * (4 * attn + 24 * mlp + 24 * mamba + logits);
+        CHECK(expected == 46'707'769'344.0);
+        CHECK(megatron_model_flops_per_token(models::nemotron_h_8b, s).value() == Approx(expected).epsilon(1e-12));
+        // the count has no full-square variant for hybrid models (causal since it appeared)
+        CHECK(megatron_model_flops_per_token(models::nemotron_h_8b, s, {.attention = megatron_attention_count::full}).value() ==
+              Approx(expected).epsilon(1e-12));
+    }
+    {  // Nemotron 3 Nano: h 2688, 32 heads x 128 (p = 4096 / 2688), 2 groups, top-6 of width 1856,
+       // shared 3712, 64 Mamba heads (d = 2h = 5376 in Megatron's count, not 64 x 64)
+        const double h = 2688, p = 128.0 * 32 / h;
+        const double attn = 4 * h * p * (h + h * 2.0 / 32.0) + 2 * s * h * p;
+        const double d = 2 * h, mamba = 2 * h * (2 * d + 2 * 8 * 128.0 + 64) + 7 * d * 128 + 2 * d * h;
+        const double moe = 4 * h * 1856.0 * 6 + 4 * h * 3712.0;
+        const double expected = 3 * (6 * attn + 23 * mamba + 23 * moe + 2 * h * 131072);
+        CHECK(megatron_model_flops_per_token(models::nemotron3_nano, s).value() == Approx(expected).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("the library's own count: projections at 2 FLOPs per parameter, the SSD scan by its steps") {
+    const auto& m = models::nemotron_h_8b;
+    // SSD per token (Q 128, N 128, G 8, d_in 8192, K 4): conv 2 x 4 x 10240, C B^T 2 x 128 x 8 x 128,
+    // diagonal blocks 2 x 128 x 8192, chunk states and state output 4 x 128 x 8192, state passing
+    // 2 x 128 x 8192 / 128
+    const double ssd = 2.0 * 4 * 10240 + 2.0 * 128 * 8 * 128 + 2.0 * 128 * 8192 + 4.0 * 128 * 8192 + 2.0 * 128 * 8192 / 128;
+    CHECK(ssd == 6'651'904.0);
+    CHECK(ssd_forward_flops_per_token(m) == ssd);
+    // forward per token: 2 x every matmul parameter (Mamba projections, attention, MLP, logits),
+    // scores and values over the whole square on the 4 attention layers, the scan on the 24 M layers
+    const double s = 4096;
+    const double projections = 24 * (4096.0 * 18560 + 8192.0 * 4096) + 4 * (2.0 * 4096 * 4096 + 2.0 * 4096 * 1024) +
+                               24 * (2.0 * 4096 * 21504) + 131072.0 * 4096;
+    const double expected = 2 * projections + 4 * (2 * 2.0 * s * 4096) + 24 * ssd;
+    CHECK(forward_flops(m, s).value() / s == Approx(expected).epsilon(1e-12));
+    CHECK(model_flops_per_token(m, s).value() == Approx(3 * expected).epsilon(1e-12));
+    // full recompute repeats every layer's forward (the scan included), selective only attention
+    const auto lf = layer_forward_flops(m, s);
+    CHECK(hardware_flops(m, s, 1, recompute::selective).value() ==
+          Approx(model_flops(m, s).value() + 52 * lf.attention_core().value()).epsilon(1e-12));
+    CHECK(lf.scan.value() == Approx(24.0 / 52 * s * ssd).epsilon(1e-12));
+}
+
+TEST_CASE("activations of a Mamba-2 layer are what Megatron's fused training path saves") {
+    // an all-Mamba pattern isolates the mixer: per token, zxbcdt 2 (2 d_in + 2 G N + H), out_x
+    // 2 d_in, the gated norm's input 2 d_in, out_proj's input 2 d_in, all / t; the block's norm
+    // input 2h and output 2h replicated (/t with SP); no dropout mask
+    hybrid_shape mamba_only = models::nemotron_h_8b_hybrid;
+    mamba_only.pattern = "MMMM";
+    transformer m = models::nemotron_h_8b;
+    m.layers = 4;
+    m.hybrid = &mamba_only;
+    REQUIRE(hybrid_error_field(m) == "no error");
+    const double s = 8192, b = 2, t = 4, h = 4096, d_in = 8192;
+    const double split = 2 * (2 * d_in + 2 * 8 * 128 + 128) + 2 * d_in + 2 * d_in + 2 * d_in;
+    CHECK(in_bytes(activation_bytes_per_layer(m, s, b, 4, false, recompute::none)) == Approx(s * b * (4 * h + split / t)));
+    CHECK(in_bytes(activation_bytes_per_layer(m, s, b, 4, true, recompute::none)) == Approx(s * b * (4 * h + split) / t));
+    // FP8: out_proj's input and the block norm's output kept at one byte
+    CHECK(in_bytes(activation_bytes_per_layer(m, s, b, 4, false, recompute::none, 1.0)) ==
+          Approx(s * b * (3 * h + (split - d_in) / t)));
+    CHECK(in_bytes(activation_bytes_per_layer(m, s, b, 4, false, recompute::full)) == Approx(2 * s * b * h));
+    // the SSD backward's fp32 chunk states and their gradients, one layer at a time:
+    // 2 x 4 B x b x (s / 128) chunks x d_in / t x N
+    CHECK(in_bytes(ssd_workspace_bytes(m, s, b, 4)) == Approx(8.0 * b * (s / 128) * d_in / t * 128));
+    CHECK(in_bytes(ssd_workspace_bytes(models::llama3_8b, s, b, 4)) == 0.0);
+}
+
+TEST_CASE("an attention layer of a hybrid model stores Q, K, V and its output at their own widths") {
+    // Nano's attention: 32 heads x 128 = 4096 wide on a hidden of 2688, 2 KV heads (256 wide)
+    hybrid_shape attention_only = models::nemotron3_nano_hybrid;
+    attention_only.pattern = "**";
+    transformer m = models::nemotron3_nano;
+    m.layers = 2;
+    m.hybrid = &attention_only;
+    m.experts = 1;
+    m.experts_per_token = 1;
+    m.shared_experts = 0;
+    REQUIRE(hybrid_error_field(m) == "no error");
+    const double s = 4096, b = 1, h = 2688;
+    // flash (selective: no score tensor): norm 2h + GEMM input 2h, then Q 2 x 4096, K V 4 x 256,
+    // output 2 x 4096
+    CHECK(in_bytes(activation_bytes_per_layer(m, s, b, 1, false, recompute::selective)) ==
+          Approx(s * b * (4 * h + 2.0 * 4096 + 4.0 * 256 + 2.0 * 4096)));
+}
+
+TEST_CASE("SSM and conv state: what inference keeps per sequence") {
+    // Megatron-Core MambaMixer.mamba_state_shapes_per_request: (nheads, headdim, d_state) and
+    // (conv_dim, d_conv) per layer and sequence; 16-bit by default
+    CHECK(in_bytes(ssm_state_bytes(models::nemotron_h_8b)) == 24.0 * 128 * 64 * 128 * 2);  // 48 MiB
+    CHECK(in_bytes(conv_state_bytes(models::nemotron_h_8b)) == 24.0 * 10240 * 4 * 2);
+    CHECK(in_bytes(ssm_state_bytes(models::nemotron3_nano, 8, 4.0)) == 23.0 * 8 * 64 * 64 * 128 * 4);  // fp32 cache
+    CHECK(in_bytes(ssm_state_bytes(models::llama3_8b)) == 0.0);
+}
+
+TEST_CASE("bad hybrid shapes are input errors naming the field, the value and what is accepted") {
+    transformer m = models::nemotron_h_8b;
+    CHECK(hybrid_error_field(m) == "no error");
+    hybrid_shape y = models::nemotron_h_8b_hybrid;
+    m.hybrid = &y;
+    y.pattern = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-X-";
+    try {
+        validate(m, "model");
+        FAIL("accepted a pattern with X");
+    } catch (const input_error& e) {
+        CHECK(e.field() == "model.hybrid.pattern");
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("'X' at position 50"));
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("M (Mamba-2), * (attention), - (MLP), E (MoE)"));
+    }
+    y.pattern = "M-M-";  // 4 symbols for 52 layers
+    try {
+        validate(m, "model");
+        FAIL("accepted a pattern of the wrong length");
+    } catch (const input_error& e) {
+        CHECK(e.field() == "model.hybrid.pattern");
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("4 symbols"));
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("(52)"));
+    }
+    y = models::nemotron_h_8b_hybrid;
+    y.mamba_groups = 3;  // 128 heads are not a multiple of 3 groups
+    CHECK(hybrid_error_field(m) == "model.hybrid.mamba_heads");
+    y = models::nemotron_h_8b_hybrid;
+    y.ssm_state = 0;
+    CHECK(hybrid_error_field(m) == "model.hybrid.ssm_state");
+    m = models::nemotron_h_8b;
+    m.experts = 8;  // routed experts without an E layer
+    CHECK(hybrid_error_field(m) == "model.hybrid.pattern");
+    m = models::nemotron3_nano;
+    m.experts = 1;  // E layers without experts
+    m.experts_per_token = 1;
+    CHECK(hybrid_error_field(m) == "model.experts");
+    m = models::nemotron_h_8b;
+    m.sliding_layers = 4;
+    m.sliding_window = 1024;
+    CHECK(hybrid_error_field(m) == "model.sliding_layers");
+    // a pattern with no Mamba-2 layer needs no mixer sizes (0 accepted), but none negative
+    hybrid_shape attention_mlp{.pattern = "*-*-"};
+    transformer small = models::llama3_8b;
+    small.layers = 4;
+    small.hybrid = &attention_mlp;
+    CHECK(hybrid_error_field(small) == "no error");
+    attention_mlp.conv_kernel = -1;
+    CHECK(hybrid_error_field(small) == "model.hybrid.conv_kernel");
+}
