@@ -692,7 +692,7 @@ enum class parallel_dim { tp, cp, ep, pp, dp, etp, edp };
 /// the group is the two neighbouring stages of a send/recv (ranks = 2), at the block's stride.
 /// Assumes degrees that divide the node or are multiples of it (as deployments do); a stride is
 /// reported in ranks (>= the node size means one member per node).
-[[nodiscard]] constexpr placement group_placement(const plan& p, parallel_dim d, int gpus_per_node) {
+[[nodiscard, gnu::always_inline]] constexpr placement group_placement(const plan& p, parallel_dim d, int gpus_per_node) {
     const int g = gpus_per_node;
     const int etp = p.expert_tp();
     const long long block = expert_block_ranks(p);
