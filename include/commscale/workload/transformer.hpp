@@ -157,7 +157,7 @@ struct transformer {
     struct hybrid_layers {
         int mamba = 0, attention = 0, mlp = 0, moe = 0;
     };
-    [[nodiscard, gnu::cold, gnu::noinline]] constexpr hybrid_layers hybrid_layer_counts() const {
+    [[nodiscard, gnu::noinline]] constexpr hybrid_layers hybrid_layer_counts() const {
         hybrid_layers n;
         for (const char c : hybrid_pattern()) {
             n.mamba += c == 'M';
@@ -169,7 +169,7 @@ struct transformer {
     }
     /// @brief Share of a hybrid pattern's layers that are `symbol` (0 without a pattern). Out of
     /// line, so that the accessors below stay one test on a transformer's path.
-    [[gnu::cold, gnu::noinline]] constexpr double hybrid_share(char symbol) const {
+    [[gnu::noinline]] constexpr double hybrid_share(char symbol) const {
         const std::string_view pattern = hybrid_pattern();
         int n = 0;
         for (const char c : pattern) n += c == symbol;
