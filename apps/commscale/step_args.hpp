@@ -67,6 +67,9 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     o.push_back({"expert-load", true, "MoE routing imbalance: busiest EP rank's tokens / the mean (default 1)"});
     o.push_back({"capacity-factor", true, "MoE expert capacity factor: tokens beyond it are dropped (default: dropless)"});
     o.push_back({"pad-to-capacity", false, "pad every expert's input to the capacity (needs --capacity-factor)"});
+    o.push_back({"moe-token-dispatcher", true,
+                 "alltoall|deepep|hybridep: Megatron's --moe-token-dispatcher-type alltoall, or flex with that "
+                 "--moe-flex-dispatcher-backend (default alltoall)"});
     o.push_back({"dp-overlap", false, "overlap the DP gradient reduction with backward"});
     o.push_back({"no-dp-overlap", false, "do not overlap the DP reduction with backward"});
     o.push_back({"tp-overlap", false, "overlap TP collectives with matmuls (needs --sequence-parallel)"});
@@ -171,6 +174,7 @@ template <class Source>
     if (a.has("capacity-factor"))
         p.capacity_factor = require_range("--capacity-factor", a.number("capacity-factor", 1.0), 1e-3, 1e6);
     p.pad_to_capacity = a.flag("pad-to-capacity");
+    if (auto v = a.get("moe-token-dispatcher")) p.dispatcher = parse<moe_token_dispatcher>(*v, "--moe-token-dispatcher");
     if (p.pad_to_capacity && !a.has("capacity-factor"))
         throw input_error("--pad-to-capacity", "given without --capacity-factor", "a --capacity-factor to pad to");
     if (a.has("gradient-bytes")) {

@@ -88,7 +88,7 @@ def main(path):
             "global_batch", "seq", "dtype", "framework", "zero", "recompute", "sequence_parallel",
             "tokens_per_s_per_gpu", "published_tflops_per_gpu", "published_precision", "source", "source_location",
             "recipe", "notes", "not_expressible", "cpu_offloading_num_layers", "grad_reduce_in_fp32",
-            "recompute_modules", "optimizer_state_bytes"]
+            "recompute_modules", "optimizer_state_bytes", "moe_token_dispatcher"]
     out.writerow(cols)
     for r in rows:
         acc = ACC_SHORT[r["gpu"]]
@@ -163,13 +163,18 @@ def main(path):
         # model on that system, carried for every row of it (also where the table's layout differs)
         m = re.search(r"recompute_modules=\[([a-z_,]+)\]", recipe)
         modules = m.group(1) if m else ""
+        # the recipe's MoE dispatcher: moe_flex_dispatcher_backend=hybridep is Megatron-Core's flex
+        # dispatcher with HybridEP; otherwise the recipe keeps Megatron-Bridge's alltoall (written
+        # out for MoE rows, empty for dense ones)
+        m = re.search(r"moe_flex_dispatcher_backend=([a-z]+)", recipe)
+        dispatcher = m.group(1) if m else ("alltoall" if moe else "")
         out.writerow([f"{r['model']} {acc} {gpus} GPUs {r['precision']}" + (f" seq {r['seq_len']}" if llmf else "")
                       + (" ckpt" if llmf and recompute == "full" else ""),
                       family, MODELS[r["model"]], CLUSTERS[r["gpu"]], gpus, tp, pp, cp, ep, etp, vp, emb, loss,
                       r["micro_batch_size"], r["global_batch_size"], r["seq_len"], dt, framework, zero, recompute, sp,
                       r["tokens_per_sec_per_gpu"], r["tflops_per_gpu"], r["precision"], r["source"], r["source_location"],
                       recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload, grad_fp32,
-                      modules, opt_state])
+                      modules, opt_state, dispatcher])
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "../shared/calibration/published_runs.csv")

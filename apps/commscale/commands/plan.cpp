@@ -110,6 +110,8 @@ std::vector<cli::option_spec> plan_options() {
     o.push_back({"top", true, "plans to return (default 10)"});
     o.push_back({"threads", true, "worker threads (default: the machine's cores)"});
     o.push_back({"shard", true, "i/N: search only shard i (0-based) of N; merge with plan-merge"});
+    o.push_back({"moe-token-dispatcher", true,
+                 "alltoall|deepep|hybridep: the MoE dispatcher of every plan with expert parallelism (default alltoall)"});
     o.push_back({"max-micro-batch", true, "largest micro-batch tried (default: any)"});
     o.push_back({"max-virtual-stages", true, "largest V of the interleaved schedule (default: any)"});
     o.push_back({"max-cp", true, "largest context-parallel degree (default: any)"});
@@ -192,6 +194,8 @@ cli::registrar reg_plan{cli::command{
         apply_framework(r.base, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
         if (auto v = a.get("dtype")) r.base.precision = precision_from_name(*v, "--dtype");
         (void)peak_for(acc, r.base.precision, "--dtype");
+        if (auto v = a.get("moe-token-dispatcher"))
+            r.base.dispatcher = parse<moe_token_dispatcher>(*v, "--moe-token-dispatcher");
         if (a.has("compute-efficiency"))
             r.base.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
         r.options = cli::step_opts(a);

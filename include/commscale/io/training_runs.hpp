@@ -28,6 +28,7 @@
 /// | `recompute_modules` | no | Megatron-Core's `--recompute-modules`, comma-separated (core_attn, layernorm, mla_up_proj, mlp, moe, moe_act, shared_experts; default none) |
 /// | `grad_reduce_in_fp32` | no | Megatron-Core's `grad_reduce_in_fp32`, true/false: gradients kept and reduced in fp32 (4 bytes) or in bf16 (2); default the framework's |
 /// | `optimizer_state_bytes` | no | bytes per parameter of the optimizer's own state (plan::optimizer_state_bytes): 12 fp32 main parameters and Adam moments (default), 10 Apex DistributedFusedAdam with 16-bit parameter remainders, 4 bf16 moments without main parameters |
+/// | `moe_token_dispatcher` | no | MoE token dispatcher (plan::dispatcher): alltoall (default; Megatron-Core's `--moe-token-dispatcher-type alltoall`), deepep or hybridep (`--moe-token-dispatcher-type flex` with that `--moe-flex-dispatcher-backend`) |
 /// | `family`, `source`, `source_location`, `recipe`, `notes`, `published_tflops_per_gpu`, `published_precision` | no | text kept with the run as published (`accuracy` groups by `family`); ignored by the fit |
 /// | `not_expressible` | no | why the library cannot express the run today; such a row is kept (its label and measurement are read, nothing else is validated), reported by `accuracy` and skipped by `fit-step` |
 ///
@@ -152,7 +153,7 @@ namespace detail {
                                             "account_for_loss_in_pipeline_split", "family", "source", "source_location",
                                             "recipe", "notes", "not_expressible", "published_tflops_per_gpu",
                                             "published_precision", "cpu_offloading_num_layers", "grad_reduce_in_fp32", "recompute_modules",
-                                            "optimizer_state_bytes"};
+                                            "optimizer_state_bytes", "moe_token_dispatcher"};
     std::vector<std::string> header;
     bool has_tokens = false;  // a tokens_per_s_per_gpu column (changes only the wording of one error)
     std::vector<training_run> runs;
@@ -178,7 +179,7 @@ namespace detail {
                                       "account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split, family, "
                                       "source, source_location, recipe, notes, not_expressible, published_tflops_per_gpu, "
                                       "published_precision, cpu_offloading_num_layers, grad_reduce_in_fp32, recompute_modules, optimizer_state_bytes, "
-                                      "and step_s, tflops_per_gpu "
+                                      "moe_token_dispatcher, and step_s, tflops_per_gpu "
                                       "or tokens_per_s_per_gpu");
             }
             for (const char* req : {"model", "gpus", "tp", "pp", "micro_batch", "global_batch"}) {
@@ -329,6 +330,7 @@ namespace detail {
                                                            plan_limits::optimizer_state_bytes));
         if (const auto v = cell("recompute_modules"))
             p.recompute_modules = recompute_modules_from_names(*v, where + ": column recompute_modules");
+        if (const auto v = cell("moe_token_dispatcher")) p.dispatcher = parse<moe_token_dispatcher>(*v, where + ": column moe_token_dispatcher");
         r.step_s = number("step_s");
         r.tflops_per_gpu = number("tflops_per_gpu");
         r.tokens_per_s_per_gpu = number("tokens_per_s_per_gpu");

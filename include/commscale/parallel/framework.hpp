@@ -65,6 +65,31 @@ static_assert(detail::in_enum_order(attention_kernel_spellings));
 /// @brief "flash" or "unfused".
 [[nodiscard]] constexpr std::string_view attention_kernel_name(attention_kernel k) { return to_string(k); }
 
+/// @brief How an MoE layer sends its tokens to the expert-parallel ranks and back, and which
+/// permutations it runs around that (Megatron-Core `--moe-token-dispatcher-type`, and with `flex`
+/// `--moe-flex-dispatcher-backend`; megatron/core/transformer/moe/token_dispatcher.py).
+/// * `alltoall` (MoEAlltoAllTokenDispatcher): permutes the tokens into one copy per selected
+///   expert, sends them by NCCL all-to-all (payload T k h per rank), sorts the received copies by
+///   local expert when a rank holds more than one (sort_chunks_by_idxs), and undoes both on the way
+///   back; each MoE layer copies its split sizes to the host and synchronizes.
+/// * `deepep` (`flex` with DeepEP, _DeepepManager): the communication kernels send each token once
+///   per destination rank (deepseek-ai/DeepEP README), and the received tokens are permuted by
+///   local expert on the rank.
+/// * `hybridep` (`flex` with HybridEP, _HybridEPManager): one kernel permutes, sends and permutes
+///   again for the experts, and its combine undoes it (DeepEP branch hybrid-ep,
+///   docs/README_Hybrid-EP.md); each token sent once per destination rank.
+/// The flex backends need expert parallelism (EP x expert TP > 1).
+enum class moe_token_dispatcher { alltoall, deepep, hybridep };
+
+/// @brief CLI/JSON spellings of the MoE token dispatchers.
+inline constexpr std::array<name_entry<moe_token_dispatcher>, 3> moe_token_dispatcher_spellings{{
+    {moe_token_dispatcher::alltoall, "alltoall"},
+    {moe_token_dispatcher::deepep, "deepep"},
+    {moe_token_dispatcher::hybridep, "hybridep"},
+}};
+static_assert(detail::in_enum_order(moe_token_dispatcher_spellings));
+[[nodiscard]] constexpr const auto& name_table(moe_token_dispatcher) { return moe_token_dispatcher_spellings; }
+
 /// @brief The defaults one stack applies. Bytes are per gradient element; a bucket of 0 means
 /// "one bucket holding the whole gradient" (a contiguous buffer reduced in one call).
 struct framework_profile {

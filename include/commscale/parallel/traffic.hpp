@@ -179,6 +179,19 @@ namespace detail {
 }
 }  // namespace detail
 
+/// @brief Expected number of the `ep` expert-parallel ranks that one token's `k` experts fall on,
+/// the `experts` split evenly over the ranks and the k drawn uniformly without replacement (the
+/// random routing of Megatron-Core's `--moe-router-force-load-balancing`): ep (1 - C(E - E/ep, k) /
+/// C(E, k)). What a flex dispatcher (DeepEP, HybridEP) sends per token, against the all-to-all
+/// dispatcher's k copies. Models with group-limited routing (DeepSeek-V3's node limit) hit fewer.
+[[nodiscard]] constexpr double expected_destination_ranks(int experts, int k, int ep) {
+    if (ep <= 1 || experts <= 0 || k <= 0) return ep <= 1 ? 1.0 : static_cast<double>(k);
+    const double E = experts, per_rank = static_cast<double>(experts) / ep;
+    double none = 1.0;  // P(no expert of the token on a given rank)
+    for (int i = 0; i < k && i < experts; ++i) none *= std::max(0.0, E - per_rank - i) / (E - i);
+    return ep * (1.0 - none);
+}
+
 /// @brief The traffic of one step of `p` training `m` on nodes of `gpus_per_node` GPUs.
 /// Formulas in the file comment. Assumes a validated plan.
 [[nodiscard]] constexpr step_traffic plan_traffic(const transformer& m, const plan& p, int gpus_per_node) {
@@ -223,6 +236,9 @@ namespace detail {
         t.ep.group = group_placement(p, parallel_dim::ep, gpus_per_node);
         // the all-to-all finishes when the busiest rank has received its tokens: x the effective load
         t.ep.bytes = bytes(k * b * s_local * h * e / p.tp * p.effective_expert_load());
+        // the flex dispatcher sends a token once per destination rank, not once per expert
+        if (p.dispatcher != moe_token_dispatcher::alltoall)
+            t.ep.bytes = t.ep.bytes * (expected_destination_ranks(m.experts, m.experts_per_token, p.ep) / k);
         t.ep.count = mb * layers_stage * m.moe_fraction() * (full ? 6.0 : 4.0);  // MoE layers only
     }
     // Expert tensor parallelism apart from TP: all-gather before, reduce-scatter after the experts

@@ -107,7 +107,7 @@ inline constexpr compute_constants fitted_compute_constants{
     .te_attention_efficiency = 0.4851,
     .memory_efficiency = 0.6907,
     .kernel_overhead_s = 2.166e-06,
-    .moe_launch_overhead_s = 1.52e-05};
+    .moe_launch_overhead_s = 2.39e-05};
 
 namespace detail {
 /// Names the first out-of-range constant of validate(compute_constants) (cold path).
@@ -226,12 +226,14 @@ struct layer_shape {
     bool sequence_parallel = false;
     attention_kernel attention = attention_kernel::flash;
     double expert_load = 1.0;   ///< plan::effective_expert_load()
+    moe_token_dispatcher dispatcher = moe_token_dispatcher::alltoall;
 
     constexpr layer_shape() = default;
     /// @brief The layer's view of `p` (implicit: the layer functions take a plan where they did).
     constexpr layer_shape(const plan& p)  // NOLINT(google-explicit-constructor)
         : tp(p.tp), cp(p.cp), ep(p.ep), etp(p.expert_tp()), micro_batch(p.micro_batch), seq(p.seq),
-          sequence_parallel(p.sequence_parallel), attention(p.attention), expert_load(p.effective_expert_load()) {}
+          sequence_parallel(p.sequence_parallel), attention(p.attention), expert_load(p.effective_expert_load()),
+          dispatcher(p.dispatcher) {}
     [[nodiscard]] constexpr int expert_tp() const { return etp; }
     [[nodiscard]] constexpr double effective_expert_load() const { return expert_load; }
     [[nodiscard]] constexpr bool operator==(const layer_shape&) const = default;
@@ -279,6 +281,30 @@ struct routed_gemms {
 [[nodiscard]] constexpr double routed_copies(const transformer& m, const layer_shape& p) {
     const double T = static_cast<double>(p.micro_batch) * p.seq / p.cp;
     return T * m.experts_per_token * p.effective_expert_load() * (static_cast<double>(p.expert_tp()) / p.tp);
+}
+/// Permutation kernels of the MoE dispatcher per MoE layer, forward (parallel/framework.hpp
+/// moe_token_dispatcher): the all-to-all dispatcher's permutation into expert order and its
+/// unpermutation (moe_utils.permute / unpermute), and with expert parallelism and more than one
+/// local expert the sort of the received copies by local expert and back (sort_chunks_by_idxs);
+/// DeepEP's local permutation and unpermutation; none for HybridEP, whose communication kernels
+/// permute as they send.
+[[nodiscard]] constexpr double permutation_kernels(const transformer& m, const layer_shape& p) {
+    switch (p.dispatcher) {
+        case moe_token_dispatcher::hybridep: return 0.0;
+        case moe_token_dispatcher::deepep: return 2.0;
+        case moe_token_dispatcher::alltoall: break;
+    }
+    return p.ep > 1 && m.experts > p.ep ? 4.0 : 2.0;
+}
+/// HBM bytes of those permutations for `copies` routed token copies of one MoE layer, forward (the
+/// backward runs each in reverse over the same bytes): the permutation reads each of the T tokens
+/// and writes its k copies, the unpermutation reads the copies and writes the probability-weighted
+/// sums, 2 copies h (1 + 1/k) values each way; the sort reads and writes every copy, there and back.
+[[nodiscard]] constexpr double permutation_bytes(const transformer& m, const layer_shape& p, double copies) {
+    const double kernels = permutation_kernels(m, p);
+    if (kernels == 0.0) return 0.0;
+    const double row = copies * m.hidden * 2.0;  // one read or write of every copy in bf16
+    return 2.0 * row * (1.0 + 1.0 / std::max(1, m.experts_per_token)) + (kernels - 2.0) * 2.0 * row;
 }
 [[nodiscard]] constexpr routed_gemms routed_expert_gemms(const transformer& m, const layer_shape& p, const compute_params& c) {
     const double h = m.hidden, fe = m.expert_width(), gate = m.gated_mlp ? 2.0 : 1.0;
@@ -340,21 +366,24 @@ struct layer_kernels {
 namespace detail {
 /// Kernels of one layer, as Megatron-Core with Transformer Engine launches them: forward, each GEMM
 /// (`gemms`, counted by the layer), the attention kernel, two norms, two fused bias-dropout-residual
-/// adds, the activation, the rotary embedding where the model has one, the MoE router, permutation
-/// and unpermutation and the top-k (4, MoE layers only), and with FP8/MXFP8/NVFP4 one quantization
+/// adds, the activation, the rotary embedding where the model has one, the MoE router, the top-k
+/// and the dispatcher's `permutations` (MoE layers only), and with FP8/MXFP8/NVFP4 one quantization
 /// per GEMM input; backward, two GEMMs per GEMM, the attention backward and its preprocessing (2),
 /// twice the element-wise kernels and the quantization of each output gradient. Of these, the MoE
 /// experts' kernels (compute_constants::moe_launch_overhead_s): forward, one GEMM per local expert
-/// for FC1 and FC2 (each with its input's quantization in low precision), the activation,
-/// permutation and unpermutation; backward twice as many (dgrad and wgrad per GEMM).
-[[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, bool quantized, int ep = 1) {
+/// for FC1 and FC2 (each with its input's quantization in low precision), the activation, and the
+/// dispatcher's `permutations` kernels (permutation_kernels); backward twice as many (dgrad and
+/// wgrad per GEMM).
+[[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, bool quantized, int ep = 1,
+                                                          double permutations = 2.0) {
     const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 1.0;
-    const double elementwise = 2.0 + 2.0 + 1.0 + rotary + (m.experts > 1 ? 4.0 * m.moe_fraction() : 0.0);
+    const double elementwise = 2.0 + 2.0 + 1.0 + rotary + (m.experts > 1 ? (2.0 + permutations) * m.moe_fraction() : 0.0);
     const double quantize = quantized ? gemms : 0.0;
     // the MoE layer's forward after the sync: one GEMM per local expert for FC1 and FC2 (each with
-    // its input's quantization in low precision), the activation, permutation and unpermutation
+    // its input's quantization in low precision), the activation, the dispatcher's permutations
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
-    const double moe_forward = m.experts > 1 ? m.moe_fraction() * (2.0 * local * (quantized ? 2.0 : 1.0) + 3.0) : 0.0;
+    const double moe_forward =
+        m.experts > 1 ? m.moe_fraction() * (2.0 * local * (quantized ? 2.0 : 1.0) + 1.0 + permutations) : 0.0;
     return {gemms + 1.0 + elementwise + quantize, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize, moe_forward,
             2.0 * moe_forward};
 }
@@ -369,13 +398,13 @@ namespace detail {
 /// kernels from `_chunk_scan_bwd_dz` to `_chunk_cumsum_bwd`, the reverse cumsum as three PyTorch
 /// ops); GEMMs, quantization and the MoE experts' launch-bound kernels as in count_layer_kernels.
 [[nodiscard, gnu::cold]] constexpr layer_kernels count_hybrid_layer_kernels(const transformer& m, double gemms, bool quantized,
-                                                                            int ep = 1) {
+                                                                            int ep = 1, double permutations = 2.0) {
     const double att = m.attention_fraction(), mamba = m.mamba_fraction(), moe = m.is_moe() ? m.moe_fraction() : 0.0;
     const double mlp = m.dense_mlp_fraction() + moe;
-    const double elementwise = 2.0 + mlp + 4.0 * moe + mamba;
+    const double elementwise = 2.0 + mlp + (2.0 + permutations) * moe + mamba;
     const double quantize = quantized ? gemms : 0.0;
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
-    const double moe_forward = moe > 0.0 ? moe * (2.0 * local * (quantized ? 2.0 : 1.0) + 3.0) : 0.0;
+    const double moe_forward = moe > 0.0 ? moe * (2.0 * local * (quantized ? 2.0 : 1.0) + 1.0 + permutations) : 0.0;
     return {gemms + att + 6.0 * mamba + elementwise + quantize, 2.0 * gemms + 2.0 * att + 19.0 * mamba + 2.0 * elementwise + quantize,
             moe_forward, 2.0 * moe_forward};
 }
@@ -493,13 +522,14 @@ namespace detail {
     double bytes_fwd = 2.0 * T * (replicated + act + mixer);
     if (c.gemm_input_bytes < 2.0)
         bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (att * (h + q / t) + mamba * (h + d_in / t) + (dense + moe) * h + f_token / t);
-    bytes_fwd += moe_copies * 2.0 * (2.0 * h * 2.0);
+    const double permute = permutation_bytes(m, p, moe_copies);
     if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * (2.0 + c.gemm_input_bytes) * h;
-    // backward: twice the forward traffic, and the conv1d recomputed (read and write its channels)
+    // backward: twice the forward traffic (the permutations once), and the conv1d recomputed (read
+    // and write its channels)
     const double conv_recompute = 2.0 * T * mamba * 2.0 * m.mamba_conv_channels() / t;
-    r.elementwise_fwd = seconds(memory_seconds(bytes_fwd, c));
-    r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + conv_recompute, c));
-    const layer_kernels n = count_hybrid_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep);
+    r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute, c));
+    r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute, c));
+    const layer_kernels n = count_hybrid_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep, permutation_kernels(m, p));
     r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + c.moe_launch_overhead_s * n.moe_forward);
     r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
     return r;
@@ -621,17 +651,16 @@ namespace detail {
                                        : 2.0 * (q + kv) / t;
     double bytes_fwd = 2.0 * T * (replicated + act + rotary);
     if (c.gemm_input_bytes < 2.0) bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (h + q / t + h + f_token / t);
-    // MoE token permutation and unpermutation (Megatron-Core moe_utils.permute / unpermute: a gather
-    // of the routed copies into expert order and the probability-weighted scatter-add back), each
-    // reading and writing every routed copy of h values; in low precision the experts' FC1 input
-    // is quantized per routed copy after the permutation (the FC2 input, k expert widths per
-    // token, is in the casts above)
-    bytes_fwd += moe_copies * 2.0 * (2.0 * h * 2.0);
+    // MoE token permutations as the dispatcher runs them (detail::permutation_bytes), the backward
+    // over the same bytes; in low precision the experts' FC1 input is quantized per routed copy
+    // after the permutation (the FC2 input, k expert widths per token, is in the casts above)
+    const double permute = detail::permutation_bytes(m, p, moe_copies);
     if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * (2.0 + c.gemm_input_bytes) * h;
-    r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd, c));
-    r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd, c));
+    r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute, c));
+    r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
-    const layer_kernels n = detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep);
+    const layer_kernels n = detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep,
+                                                            detail::permutation_kernels(m, p));
     r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + c.moe_launch_overhead_s * n.moe_forward);
     r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
     return r;
