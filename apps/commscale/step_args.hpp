@@ -69,7 +69,7 @@ inline std::vector<option_spec> step_options_spec(bool scale) {
     o.push_back({"pad-to-capacity", false, "pad every expert's input to the capacity (needs --capacity-factor)"});
     o.push_back({"moe-token-dispatcher", true,
                  "alltoall|deepep|hybridep: Megatron's --moe-token-dispatcher-type alltoall, or flex with that "
-                 "--moe-flex-dispatcher-backend (default alltoall)"});
+                 "--moe-flex-dispatcher-backend (default: the framework's, hybridep for megatron-core)"});
     o.push_back({"dp-overlap", false, "overlap the DP gradient reduction with backward"});
     o.push_back({"no-dp-overlap", false, "do not overlap the DP reduction with backward"});
     o.push_back({"tp-overlap", false, "overlap TP collectives with matmuls (needs --sequence-parallel)"});
@@ -401,6 +401,7 @@ inline constexpr auto step_label_columns = [] {
         c{"plan.dtype", [](x_t x) { return std::string_view(dtype_name(x.plan.precision)); }},
         c{"plan.framework", [](x_t x) { return std::string_view(framework_name(x.plan.stack)); }},
         c{"plan.attention", [](x_t x) { return std::string_view(attention_kernel_name(x.plan.attention)); }},
+        c{"plan.moe_token_dispatcher", [](x_t x) { return to_string(x.plan.dispatcher); }},
     };
 }();
 

@@ -507,7 +507,7 @@ def steps(model=None, cluster=None, *, threads=None, arrays=None, **columns):
     ``memory_breakdown_GiB.weights``, ``layer_s.gemm_fwd``, ``plan.dp``, ``plan.global_batch``,
     ...), its names and verdict words (model, cluster, accelerator, bottleneck,
     bottleneck_detail, plan.recompute, plan.schedule, plan.dtype, plan.framework,
-    plan.attention), and ``error``: None, or the CLI's message for a row that is not valid (its
+    plan.attention, plan.moe_token_dispatcher), and ``error``: None, or the CLI's message for a row that is not valid (its
     numbers NaN, or None in lists; integer columns then float, boolean columns objects). Where a
     keyword is also a key (nodes, gpus), the column is the key's. ``pandas.DataFrame(cs.steps(...))``."""
     _check_grid_keywords("steps", columns)

@@ -89,6 +89,7 @@ class PlanResult(TypedDict, total=False):
     account_for_loss_in_pipeline_split: bool  # only when set
     cpu_offloading_num_layers: int  # only when > 0
     recompute_modules: str  # only when any (Megatron-Core's names, comma-separated)
+    moe_token_dispatcher: str  # alltoall, deepep or hybridep
 
 class StepResult(TypedDict):
     """`step --json` (docs/CLI.md "Training step"): times in s, memory in GiB, rates in TFLOP/s and Gbps."""
@@ -180,7 +181,8 @@ StepColumns = TypedDict("StepColumns", {
     "plan.reduce_every_micro_batch": _Column, "plan.expert_load": _Column, "plan.capacity_factor": _Column,
     "plan.pad_to_capacity": _Column, "model": _Column, "cluster": _Column, "accelerator": _Column,
     "bottleneck": _Column, "bottleneck_detail": _Column, "plan.recompute": _Column, "plan.schedule": _Column,
-    "plan.dtype": _Column, "plan.framework": _Column, "plan.attention": _Column, "error": _Column,
+    "plan.dtype": _Column, "plan.framework": _Column, "plan.attention": _Column,
+    "plan.moe_token_dispatcher": _Column, "error": _Column,
 }, total=False)
 
 # cs.collectives' columns: the keywords given, `size` (the sizes as given), the numbers and texts of

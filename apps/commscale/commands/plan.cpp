@@ -111,7 +111,7 @@ std::vector<cli::option_spec> plan_options() {
     o.push_back({"threads", true, "worker threads (default: the machine's cores)"});
     o.push_back({"shard", true, "i/N: search only shard i (0-based) of N; merge with plan-merge"});
     o.push_back({"moe-token-dispatcher", true,
-                 "alltoall|deepep|hybridep: the MoE dispatcher of every plan with expert parallelism (default alltoall)"});
+                 "alltoall|deepep|hybridep: the MoE dispatcher of every plan (default: the framework's, hybridep for megatron-core)"});
     o.push_back({"max-micro-batch", true, "largest micro-batch tried (default: any)"});
     o.push_back({"max-virtual-stages", true, "largest V of the interleaved schedule (default: any)"});
     o.push_back({"max-cp", true, "largest context-parallel degree (default: any)"});

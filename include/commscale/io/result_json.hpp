@@ -35,8 +35,8 @@
 ///   account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split: true only when
 ///   set (Megatron-Core's flags; absent reads as false, so plans without them keep their JSON);
 ///   cpu_offloading_num_layers only when > 0 (absent reads as 0); recompute_modules (Megatron-Core's
-///   names, comma-separated) only when any; moe_token_dispatcher (alltoall, deepep, hybridep) only
-///   when not alltoall (absent reads as alltoall).
+///   names, comma-separated) only when any; moe_token_dispatcher (alltoall, deepep, hybridep; absent
+///   reads as the framework's).
 /// * planned: {tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, virtual_stages,
 ///   sequence_parallel, step_s, mfu, memory_per_gpu_GiB, memory_per_gpu_bytes,
 ///   memory_headroom_GiB, bottleneck, micro_batches, breakdown: {step_breakdown}} (+ the two
@@ -471,7 +471,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     if (p.account_for_loss_in_pipeline_split) put("account_for_loss_in_pipeline_split", true);
     if (p.cpu_offloading_num_layers > 0) put("cpu_offloading_num_layers", p.cpu_offloading_num_layers);
     if (p.recompute_modules != 0) put("recompute_modules", recompute_modules_names(p.recompute_modules));
-    if (p.dispatcher != moe_token_dispatcher::alltoall) put("moe_token_dispatcher", std::string(to_string(p.dispatcher)));
+    put("moe_token_dispatcher", std::string(to_string(p.dispatcher)));
     return j;
 }
 
@@ -543,8 +543,10 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
         static_cast<int>(r.integer_or("cpu_offloading_num_layers", 0, 0, plan_limits::stage_layers));
     if (r.has("recompute_modules"))
         p.recompute_modules = recompute_modules_from_names(r.string("recompute_modules"), r.field("recompute_modules"));
-    if (r.has("moe_token_dispatcher"))
-        p.dispatcher = parse<moe_token_dispatcher>(r.string("moe_token_dispatcher"), r.field("moe_token_dispatcher"));
+    // absent in files of earlier versions: the framework's
+    p.dispatcher = r.has("moe_token_dispatcher")
+                       ? parse<moe_token_dispatcher>(r.string("moe_token_dispatcher"), r.field("moe_token_dispatcher"))
+                       : profile_of(p.stack).dispatcher;
 
     // stage_layers: pp counts; back to first/last_stage_layers (0 where the even split gives them)
     const nlohmann::json& sl = r.array("stage_layers");

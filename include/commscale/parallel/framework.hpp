@@ -78,7 +78,8 @@ static_assert(detail::in_enum_order(attention_kernel_spellings));
 /// * `hybridep` (`flex` with HybridEP, _HybridEPManager): one kernel permutes, sends and permutes
 ///   again for the experts, and its combine undoes it (DeepEP branch hybrid-ep,
 ///   docs/README_Hybrid-EP.md); each token sent once per destination rank.
-/// The flex backends need expert parallelism (EP x expert TP > 1).
+/// The flex backends need expert parallelism (EP x expert TP > 1); a layer without it has no
+/// dispatch and runs the all-to-all dispatcher's local permutations (layer_shape).
 enum class moe_token_dispatcher { alltoall, deepep, hybridep };
 
 /// @brief CLI/JSON spellings of the MoE token dispatchers.
@@ -104,6 +105,7 @@ struct framework_profile {
     bool overlap_pp = true;              ///< steady-state pipeline send/recv overlapped with compute
     attention_kernel attention = attention_kernel::flash;
     bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (no accumulation window)
+    moe_token_dispatcher dispatcher = moe_token_dispatcher::hybridep;  ///< how MoE tokens reach their experts
     std::string_view source;             ///< where the defaults come from
 };
 
@@ -114,7 +116,12 @@ struct framework_profile {
 ///   (megatron/core/distributed/distributed_data_parallel.py, `bucket_size`); gradients reduced
 ///   in fp32 for bf16 training (megatron/training/arguments.py: bf16 forces
 ///   `accumulate_allreduce_grads_in_fp32`); `overlap_p2p_comm` on (arguments.py
-///   `--no-overlap-p2p-communication` turns it off); Transformer Engine fused attention.
+///   `--no-overlap-p2p-communication` turns it off); Transformer Engine fused attention; the flex
+///   MoE dispatcher with HybridEP, as NVIDIA's performance recipes run their MoE models on every
+///   system they list (Megatron-Bridge src/megatron/bridge/perf_recipes: DeepSeek-V3/V4, Kimi K2,
+///   Qwen3 MoE, GPT-OSS through gpt_oss/common.py, Nemotron-H; `moe_token_dispatcher_type = "flex"`,
+///   `moe_flex_dispatcher_backend = "hybridep"`), not Megatron-Core's library default (allgather).
+///   The other stacks send MoE tokens by all-to-all (DeepSpeed-MoE, torchtitan).
 /// * megatron-lm (2021-2022, Narayanan et al. 2021; Korthikanti et al. 2022): no optimizer
 ///   sharding; gradients in one contiguous fp32 buffer all-reduced after the backward pass
 ///   (megatron/model/distributed.py `allreduce_gradients`, called after the pipeline schedule);
@@ -151,6 +158,7 @@ struct framework_profile {
             p.overlap_tp = false;
             p.overlap_pp = false;
             p.attention = attention_kernel::unfused;
+            p.dispatcher = moe_token_dispatcher::alltoall;
             p.source = "Narayanan et al. 2021; Megatron-LM 2021-2022 megatron/model/distributed.py, p2p_communication.py";
             break;
         case framework::megatron_deepspeed:
@@ -162,6 +170,7 @@ struct framework_profile {
             p.overlap_tp = false;
             p.overlap_pp = false;
             p.attention = attention_kernel::unfused;
+            p.dispatcher = moe_token_dispatcher::alltoall;
             p.source = "DeepSpeed deepspeed/runtime/pipe/schedule.py, deepspeed/runtime/zero/config.py; Smith et al. 2022";
             break;
         case framework::deepspeed:
@@ -172,6 +181,7 @@ struct framework_profile {
             p.overlap_tp = false;
             p.overlap_pp = false;
             p.reduce_every_micro_batch = true;
+            p.dispatcher = moe_token_dispatcher::alltoall;
             p.source = "DeepSpeed deepspeed/runtime/zero/config.py (stage 3, overlap_comm, reduce_bucket_size)";
             break;
         case framework::fsdp:
@@ -181,6 +191,7 @@ struct framework_profile {
             p.overlap_tp = false;
             p.overlap_pp = false;
             p.reduce_every_micro_batch = true;
+            p.dispatcher = moe_token_dispatcher::alltoall;
             p.source = "PyTorch FSDP (Zhao et al. 2023); torchtitan defaults (mixed_precision_reduce float32)";
             break;
     }

@@ -216,11 +216,13 @@ struct plan {
     /// With a capacity factor, pad every expert's input to capacity (Megatron-Core
     /// `--moe-pad-expert-input-to-capacity`): fixed shapes, the capacity's work on every rank.
     bool pad_to_capacity = false;
-    /// MoE token dispatcher (parallel/framework.hpp moe_token_dispatcher): `alltoall` sends a
-    /// token once per selected expert and permutes it around the all-to-all in separate kernels;
-    /// `deepep` and `hybridep` (Megatron-Core's flex dispatcher) send it once per destination
-    /// rank, HybridEP with the permutations fused into its communication kernels.
-    moe_token_dispatcher dispatcher = moe_token_dispatcher::alltoall;
+    /// MoE token dispatcher (parallel/framework.hpp moe_token_dispatcher; default the
+    /// megatron-core profile's, HybridEP): `alltoall` sends a token once per selected expert and
+    /// permutes it around the all-to-all in separate kernels; `deepep` and `hybridep` (Megatron-Core's
+    /// flex dispatcher) send it once per destination rank, HybridEP with the permutations fused into
+    /// its communication kernels. Without expert parallelism (ep x etp = 1) the layer runs the
+    /// all-to-all dispatcher's local permutations whatever this says.
+    moe_token_dispatcher dispatcher = moe_token_dispatcher::hybridep;
 
     /// @brief Load of the busiest EP rank relative to a balanced one, after dropping or padding:
     /// dropless `expert_load`; dropping min(expert_load, capacity_factor); padded capacity_factor.
@@ -460,6 +462,7 @@ constexpr void apply_framework(plan& p, framework f) {
     p.overlap.pp = fp.overlap_pp;
     p.attention = fp.attention;
     p.reduce_every_micro_batch = fp.reduce_every_micro_batch;
+    p.dispatcher = fp.dispatcher;
 }
 
 namespace detail {
@@ -607,9 +610,6 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
                               : "at least 2 x pp (" + std::to_string(2 * p.pp) + ") micro-batches" +
                                     (p.schedule == pipeline_schedule::dualpipe ? ", an even number," : "") + " for " +
                                     std::string(schedule_name(p.schedule)));
-    if (p.dispatcher != moe_token_dispatcher::alltoall && m.is_moe() && static_cast<long long>(p.ep) * p.expert_tp() < 2)
-        throw input_error("plan.moe_token_dispatcher", std::string(to_string(p.dispatcher)) + " with ep x etp = 1",
-                          "alltoall, or deepep/hybridep with expert parallelism (ep x etp > 1: Megatron-Core's flex dispatcher requires it)");
     if (p.ep != 1 && m.experts % p.ep != 0)
         throw input_error("plan.ep", std::to_string(p.ep), "a divisor of the experts (" + std::to_string(m.experts) + ")");
     if (p.ep != 1 || p.etp != 0) {  // (ep 1 with etp = tp holds for every plan: no divisions)

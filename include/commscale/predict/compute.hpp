@@ -226,6 +226,8 @@ struct layer_shape {
     bool sequence_parallel = false;
     attention_kernel attention = attention_kernel::flash;
     double expert_load = 1.0;   ///< plan::effective_expert_load()
+    /// plan::dispatcher with expert parallelism; without it (ep x etp = 1) no dispatch, the
+    /// all-to-all dispatcher's local permutations
     moe_token_dispatcher dispatcher = moe_token_dispatcher::alltoall;
 
     constexpr layer_shape() = default;
@@ -233,7 +235,7 @@ struct layer_shape {
     constexpr layer_shape(const plan& p)  // NOLINT(google-explicit-constructor)
         : tp(p.tp), cp(p.cp), ep(p.ep), etp(p.expert_tp()), micro_batch(p.micro_batch), seq(p.seq),
           sequence_parallel(p.sequence_parallel), attention(p.attention), expert_load(p.effective_expert_load()),
-          dispatcher(p.dispatcher) {}
+          dispatcher(static_cast<long long>(p.ep) * p.expert_tp() > 1 ? p.dispatcher : moe_token_dispatcher::alltoall) {}
     [[nodiscard]] constexpr int expert_tp() const { return etp; }
     [[nodiscard]] constexpr double effective_expert_load() const { return expert_load; }
     [[nodiscard]] constexpr bool operator==(const layer_shape&) const = default;

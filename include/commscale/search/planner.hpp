@@ -527,9 +527,6 @@ template <class Pricer>
                     p.cp = s.cp;
                     p.ep = s.ep;
                     p.etp = s.etp;
-                    // a flex dispatcher needs expert parallelism; without it the layer runs alltoall's path
-                    p.dispatcher = static_cast<long long>(s.ep) * (s.etp > 0 ? s.etp : s.tp) > 1 ? r.base.dispatcher
-                                                                                                 : moe_token_dispatcher::alltoall;
                     p.zero = s.zero;
                     p.recompute_mode = s.rc;
                     p.schedule = s.sched;

@@ -1,6 +1,6 @@
 // The MoE token dispatcher (plan::dispatcher; Megatron-Core --moe-token-dispatcher-type alltoall,
 // or flex with --moe-flex-dispatcher-backend deepep / hybridep): the bytes each one sends, the
-// permutations each one runs, the error for a flex dispatcher without expert parallelism, and the
+// permutations each one runs, no dispatch without expert parallelism, the stacks' defaults, and the
 // difference between the all-to-all dispatcher and HybridEP against Megatron-LM's single-MoE-layer
 // benchmark.
 #include "catch_shim.hpp"
@@ -62,6 +62,7 @@ TEST_CASE("expected destination ranks: ep (1 - C(E - E/ep, k) / C(E, k)), worked
 TEST_CASE("the flex dispatchers send a token once per destination rank, the all-to-all one once per expert") {
     const transformer& m = models::deepseek_v3;
     plan p{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .etp = 1, .micro_batch = 1, .global_batch = 8, .seq = 4096};
+    p.dispatcher = moe_token_dispatcher::alltoall;
     const step_traffic a2a = plan_traffic(m, p, 8);
     p.dispatcher = moe_token_dispatcher::hybridep;
     const step_traffic hybrid = plan_traffic(m, p, 8);
@@ -80,6 +81,7 @@ TEST_CASE("the dispatcher's permutations: two passes for all-to-all (with the so
     const accelerator acc = *find_accelerator("h100-sxm");
     const compute_params c = compute_params_for(acc, dtype::bf16);
     plan p{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .etp = 1, .micro_batch = 1, .global_batch = 8, .seq = 4096};
+    p.dispatcher = moe_token_dispatcher::alltoall;
     const layer_time a2a = layer_compute_time(m, p, c);
     p.dispatcher = moe_token_dispatcher::deepep;
     const layer_time deep = layer_compute_time(m, p, c);
@@ -116,6 +118,7 @@ TEST_CASE("all-to-all against HybridEP on 8 H100: Megatron-LM's single-MoE-layer
     const transformer m = deepseek_like_layer();
     cluster c = cluster_by_name("dgx-h100");
     plan p{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .etp = 1, .micro_batch = 1, .global_batch = 8, .seq = 4096};
+    p.dispatcher = moe_token_dispatcher::alltoall;
     const step_breakdown a2a = predict_step(m, c, p);
     p.dispatcher = moe_token_dispatcher::hybridep;
     const step_breakdown hybrid = predict_step(m, c, p);
@@ -128,6 +131,7 @@ TEST_CASE("all-to-all against HybridEP on 8 H100: Megatron-LM's single-MoE-layer
     transformer mix = models::mixtral_8x7b;
     mix.layers = 1;
     plan q{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .etp = 1, .micro_batch = 1, .global_batch = 8, .seq = 4096};
+    q.dispatcher = moe_token_dispatcher::alltoall;
     const step_breakdown mix_a2a = predict_step(mix, c, q);
     q.dispatcher = moe_token_dispatcher::hybridep;
     const step_breakdown mix_hybrid = predict_step(mix, c, q);
@@ -137,24 +141,31 @@ TEST_CASE("all-to-all against HybridEP on 8 H100: Megatron-LM's single-MoE-layer
     CHECK(mix_excess < 0.5e-3);
 }
 
-TEST_CASE("a flex dispatcher without expert parallelism is refused, naming the field and what is accepted") {
-    const transformer& m = models::deepseek_v3;
-    cluster c = cluster_by_name("dgx-h100");
-    plan p{.tp = 8, .pp = 1, .dp = 1, .ep = 1, .micro_batch = 1, .global_batch = 1, .seq = 4096};
-    p.etp = 1;
+TEST_CASE("without expert parallelism there is no dispatch: the local permutations whatever the dispatcher") {
+    const transformer m = deepseek_like_layer();
+    const accelerator acc = *find_accelerator("h100-sxm");
+    const compute_params c = compute_params_for(acc, dtype::bf16);
+    plan p{.tp = 1, .pp = 1, .dp = 8, .ep = 1, .etp = 1, .micro_batch = 1, .global_batch = 8, .seq = 4096};
     p.dispatcher = moe_token_dispatcher::hybridep;
-    try {
-        validate(p, m, c);
-        FAIL("expected an input_error");
-    } catch (const input_error& e) {
-        CHECK(e.field() == "plan.moe_token_dispatcher");
-        CHECK_THAT(std::string(e.what()), Contains("hybridep with ep x etp = 1"));
-        CHECK_THAT(std::string(e.what()), Contains("alltoall, or deepep/hybridep with expert parallelism"));
+    const layer_time hybrid = layer_compute_time(m, p, c);
+    p.dispatcher = moe_token_dispatcher::alltoall;
+    const layer_time a2a = layer_compute_time(m, p, c);
+    CHECK(in_seconds(hybrid.elementwise_fwd) == in_seconds(a2a.elementwise_fwd));
+    CHECK(in_seconds(hybrid.overhead_fwd) == in_seconds(a2a.overhead_fwd));
+    cluster cl = cluster_by_name("dgx-h100");
+    p.dispatcher = moe_token_dispatcher::hybridep;
+    CHECK_NOTHROW(validate(p, m, cl));
+}
+
+TEST_CASE("the stacks' dispatchers: HybridEP for megatron-core (the performance recipes), all-to-all elsewhere") {
+    plan p;
+    CHECK(p.dispatcher == moe_token_dispatcher::hybridep);  // the default plan is the megatron-core profile
+    for (const framework f : {framework::megatron_lm, framework::megatron_deepspeed, framework::deepspeed, framework::fsdp}) {
+        apply_framework(p, f);
+        CHECK(p.dispatcher == moe_token_dispatcher::alltoall);
     }
-    // a dense model ignores it
-    plan d{.tp = 8, .pp = 1, .dp = 1, .micro_batch = 1, .global_batch = 1, .seq = 4096};
-    d.dispatcher = moe_token_dispatcher::hybridep;
-    CHECK_NOTHROW(validate(d, models::llama3_8b, c));
+    apply_framework(p, framework::megatron_core);
+    CHECK(p.dispatcher == moe_token_dispatcher::hybridep);
 }
 
 TEST_CASE("moe_token_dispatcher in the runs CSV and the plan JSON, unknown names listed") {
@@ -165,7 +176,11 @@ TEST_CASE("moe_token_dispatcher in the runs CSV and the plan JSON, unknown names
     const auto runs = io::parse_training_runs(csv, "runs.csv");
     REQUIRE(runs.size() == 2);
     CHECK(runs[0].p.dispatcher == moe_token_dispatcher::hybridep);
-    CHECK(runs[1].p.dispatcher == moe_token_dispatcher::alltoall);
+    CHECK(runs[1].p.dispatcher == moe_token_dispatcher::hybridep);  // empty: the framework's
+    const auto fsdp = io::parse_training_runs("model,gpus,tp,pp,ep,etp,micro_batch,global_batch,seq,framework,step_s\n"
+                                              "deepseek-v3,256,1,8,32,1,1,4096,4096,fsdp,1\n",
+                                              "runs.csv");
+    CHECK(fsdp[0].p.dispatcher == moe_token_dispatcher::alltoall);
     try {
         (void)io::parse_training_runs("model,gpus,tp,pp,micro_batch,global_batch,moe_token_dispatcher,step_s\n"
                                   "deepseek-v3,8,1,1,1,8,flex,1\n",
@@ -176,39 +191,33 @@ TEST_CASE("moe_token_dispatcher in the runs CSV and the plan JSON, unknown names
         CHECK_THAT(std::string(e.what()), Contains("alltoall"));
         CHECK_THAT(std::string(e.what()), Contains("hybridep"));
     }
-    // the plan JSON carries it only when not alltoall, and reads it back
+    // the plan JSON carries it and reads it back; a file without it reads the framework's
     plan p{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .etp = 1, .micro_batch = 1, .global_batch = 8, .seq = 4096};
-    CHECK_FALSE(io::plan_to_json(p, 61).contains("moe_token_dispatcher"));
     p.dispatcher = moe_token_dispatcher::deepep;
-    const nlohmann::json j = io::plan_to_json(p, 61);
+    nlohmann::json j = io::plan_to_json(p, 61);
     CHECK(j.at("moe_token_dispatcher") == "deepep");
     CHECK(io::plan_from_json(j).dispatcher == moe_token_dispatcher::deepep);
+    j.erase("moe_token_dispatcher");
+    CHECK(io::plan_from_json(j).dispatcher == moe_token_dispatcher::hybridep);
+    j["framework"] = "deepspeed";
+    CHECK(io::plan_from_json(j).dispatcher == moe_token_dispatcher::alltoall);
 }
 
-TEST_CASE("plan: the request's dispatcher on every plan with expert parallelism, alltoall's path without it") {
+TEST_CASE("plan: every plan carries the request's dispatcher") {
     const transformer& m = models::mixtral_8x7b;
     cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 4;
     const accelerator acc = *find_accelerator("h100-sxm");
     search_request r;
     r.global_batch = 64;
     r.seq = 4096;
-    r.top_k = 20000;  // every feasible plan
+    r.top_k = 50;
     r.max_micro_batch = 1;
     r.try_zero_bubble = false;
     r.try_pipeline_split = false;
     r.base.precision = dtype::bf16;
-    r.base.dispatcher = moe_token_dispatcher::hybridep;
-    c.nodes = 4;
+    r.base.dispatcher = moe_token_dispatcher::deepep;
     const search_result res = search_plans(m, c, acc, r);
-    INFO("evaluated " << res.evaluated << ", feasible " << res.feasible << ", rejected " << res.rejected);
     REQUIRE_FALSE(res.top.empty());
-    bool with_ep = false, without = false;
-    for (const auto& x : res.top) {
-        const bool expert_parallel = static_cast<long long>(x.p.ep) * x.p.expert_tp() > 1;
-        CHECK(x.p.dispatcher == (expert_parallel ? moe_token_dispatcher::hybridep : moe_token_dispatcher::alltoall));
-        with_ep = with_ep || expert_parallel;
-        without = without || !expert_parallel;
-    }
-    CHECK(with_ep);
-    CHECK(without);
+    for (const auto& x : res.top) CHECK(x.p.dispatcher == moe_token_dispatcher::deepep);
 }
