@@ -24,7 +24,7 @@
 /// overlapped communication, `overlap_compute_slowdown`) is fitted with three or more runs whose
 /// share of that slowdown in the step spans at least 0.02 (runs that hide very different amounts of
 /// communication: DP/ZeRO traffic at different scales, TP overlap on and off) and that determine it
-/// better than the prior does (step_fit_overlap_identified); otherwise kept at 1. `kernel_overhead`
+/// better than the prior does (step_fit_identified); otherwise kept at 1. `kernel_overhead`
 /// (the scale on the per-kernel overheads, compute_constants::kernel_overhead_s and
 /// moe_launch_overhead_s: CUDA graphs hide launches, a slower host adds to them) likewise with
 /// three or more runs whose overhead share of the layer time spans at least 0.05 (small and large
@@ -67,7 +67,7 @@ inline constexpr double step_fit_overlap_spread = 0.02;
 inline constexpr double step_fit_overhead_spread = 0.05;
 /// @brief overlap_slowdown and kernel_overhead are reported fitted only when their posterior log-σ is below this fraction
 /// of the prior's (the runs carry at least as much information about it as the prior: 1/√2).
-inline constexpr double step_fit_overlap_identified = 0.7071067811865476;
+inline constexpr double step_fit_identified = 0.7071067811865476;
 
 /// @brief One fitted scale with its one-sigma uncertainty.
 struct fitted_scale {
@@ -242,11 +242,11 @@ struct fit_core {
     for (const auto& pr : prepared) all.push_back(&pr);
     detail::fit_core core = detail::fit_scales(all, free, o);
     // overlap_slowdown and kernel_overhead only where the runs, not the prior, determine them
-    // (posterior log-σ under step_fit_overlap_identified x the prior's): each is a few percent of a
+    // (posterior log-σ under step_fit_identified x the prior's): each is a few percent of a
     // step at most on most runs
     bool dropped = false;
     for (std::size_t j : {std::size_t{2}, std::size_t{3}})
-        if (free[j] && core.sd[j] > step_fit_overlap_identified * step_fit_prior_sigma * core.value[j]) {
+        if (free[j] && core.sd[j] > step_fit_identified * step_fit_prior_sigma * core.value[j]) {
             free[j] = false;
             dropped = true;
         }

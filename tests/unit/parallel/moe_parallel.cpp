@@ -4,6 +4,7 @@
 // validation, the EP group's placement and the links its all-to-all uses, the expert weights'
 // memory, the expert-DP gradient reduction, and the expert GEMMs under expert TP.
 #include "catch_shim.hpp"
+#include "plan_fixtures.hpp"
 
 #include <cmath>
 #include <string>
@@ -20,21 +21,8 @@ using namespace commscale;
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
 
-namespace {
-cluster h100_nodes(int nodes) {
-    cluster c = cluster_by_name("dgx-h100");
-    c.nodes = nodes;
-    return c;
-}
-std::string error_of(const plan& p, const transformer& m, const cluster& c) {
-    try {
-        validate(p, m, c);
-    } catch (const input_error& e) {
-        return e.field() + " | " + e.what();
-    }
-    return "no error";
-}
-}  // namespace
+using plan_test::error_of;
+using plan_test::h100_nodes;
 
 TEST_CASE("EP carved out of DP x CP: cp 2 x dp 4 takes ep 8, an ep not dividing dp x cp is refused") {
     const cluster c = h100_nodes(1);

@@ -3,6 +3,7 @@
 // all-to-all (megatron/core/ssm/mamba_context_parallel.py), one TP collective pair per layer (each
 // layer one block), the ring only on the attention layers; the planner keeps to the same rules.
 #include "catch_shim.hpp"
+#include "plan_fixtures.hpp"
 
 #include <string>
 
@@ -15,27 +16,12 @@
 using namespace commscale;
 using Catch::Matchers::Contains;
 
-namespace {
-cluster h100s(int nodes) {
-    cluster c = cluster_by_name("dgx-h100");
-    c.nodes = nodes;
-    return c;
-}
-std::string plan_error(const plan& p, const transformer& m, const cluster& c) {
-    try {
-        validate(p, m, c);
-    } catch (const input_error& e) {
-        return e.field() + " | " + e.what();
-    }
-    return "no error";
-}
-}  // namespace
 
 TEST_CASE("TP must split the Mamba-2 heads and their groups, CP the heads left on a TP rank") {
     const auto& m = models::nemotron_h_8b;  // 128 Mamba heads in 8 groups, 32 attention heads
     // 16 divides the 32 attention heads and the 128 Mamba heads but not the 8 groups
     plan p{.tp = 16, .dp = 1, .micro_batch = 1, .global_batch = 1, .seq = 8192};
-    const std::string e = plan_error(p, m, h100s(2));
+    const std::string e = plan_test::error_of(p, m, plan_test::h100_nodes(2));
     CHECK_THAT(e, Contains("plan.tp | "));
     CHECK_THAT(e, Contains("mamba_heads 128, mamba_groups 8"));
     CHECK_THAT(e, Contains("got 16"));
@@ -50,7 +36,7 @@ TEST_CASE("TP must split the Mamba-2 heads and their groups, CP the heads left o
     CHECK(mamba_cp_ok(m, 2, 8));
     CHECK(mamba_cp_ok(m, 2, 4));
     plan q{.tp = 8, .dp = 1, .cp = 3, .micro_batch = 1, .global_batch = 1, .seq = 8190};
-    const std::string ecp = plan_error(q, m, h100s(3));
+    const std::string ecp = plan_test::error_of(q, m, plan_test::h100_nodes(3));
     CHECK_THAT(ecp, Contains("plan.cp | "));
     CHECK_THAT(ecp, Contains("with tp 8"));
     // a transformer has no such rule
@@ -106,7 +92,7 @@ TEST_CASE("the Mamba-2 mixers' gradients are reduced with the dense parameters")
 TEST_CASE("the planner searches only the TP and CP degrees Megatron-Core accepts for the mixer") {
     // Nemotron 3 Nano: 64 Mamba heads in 8 groups; on 16 GPUs tp 16 (beyond the node) is never
     // tried and every plan it returns validates
-    const cluster c = h100s(2);
+    const cluster c = plan_test::h100_nodes(2);
     search_request r{.global_batch = 32, .seq = 8192, .top_k = 50};
     const auto res = search_plans(models::nemotron3_nano, c, accelerator_by_name(c.node.accelerator), r);
     CHECK(res.rejected == 0);  // nothing the predictor refuses is enumerated
@@ -114,7 +100,7 @@ TEST_CASE("the planner searches only the TP and CP degrees Megatron-Core accepts
     for (const auto& x : res.top) {
         CHECK(mamba_tp_ok(models::nemotron3_nano, x.p.tp));
         CHECK(mamba_cp_ok(models::nemotron3_nano, x.p.tp, x.p.cp));
-        CHECK(plan_error(x.p, models::nemotron3_nano, c) == "no error");
+        CHECK(plan_test::error_of(x.p, models::nemotron3_nano, c) == "no error");
     }
     CHECK(res.evaluated > 0);
 }
