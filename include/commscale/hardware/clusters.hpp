@@ -25,27 +25,20 @@ namespace commscale {
 
 namespace presets {
 
-// nodes_per_leaf: nodes (per rail) under one leaf switch. Where a vendor reference architecture
-// gives it, the preset cites it; otherwise it is the library default of `cluster` (32).
-// pcie_p2p only matters for PCIe fabrics; every preset here has an NVLink/xGMI/Gaudi fabric.
+// Each preset states only what differs from the defaults of `node_spec` and `cluster`
+// (hardware/topology.hpp): one node of 8 GPUs and 8 NICs on a switched fabric with GPUDirect RDMA
+// and PCIe peer-to-peer, in-switch reduction where the fabric is switched and the NVLink
+// generation has it (NVLink4 and later: links.hpp nvlink_switch_reduces), a non-blocking (1:1)
+// rail-optimized network of 32 nodes per leaf without in-network reduction. Where a vendor
+// reference architecture gives the nodes per leaf, the preset cites it.
 
 /// @brief dgx-a100: see `.source`.
 inline constexpr cluster dgx_a100{
     .name = "dgx-a100",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "a100-80gb-sxm",
+    .node = {.accelerator = "a100-80gb-sxm",
              .intra = nvlink<3>,
-             .fabric = intra_fabric::switched,
-             .in_switch_reduction = false,
-             .pcie_p2p = true,
-             .inter = infiniband<ib_rate::hdr, 4>,
-             .nics = 8,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
+             .inter = infiniband<ib_rate::hdr, 4>},
     .nodes_per_leaf = 20,
-    .rail_optimized = true,
-    .in_network_reduction = false,
     .source =
         "NVIDIA DGX A100 datasheet (640GB system): 8x A100 80GB SXM4, 6x NVSwitch, 600 GB/s NVLink3 "
         "per GPU (duplex), 8x single-port ConnectX-6 VPI HDR 200 Gb/s compute NICs (one per GPU); DGX "
@@ -56,20 +49,9 @@ inline constexpr cluster dgx_a100{
 /// @brief dgx-h100: see `.source`.
 inline constexpr cluster dgx_h100{
     .name = "dgx-h100",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "h100-sxm",
+    .node = {.accelerator = "h100-sxm",
              .intra = nvlink<4>,
-             .fabric = intra_fabric::switched,
-             .in_switch_reduction = true,
-             .pcie_p2p = true,
-             .inter = infiniband<ib_rate::ndr, 4>,
-             .nics = 8,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
-    .rail_optimized = true,
-    .in_network_reduction = false,
+             .inter = infiniband<ib_rate::ndr, 4>},
     .source =
         "NVIDIA DGX H100 datasheet: 8x H100 SXM5 80GB, 4x third-generation NVSwitch (NVLink4, 900 "
         "GB/s per GPU duplex, in-switch reduction NVLS), 8x ConnectX-7 400 Gb/s NDR compute ports "
@@ -79,20 +61,9 @@ inline constexpr cluster dgx_h100{
 /// @brief hgx-h200: see `.source`.
 inline constexpr cluster hgx_h200{
     .name = "hgx-h200",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "h200-sxm",
+    .node = {.accelerator = "h200-sxm",
              .intra = nvlink<4>,
-             .fabric = intra_fabric::switched,
-             .in_switch_reduction = true,
-             .pcie_p2p = true,
-             .inter = infiniband<ib_rate::ndr, 4>,
-             .nics = 8,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
-    .rail_optimized = true,
-    .in_network_reduction = false,
+             .inter = infiniband<ib_rate::ndr, 4>},
     .source =
         "NVIDIA HGX H200 8-GPU board (H200 SXM 141GB, NVLink4 900 GB/s per GPU duplex through "
         "third-generation NVSwitch with NVLS); NVIDIA HGX reference server configuration: one 400 "
@@ -102,20 +73,9 @@ inline constexpr cluster hgx_h200{
 /// @brief dgx-b200: see `.source`.
 inline constexpr cluster dgx_b200{
     .name = "dgx-b200",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "b200",
+    .node = {.accelerator = "b200",
              .intra = nvlink<5>,
-             .fabric = intra_fabric::switched,
-             .in_switch_reduction = true,
-             .pcie_p2p = true,
-             .inter = infiniband<ib_rate::ndr, 4>,
-             .nics = 8,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
-    .rail_optimized = true,
-    .in_network_reduction = false,
+             .inter = infiniband<ib_rate::ndr, 4>},
     .source =
         "NVIDIA DGX B200 datasheet: 8x B200, 2x fifth-generation NVLink switch chips (NVLink5, 1.8 "
         "TB/s per GPU duplex, 14.4 TB/s total, NVLS), 8x single-port ConnectX-7 VPI up to 400 Gb/s "
@@ -125,20 +85,9 @@ inline constexpr cluster dgx_b200{
 /// @brief dgx-b300: see `.source`.
 inline constexpr cluster dgx_b300{
     .name = "dgx-b300",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "b300",
+    .node = {.accelerator = "b300",
              .intra = nvlink<5>,
-             .fabric = intra_fabric::switched,
-             .in_switch_reduction = true,
-             .pcie_p2p = true,
-             .inter = infiniband<ib_rate::xdr, 4>,
-             .nics = 8,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
-    .rail_optimized = true,
-    .in_network_reduction = false,
+             .inter = infiniband<ib_rate::xdr, 4>},
     .source =
         "NVIDIA DGX B300 datasheet: 8x B300 (Blackwell Ultra), NVLink5 through NVLink switch chips "
         "(1.8 TB/s per GPU duplex, 14.4 TB/s total, NVLS), 8x OSFP ports serving 8x single-port "
@@ -155,17 +104,9 @@ inline constexpr cluster gb200_nvl72{
     .node = {.gpus = 4,
              .accelerator = "gb200",
              .intra = nvlink<5>,
-             .fabric = intra_fabric::switched,
-             .in_switch_reduction = true,
-             .pcie_p2p = true,
              .inter = infiniband<ib_rate::ndr, 4>,
-             .nics = 4,
-             .gpudirect_rdma = true},
+             .nics = 4},
     .scale_up_domain = 72,
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
-    .rail_optimized = true,
-    .in_network_reduction = false,
     .source =
         "NVIDIA GB200 NVL72 product page: 72 Blackwell GPUs and 36 Grace CPUs in 18 compute trays of "
         "4 GPUs, 9 NVLink switch trays, one NVLink domain of 130 TB/s (NVLink5, 1.8 TB/s per GPU "
@@ -183,17 +124,9 @@ inline constexpr cluster gb300_nvl72{
     .node = {.gpus = 4,
              .accelerator = "gb300",
              .intra = nvlink<5>,
-             .fabric = intra_fabric::switched,
-             .in_switch_reduction = true,
-             .pcie_p2p = true,
              .inter = infiniband<ib_rate::xdr, 4>,
-             .nics = 4,
-             .gpudirect_rdma = true},
+             .nics = 4},
     .scale_up_domain = 72,
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
-    .rail_optimized = true,
-    .in_network_reduction = false,
     .source =
         "NVIDIA GB300 NVL72 product page: 72 Blackwell Ultra GPUs and 36 Grace CPUs in 18 compute "
         "trays of 4 GPUs, one NVLink domain of 130 TB/s (NVLink5, 1.8 TB/s per GPU duplex, NVLink "
@@ -205,20 +138,11 @@ inline constexpr cluster gb300_nvl72{
 /// @brief aws-p4d: see `.source`.
 inline constexpr cluster aws_p4d{
     .name = "aws-p4d",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "a100-40gb-sxm",
+    .node = {.accelerator = "a100-40gb-sxm",
              .intra = nvlink<3>,
-             .fabric = intra_fabric::switched,
-             .in_switch_reduction = false,
-             .pcie_p2p = true,
              .inter = efa_v1,
-             .nics = 4,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
+             .nics = 4},
     .rail_optimized = false,
-    .in_network_reduction = false,
     .source =
         "AWS EC2 P4d instance page (p4d.24xlarge): 8x A100 40GB, NVSwitch NVLink3 600 GB/s per GPU "
         "duplex, 400 Gbps EFA networking = 4x 100 Gbps EFA interfaces with GPUDirect RDMA "
@@ -229,20 +153,11 @@ inline constexpr cluster aws_p4d{
 /// @brief aws-p5: see `.source`.
 inline constexpr cluster aws_p5{
     .name = "aws-p5",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "h100-sxm",
+    .node = {.accelerator = "h100-sxm",
              .intra = nvlink<4>,
-             .fabric = intra_fabric::switched,
-             .in_switch_reduction = true,
-             .pcie_p2p = true,
              .inter = efa_v2,
-             .nics = 32,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
+             .nics = 32},
     .rail_optimized = false,
-    .in_network_reduction = false,
     .source =
         "AWS EC2 P5 instance page (p5.48xlarge): 8x H100 80GB, NVSwitch NVLink4 900 GB/s per GPU "
         "duplex, 3200 Gbps EFA v2 = 32x 100 Gbps interfaces (4 per GPU) with GPUDirect RDMA "
@@ -252,20 +167,9 @@ inline constexpr cluster aws_p5{
 /// @brief gcp-a3-mega: see `.source`.
 inline constexpr cluster gcp_a3_mega{
     .name = "gcp-a3-mega",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "h100-sxm",
+    .node = {.accelerator = "h100-sxm",
              .intra = nvlink<4>,
-             .fabric = intra_fabric::switched,
-             .in_switch_reduction = true,
-             .pcie_p2p = true,
-             .inter = tcpxo,
-             .nics = 8,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
-    .rail_optimized = true,
-    .in_network_reduction = false,
+             .inter = tcpxo},
     .source =
         "Google Cloud GPU machine types, a3-megagpu-8g: 8x H100 80GB, NVLink4 900 GB/s per GPU "
         "duplex, 8x 200 Gbps NICs (1600 Gbps) for GPU traffic with GPUDirect-TCPXO (NIC to GPU memory "
@@ -274,20 +178,10 @@ inline constexpr cluster gcp_a3_mega{
 /// @brief mi300x-roce: see `.source`.
 inline constexpr cluster mi300x_roce{
     .name = "mi300x-roce",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "mi300x",
+    .node = {.accelerator = "mi300x",
              .intra = xgmi_mi300x,
              .fabric = intra_fabric::mesh,
-             .in_switch_reduction = false,
-             .pcie_p2p = true,
-             .inter = roce_400,
-             .nics = 8,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
-    .rail_optimized = true,
-    .in_network_reduction = false,
+             .inter = roce_400},
     .source =
         "AMD Instinct MI300X Platform datasheet: 8x MI300X on a fully connected Infinity Fabric "
         "(xGMI) mesh, 7 links x 64 GB/s = 448 GB/s per GPU per direction (ml-engineering-networking); "
@@ -297,20 +191,10 @@ inline constexpr cluster mi300x_roce{
 /// @brief mi355x-roce: see `.source`.
 inline constexpr cluster mi355x_roce{
     .name = "mi355x-roce",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "mi355x",
+    .node = {.accelerator = "mi355x",
              .intra = xgmi_mi355x,
              .fabric = intra_fabric::mesh,
-             .in_switch_reduction = false,
-             .pcie_p2p = true,
-             .inter = roce_400,
-             .nics = 8,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
-    .rail_optimized = true,
-    .in_network_reduction = false,
+             .inter = roce_400},
     .source =
         "AMD Instinct MI355X platform datasheet: 8x MI355X OAM on a fully connected Infinity Fabric "
         "mesh, 7 links x 153.6 GB/s (76.8 per direction) per GPU; AMD Pensando Pollara 400 AI NIC "
@@ -320,20 +204,10 @@ inline constexpr cluster mi355x_roce{
 /// @brief gaudi2-hls: see `.source`.
 inline constexpr cluster gaudi2_hls{
     .name = "gaudi2-hls",
-    .nodes = 1,
-    .node = {.gpus = 8,
-             .accelerator = "gaudi2",
+    .node = {.accelerator = "gaudi2",
              .intra = gaudi2_scaleup,
              .fabric = intra_fabric::mesh,
-             .in_switch_reduction = false,
-             .pcie_p2p = true,
-             .inter = gaudi2_scaleout,
-             .nics = 8,
-             .gpudirect_rdma = true},
-    .oversubscription = 1.0,
-    .nodes_per_leaf = 32,
-    .rail_optimized = true,
-    .in_network_reduction = false,
+             .inter = gaudi2_scaleout},
     .source =
         "Intel Gaudi2 HLS-Gaudi2 server: each Gaudi2 has 24 integrated 100 GbE RoCEv2 ports, 21 of "
         "them wired all-to-all to the other 7 cards (3 per peer, 2.1 Tbps = 262.5 GB/s per card) and "
@@ -348,15 +222,11 @@ inline constexpr cluster baskerville{
              .accelerator = "a100-40gb-sxm",
              .intra = nvlink<3>,
              .fabric = intra_fabric::mesh,
-             .in_switch_reduction = false,
-             .pcie_p2p = true,
              .inter = infiniband<ib_rate::hdr, 4>,
              .nics = 1,
              .gpudirect_rdma = false},
-    .oversubscription = 1.0,
     .nodes_per_leaf = 20,
     .rail_optimized = false,
-    .in_network_reduction = false,
     .source =
         "impact-of-gpu-networking-part2, Appendix A (Baskerville, University of Birmingham): 57 "
         "Lenovo SD650-N V2 nodes, each 4x NVIDIA A100 (40GB on 46 nodes, 80GB on 11) on an HGX A100 "

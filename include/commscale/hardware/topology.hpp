@@ -13,6 +13,7 @@
 #include "../units/parse.hpp"
 #include "comm_params.hpp"
 #include "link.hpp"
+#include "links.hpp"
 
 namespace commscale {
 
@@ -61,7 +62,11 @@ struct node_spec {
     std::string_view accelerator;              ///< accelerator catalog name
     link intra{};                              ///< scale-up link, one GPU's full complement
     intra_fabric fabric = intra_fabric::switched;
-    bool in_switch_reduction = false;          ///< NVSwitch can reduce in the switch (NVLS; Hopper and later)
+    /// The switches of the scale-up fabric reduce in the switch (NVLS): by default where the
+    /// fabric is switched and the link's NVLink generation has it (links.hpp
+    /// nvlink_switch_reduces: NVLink4 and later), so a preset or a user's node states it only to
+    /// override the hardware.
+    bool in_switch_reduction = fabric == intra_fabric::switched && nvlink_switch_reduces(intra);
     bool pcie_p2p = true;                      ///< PCIe peer-to-peer between GPUs (fabric == pcie)
     link inter{};                              ///< one NIC (scale-out port)
     int nics = 8;                              ///< NICs per node; GPUs share them evenly (gpus / nics per NIC)

@@ -170,7 +170,8 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
 
 /// @brief Reads a cluster from JSON. Every error is an input_error whose field is the path under
 /// `path` (e.g. `cluster.inter.nics_per_node`). Defaults: name "custom", nodes 1; intra.fabric
-/// "switch", intra.in_switch_reduction false, intra.pcie_p2p true; inter absent = no scale-out
+/// "switch", intra.in_switch_reduction where the fabric is switched and the link's NVLink generation
+/// reduces in the switch (NVLink4 and later; links.hpp nvlink_switch_reduces), intra.pcie_p2p true; inter absent = no scale-out
 /// network (only valid with nodes = 1); scale_up_domain 0 (the node; a multiple of
 /// gpus_per_node spans nodes, e.g. 72 for an NVL72 rack of 4-GPU trays); inter.nics_per_node = gpus_per_node (one NIC per GPU),
 /// inter.oversubscription 1 (non-blocking), inter.nodes_per_leaf 32, inter.rail_optimized true,
@@ -191,7 +192,9 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
         const json_reader intra = r.object("intra");
         c.node.intra = link_from_json(intra.raw("link"), intra.field("link"));
         c.node.fabric = parse_intra_fabric(intra.string_or("fabric", "switch"), intra.field("fabric"));
-        c.node.in_switch_reduction = intra.boolean_or("in_switch_reduction", false);
+        // absent: from the link's NVLink generation and the fabric, as node_spec's default
+        c.node.in_switch_reduction = intra.boolean_or(
+            "in_switch_reduction", c.node.fabric == intra_fabric::switched && nvlink_switch_reduces(c.node.intra));
         c.node.pcie_p2p = intra.boolean_or("pcie_p2p", true);
         intra.finish();
     }

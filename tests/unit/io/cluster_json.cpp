@@ -47,8 +47,23 @@ TEST_CASE("the CLI.md example reads with the documented defaults") {
     CHECK(in_Gbps(c.node.inter.per_direction) == Approx(400.0).epsilon(1e-12));  // NDR 4 x 100 Gbps
     CHECK(c.node.nics == 8);
     CHECK(c.oversubscription == 1.0);
-    // Defaults (documented on cluster_from_json).
-    CHECK_FALSE(c.node.in_switch_reduction);
+    // Defaults (documented on cluster_from_json): NVLS from the link generation on a switched
+    // fabric (NVLink4's third-generation NVSwitch reduces in the switch: H100 whitepaper, "NVLink
+    // Switch System"), off for NVLink3 or a mesh
+    CHECK(c.node.in_switch_reduction);
+    {
+        nlohmann::json j = example();
+        j["intra"]["link"] = "nvlink3";
+        j["accelerator"] = "a100-80gb-sxm";
+        CHECK_FALSE(io::cluster_from_json(j).node.in_switch_reduction);
+        j["intra"]["link"] = "nvlink4";
+        j["accelerator"] = "h100-sxm";
+        j["intra"]["fabric"] = "mesh";
+        CHECK_FALSE(io::cluster_from_json(j).node.in_switch_reduction);
+        j["intra"]["fabric"] = "switch";
+        j["intra"]["in_switch_reduction"] = false;  // stated: overrides the hardware
+        CHECK_FALSE(io::cluster_from_json(j).node.in_switch_reduction);
+    }
     CHECK(c.node.pcie_p2p);
     CHECK(c.nodes_per_leaf == 32);
     CHECK(c.rail_optimized);
