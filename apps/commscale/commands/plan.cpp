@@ -226,15 +226,8 @@ cli::registrar reg_merge{cli::command{
     "search_s_max the slowest shard.",
     {{"out", true, "also write the merged JSON to FILE (atomically)"}},
     [](const cli::args& a, std::ostream& out) {
-        std::vector<nlohmann::json> docs;
-        for (const auto& path : a.positional) {
-            const std::string text = path == "-" ? io::read_stream(std::cin, "standard input", "FILE")
-                                                 : io::read_file(path, "FILE");
-            docs.push_back(io::parse_json(text, path));
-            if (!docs.back().is_object()) throw input_error(path, io::json_type_name(docs.back()), "a `plan --json` object");
-        }
-        // the shard-set checks and the merge: io/result_json.hpp merge_search_reports
-        const search_report merged = io::merge_search_reports(docs, a.positional);
+        // every file read and checked first, then the shard-set checks and the merge (io/result_json.hpp)
+        const search_report merged = io::merge_search_reports(io::read_search_documents(a.positional, std::cin), a.positional);
         const nlohmann::json j = io::search_report_to_json(merged);
         return emit(a, out, j);
     },
