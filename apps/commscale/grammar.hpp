@@ -79,16 +79,20 @@ public:
             if (!options_ended && s.size() > 2 && s.rfind("--", 0) == 0) unknown_option(e, s.substr(2, s.find('=') - 2));
             a.positional.push_back(s);
         }
-        for (const bound& o : e.options) {
+        a.given_.resize(cmd.options.size());  // e.options: the command's options in order, then --json and --help
+        for (std::size_t i = 0; i < e.options.size(); ++i) {
+            const bound& o = e.options[i];
             if (o.option->count() == 0) continue;
             if (!o.takes_value) {
                 a.flags_.insert(o.name);
+                if (i < a.given_.size()) a.given_[i].emplace();
                 continue;
             }
             const std::vector<std::string>& given = o.option->results();
             if (given.size() > 1)
                 throw commscale::input_error("--" + o.name, "'" + given[1] + "' (given twice)", "one value");
             a.values_[o.name] = given.front();
+            if (i < a.given_.size()) a.given_[i] = given.front();
         }
         if (!a.flag("help")) check_positionals(cmd, a);
         return a;
