@@ -79,21 +79,18 @@ public:
             if (!options_ended && s.size() > 2 && s.rfind("--", 0) == 0) unknown_option(e, s.substr(2, s.find('=') - 2));
             a.positional.push_back(s);
         }
-        a.given_.resize(cmd.options.size());  // e.options: the command's options in order, then --json and --help
-        for (std::size_t i = 0; i < e.options.size(); ++i) {
-            const bound& o = e.options[i];
+        for (const bound& o : e.options) {
             if (o.option->count() == 0) continue;
             if (!o.takes_value) {
                 a.flags_.insert(o.name);
-                if (i < a.given_.size()) a.given_[i].emplace();
                 continue;
             }
             const std::vector<std::string>& given = o.option->results();
             if (given.size() > 1)
                 throw commscale::input_error("--" + o.name, "'" + given[1] + "' (given twice)", "one value");
             a.values_[o.name] = given.front();
-            if (i < a.given_.size()) a.given_[i] = given.front();
         }
+        if (cmd.by_index) keep_by_index(e, a);
         if (!a.flag("help")) check_positionals(cmd, a);
         return a;
     }
@@ -146,6 +143,18 @@ private:
         for (const entry& e : entries_)
             if (e.cmd == &cmd) return e;
         throw std::logic_error("command '" + cmd.name + "' is not in the grammar");
+    }
+
+    /// The values of the command's options by index (args::given): e.options holds them in the
+    /// command's order, then --json and --help. Out of line: most commands read by name.
+    [[gnu::noinline]] static void keep_by_index(const entry& e, args& a) {
+        a.given_.resize(e.cmd->options.size());
+        for (std::size_t i = 0; i < a.given_.size(); ++i) {
+            const bound& o = e.options[i];
+            if (o.option->count() == 0) continue;
+            if (o.takes_value) a.given_[i] = o.option->results().front();
+            else a.given_[i].emplace();
+        }
     }
 
     [[noreturn]] static void unknown_option(const entry& e, const std::string& name) { throw unknown_option_error(*e.cmd, name); }

@@ -129,7 +129,7 @@ template <class R>
                                     std::vector<bound_option<R>> options,
                                     std::function<int(const R&, const args&, std::ostream&)> run,
                                     int min_positional = 0, int max_positional = 0) {
-    command c{std::move(name), std::move(summary), std::move(usage), {}, {}, min_positional, max_positional};
+    command c{std::move(name), std::move(summary), std::move(usage), {}, {}, min_positional, max_positional, true};
     for (const bound_option<R>& o : options) c.options.push_back(o.spec);
     c.run = [options = std::move(options), run = std::move(run)](const args& a, std::ostream& out) {
         R request{};
