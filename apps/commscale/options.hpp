@@ -10,8 +10,10 @@
 // The grammar (grammar.hpp, CLI11) tokenizes the command line and checks its shape first: an
 // unknown option, an option given twice, a value given to a flag, a missing value, the positional
 // arguments, --help. The readers then run in the order the options are declared, before the
-// command. Options still read by name (the topology flags and --model, which the Python module's
-// rows share) are declared `by_name`: the command reads them from `args`.
+// command (not as CLI11 ->check validators, which run inside CLI11's parse, before those checks,
+// and would change which error a line with two of them reports). Options still read by name (the
+// topology flags and --model, which the Python module's rows share) are declared `opt::by_name`:
+// the command reads them from `args`.
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -81,6 +83,13 @@ template <class R, class Field>
     return {{name, true, std::move(help)}, [field, flag = "--" + name, lo, hi](R& r, const std::string& v) {
                 std::invoke(field, r) = commscale::require_range(flag, commscale::parse_number(v, flag), lo, hi);
             }};
+}
+
+/// A size (bytes, or a number with a unit: parse_size).
+template <class R, class Field>
+[[nodiscard]] bound_option<R> size(std::string name, Field field, std::string help) {
+    return {{name, true, std::move(help)},
+            [field, flag = "--" + name](R& r, const std::string& v) { std::invoke(field, r) = commscale::parse_size(v, flag); }};
 }
 
 /// One of an enum's spellings (its table in the library, aliases included): `help`, with every

@@ -104,16 +104,11 @@ struct sweep_request {
 
 std::vector<cli::bound_option<sweep_request>> options() {
     using r = sweep_request;
-    auto size = [](const char* name, std::optional<commscale::data_size> r::*field, const char* help) {
-        return cli::opt::custom<r>(name, help, [field, flag = "--" + std::string(name)](r& x, const std::string& v) {
-            x.*field = commscale::parse_size(v, flag);
-        });
-    };
     return cli::opt::by_name<r>(cli::topology_options()) + cli::opt::by_name<r>(cli::collective_options_spec()) +
            cli::opt::by_name<r>({{"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"}}) +
            std::vector<cli::bound_option<r>>{
-               size("min", &r::min, "smallest size (e.g. 8B, 1KiB)"),
-               size("max", &r::max, "largest size (e.g. 8GiB)"),
+               cli::opt::size<r>("min", &r::min, "smallest size (e.g. 8B, 1KiB)"),
+               cli::opt::size<r>("max", &r::max, "largest size (e.g. 8GiB)"),
                cli::opt::custom<r>("factor", "size multiplier between rows, > 1 (default 2)",
                               [](r& x, const std::string& v) { x.factor = commscale::parse_number(v, "--factor"); }),
                cli::opt::text<r>("svg", &r::svg, "write busbw vs size as an SVG file"),
