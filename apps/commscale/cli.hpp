@@ -102,8 +102,16 @@ public:
         return commscale::require_int_range(field, v, lo, hi);
     }
 
+    /// The value of the command's option `i` (in the order of `command::options`; a flag given: the
+    /// empty text), or nullptr where it is not given: what options bound to a request read
+    /// (options.hpp; kept for commands with `command::by_index` only).
+    [[nodiscard]] const std::string* given(std::size_t i) const {
+        return i < given_.size() && given_[i] ? &*given_[i] : nullptr;
+    }
+
     std::map<std::string, std::string, std::less<>> values_;
     std::set<std::string, std::less<>> flags_;
+    std::vector<std::optional<std::string>> given_;  ///< by option index (given())
 };
 
 /// One CLI command.
@@ -115,6 +123,9 @@ struct command {
     std::function<int(const args&, std::ostream&)> run;
     int min_positional = 0;
     int max_positional = 0;
+    /// Whether `run` reads the options by index (args::given; options.hpp's bound_command): the
+    /// grammar keeps the values by index only for such commands.
+    bool by_index = false;
 };
 
 inline std::vector<command>& registry() {

@@ -90,6 +90,7 @@ public:
                 throw commscale::input_error("--" + o.name, "'" + given[1] + "' (given twice)", "one value");
             a.values_[o.name] = given.front();
         }
+        if (cmd.by_index) keep_by_index(e, a);
         if (!a.flag("help")) check_positionals(cmd, a);
         return a;
     }
@@ -106,7 +107,9 @@ public:
             text += fmt::format("\n{}:\n", title);
             for (const option_spec* o : rows) {
                 const std::string name = "--" + o->name + (o->takes_value ? " VALUE" : "");
-                text += fmt::format("  {:<28}{}\n", name, o->help.empty() ? "(a flag)" : o->help);
+                const std::string& what = o->help.empty() ? std::string("(a flag)") : o->help;
+                if (name.size() < 28) text += fmt::format("  {:<28}{}\n", name, what);
+                else text += fmt::format("  {}\n  {:<28}{}\n", name, "", what);  // a long name on its own line
             }
         };
         section("options", false);
@@ -142,6 +145,18 @@ private:
         for (const entry& e : entries_)
             if (e.cmd == &cmd) return e;
         throw std::logic_error("command '" + cmd.name + "' is not in the grammar");
+    }
+
+    /// The values of the command's options by index (args::given): e.options holds them in the
+    /// command's order, then --json and --help. Out of line: most commands read by name.
+    [[gnu::noinline]] static void keep_by_index(const entry& e, args& a) {
+        a.given_.resize(e.cmd->options.size());
+        for (std::size_t i = 0; i < a.given_.size(); ++i) {
+            const bound& o = e.options[i];
+            if (o.option->count() == 0) continue;
+            if (o.takes_value) a.given_[i] = o.option->results().front();
+            else a.given_[i].emplace();
+        }
     }
 
     [[noreturn]] static void unknown_option(const entry& e, const std::string& name) { throw unknown_option_error(*e.cmd, name); }

@@ -93,6 +93,12 @@ TEST_CASE("plan --shard i/N then plan-merge equals the unsharded search") {
     require_invalid(merge_with(t), t + ".plans[0].step_s");
     t = tampered("bad_shard.json", [](nlohmann::json& j) { j["shard"] = "7/3"; });
     require_invalid(merge_with(t), t + ".shard");
+    // a document that is not a JSON object is named, before a later file is read
+    // (io::read_search_documents)
+    const auto array = write("array.json", "[1]").string();
+    require_invalid(merge_with(array), array);
+    CHECK_THAT(run(merge_with(array)).err, Catch::Matchers::Contains("expected a `plan --json` object, got an array"));
+    require_invalid("plan-merge " + array + " /nonexistent/shard.json", array);
 }
 
 TEST_CASE("plan: invalid input exits 2 naming the option") {

@@ -61,8 +61,7 @@ cli::registrar reg_accelerator{cli::command{
     "accelerator",
     "show one catalog accelerator (commscale accelerator h100-sxm)",
     "usage: commscale accelerator NAME [--json]\n"
-    "  NAME  v100-sxm2, a100-40gb-sxm, a100-80gb-sxm, a100-80gb-pcie, a800-80gb-sxm, h100-sxm, h100-pcie,\n"
-    "        h800-sxm, h200-sxm, gh200, b200, b300, gb200, gb300, mi250x, mi300x, mi325x, mi355x, gaudi2, l40s\n"
+    "NAME: a catalog accelerator (`commscale accelerators` lists them).\n"
     "JSON: {name, memory_GiB, memory_bandwidth_GBps, peak_tflops: {fp32, tf32, bf16, fp16, fp8, mxfp8, nvfp4, fp4},\n"
     "       scale_up_link, power_W, source, ...}",
     {},

@@ -12,6 +12,7 @@
 #include <commscale/io/training_runs.hpp>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 #include "../svg.hpp"
 #include "../topology.hpp"
 
@@ -21,10 +22,17 @@ namespace accuracy_command {
 
 using namespace commscale;
 
-std::vector<cli::option_spec> options() {
-    auto o = cli::topology_options();
-    o.push_back({"svg", true, "write predicted against measured tokens/s per GPU (log-log) to FILE"});
-    return o;
+/// What `accuracy`'s own options give (the topology flags are read by name, topology.hpp).
+struct accuracy_request {
+    std::optional<std::string> svg;
+};
+
+std::vector<cli::bound_option<accuracy_request>> options() {
+    using r = accuracy_request;
+    return cli::opt::by_name<r>(cli::topology_options()) +
+           std::vector<cli::bound_option<r>>{
+               cli::opt::text<r>("svg", &r::svg, "write predicted against measured tokens/s per GPU (log-log) to FILE"),
+           };
 }
 
 std::string pct(double v) { return cli::num(100 * v, 1) + "%"; }
@@ -137,33 +145,19 @@ nlohmann::json family_json(const accuracy_family& f) {
             {"rule_of_thumb_median_error", f.rule_median_error}};
 }
 
-cli::registrar reg{cli::command{
+cli::registrar reg{cli::bound_command<accuracy_request>(
     "accuracy",
     "predict every run of a runs CSV with the default constants: per run and per family, model vs measured vs 40%-MFU rule",
     "usage: commscale accuracy RUNS.csv [--cluster NAME|FILE | topology] [--json] [--svg FILE]\n"
-    "  RUNS.csv    the runs CSV of fit-step (io/training_runs.hpp): model, gpus, tp, pp, ..., and\n"
-    "              tokens_per_s_per_gpu, step_s or tflops_per_gpu; optional cluster (preset or JSON file,\n"
-    "              relative to the CSV), family, source, source_location, recipe, notes, not_expressible\n"
-    "  --cluster   the system of runs without a cluster column (default dgx-a100)\n"
-    "  --svg FILE  predicted against measured tokens/s per GPU, log-log, with the y = x diagonal\n"
-    "Error = predicted / measured tokens/s per GPU - 1 (positive: predicted too fast). The rule of thumb\n"
-    "is 0.4 x the precision's dense peak / the library's model FLOPs per token. Families: the family\n"
-    "column, else source (or framework) / accelerator / dtype. Runs the predictor rejects, or marked\n"
-    "not_expressible, are listed with the reason and left out of the medians; runs that do not fit in\n"
-    "memory under the model are predicted, counted and flagged.\n"
-    "--json: {runs: [{label, family, model, cluster, accelerator, dtype, gpus, source, source_location,\n"
-    "         measured_tokens_per_s_per_gpu, expressible, reason, predicted_tokens_per_s_per_gpu,\n"
-    "         rel_error, rule_of_thumb_tokens_per_s_per_gpu, rule_of_thumb_rel_error, bottleneck,\n"
-    "         measured_step_s, predicted_step_s, compute_s, bubble_s, exposed_comm_s, attention_share,\n"
-    "         mfu, memory_per_gpu_GiB, memory_capacity_GiB, fits_in_memory}],\n"
-    "         families: [{family, runs, not_expressible, not_fitting_in_memory, median_abs_error,\n"
-    "         median_error, rule_of_thumb_median_abs_error, rule_of_thumb_median_error}], overall: {...}}",
+    "Error = predicted / measured tokens/s per GPU - 1, per run and per family, beside the 40%-MFU rule (docs/accuracy.md).\n"
+    "--json: {runs: [{label, family, model, measured_tokens_per_s_per_gpu, predicted_tokens_per_s_per_gpu, rel_error, ...}],\n"
+    "         families: [{family, runs, median_abs_error, median_error, ...}], overall: {...}}",
     options(),
-    [](const cli::args& a, std::ostream& out) {
+    [](const accuracy_request& req, const cli::args& a, std::ostream& out) {
         const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
         const cluster base = cli::resolve_cluster(a);
         const accuracy_report rep = accuracy(runs, base);
-        if (auto file = a.get("svg")) {
+        if (const auto& file = req.svg) {
             io::require_writable(*file, "--svg");
             io::write_file_atomic(*file, svg_plot(rep), "--svg");
         }
@@ -211,7 +205,7 @@ cli::registrar reg{cli::command{
         }
         return 0;
     },
-    1, 1}};
+    1, 1)};
 
 }  // namespace accuracy_command
 }  // namespace

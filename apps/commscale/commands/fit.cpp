@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 #include "../svg.hpp"
 #include "../topology.hpp"
 
@@ -37,12 +38,21 @@ namespace fit_command {
 
 using namespace commscale;
 
-std::vector<cli::option_spec> options() {
-    auto o = cli::topology_options();
-    o.push_back({"op", true, "the collective of the log (default: the one the log names)"});
-    o.push_back({"out", true, "write the calibrated cluster JSON (readable by --cluster) to FILE"});
-    o.push_back({"svg", true, "write measured and fitted busbw vs size to FILE"});
-    return o;
+/// What `fit`'s own options give (the topology flags are read by name, topology.hpp).
+struct fit_request {
+    std::optional<collective_op> op;  ///< the collective to fit where a log holds several
+    std::optional<std::string> out, svg;
+};
+
+std::vector<cli::bound_option<fit_request>> options() {
+    using r = fit_request;
+    return cli::opt::by_name<r>(cli::topology_options()) +
+           std::vector<cli::bound_option<r>>{
+               cli::opt::custom<r>("op", "the collective of the log (default: the one the log names)",
+                              [](r& x, const std::string& v) { x.op = parse_op(v, "--op"); }),
+               cli::opt::text<r>("out", &r::out, "write the calibrated cluster JSON (readable by --cluster) to FILE"),
+               cli::opt::text<r>("svg", &r::svg, "write measured and fitted busbw vs size to FILE"),
+           };
 }
 
 std::string read_input(const std::string& path) {
@@ -134,34 +144,15 @@ std::string svg_plot(const collective_calibration& f, const std::vector<fit_poin
     return cli::svg::document({&upper, &lower}, title);
 }
 
-cli::registrar reg{cli::command{
+cli::registrar reg{cli::bound_command<fit_request>(
     "fit",
     "fit the collective model to nccl-tests/rccl-tests logs and write a calibrated cluster",
     "usage: commscale fit LOG... [--op OP] [topology] [--json] [--out FILE] [--svg FILE]\n"
-    "  LOG         nccl-tests or rccl-tests text output, nccl-tests JSON, or probe output; - reads stdin\n"
-    "  --op        the collective to fit when a log holds several (all_reduce, all_gather, ...);\n"
-    "              without it, several collectives (same ranks) are fitted jointly: one parameter set\n"
-    "              (e.g. all_reduce + all_gather on a node separates per-step latency from saturation)\n"
-    "  --out FILE  write the calibrated cluster JSON (a \"calibration\" section) for --cluster FILE\n"
-    "  --svg FILE  measured busbw (squares) over the fitted curve vs size (log2 axis), and the\n"
-    "              fit error per size below\n"
-    "topology: --cluster NAME|FILE or the topology flags; without them the log decides: the preset\n"
-    "          of its GPU model (preset_for_gpu: A100 dgx-a100, H100 dgx-h100, H200 hgx-h200, B200 dgx-b200,\n"
-    "          B300 dgx-b300, GB200/GB300 gb200-nvl72/gb300-nvl72 (racks filled in rank order), MI300X/MI325X\n"
-    "          mi300x-roce, MI355X mi355x-roce, Gaudi2 gaudi2-hls, else dgx-a100) with the log's node count.\n"
-    "fitted parameters: from 9 distinct sizes all 8 (LL/LL128/Simple step latencies, efficiency, half\n"
-    "          size, exponent, LL/LL128 fractions); from 5 the step latencies (one common factor),\n"
-    "          efficiency, half size and exponent; from 2 the latency factor (a row <= 1 MiB) and the\n"
-    "          efficiency (a row > 1 MiB). A Gaussian prior on the cluster's values keeps short sweeps\n"
-    "          sane; the rest is kept at the prior and listed.\n"
-    "--json: {op, ops, ranks, nodes, rows, cluster, latency_us, latency_sigma_us, bandwidth_GBps, peak_busbw_GBps,\n"
-    "         efficiency, median_rel_error, max_rel_error, cv_median_rel_error, r2, fitted_class,\n"
-    "         fitted: {NAME: {value, uncertainty}}, kept: [NAME], step_latencies_tied, warnings, calibration}",
+    "LOG: nccl-tests/rccl-tests text or JSON, or probe output (- reads stdin); the model fitted as docs/calibration.md says.\n"
+    "--json: {op, ops, ranks, nodes, rows, cluster, latency_us, bandwidth_GBps, efficiency, median_rel_error, r2, fitted, ...}",
     options(),
-    [](const cli::args& a, std::ostream& out) {
-        std::optional<collective_op> op;
-        if (auto v = a.get("op")) op = parse_op(*v, "--op");
-        const fit_input in = read_logs(a.positional, op);
+    [](const fit_request& req, const cli::args& a, std::ostream& out) {
+        const fit_input in = read_logs(a.positional, req.op);
         const measurement_set& m = in.set;
         const int ranks = m.ranks;
         if (ranks < 2)
@@ -192,10 +183,10 @@ cli::registrar reg{cli::command{
             return v;
         }();
         // Check every output path before writing any, so an error never leaves one file behind.
-        if (auto file = a.get("svg")) io::require_writable(*file, "--svg");
-        if (auto file = a.get("out")) io::require_writable(*file, "--out");
-        if (auto file = a.get("svg")) io::write_file_atomic(*file, svg_plot(f, sorted), "--svg");
-        if (auto file = a.get("out")) io::write_file_atomic(*file, io::cluster_to_json(f.calibrated).dump(2) + "\n", "--out");
+        if (req.svg) io::require_writable(*req.svg, "--svg");
+        if (req.out) io::require_writable(*req.out, "--out");
+        if (req.svg) io::write_file_atomic(*req.svg, svg_plot(f, sorted), "--svg");
+        if (req.out) io::write_file_atomic(*req.out, io::cluster_to_json(f.calibrated).dump(2) + "\n", "--out");
         const std::string_view cls = f.fitted_class == link_class::nvlink ? "nvlink" : f.fitted_class == link_class::pci ? "pci" : "net";
         nlohmann::json fitted = nlohmann::json::object();
         for (const auto& p : f.parameters)
@@ -258,7 +249,7 @@ cli::registrar reg{cli::command{
         for (const auto& w : f.warnings) out << "warning: " << w << "\n";
         return 0;
     },
-    1, -1}};
+    1, -1)};
 
 }  // namespace fit_command
 }  // namespace

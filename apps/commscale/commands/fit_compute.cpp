@@ -10,6 +10,7 @@
 #include <commscale/io/training_runs.hpp>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 #include "../topology.hpp"
 
 namespace {
@@ -18,10 +19,18 @@ namespace fit_compute_command {
 
 using namespace commscale;
 
-std::vector<cli::option_spec> options() {
-    auto o = cli::topology_options();
-    o.push_back({"no-cross-validation", false, "skip the leave-one-model-out and leave-one-accelerator-out fits"});
-    return o;
+/// What `fit-compute`'s own options give (the topology flags are read by name, topology.hpp).
+struct fit_compute_request {
+    bool cross_validate = true;  ///< the leave-one-model-out and leave-one-accelerator-out fits
+};
+
+std::vector<cli::bound_option<fit_compute_request>> options() {
+    using r = fit_compute_request;
+    return cli::opt::by_name<r>(cli::topology_options()) +
+           std::vector<cli::bound_option<r>>{
+               cli::opt::flag<r>("no-cross-validation", &r::cross_validate,
+                            "skip the leave-one-model-out and leave-one-accelerator-out fits", false),
+           };
 }
 
 std::string pct(double v) { return cli::num(100 * v, 1) + "%"; }
@@ -43,33 +52,18 @@ nlohmann::json family_json(const compute_fit_family& f) {
             {"rule_of_thumb", f.rule}};
 }
 
-cli::registrar reg{cli::command{
+cli::registrar reg{cli::bound_command<fit_compute_request>(
     "fit-compute",
     "fit the compute model's constants to a runs CSV, with leave-one-model/accelerator-out errors",
     "usage: commscale fit-compute RUNS.csv [--cluster NAME|FILE | topology] [--no-cross-validation] [--json]\n"
-    "  RUNS.csv    the runs CSV of accuracy and fit-step (io/training_runs.hpp), with measured\n"
-    "              tokens_per_s_per_gpu, step_s or tflops_per_gpu\n"
-    "  --cluster   the system of runs without a cluster column (default dgx-a100)\n"
-    "Fits gemm_shape_efficiency, attention_efficiency, te_attention_efficiency, memory_efficiency and\n"
-    "kernel_overhead_s to the dense runs, then grouped_gemm_efficiency and moe_launch_overhead_s to the\n"
-    "MoE runs with those held (predict/compute.hpp compute_constants), by maximum a posteriori in log\n"
-    "space, each under a log-normal prior (sigma 0.5) on its kernel-level figure; reports each with its\n"
-    "one-sigma uncertainty and, per family, the median |error| in tokens/s per GPU with the kernel\n"
-    "figures, in sample, leaving each model out, leaving each accelerator out, and of the 40%-MFU rule\n"
-    "of thumb. On data/calibration/published_runs.csv it re-derives the library's defaults\n"
-    "(fitted_compute_constants).\n"
-    "--json: {constants: {NAME: value}, parameters: [{name, prior, value, uncertainty}], noise,\n"
-    "         moe_noise, families: [{family, runs, kernel_constants, in_sample, leave_one_model_out,\n"
-    "         leave_one_accelerator_out, rule_of_thumb}], all, dense, moe: {...},\n"
-    "         runs: [{label, family, model, accelerator, moe, measured_tokens_per_s_per_gpu,\n"
-    "         kernel_constants, in_sample, leave_one_model_out, leave_one_accelerator_out,\n"
-    "         rule_of_thumb}], skipped: [\"label: reason\"]}",
+    "Fits the compute model's constants (predict/compute.hpp) to the runs, with cross-validated errors (docs/calibration.md).\n"
+    "--json: {constants: {NAME: value}, parameters: [{name, prior, value, uncertainty}], families, all, dense, moe, runs, skipped}",
     options(),
-    [](const cli::args& a, std::ostream& out) {
+    [](const fit_compute_request& req, const cli::args& a, std::ostream& out) {
         const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
         const cluster base = cli::resolve_cluster(a);
         compute_fit_options opt;
-        opt.cross_validate = !a.flag("no-cross-validation");
+        opt.cross_validate = req.cross_validate;
         const compute_fit_result f = compute_fit(runs, base, opt);
         if (a.flag("json")) {
             nlohmann::json constants = nlohmann::json::object(), params = nlohmann::json::array();
@@ -128,7 +122,7 @@ cli::registrar reg{cli::command{
         for (const auto& s : f.skipped) out << "skipped: " << s << "\n";
         return 0;
     },
-    1, 1}};
+    1, 1)};
 
 }  // namespace fit_compute_command
 }  // namespace

@@ -13,6 +13,7 @@
 #include <commscale/io/training_runs.hpp>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 #include "../svg.hpp"
 #include "../topology.hpp"
 
@@ -22,11 +23,18 @@ namespace fit_step_command {
 
 using namespace commscale;
 
-std::vector<cli::option_spec> options() {
-    auto o = cli::topology_options();
-    o.push_back({"out", true, "write the calibrated cluster JSON (readable by --cluster) to FILE"});
-    o.push_back({"svg", true, "write measured vs predicted step time per run to FILE"});
-    return o;
+/// What `fit-step`'s own options give (the topology flags are read by name, topology.hpp).
+struct fit_step_request {
+    std::optional<std::string> out, svg;
+};
+
+std::vector<cli::bound_option<fit_step_request>> options() {
+    using r = fit_step_request;
+    return cli::opt::by_name<r>(cli::topology_options()) +
+           std::vector<cli::bound_option<r>>{
+               cli::opt::text<r>("out", &r::out, "write the calibrated cluster JSON (readable by --cluster) to FILE"),
+               cli::opt::text<r>("svg", &r::svg, "write measured vs predicted step time per run to FILE"),
+           };
 }
 
 // Round tick values covering [lo, hi]: 1, 2 or 5 x 10^k steps, about 5 of them.
@@ -88,37 +96,24 @@ std::string svg_plot(const step_fit& f) {
 nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 nlohmann::json opt_json(const std::optional<duration>& v) { return v ? nlohmann::json(in_seconds(*v)) : nlohmann::json(nullptr); }
 
-cli::registrar reg{cli::command{
+cli::registrar reg{cli::bound_command<fit_step_request>(
     "fit-step",
     "fit the step predictor's compute efficiency to measured training runs (CSV)",
     "usage: commscale fit-step RUNS.csv [--cluster NAME|FILE | topology] [--out FILE] [--json] [--svg FILE]\n"
-    "  RUNS.csv    one run per row; columns model (preset or config.json, relative to the CSV), gpus, tp,\n"
-    "              pp, [dp, cp, ep], micro_batch, global_batch, [seq, dtype, framework, zero, recompute,\n"
-    "              sequence_parallel, virtual_stages, name], and step_s or tflops_per_gpu (model FLOPs as\n"
-    "              commscale step counts them)\n"
-    "  --cluster   the system the runs ran on (each run uses gpus / GPUs-per-node nodes; default dgx-a100)\n"
-    "  --out FILE  write the cluster JSON with a \"compute_calibration\" section for --cluster FILE\n"
-    "  --svg FILE  predicted vs measured step time per run, before and after the fit\n"
-    "Fits kernel_efficiency (GEMM, attention, memory-bound kernels) from one run on, and\n"
-    "attention_efficiency when 3+ runs differ in attention share by 0.1 or more, overlap_slowdown (the\n"
-    "compute lost beside overlapped communication) when 3+ runs differ in its share of the step by 0.02\n"
-    "or more, kernel_overhead (the per-kernel overheads) when 3+ runs differ in their share of the layer\n"
-    "time by 0.05 or more (each of the last two only where the runs determine it); a log-normal prior around the documented model keeps short sets from wandering off.\n"
-    "--json: {runs: [{label, measured_step_s, predicted_before_s, predicted_step_s, cv_predicted_step_s}],\n"
-    "         fitted: {name: {value, uncertainty}}, kept, median_rel_error_before, median_rel_error,\n"
-    "         cv_median_rel_error, noise, cluster, compute_calibration}",
+    "RUNS.csv: one measured run per row (io/training_runs.hpp); the constants fitted as docs/calibration.md says.\n"
+    "--json: {runs: [{label, measured_step_s, predicted_before_s, predicted_step_s, ...}], fitted, kept, median_rel_error, ...}",
     options(),
-    [](const cli::args& a, std::ostream& out) {
+    [](const fit_step_request& req, const cli::args& a, std::ostream& out) {
         const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
         const cluster base = cli::resolve_cluster(a);
         const step_fit f = fit_step(runs, base);
         cluster calibrated = base;
         calibrated.compute = f.calibration;
         // check every output path before writing any
-        if (auto file = a.get("svg")) io::require_writable(*file, "--svg");
-        if (auto file = a.get("out")) io::require_writable(*file, "--out");
-        if (auto file = a.get("svg")) io::write_file_atomic(*file, svg_plot(f), "--svg");
-        if (auto file = a.get("out")) {
+        if (req.svg) io::require_writable(*req.svg, "--svg");
+        if (req.out) io::require_writable(*req.out, "--out");
+        if (req.svg) io::write_file_atomic(*req.svg, svg_plot(f), "--svg");
+        if (const auto& file = req.out) {
             nlohmann::json j = io::cluster_to_json(calibrated);
             j["compute_calibration"] = {{"kernel_efficiency", f.calibration.kernel_efficiency},
                                         {"attention_efficiency", f.calibration.attention_efficiency},
@@ -172,10 +167,10 @@ cli::registrar reg{cli::command{
             << cli::num(100 * f.median_rel_error, 1) << "% after, cross-validated "
             << (f.cv_median_rel_error ? cli::num(100 * *f.cv_median_rel_error, 1) + "%" : std::string("n/a (one run)"))
             << "\n";
-        if (auto file = a.get("out")) out << "wrote " << *file << " (use it as --cluster " << *file << ")\n";
+        if (const auto& file = req.out) out << "wrote " << *file << " (use it as --cluster " << *file << ")\n";
         return 0;
     },
-    1, 1}};
+    1, 1)};
 
 }  // namespace fit_step_command
 }  // namespace

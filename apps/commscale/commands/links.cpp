@@ -4,6 +4,7 @@
 #include <commscale/io/hardware_json.hpp>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 
 namespace {
 // Named inside the anonymous namespace so that the commands compile as one unity translation unit.
@@ -28,49 +29,41 @@ std::vector<std::string> row(const commscale::link& l) {
 const std::vector<std::string> header = {"name", "kind", "GB/s/dir", "duplex GB/s", "Gbps/dir", "latency us",
                                          "links x lanes", "rdma"};
 
-cli::registrar reg_links{cli::command{
+/// What `links`'s options give.
+struct links_request {
+    std::optional<commscale::link_kind> kind;  ///< only the links of this kind
+};
+
+cli::registrar reg_links{cli::bound_command<links_request>(
     "links",
     "list the interconnect catalog (per-direction and duplex bandwidth, latency)",
     "usage: commscale links [--kind scale_up|host_bus|scale_out] [--json]\n"
     "Lists every catalog link. Bandwidth is per direction; duplex is both directions together.\n"
     "JSON: {\"links\": [{name, kind, per_direction_GBps, duplex_GBps, latency_us, lanes, links, source, ...}]}",
-    {{"kind", true, "scale_up, host_bus or scale_out"}},
-    [](const cli::args& a, std::ostream& out) {
+    {cli::opt::choice<commscale::link_kind, links_request>("kind", &links_request::kind)},
+    [](const links_request& r, const cli::args& a, std::ostream& out) {
         using namespace commscale;
-        std::optional<link_kind> kind;
-        if (auto k = a.get("kind")) {
-            const std::array<std::string_view, 3> names{link_kind_name(link_kind::scale_up),
-                                                        link_kind_name(link_kind::host_bus),
-                                                        link_kind_name(link_kind::scale_out)};
-            for (std::size_t i = 0; i < names.size(); ++i)
-                if (names[i] == *k) kind = static_cast<link_kind>(i);
-            if (!kind) throw unknown_name("--kind", *k, names);
-        }
-        if (a.flag("json") && !kind) {
+        if (a.flag("json") && !r.kind) {
             cli::print_json(out, io::links_catalog_json());
         } else if (a.flag("json")) {
             nlohmann::json list = nlohmann::json::array();
             for (const commscale::link& l : all_links())
-                if (l.kind == *kind) list.push_back(link_to_json(l));
+                if (l.kind == *r.kind) list.push_back(link_to_json(l));
             cli::print_json(out, {{"links", std::move(list)}});
         } else {
             std::vector<std::vector<std::string>> rows;
             for (const commscale::link& l : all_links())
-                if (!kind || l.kind == *kind) rows.push_back(row(l));
+                if (!r.kind || l.kind == *r.kind) rows.push_back(row(l));
             cli::print_table(out, header, rows);
         }
         return 0;
-    },
-    0, 0}};
+    })};
 
 cli::registrar reg_link{cli::command{
     "link",
     "show one catalog link (commscale link nvlink4)",
     "usage: commscale link NAME [--json]\n"
-    "  NAME  a catalog link: nvlink2..nvlink5 (bundles nvlink3-nv12 ...), pcie4-x16 (gen 4-7, x1..x16),\n"
-    "        xgmi-mi250x, xgmi-mi300x, gaudi2-scaleup, gaudi2-scaleout, ib-ndr-4x (edr/hdr/ndr/xdr/gdr,\n"
-    "        1x/4x/8x/12x), efa-v1, efa-v2, roce-100..roce-800, eth-100..eth-400, slingshot-200,\n"
-    "        opa-100, opa-200, tcpx, tcpxo (see `commscale links`)\n"
+    "NAME: a catalog link (`commscale links` lists them; docs/CLI.md \"Catalog\" their spellings).\n"
     "JSON: {name, kind, per_direction_GBps, duplex_GBps, latency_us (null if unpublished), lanes, links, source, ...}",
     {},
     [](const cli::args& a, std::ostream& out) {

@@ -6,6 +6,7 @@
 #include <commscale/workload/models.hpp>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 #include "../model.hpp"
 
 namespace {
@@ -66,7 +67,12 @@ cli::registrar reg_models{cli::command{
     },
     0, 0}};
 
-cli::registrar reg_model{cli::command{
+/// What `model`'s options give.
+struct model_request {
+    std::optional<int> seq;  ///< context length for FLOPs per token
+};
+
+cli::registrar reg_model{cli::bound_command<model_request>(
     "model",
     "show one transformer (preset or Hugging Face config.json): shape, parameters, FLOPs per token",
     "usage: commscale model NAME|FILE [--seq S] [--json]\n"
@@ -83,11 +89,11 @@ cli::registrar reg_model{cli::command{
     "MoE config.json of DeepSeek-V3/Kimi K2 (MLA, shared experts, first_k_dense_replace, MTP), Qwen3-MoE,\n"
     "GPT-OSS (sliding-window layers, sinks), Mixtral, Llama 4 (text_config) and Nemotron-H / Nemotron 3\n"
     "(hybrid_override_pattern, Mamba-2 mixers) are read by their own keys.",
-    {{"seq", true, "context length (tokens)"}},
-    [](const cli::args& a, std::ostream& out) {
+    {cli::opt::integer<model_request>("seq", &model_request::seq, 1, 1 << 24, "context length (tokens)")},
+    [](const model_request& r, const cli::args& a, std::ostream& out) {
         const std::string& v = a.positional[0];
         const transformer m = cli::load_model_value(v, "model");
-        const double seq = static_cast<double>(a.integer("seq", std::min(m.max_seq, 2048), 1, 1 << 24));
+        const double seq = static_cast<double>(r.seq.value_or(std::min(m.max_seq, 2048)));
         const auto j = describe(m, seq);
         if (a.flag("json")) {
             cli::print_json(out, j);
@@ -135,7 +141,7 @@ cli::registrar reg_model{cli::command{
             << "source         " << m.source << "\n";
         return 0;
     },
-    1, 1}};
+    1, 1)};
 
 }  // namespace models_command
 }  // namespace

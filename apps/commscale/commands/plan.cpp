@@ -21,6 +21,7 @@
 #include <commscale/search/planner.hpp>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 #include "../model.hpp"
 #include "../step_args.hpp"
 #include "../topology.hpp"
@@ -31,17 +32,32 @@ namespace plan_command {
 
 using namespace commscale;
 
-/// --pareto-factor X: 0 (the whole front) or a factor in [1, 1e6]; default_pareto_max_slowdown if absent.
-double pareto_factor(const cli::args& a) {
-    const double x = a.number("pareto-factor", default_pareto_max_slowdown);
-    if (!(x == 0 || (x >= 1 && x <= 1e6)))
-        throw input_error("--pareto-factor", "'" + *a.get("pareto-factor") + "'", "0 (the whole front) or a factor in [1, 1e6]");
-    return x;
-}
+/// What `plan`'s own options give. The topology flags (--scale-up-domain too, which also bounds TP)
+/// and --model are read by name (topology.hpp, model.hpp), as the Python module's rows read them.
+struct plan_request {
+    /// the search as the options set it: defaults of the command for the Pareto factor and the CP tokens
+    search_request search = [] {
+        search_request s;
+        s.min_cp_tokens = default_min_cp_tokens;
+        s.pareto_max_slowdown = default_pareto_max_slowdown;
+        return s;
+    }();
+    std::optional<long long> gpus;
+    std::optional<int> global_batch, seq, threads;
+    framework stack = framework::megatron_core;
+    std::optional<dtype> precision;
+    std::optional<moe_token_dispatcher> dispatcher;
+    std::optional<double> compute_efficiency;
+    std::optional<efficiency_mode> efficiency;
+    std::optional<std::string> out;
+};
 
-/// "i/N" with 0 <= i < N (io::parse_shard).
-std::pair<int, int> parse_shard(const std::string& v, const std::string& field = "--shard") {
-    return io::parse_shard(v, field);
+/// --pareto-factor X: 0 (the whole front) or a factor in [1, 1e6].
+void read_pareto_factor(plan_request& r, const std::string& v) {
+    const double x = parse_number(v, "--pareto-factor");
+    if (!(x == 0 || (x >= 1 && x <= 1e6)))
+        throw input_error("--pareto-factor", "'" + v + "'", "0 (the whole front) or a factor in [1, 1e6]");
+    r.search.pareto_max_slowdown = x;
 }
 
 // ---------------------------------------------------------------- text output
@@ -94,74 +110,71 @@ void print_text(std::ostream& out, const nlohmann::json& j) {
     out << " (--json lists them)\n";
 }
 
-int emit(const cli::args& a, std::ostream& out, const nlohmann::json& j) {
-    if (auto path = a.get("out")) io::write_file_atomic(*path, j.dump(2) + "\n", "--out");
+int emit(const std::optional<std::string>& out_file, const cli::args& a, std::ostream& out, const nlohmann::json& j) {
+    if (out_file) io::write_file_atomic(*out_file, j.dump(2) + "\n", "--out");
     if (a.flag("json")) cli::print_json(out, j);
     else print_text(out, j);
     return 0;
 }
 
-std::vector<cli::option_spec> plan_options() {
-    std::vector<cli::option_spec> o = cli::topology_options();
-    o.push_back(cli::model_option());
-    o.push_back({"gpus", true, "GPUs to plan for (the node count is GPUs / GPUs per node)"});
-    o.push_back({"global-batch", true, "sequences per optimizer step"});
-    o.push_back({"seq", true, "sequence length in tokens (default min(2048, model context))"});
-    o.push_back({"top", true, "plans to return (default 10)"});
-    o.push_back({"threads", true, "worker threads (default: the machine's cores)"});
-    o.push_back({"shard", true, "i/N: search only shard i (0-based) of N; merge with plan-merge"});
-    o.push_back({"moe-token-dispatcher", true,
-                 "alltoall|deepep|hybridep: the MoE dispatcher of every plan (default: the framework's, hybridep for megatron-core)"});
-    o.push_back({"max-micro-batch", true, "largest micro-batch tried (default: any)"});
-    o.push_back({"max-virtual-stages", true, "largest V of the interleaved schedule (default: any)"});
-    o.push_back({"max-cp", true, "largest context-parallel degree (default: any)"});
-    o.push_back({"min-cp-tokens", true,
-                 "fewest tokens per context-parallel rank (seq / cp) tried with cp >= 2 (default 4096; 0: any)"});
-    o.push_back({"pareto-factor", true, "Pareto front: plans within this factor of the best step time (default 2; 0: all)"});
-    o.push_back({"no-sequence-parallel", false, "do not try sequence parallelism"});
-    o.push_back({"no-zero-bubble", false, "do not try the zb-h1, zb-v and dualpipe schedules"});
-    o.push_back({"no-pipeline-split", false,
-                 "do not try counting the embedding/loss as pipeline layers (Megatron-Core's "
-                 "--account-for-embedding/loss-in-pipeline-split)"});
-    o.push_back({"dtype", true, "fp32|tf32|bf16|fp16|fp8|mxfp8|nvfp4|fp4 (default bf16; the accelerator must have a peak for it)"});
-    o.push_back({"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"});
-    o.push_back({"compute-efficiency", true, "achievable fraction of peak, overriding the default"});
-    o.push_back({"efficiency", true, "collective model: ideal|default"});
-    o.push_back({"out", true, "also write the JSON result to FILE (atomically)"});
-    return o;
+std::vector<cli::bound_option<plan_request>> plan_options() {
+    using r = plan_request;
+    using namespace cli::opt;
+    using cli::bound_option;
+    using cli::topology_options;
+    using cli::model_option;
+    auto search = [](auto member) { return [member](r& x) -> auto& { return x.search.*member; }; };
+    return by_name<r>(topology_options()) + by_name<r>({model_option()}) +
+           std::vector<bound_option<r>>{
+               integer<r>("gpus", &r::gpus, 1, search_limits::gpus, "GPUs to plan for (the node count is GPUs / GPUs per node)"),
+               integer<r>("global-batch", &r::global_batch, 1, plan_limits::global_batch, "sequences per optimizer step"),
+               integer<r>("seq", &r::seq, 1, plan_limits::seq, "sequence length in tokens (default min(2048, model context))"),
+               integer<r>("top", search(&search_request::top_k), 1, search_limits::top_k, "plans to return (default 10)"),
+               integer<r>("threads", &r::threads, 1, search_limits::threads, "worker threads (default: the machine's cores)"),
+               custom<r>("shard", "i/N: search only shard i (0-based) of N; merge with plan-merge",
+                         [](r& x, const std::string& v) { std::tie(x.search.shard, x.search.shards) = io::parse_shard(v, "--shard"); }),
+               choice<moe_token_dispatcher, r>("moe-token-dispatcher", &r::dispatcher,
+                                                "{}: the MoE dispatcher of every plan (default: the framework's, hybridep for "
+                                                "megatron-core)"),
+               integer<r>("max-micro-batch", search(&search_request::max_micro_batch), 1, search_limits::max_micro_batch,
+                          "largest micro-batch tried (default: any)"),
+               integer<r>("max-virtual-stages", search(&search_request::max_virtual_stages), 1, plan_limits::virtual_stages,
+                          "largest V of the interleaved schedule (default: any)"),
+               integer<r>("max-cp", search(&search_request::max_cp), 1, search_limits::max_cp,
+                          "largest context-parallel degree (default: any)"),
+               integer<r>("min-cp-tokens", search(&search_request::min_cp_tokens), 0, plan_limits::seq,
+                          "fewest tokens per context-parallel rank (seq / cp) tried with cp >= 2 (default 4096; 0: any)"),
+               custom<r>("pareto-factor", "Pareto front: plans within this factor of the best step time (default 2; 0: all)",
+                         read_pareto_factor),
+               flag<r>("no-sequence-parallel", search(&search_request::try_sequence_parallel), "do not try sequence parallelism",
+                       false),
+               flag<r>("no-zero-bubble", search(&search_request::try_zero_bubble),
+                       "do not try the zb-h1, zb-v and dualpipe schedules", false),
+               flag<r>("no-pipeline-split", search(&search_request::try_pipeline_split),
+                       "do not try counting the embedding/loss as pipeline layers (Megatron-Core's "
+                       "--account-for-embedding/loss-in-pipeline-split)",
+                       false),
+               choice<dtype, r>("dtype", &r::precision, "{} (default bf16; the accelerator must have a peak for it)"),
+               choice<framework, r>("framework", &r::stack, "{} (default megatron-core)"),
+               number<r>("compute-efficiency", &r::compute_efficiency, 1e-6, 1.0,
+                         "achievable fraction of peak, overriding the default"),
+               choice<efficiency_mode, r>("efficiency", &r::efficiency, "collective model: {}"),
+               text<r>("out", &r::out, "also write the JSON result to FILE (atomically)"),
+           };
 }
 
-cli::registrar reg_plan{cli::command{
+cli::registrar reg_plan{cli::bound_command<plan_request>(
     "plan",
     "search every TP/PP/DP/CP/EP/micro-batch/ZeRO/recompute/schedule plan, ranked by step time",
     "usage: commscale plan [--model NAME|FILE] [--cluster NAME|FILE | topology flags] --gpus N --global-batch B\n"
-    "                      [--seq S] [--top K] [--threads T] [--shard i/N] [--scale-up-domain G]\n"
-    "                      [--max-micro-batch b] [--max-virtual-stages V] [--max-cp C] [--min-cp-tokens T]\n"
-    "                      [--pareto-factor X] [--no-sequence-parallel] [--no-zero-bubble] [--no-pipeline-split]\n"
-    "                      [--dtype bf16] [--framework NAME] [--compute-efficiency X] [--efficiency ideal|default]\n"
-    "                      [--json] [--out FILE]\n"
-    "Enumerates every valid plan (divisibility of heads, layers x V, batch, experts, sequence; TP inside\n"
-    "the scale-up domain: the cluster's NVLink domain, or --scale-up-domain G, where a G below the node's\n"
-    "GPUs limits TP only and a multiple of them makes the domain span nodes), predicts each with the step model, and lists the fastest that fit in memory,\n"
-    "best first; ties by tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, V, sp ascending.\n"
-    "Where pp x V does not divide the layers but divides layers + 1 or + 2, 1f1b and interleaved are also\n"
-    "tried with the loss and/or embedding counted as pipeline layers (Megatron-Core's\n"
-    "--account-for-*-in-pipeline-split; schedule shown with +E / +L; --no-pipeline-split skips them).\n"
-    "Context parallelism keeps at least --min-cp-tokens (default 4096, the fewest of any published run with\n"
-    "CP) of the sequence on each CP rank; the Pareto front keeps plans within --pareto-factor (default 2) x\n"
-    "the best step time. For MoE models expert TP (--etp) is searched over tp and its divisors, EP over\n"
-    "tp x cp x dp / etp (shown as `ep etp E` where etp is not tp; plan JSON key `etp`, absent when it is tp).\n"
-    "--shard i/N searches one of N disjoint parts (0 <= i < N), for N independent jobs (Slurm job array:\n"
-    "--shard $SLURM_ARRAY_TASK_ID/N; Kubernetes indexed job: --shard $JOB_COMPLETION_INDEX/N) each\n"
-    "with --json --out shard-i.json; `commscale plan-merge shard-*.json` gives the unsharded ranking.\n"
-    "JSON: {evaluated, feasible, search_s, plans: [{tp, pp, dp, cp, ep, micro_batch, zero, recompute,\n"
-    "schedule, virtual_stages, sequence_parallel, step_s, mfu, memory_per_gpu_GiB, memory_headroom_GiB,\n"
-    "bottleneck, breakdown}], pareto: [...], candidates, rejected, shard, ...}.",
+    "Predicts every valid plan and lists the fastest that fit in memory and the Pareto front (docs/planning.md).\n"
+    "JSON: {evaluated, feasible, search_s, plans: [{tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule,\n"
+    "      virtual_stages, sequence_parallel, step_s, mfu, memory_per_gpu_GiB, ...}], pareto, candidates, shard, ...}",
     plan_options(),
-    [](const cli::args& a, std::ostream& out) {
+    [](const plan_request& req, const cli::args& a, std::ostream& out) {
         const transformer m = cli::resolve_model(a);
-        if (!a.has("gpus")) throw input_error("--gpus", "nothing (missing)", "the number of GPUs to plan for");
-        const long long gpus = a.integer("gpus", 0, 1, search_limits::gpus);
+        if (!req.gpus) throw input_error("--gpus", "nothing (missing)", "the number of GPUs to plan for");
+        const long long gpus = *req.gpus;
         const cluster given = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only
         const cluster c = cluster_for_gpus(given, gpus, "--gpus");
         if (a.has("nodes") && given.nodes != c.nodes)
@@ -170,35 +183,24 @@ cli::registrar reg_plan{cli::command{
                                   "), or drop --nodes");
         const accelerator acc = accelerator_by_name(c.node.accelerator, "cluster.accelerator");
 
-        search_request r;
-        if (!a.has("global-batch")) throw input_error("--global-batch", "nothing (missing)", "sequences per optimizer step");
-        r.global_batch = static_cast<int>(a.integer("global-batch", 0, 1, plan_limits::global_batch));
-        r.seq = static_cast<int>(a.integer("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, plan_limits::seq));
-        r.top_k = static_cast<int>(a.integer("top", 10, 1, search_limits::top_k));
-        const long long hw = std::max(1u, std::thread::hardware_concurrency());
-        r.threads = static_cast<int>(a.integer("threads", hw, 1, search_limits::threads));
-        if (auto v = a.get("shard")) std::tie(r.shard, r.shards) = parse_shard(*v);
+        search_request r = req.search;
+        if (!req.global_batch) throw input_error("--global-batch", "nothing (missing)", "sequences per optimizer step");
+        r.global_batch = *req.global_batch;
+        r.seq = req.seq.value_or(m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048);
+        r.threads = req.threads.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+        // a topology flag (resolve_cluster reads it too), so read by name
         r.scale_up_domain = static_cast<int>(a.integer("scale-up-domain", 0, 1, search_limits::scale_up_domain));
         if (r.scale_up_domain > 0 && r.scale_up_domain % c.node.gpus != 0 && c.node.gpus % r.scale_up_domain != 0)
             throw input_error("--scale-up-domain", std::to_string(r.scale_up_domain),
                               "a divisor or a multiple of the " + std::to_string(c.node.gpus) +
                                   " GPUs per node (a part of a node, or whole nodes such as an NVL72 rack)");
-        r.max_micro_batch = static_cast<int>(a.integer("max-micro-batch", 0, 1, search_limits::max_micro_batch));
-        r.max_virtual_stages = static_cast<int>(a.integer("max-virtual-stages", 0, 1, plan_limits::virtual_stages));
-        r.max_cp = static_cast<int>(a.integer("max-cp", 0, 1, search_limits::max_cp));
-        r.min_cp_tokens = static_cast<int>(a.integer("min-cp-tokens", default_min_cp_tokens, 0, plan_limits::seq));
-        r.pareto_max_slowdown = pareto_factor(a);
-        r.try_sequence_parallel = !a.flag("no-sequence-parallel");
-        r.try_zero_bubble = !a.flag("no-zero-bubble");
-        r.try_pipeline_split = !a.flag("no-pipeline-split");
-        apply_framework(r.base, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
-        if (auto v = a.get("dtype")) r.base.precision = precision_from_name(*v, "--dtype");
+        apply_framework(r.base, req.stack);
+        if (req.precision) r.base.precision = *req.precision;
         (void)peak_for(acc, r.base.precision, "--dtype");
-        if (auto v = a.get("moe-token-dispatcher"))
-            r.base.dispatcher = parse<moe_token_dispatcher>(*v, "--moe-token-dispatcher");
-        if (a.has("compute-efficiency"))
-            r.base.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
-        r.options = cli::step_opts(a);
+        if (req.dispatcher) r.base.dispatcher = *req.dispatcher;
+        if (req.compute_efficiency) r.base.compute_efficiency = *req.compute_efficiency;
+        r.options = step_options{};
+        if (req.efficiency) r.options.mode = *req.efficiency;
 
         search_result res = search_plans(m, c, acc, r);
 
@@ -213,13 +215,17 @@ cli::registrar reg_plan{cli::command{
         rep.note = empty_reason(m, c, r, res);
         rep.result = std::move(res);
         const nlohmann::json j = io::search_report_to_json(rep);
-        return emit(a, out, j);
-    },
-    0, 0}};
+        return emit(req.out, a, out, j);
+    })};
 
 // ---------------------------------------------------------------- plan-merge
 
-cli::registrar reg_merge{cli::command{
+/// What `plan-merge`'s options give.
+struct merge_request {
+    std::optional<std::string> out;
+};
+
+cli::registrar reg_merge{cli::bound_command<merge_request>(
     "plan-merge",
     "merge the JSON outputs of `plan --shard i/N` jobs into one ranking",
     "usage: commscale plan-merge FILE... [--json] [--out FILE]\n"
@@ -228,21 +234,14 @@ cli::registrar reg_merge{cli::command{
     "Prints the result of the unsharded search: plans (top K by step time, then plan key), the Pareto\n"
     "front of the union, and evaluated/feasible/candidates summed; search_s is the sum over shards,\n"
     "search_s_max the slowest shard.",
-    {{"out", true, "also write the merged JSON to FILE (atomically)"}},
-    [](const cli::args& a, std::ostream& out) {
-        std::vector<nlohmann::json> docs;
-        for (const auto& path : a.positional) {
-            const std::string text = path == "-" ? io::read_stream(std::cin, "standard input", "FILE")
-                                                 : io::read_file(path, "FILE");
-            docs.push_back(io::parse_json(text, path));
-            if (!docs.back().is_object()) throw input_error(path, io::json_type_name(docs.back()), "a `plan --json` object");
-        }
-        // the shard-set checks and the merge: io/result_json.hpp merge_search_reports
-        const search_report merged = io::merge_search_reports(docs, a.positional);
+    {cli::opt::text<merge_request>("out", &merge_request::out, "also write the merged JSON to FILE (atomically)")},
+    [](const merge_request& r, const cli::args& a, std::ostream& out) {
+        // every file read and checked first, then the shard-set checks and the merge (io/result_json.hpp)
+        const search_report merged = io::merge_search_reports(io::read_search_documents(a.positional, std::cin), a.positional);
         const nlohmann::json j = io::search_report_to_json(merged);
-        return emit(a, out, j);
+        return emit(r.out, a, out, j);
     },
-    1, -1}};
+    1, -1)};
 
 }  // namespace plan_command
 }  // namespace

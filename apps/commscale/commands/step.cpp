@@ -66,7 +66,7 @@ cli::registrar reg{cli::command{
     "                      [--[no-]cp-overlap] [--attention flash|unfused] [--first-stage-layers N]\n"
     "                      [--last-stage-layers N] [--account-for-embedding-in-pipeline-split]\n"
     "                      [--account-for-loss-in-pipeline-split] [--cpu-offloading-num-layers N]\n"
-    "                      [--recompute-modules LIST]\n"
+    "                      [--recompute-modules LIST] [--moe-token-dispatcher alltoall|deepep|hybridep]\n"
     "                      [--no-scatter-gather]\n"
     "                      [--json] [--svg FILE]\n"
     "With no --model/--cluster/topology flag: GPT-3 175B on 16 DGX A100 nodes, tp 8, pp 8, dp 2,\n"

@@ -16,6 +16,7 @@
 #include <commscale/units/format.hpp>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 #include "../svg.hpp"
 #include "../topology.hpp"
 
@@ -93,40 +94,41 @@ std::string render_svg(const std::vector<row>& rows, const std::vector<measured_
     return cli::svg::document({&top, &bottom}, title);
 }
 
-std::vector<cli::option_spec> options() {
-    auto o = cli::topology_options();
-    auto more = cli::collective_options_spec();
-    o.insert(o.end(), more.begin(), more.end());
-    o.push_back({"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"});
-    o.push_back({"min", true, "smallest size (e.g. 8B, 1KiB)"});
-    o.push_back({"max", true, "largest size (e.g. 8GiB)"});
-    o.push_back({"factor", true, "size multiplier between rows, > 1 (default 2)"});
-    o.push_back({"svg", true, "write busbw vs size as an SVG file"});
-    o.push_back({"measured", true, "a measured log (nccl-tests, rccl-tests, JSON, probe) to compare with"});
-    return o;
+/// What `sweep`'s own options give (the topology flags, --gpus and the collective's options are read
+/// by name, topology.hpp, as for `collective`).
+struct sweep_request {
+    std::optional<commscale::data_size> min, max;
+    std::optional<double> factor;
+    std::optional<std::string> svg, measured;
+};
+
+std::vector<cli::bound_option<sweep_request>> options() {
+    using r = sweep_request;
+    return cli::opt::by_name<r>(cli::topology_options()) + cli::opt::by_name<r>(cli::collective_options_spec()) +
+           cli::opt::by_name<r>({{"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"}}) +
+           std::vector<cli::bound_option<r>>{
+               cli::opt::size<r>("min", &r::min, "smallest size (e.g. 8B, 1KiB)"),
+               cli::opt::size<r>("max", &r::max, "largest size (e.g. 8GiB)"),
+               cli::opt::custom<r>("factor", "size multiplier between rows, > 1 (default 2)",
+                              [](r& x, const std::string& v) { x.factor = commscale::parse_number(v, "--factor"); }),
+               cli::opt::text<r>("svg", &r::svg, "write busbw vs size as an SVG file"),
+               cli::opt::text<r>("measured", &r::measured, "a measured log (nccl-tests, rccl-tests, JSON, probe) to compare with"),
+           };
 }
 
-cli::registrar reg{cli::command{
+cli::registrar reg{cli::bound_command<sweep_request>(
     "sweep",
     "predicted nccl-tests-style table of a collective over message sizes (--svg plots busbw)",
     "usage: commscale sweep --op OP --min SIZE --max SIZE [--factor 2] [topology] [--algo ALGO]\n"
-    "                       [--efficiency ideal|default] [--ranks N] [--ranks-per-node R] [--json] [--svg FILE]\n"
-    "       commscale sweep --measured LOG [topology] [--op OP] [--min SIZE --max SIZE] [--json] [--svg FILE]\n"
-    "  sizes min, min*f, min*f^2, ... <= max (rounded to whole bytes; at most 4096 rows)\n"
-    "  options and topology flags as for `commscale collective` (--gpus N instead of --nodes too)\n"
-    "  --measured LOG  compare with a measured log: its sizes, collective and ranks unless given;\n"
-    "                  adds the measured busbw and the error (predicted - measured) / measured per size\n"
-    "--json: {rows: [{bytes, time_us, algbw_GBps, busbw_GBps, algorithm[, measured_busbw_GBps,\n"
-    "        measured_time_us, error_pct]}][, median_abs_error_pct]}\n"
-    "--svg FILE: busbw vs size with a log2 size axis, a standalone SVG (written atomically); with\n"
-    "        --measured, measured points over the predicted curve and a panel of the error per size",
+    "Sizes min, min*f, min*f^2, ... <= max, or with --measured LOG the log's sizes, collective and ranks and its error.\n"
+    "--json: {rows: [{bytes, time_us, algbw_GBps, busbw_GBps, algorithm[, measured_busbw_GBps, measured_time_us, error_pct]}], ...}",
     options(),
-    [](const cli::args& a, std::ostream& out) {
+    [](const sweep_request& sw, const cli::args& a, std::ostream& out) {
         using namespace commscale;
         const cluster c = cli::resolve_cluster_gpus(a);
         // The measured log, when given: its collective, ranks and sizes stand in for missing flags.
         std::optional<measurement_set> log;
-        if (auto path = a.get("measured")) {
+        if (const auto& path = sw.measured) {
             if (path->empty()) throw input_error("--measured", "an empty path", "a measured log file (or - for stdin)");
             std::optional<collective_op> want;
             if (auto v = a.get("op")) want = parse_op(*v, "--op");
@@ -158,19 +160,21 @@ cli::registrar reg{cli::command{
                                   "a group that fits on the cluster's " + std::to_string(c.nodes) + " node(s) (set --nodes)");
         }
         std::vector<double> sizes;
-        if (log && !a.get("min") && !a.get("max")) {
+        if (log && !sw.min && !sw.max) {
             for (const auto& r : log->rows)
                 if (in_bytes(r.bytes) >= 1) sizes.push_back(in_bytes(r.bytes));
             std::sort(sizes.begin(), sizes.end());
             sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
             if (sizes.empty()) throw input_error("--measured", "no row of at least 1 byte", "a log with measured sizes");
         } else {
-            const double lo = in_bytes(parse_size(a.require("min", "a size such as 8B"), "--min"));
-            const double hi = in_bytes(parse_size(a.require("max", "a size such as 8GiB"), "--max"));
+            if (!sw.min) throw input_error("--min", "nothing (missing)", "a size such as 8B");
+            if (!sw.max) throw input_error("--max", "nothing (missing)", "a size such as 8GiB");
+            const double lo = in_bytes(*sw.min);
+            const double hi = in_bytes(*sw.max);
             if (!(lo >= 1.0)) throw input_error("--min", detail::number_text(lo) + " B", "a size of at least 1 byte");
             if (!(hi >= lo))
                 throw input_error("--max", detail::number_text(hi) + " B", "a size >= --min (" + detail::number_text(lo) + " B)");
-            const double factor = a.number("factor", 2.0);
+            const double factor = sw.factor.value_or(2.0);
             if (!(factor > 1.0) || !std::isfinite(factor))
                 throw input_error("--factor", detail::number_text(factor), "a number > 1 (e.g. 2)");
             const double count = std::floor(std::log(hi / lo) / std::log(factor) + 1e-9) + 1.0;
@@ -188,7 +192,7 @@ cli::registrar reg{cli::command{
                 sizes.push_back(b);
             }
         }
-        std::optional<std::string> svg_path = a.get("svg");
+        const std::optional<std::string>& svg_path = sw.svg;
         if (svg_path && svg_path->empty()) throw input_error("--svg", "an empty path", "a file path");
 
         std::vector<row> rows;
@@ -272,7 +276,7 @@ cli::registrar reg{cli::command{
         }
         return 0;
     },
-    0, 0}};
+    0, 0)};
 
 }  // namespace sweep_command
 }  // namespace

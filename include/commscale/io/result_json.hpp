@@ -53,6 +53,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <istream>
 #include <limits>
 #include <optional>
 #include <set>
@@ -76,6 +77,7 @@
 #include "../units.hpp"
 #include "../workload/flops.hpp"
 #include "../workload/transformer.hpp"
+#include "file.hpp"
 #include "json_reader.hpp"
 
 namespace commscale {
@@ -841,8 +843,32 @@ template <class T>
     }
 }
 
+/// @brief `d`, read from `path`, as a `plan --json` document: an input_error naming `path` unless
+/// it is a JSON object (the one check of a document's shape before its keys are read).
+inline const nlohmann::json& search_document(const nlohmann::json& d, const std::string& path) {
+    if (!d.is_object()) throw input_error(path, json_type_name(d), "a `plan --json` object");
+    return d;
+}
+
+/// @brief The `plan --json` documents of `paths` (`-`: `standard_input`), what plan-merge reads: each
+/// file read, parsed and checked by search_document in turn, so the first file that fails is the
+/// one named (errors name FILE for a file that cannot be read, the path for bad JSON or a non-object).
+[[nodiscard]] inline std::vector<nlohmann::json> read_search_documents(const std::vector<std::string>& paths,
+                                                                       std::istream& standard_input) {
+    std::vector<nlohmann::json> docs;
+    docs.reserve(paths.size());
+    for (const std::string& path : paths) {
+        const std::string text =
+            path == "-" ? read_stream(standard_input, "standard input", "FILE") : read_file(path, "FILE");
+        docs.push_back(parse_json(text, path));
+        (void)search_document(docs.back(), path);
+    }
+    return docs;
+}
+
 /// @brief The unsharded search from the `plan --json --shard i/N` documents of one search
-/// (`docs[i]` read from `paths[i]`, which error messages name): each read by search_report_from_json,
+/// (`docs[i]` read from `paths[i]`, which error messages name; read_search_documents reads them): each
+/// checked by search_document and read by search_report_from_json,
 /// all with the same model, cluster, accelerator, nodes, GPUs, global batch, sequence, top K and
 /// space as the first, every shard 0..N-1 exactly once; counts and search times summed, the top K
 /// and the Pareto front of the union (merge_results), search_s_max the longest shard.
@@ -859,8 +885,8 @@ template <class T>
     for (std::size_t i = 0; i < docs.size(); ++i) {
         const auto& d = docs[i];
         const std::string& path = paths[i];
-        if (!d.is_object()) throw input_error(path, json_type_name(d), "a `plan --json` object");
-        search_report s = search_report_from_json(d, path);  // every field checked, errors naming FILE.field
+        // every field checked, errors naming FILE.field
+        search_report s = search_report_from_json(search_document(d, path), path);
         for (const char* k : {"model", "cluster", "accelerator", "nodes", "gpus", "global_batch", "seq", "top", "space"}) {
             if (!d.contains(k)) throw input_error(path + "." + k, "nothing (missing)", "a `plan --json` output");
             if (d[k] != first[k])
