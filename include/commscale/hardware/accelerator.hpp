@@ -76,6 +76,15 @@ struct accelerator {
     /// the exponential rate is the dense BF16 peak times this; 0 = not known (the exponentials are
     /// then not priced apart).
     double exponentials_per_bf16_flop = 0.0;
+    /// Lower-case parts of the device names CUDA and ROCm report for this accelerator (nvidia-smi,
+    /// rocm-smi, the device lines of nccl-tests and rccl-tests: "NVIDIA A100-SXM4-80GB", "AMD
+    /// Instinct MI300X"), matched case-insensitively by accelerator_for_device, where the longest
+    /// match over the catalog wins ("gb200" over "b200", "h100 pcie" over "h100"). Empty: none.
+    std::array<std::string_view, 2> device_names{};
+    /// The cluster preset a measurement on this accelerator is priced on when no cluster is named
+    /// (`commscale fit` without --cluster; preset_for_gpu): its vendor's reference system, or the
+    /// nearest preset of its generation; empty: the default cluster (dgx-a100).
+    std::string_view reference_cluster;
 
     /// @brief Dense peak for a data type, or nullopt if unsupported.
     [[nodiscard]] constexpr std::optional<flop_rate> peak(dtype d) const {

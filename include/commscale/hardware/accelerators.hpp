@@ -66,6 +66,8 @@ inline constexpr accelerator v100_sxm2{
     .source = "NVIDIA Tesla V100 datasheet (SXM2): FP32 15.7, Tensor 125 TFLOPS, 32 GB HBM2 900 GB/s, NVLink 300 GB/s",
     .power = 300.0,  // V100 SXM2 datasheet: max power 300 W
     .compute_units = 80,  // V100 whitepaper: 80 SMs
+    .device_names = {"v100-sxm2"},
+    .reference_cluster = {},  // no preset of its kind: the default cluster
 };
 
 /// @brief NVIDIA A100 SXM4 40GB: fp32 19.5, tf32 156, bf16/fp16 312 TFLOPS dense (datasheet 312/624*
@@ -80,6 +82,8 @@ inline constexpr accelerator a100_40gb_sxm{
     .power = 400.0,  // A100 datasheet: SXM max TDP 400 W
     .compute_units = 108,  // A100 whitepaper: 108 SMs
     .exponentials_per_bf16_flop = 16.0 / 2048.0,  // 16 exp2 per 2,048 BF16 FLOPs per SM clock (1,024 FMA)
+    .device_names = {"a100-sxm4-40gb"},
+    .reference_cluster = "dgx-a100",
 };
 
 /// @brief NVIDIA A100 SXM4 80GB: as the 40GB but HBM2e 2039 GB/s. Efficiency 0.869 (MAMF, A100 SXM).
@@ -93,6 +97,8 @@ inline constexpr accelerator a100_80gb_sxm{
     .power = 400.0,  // A100 datasheet: SXM max TDP 400 W
     .compute_units = 108,  // A100 whitepaper: 108 SMs
     .exponentials_per_bf16_flop = 16.0 / 2048.0,  // 16 exp2 per 2,048 BF16 FLOPs per SM clock (1,024 FMA)
+    .device_names = {"a100", "a100-sxm4-80gb"},
+    .reference_cluster = "dgx-a100",
 };
 
 /// @brief NVIDIA A100 PCIe 80GB: same peaks, HBM2e 1935 GB/s; talks to peers over PCIe 4 x16 unless
@@ -107,6 +113,8 @@ inline constexpr accelerator a100_80gb_pcie{
     .power = 300.0,  // A100 datasheet: 80GB PCIe max TDP 300 W
     .compute_units = 108,  // A100 whitepaper: 108 SMs
     .exponentials_per_bf16_flop = 16.0 / 2048.0,  // 16 exp2 per 2,048 BF16 FLOPs per SM clock (1,024 FMA)
+    .device_names = {"a100 80gb pcie", "a100-pcie"},
+    .reference_cluster = {},  // no preset of its kind: the default cluster
 };
 
 /// @brief NVIDIA A800 SXM4 80GB: A100 silicon with NVLink limited to 400 GB/s both directions
@@ -121,6 +129,8 @@ inline constexpr accelerator a800_80gb_sxm{
     .power = std::nullopt,  // A800 datasheet gives no board power
     .compute_units = 108,  // A100 silicon: 108 SMs
     .exponentials_per_bf16_flop = 16.0 / 2048.0,  // as A100
+    .device_names = {"a800"},
+    .reference_cluster = {},  // no preset of its kind: the default cluster
 };
 
 /// @brief NVIDIA H100 SXM5 80GB: fp32 67, tf32 494.5, bf16/fp16 989.5, fp8 1979 TFLOPS dense
@@ -137,6 +147,8 @@ inline constexpr accelerator h100_sxm{
     .compute_units = 132,  // H100 whitepaper: SXM5 132 SMs
     .fp8_mamf_ratio = 0.709 / 0.803,  // MAMF FP8 1402.6/1979 = 0.709 against BF16 0.803
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // 16 exp2 per 4,096 BF16 FLOPs per SM clock (989.4 TFLOP/s = 132 SMs x 1.83 GHz x 4,096)
+    .device_names = {"h100", "h100 80gb hbm3"},
+    .reference_cluster = "dgx-h100",
 };
 
 /// @brief NVIDIA H100 PCIe 80GB: fp32 51, tf32 378, bf16/fp16 756.5, fp8 1513 TFLOPS dense; HBM2e
@@ -152,6 +164,8 @@ inline constexpr accelerator h100_pcie{
     .compute_units = 114,  // H100 whitepaper: PCIe 114 SMs
     // fp8_mamf_ratio 1: no FP8 MAMF figure
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
+    .device_names = {"h100 pcie"},
+    .reference_cluster = {},  // no preset of its kind: the default cluster
 };
 
 /// @brief NVIDIA H800 SXM5: H100 silicon with NVLink limited to 400 GB/s both directions (8 NVLink4
@@ -166,6 +180,8 @@ inline constexpr accelerator h800_sxm{
     .compute_units = 132,  // H100 silicon: 132 SMs
     .fp8_mamf_ratio = 0.709 / 0.803,  // as H100 SXM
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
+    .device_names = {"h800"},
+    .reference_cluster = {},  // no preset of its kind: the default cluster
 };
 
 /// @brief NVIDIA H200 SXM 141GB: H100 compute, HBM3e 4.8 TB/s. Efficiency as H100 SXM (same silicon).
@@ -180,6 +196,8 @@ inline constexpr accelerator h200_sxm{
     .compute_units = 132,  // H100 silicon: 132 SMs
     .fp8_mamf_ratio = 0.734 / 0.803,  // MAMF FP8 1453.4/1979 = 0.734 against BF16 0.803
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
+    .device_names = {"h200"},
+    .reference_cluster = "hgx-h200",
 };
 
 /// @brief NVIDIA GH200 Grace Hopper (GPU side, 96GB HBM3 version): H100 compute, 4.0 TB/s.
@@ -195,6 +213,8 @@ inline constexpr accelerator gh200{
     .compute_units = 132,  // H100 silicon: 132 SMs
     .fp8_mamf_ratio = 0.734 / 0.803,  // as H200 (MAMF)
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
+    .device_names = {"gh200"},
+    .reference_cluster = "hgx-h200",
 };
 
 /// @brief NVIDIA B200 (HGX B200, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8 4500 TFLOPS dense
@@ -213,6 +233,8 @@ inline constexpr accelerator b200{
     .compute_units = 148,  // Blackwell technical brief: 148 SMs
     .fp8_mamf_ratio = 0.763 / 0.776,  // MAMF FP8 3432.5/4500 = 0.763 against BF16 0.776
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // 16 exp2 per 8,192 BF16 FLOPs per SM clock (2.25 PFLOP/s = 148 SMs x 1.86 GHz x 8,192)
+    .device_names = {"b200"},
+    .reference_cluster = "dgx-b200",
 };
 
 /// @brief NVIDIA B300 / Blackwell Ultra (HGX B300, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8
@@ -231,6 +253,8 @@ inline constexpr accelerator b300{
     .compute_units = 160,  // Blackwell Ultra: 160 SMs
     .fp8_mamf_ratio = 0.745 / 0.786,  // MAMF FP8 3353.3/4500 = 0.745 against BF16 0.786
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // Blackwell Ultra doubles the SFU rate (NVIDIA technical blog "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
+    .device_names = {"b300"},
+    .reference_cluster = "dgx-b300",
 };
 
 /// @brief NVIDIA GB200 (one Blackwell GPU of a GB200 NVL72 rack): the rack's figures / 72: fp32
@@ -249,6 +273,8 @@ inline constexpr accelerator gb200{
     .compute_units = 148,  // as B200: 148 SMs
     .fp8_mamf_ratio = 0.723 / 0.729,  // MAMF FP8 3615.6/5000 = 0.723 against BF16 0.729
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // as B200
+    .device_names = {"gb200"},
+    .reference_cluster = "gb200-nvl72",
 };
 
 /// @brief NVIDIA GB300 (one Blackwell Ultra GPU of a GB300 NVL72 rack): the rack's figures / 72:
@@ -268,6 +294,8 @@ inline constexpr accelerator gb300{
     .compute_units = 160,  // as B300: 160 SMs
     .fp8_mamf_ratio = 0.745 / 0.786,  // as B300 (the same chip, no figure of its own)
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // as B300
+    .device_names = {"gb300"},
+    .reference_cluster = "gb300-nvl72",
 };
 
 /// @brief AMD Instinct MI250X (OAM, both GCDs): fp32 matrix 95.7, bf16/fp16 383 TFLOPS; no tf32/fp8;
@@ -281,6 +309,8 @@ inline constexpr accelerator mi250x{
               "efficiency: ml-engineering MAMF MI250X 147.0/191.5 per GCD",
     .power = 560.0,  // MI250X datasheet: 560 W peak TBP
     .compute_units = 220,  // AMD CDNA 2 whitepaper: 2 x 110 CUs
+    .device_names = {"mi250"},
+    .reference_cluster = {},  // no preset of its kind: the default cluster
 };
 
 /// @brief AMD Instinct MI300X: fp32 163.4, tf32 653.7, bf16/fp16 1307.4, fp8 2614.9 TFLOPS dense;
@@ -294,6 +324,8 @@ inline constexpr accelerator mi300x{
               "192GB HBM3 5.3 TB/s, 896 GB/s Infinity Fabric; efficiency: ml-engineering MAMF MI300X 668.4/1300",
     .power = 750.0,  // MI300X datasheet: 750 W peak TBP
     .compute_units = 304,  // AMD CDNA 3 whitepaper: 304 CUs
+    .device_names = {"mi300"},
+    .reference_cluster = "mi300x-roce",
 };
 
 /// @brief AMD Instinct MI325X: MI300X compute, 256 GB HBM3e 6 TB/s, same Infinity Fabric.
@@ -307,6 +339,8 @@ inline constexpr accelerator mi325x{
               "256GB HBM3e 6 TB/s; efficiency: ml-engineering MAMF MI325X 784.9/1300",
     .power = 1000.0,  // MI325X datasheet: 1,000 W peak TBP
     .compute_units = 304,  // AMD CDNA 3 whitepaper: 304 CUs
+    .device_names = {"mi325"},
+    .reference_cluster = "mi300x-roce",
 };
 
 /// @brief AMD Instinct MI355X (CDNA 4): fp32 157.3, bf16/fp16 2516.6, fp8 and MXFP8 5033.2, MXFP4
@@ -324,6 +358,8 @@ inline constexpr accelerator mi355x{
               "Infinity Fabric 153.6 GB/s per link, 1,400 W TBP",
     .power = 1400.0,
     .compute_units = 256,  // AMD CDNA 4 whitepaper: 256 CUs
+    .device_names = {"mi355"},
+    .reference_cluster = "mi355x-roce",
 };
 
 /// @brief Intel Gaudi2: bf16 432, fp8 865 TFLOPS (MME); fp32/tf32/fp16 peaks not published;
@@ -336,6 +372,8 @@ inline constexpr accelerator gaudi2{
     .source = "Intel Gaudi2 whitepaper: MME BF16 432, FP8 865 TFLOPS, 96GB HBM2e 2.45 TB/s, 24 x 100 GbE RoCE; "
               "efficiency: ml-engineering MAMF Gaudi 2 418.7/432",
     .power = 600.0,  // Gaudi2 HL-225H: 600 W TDP
+    .device_names = {"hl-225", "gaudi2"},
+    .reference_cluster = "gaudi2-hls",
 };
 
 /// @brief NVIDIA L40S: fp32 91.6, tf32 183, bf16/fp16 362.05, fp8 733 TFLOPS dense (datasheet 366*,
@@ -350,6 +388,8 @@ inline constexpr accelerator l40s{
               "48GB GDDR6 864 GB/s, PCIe Gen4 x16",
     .power = 350.0,  // L40S datasheet: max power 350 W
     .compute_units = 142,  // Ada whitepaper: L40S 142 SMs
+    .device_names = {"l40s"},
+    .reference_cluster = {},  // no preset of its kind: the default cluster
 };
 
 /// @brief Every catalog accelerator, in a stable order.
@@ -373,6 +413,33 @@ inline constexpr auto accelerator_names = [] {
     for (const accelerator& a : accelerator_catalog)
         if (a.name == name) return a;
     return std::nullopt;
+}
+
+/// @brief The catalog accelerator a device name as CUDA or ROCm report it belongs to ("NVIDIA
+/// A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA GB200", "AMD Instinct MI300X"): the one with
+/// the longest of its `device_names` inside `device`, case-insensitively; nullopt when none is.
+[[nodiscard]] constexpr std::optional<accelerator> accelerator_for_device(std::string_view device) {
+    const auto contains = [&](std::string_view part) {
+        for (std::size_t i = 0; i + part.size() <= device.size(); ++i) {
+            bool same = true;
+            for (std::size_t k = 0; k < part.size() && same; ++k) {
+                char ch = device[i + k];
+                if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+                same = ch == part[k];
+            }
+            if (same) return true;
+        }
+        return false;
+    };
+    std::optional<accelerator> best;
+    std::size_t longest = 0;
+    for (const accelerator& a : accelerator_catalog)
+        for (const std::string_view part : a.device_names)
+            if (!part.empty() && part.size() > longest && contains(part)) {
+                best = a;
+                longest = part.size();
+            }
+    return best;
 }
 
 /// @brief The catalog accelerator called `name`; throws input_error naming `field`, the value and

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "../error.hpp"
+#include "accelerators.hpp"
 #include "links.hpp"
 #include "topology.hpp"
 
@@ -269,28 +270,11 @@ inline constexpr std::string_view default_cluster_name = "dgx-a100";
 
 /// @brief The preset for a GPU model as CUDA / ROCm name it in nccl-tests' and rccl-tests' device
 /// lines ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA GB200", "AMD Instinct MI300X"):
-/// case-insensitive, the Grace-Blackwell parts before their Blackwell names (gb200 before b200).
-/// `default_cluster_name` (DGX A100) for A100 and anything unknown.
+/// the `reference_cluster` of the accelerator the name belongs to (accelerator_for_device);
+/// `default_cluster_name` (DGX A100) for a part without one and for anything unknown.
 [[nodiscard]] constexpr std::string_view preset_for_gpu(std::string_view gpu) {
-    auto has = [&](std::string_view what) {
-        for (std::size_t i = 0; i + what.size() <= gpu.size(); ++i) {
-            bool same = true;
-            for (std::size_t k = 0; k < what.size() && same; ++k) {
-                char ch = gpu[i + k];
-                if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-                same = ch == what[k];
-            }
-            if (same) return true;
-        }
-        return false;
-    };
-    constexpr std::pair<std::string_view, std::string_view> table[] = {
-        {"gb300", "gb300-nvl72"}, {"gb200", "gb200-nvl72"}, {"b300", "dgx-b300"},      {"b200", "dgx-b200"},
-        {"h200", "hgx-h200"},     {"h100", "dgx-h100"},     {"mi355", "mi355x-roce"}, {"mi300", "mi300x-roce"},
-        {"mi325", "mi300x-roce"}, {"hl-225", "gaudi2-hls"}, {"gaudi2", "gaudi2-hls"}};
-    for (const auto& [what, preset] : table)
-        if (has(what)) return preset;
-    return default_cluster_name;
+    const auto a = accelerator_for_device(gpu);
+    return a && !a->reference_cluster.empty() ? a->reference_cluster : default_cluster_name;
 }
 
 /// @brief The preset called `name`; throws input_error naming `field`, the value and the closest

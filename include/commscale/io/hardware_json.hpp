@@ -10,7 +10,9 @@
 ///   bf16, fp16, fp8, mxfp8, nvfp4, fp4} (dense, null where unsupported), scale_up_link, compute_efficiency,
 ///   source, power_W (board power in watts, null if unpublished), compute_units (SMs / CUs, 0 if
 ///   unknown), fp8_mamf_ratio (FP8 over BF16 best-shape matmul fraction), exponentials_per_bf16_flop
-///   (softmax exponentials per dense BF16 FLOP, 0 if unknown)}
+///   (softmax exponentials per dense BF16 FLOP, 0 if unknown), device_names (parts of the names CUDA
+///   and ROCm report, lower-case), reference_cluster (the preset a log of it defaults to; null: the
+///   default cluster)}
 ///
 /// Input: a catalog name as a string ("nvlink4"), or an object. An object whose "name" is a catalog
 /// entry starts from that entry and overrides the fields it gives; any other object must give the
@@ -30,6 +32,7 @@
 #include "../detail/intern.hpp"
 #include "../error.hpp"
 #include "../hardware/accelerators.hpp"
+#include "../hardware/clusters.hpp"
 #include "../hardware/links.hpp"
 #include "../units.hpp"
 #include "json_reader.hpp"
@@ -169,6 +172,11 @@ inline void require_consistent(const std::string& field, double given, double im
     j["compute_units"] = a.compute_units;
     j["fp8_mamf_ratio"] = a.fp8_mamf_ratio;
     j["exponentials_per_bf16_flop"] = a.exponentials_per_bf16_flop;
+    nlohmann::json names = nlohmann::json::array();
+    for (const std::string_view d : a.device_names)
+        if (!d.empty()) names.push_back(std::string(d));
+    j["device_names"] = std::move(names);
+    j["reference_cluster"] = a.reference_cluster.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::string(a.reference_cluster));
     return j;
 }
 
@@ -246,6 +254,26 @@ inline void require_consistent(const std::string& field, double given, double im
     a.compute_units = r.int32_or("compute_units", a.compute_units, 0, 1'000'000);
     a.fp8_mamf_ratio = r.number_or("fp8_mamf_ratio", a.fp8_mamf_ratio, 0.01, 10.0);
     a.exponentials_per_bf16_flop = r.number_or("exponentials_per_bf16_flop", a.exponentials_per_bf16_flop, 0.0, 1.0);
+    if (r.has("device_names")) {
+        const nlohmann::json& names = r.array("device_names");
+        if (names.size() > a.device_names.size())
+            throw input_error(r.field("device_names"), "an array of " + std::to_string(names.size()),
+                              "at most " + std::to_string(a.device_names.size()) + " device names");
+        a.device_names = {};
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (!names[i].is_string() || names[i].get_ref<const std::string&>().empty())
+                throw input_error(r.field("device_names") + "[" + std::to_string(i) + "]", names[i].dump(),
+                                  "a non-empty lower-case part of a device name, e.g. \"h100\"");
+            std::string d = names[i].get<std::string>();
+            for (char& ch : d)
+                if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+            a.device_names[i] = detail::intern(d);
+        }
+    }
+    if (r.has("reference_cluster"))
+        a.reference_cluster = j.at("reference_cluster").is_null()
+                                  ? std::string_view{}
+                                  : cluster_by_name(r.string("reference_cluster"), r.field("reference_cluster")).name;
     r.finish();
     return a;
 }

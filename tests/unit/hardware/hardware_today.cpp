@@ -212,3 +212,35 @@ TEST_CASE("preset_for_gpu maps the device names nccl-tests and rccl-tests print 
     for (const char* gpu : {"NVIDIA GB200", "NVIDIA B300 SXM6 AC", "AMD Instinct MI355X", "HL-225"})
         CHECK(find_cluster(preset_for_gpu(gpu)).has_value());
 }
+
+TEST_CASE("accelerator_for_device: the accelerator record's device names, the longest match winning") {
+    const auto named = [](const char* device) {
+        const auto a = accelerator_for_device(device);
+        return a ? std::string(a->name) : std::string("none");
+    };
+    CHECK(named("NVIDIA A100-SXM4-80GB") == "a100-80gb-sxm");
+    CHECK(named("NVIDIA A100-SXM4-40GB") == "a100-40gb-sxm");
+    CHECK(named("NVIDIA A100 80GB PCIe") == "a100-80gb-pcie");
+    CHECK(named("NVIDIA H100 80GB HBM3") == "h100-sxm");
+    CHECK(named("NVIDIA H100 PCIe") == "h100-pcie");  // "h100 pcie" is longer than "h100"
+    CHECK(named("NVIDIA GH200 480GB") == "gh200");    // "gh200" is longer than "h200"
+    CHECK(named("NVIDIA GB200") == "gb200");          // "gb200" is longer than "b200"
+    CHECK(named("NVIDIA B300 SXM6 AC") == "b300");
+    CHECK(named("AMD Instinct MI325X") == "mi325x");
+    CHECK(named("HL-225") == "gaudi2");
+    CHECK(named("Tesla V100-SXM2-32GB") == "v100-sxm2");
+    CHECK(named("a GPU of the future") == "none");
+    // every record that names a reference cluster names a preset, and a preset of its vendor's
+    // scale-up family (the same kind of link): a log is not priced on another vendor's fabric
+    for (const accelerator& a : all_accelerators()) {
+        INFO(a.name);
+        CHECK_FALSE(a.device_names[0].empty());
+        for (const std::string_view d : a.device_names)
+            for (const char ch : d) CHECK_FALSE((ch >= 'A' && ch <= 'Z'));
+        if (a.reference_cluster.empty()) continue;
+        const auto c = find_cluster(a.reference_cluster);
+        REQUIRE(c.has_value());
+        CHECK(link_by_name(a.scale_up_link).family == c->node.intra.family);
+        CHECK(preset_for_gpu(a.display_name) == a.reference_cluster);
+    }
+}
