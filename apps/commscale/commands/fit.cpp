@@ -88,7 +88,7 @@ fit_input read_logs(const std::vector<std::string>& files, std::optional<collect
         }
     }
     if (!have)
-        throw input_error("LOG", op ? "no " + std::string(op_name(*op)) + " table" : std::string("no table"),
+        throw input_error("LOG", op ? "no " + std::string(to_string(*op)) + " table" : std::string("no table"),
                           "an nccl-tests / rccl-tests log, nccl-tests JSON or probe output with rows");
     return in;
 }
@@ -116,7 +116,7 @@ std::string svg_plot(const collective_calibration& f, const std::vector<fit_poin
         emax = std::max(emax, std::abs(e));
     }
     top = std::max(top, in_GBps(f.peak_busbw)) * 1.05;
-    const std::string title = std::string(op_name(f.op)) + " on " + std::to_string(f.group.ranks) + " ranks: measured and fitted busbw";
+    const std::string title = std::string(to_string(f.op)) + " on " + std::to_string(f.group.ranks) + " ranks: measured and fitted busbw";
     cli::svg::chart upper(820, 480, title, axis{lo, hi, "message size (bytes, log2 scale)", true}, axis{0, top, "busbw (GB/s)"});
     std::vector<std::pair<double, double>> curve;
     const double xl = std::log2(std::max(lo, 1.0)), xh = std::log2(std::max(hi, 2.0 * std::max(lo, 1.0)));
@@ -160,7 +160,7 @@ cli::registrar reg{cli::command{
     options(),
     [](const cli::args& a, std::ostream& out) {
         std::optional<collective_op> op;
-        if (auto v = a.get("op")) op = parse_op(*v, "--op");
+        if (auto v = a.get("op")) op = parse<collective_op>(*v, "--op");
         const fit_input in = read_logs(a.positional, op);
         const measurement_set& m = in.set;
         const int ranks = m.ranks;
@@ -180,11 +180,11 @@ cli::registrar reg{cli::command{
             sweeps.push_back(std::move(sw));
         }
         const auto f = sweeps.size() == 1 ? calibrate_collective(c, g, m.op, pts) : calibrate_collectives(c, sweeps);
-        std::string op_names(op_name(m.op));
-        nlohmann::json ops = nlohmann::json::array({std::string(op_name(m.op))});
+        std::string op_names(to_string(m.op));
+        nlohmann::json ops = nlohmann::json::array({std::string(to_string(m.op))});
         for (const auto& o : in.others) {
-            op_names += " + " + std::string(op_name(o.op));
-            ops.push_back(std::string(op_name(o.op)));
+            op_names += " + " + std::string(to_string(o.op));
+            ops.push_back(std::string(to_string(o.op)));
         }
         const std::vector<fit_point> sorted = [&] {
             auto v = pts;
@@ -196,11 +196,11 @@ cli::registrar reg{cli::command{
         if (auto file = a.get("out")) io::require_writable(*file, "--out");
         if (auto file = a.get("svg")) io::write_file_atomic(*file, svg_plot(f, sorted), "--svg");
         if (auto file = a.get("out")) io::write_file_atomic(*file, io::cluster_to_json(f.calibrated).dump(2) + "\n", "--out");
-        const std::string_view cls = f.fitted_class == link_class::nvlink ? "nvlink" : f.fitted_class == link_class::pci ? "pci" : "net";
+        const std::string_view cls = to_string(f.fitted_class);
         nlohmann::json fitted = nlohmann::json::object();
         for (const auto& p : f.parameters)
             if (p.fitted) fitted[p.name] = {{"value", p.value}, {"uncertainty", p.uncertainty}};
-        nlohmann::json j{{"op", std::string(op_name(m.op))},
+        nlohmann::json j{{"op", std::string(to_string(m.op))},
                          {"ops", ops},
                          {"ranks", ranks},
                          {"nodes", g.nodes()},

@@ -16,7 +16,7 @@ std::string latency_text(const commscale::link& l) {
 std::vector<std::string> row(const commscale::link& l) {
     using namespace commscale;
     return {std::string(l.name),
-            std::string(link_kind_name(l.kind)),
+            std::string(to_string(l.kind)),
             cli::num(in_GBps(l.per_direction), 3),
             cli::num(in_GBps(l.duplex().both_directions), 3),
             cli::num(in_Gbps(l.per_direction), 1),
@@ -39,9 +39,9 @@ cli::registrar reg_links{cli::command{
         using namespace commscale;
         std::optional<link_kind> kind;
         if (auto k = a.get("kind")) {
-            const std::array<std::string_view, 3> names{link_kind_name(link_kind::scale_up),
-                                                        link_kind_name(link_kind::host_bus),
-                                                        link_kind_name(link_kind::scale_out)};
+            const std::array<std::string_view, 3> names{to_string(link_kind::scale_up),
+                                                        to_string(link_kind::host_bus),
+                                                        to_string(link_kind::scale_out)};
             for (std::size_t i = 0; i < names.size(); ++i)
                 if (names[i] == *k) kind = static_cast<link_kind>(i);
             if (!kind) throw unknown_name("--kind", *k, names);
@@ -80,13 +80,13 @@ cli::registrar reg_link{cli::command{
             cli::print_json(out, link_to_json(l));
         } else {
             out << "name           " << l.name << "\n"
-                << "kind           " << link_kind_name(l.kind) << " (" << link_family_name(l.family)
+                << "kind           " << to_string(l.kind) << " (" << to_string(l.family)
                 << (l.rdma ? ", RDMA" : ", no RDMA") << ")\n"
                 << "per direction  " << cli::num(in_GBps(l.per_direction), 3) << " GB/s ("
                 << cli::num(in_Gbps(l.per_direction), 1) << " Gbps)\n"
                 << "duplex         " << cli::num(in_GBps(l.duplex().both_directions), 3) << " GB/s\n"
                 << "layout         " << l.links << " link(s) x " << l.lanes << " lane(s) x "
-                << cli::num(in_GBps(l.per_lane), 4) << " GB/s, encoding " << line_encoding_name(l.encoding) << "\n"
+                << cli::num(in_GBps(l.per_lane), 4) << " GB/s, encoding " << to_string(l.encoding) << "\n"
                 << "latency        " << (l.latency ? latency_text(l) + " us" : std::string("unpublished")) << "\n"
                 << "source         " << l.source << "\n";
         }

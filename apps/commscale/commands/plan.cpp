@@ -189,8 +189,8 @@ cli::registrar reg_plan{cli::command{
         r.try_sequence_parallel = !a.flag("no-sequence-parallel");
         r.try_zero_bubble = !a.flag("no-zero-bubble");
         r.try_pipeline_split = !a.flag("no-pipeline-split");
-        apply_framework(r.base, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
-        if (auto v = a.get("dtype")) r.base.precision = precision_from_name(*v, "--dtype");
+        apply_framework(r.base, parse<framework>(a.get("framework").value_or("megatron-core"), "--framework"));
+        if (auto v = a.get("dtype")) r.base.precision = parse<dtype>(*v, "--dtype");
         (void)peak_for(acc, r.base.precision, "--dtype");
         if (a.has("compute-efficiency"))
             r.base.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);

@@ -10,7 +10,7 @@
 /// one operation (printed in microseconds), `algbw = bytes / time` (printed in GB/s, 1e9 B/s) and
 /// `busbw = algbw x busbw_factor(op, ranks)` (collective/model.hpp). The readers convert the
 /// printed columns with from_us / from_GBps (units.hpp), so in_us_as_read / in_GBps give the
-/// printed numbers back to the bit. `op_name(op)` there spells an op the CLI way; `op_from_name`
+/// printed numbers back to the bit. `to_string(op)` there spells an op the CLI way; `op_from_name`
 /// here also reads nccl-tests binary names.
 
 #include <cmath>
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../collective/model.hpp"  // busbw_factor, op_name
+#include "../collective/model.hpp"  // busbw_factor, to_string(collective_op)
 #include "../hardware/clusters.hpp"  // preset_for_gpu, cluster_by_name
 #include "../collective/types.hpp"
 #include "../units.hpp"

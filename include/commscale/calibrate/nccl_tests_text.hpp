@@ -794,7 +794,7 @@ private:
                     m.warnings.push_back(where(r.first_line) + "the log names two tests; used the one in 'Collective test starting'");
                 if (default_op_ && *default_op_ != op)
                     m.warnings.push_back(where(r.first_line) + "the log measures " + std::string(nccl_tests_binary(op)) +
-                                         "; the requested " + std::string(op_name(*default_op_)) + " was not used");
+                                         "; the requested " + std::string(to_string(*default_op_)) + " was not used");
                 if (!r.garbled.empty())
                     m.warnings.push_back(source_ + ": skipped " + std::to_string(r.garbled.size()) +
                                          " unreadable row(s) (truncated or garbled) at line(s) " + line_list(r.garbled));

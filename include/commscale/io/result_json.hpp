@@ -84,7 +84,7 @@ namespace commscale {
 /// report as tp_comm; `bottleneck_detail` keeps the exact kind (cp_comm, ep_comm).
 [[nodiscard]] constexpr std::string_view contract_bottleneck(step_bottleneck b) {
     if (b == step_bottleneck::cp_comm || b == step_bottleneck::ep_comm) return "tp_comm";
-    return bottleneck_name(b);
+    return to_string(b);
 }
 
 /// @brief A plan search with what it searched: the `plan --json` document (CLI.md "Calibration
@@ -124,14 +124,14 @@ inline constexpr double max_seconds = 1e9, max_gib = 1e9, max_number = 1e18;
     return bytes(r.number(key, 0.0, max_gib) * gibi);
 }
 
-/// The step bottleneck named `name` (bottleneck_name), errors naming `field`.
+/// The step bottleneck named `name` (to_string(step_bottleneck)), errors naming `field`.
 [[nodiscard]] inline step_bottleneck step_bottleneck_of(const std::string& name, const std::string& field) {
     constexpr std::array<step_bottleneck, 8> all{step_bottleneck::compute, step_bottleneck::tp_comm, step_bottleneck::pp_comm,
                                                  step_bottleneck::dp_comm, step_bottleneck::bubble,  step_bottleneck::memory,
                                                  step_bottleneck::cp_comm, step_bottleneck::ep_comm};
     std::array<std::string_view, 8> names{};
     for (std::size_t i = 0; i < all.size(); ++i) {
-        names[i] = bottleneck_name(all[i]);
+        names[i] = to_string(all[i]);
         if (names[i] == name) return all[i];
     }
     throw unknown_name(field, name, names);
@@ -241,8 +241,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
 /// @brief The CLI.md JSON of one collective prediction: {op, algorithm, ranks, nodes, bytes
 /// (integer), time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck (in words)}.
 [[nodiscard]] inline nlohmann::json collective_result_to_json(const collective_result& r) {
-    return {{"op", std::string(op_name(r.op))},
-            {"algorithm", std::string(algorithm_name(r.algo))},
+    return {{"op", std::string(to_string(r.op))},
+            {"algorithm", std::string(to_string(r.algo))},
             {"ranks", r.ranks},
             {"nodes", r.nodes},
             {"bytes", static_cast<long long>(std::llround(in_bytes(r.bytes)))},
@@ -263,8 +263,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     using namespace result_detail;
     const json_reader r(j, path);
     collective_result c{};
-    c.op = parse_op(r.string("op"), r.field("op"));
-    c.algo = parse_algorithm(r.string("algorithm"), r.field("algorithm"));
+    c.op = parse<collective_op>(r.string("op"), r.field("op"));
+    c.algo = parse<algorithm>(r.string("algorithm"), r.field("algorithm"));
     c.ranks = r.int32("ranks", 1, 1 << 30);
     c.nodes = r.int32("nodes", 1, 1 << 30);
     c.bytes = bytes(static_cast<double>(r.integer("bytes", 0, 1LL << 53)));
@@ -306,7 +306,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     put("ep_comm_exposed_s", in_seconds(r.ep.exposed));
     put("exposed_comm_s", in_seconds(r.exposed_comm));
     put("bottleneck", std::string(contract_bottleneck(r.bottleneck)));
-    put("bottleneck_detail", std::string(bottleneck_name(r.bottleneck)));
+    put("bottleneck_detail", std::string(to_string(r.bottleneck)));
     put("mfu", r.mfu);
     put("hfu", r.hfu);
     put("tflops_per_gpu", in_tflops(r.model_flops_per_gpu));
@@ -353,7 +353,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
 
 /// @brief Reads step_breakdown_to_json's object (errors name `path.KEY`): every key required;
 /// times in [0, 1e9] s, memory in [0, 1e9] GiB, other numbers in [0, 1e18], micro_batches an
-/// integer in [0, 2^30]; `bottleneck_detail` a bottleneck_name and `bottleneck` its CLI.md word;
+/// integer in [0, 2^30]; `bottleneck_detail` a step_bottleneck spelling and `bottleneck` its CLI.md word;
 /// `memory_per_gpu_GiB` the sum of `memory_breakdown_GiB`; the required_inter_node rates null
 /// (unbounded) or a number. Fields the JSON does not carry keep their defaults (file comment).
 [[nodiscard]] inline step_breakdown step_breakdown_from_json(const nlohmann::json& j, const std::string& path = "step") {
@@ -441,12 +441,12 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     put("global_batch", p.global_batch);
     put("seq", p.seq);
     put("zero", p.zero);
-    put("recompute", std::string(recompute_name(p.recompute_mode)));
-    put("schedule", std::string(schedule_name(p.schedule)));
+    put("recompute", std::string(to_string(p.recompute_mode)));
+    put("schedule", std::string(to_string(p.schedule)));
     put("virtual_stages", p.chunks());
     put("sequence_parallel", p.sequence_parallel);
-    put("dtype", std::string(dtype_name(p.precision)));
-    put("framework", std::string(framework_name(p.stack)));
+    put("dtype", std::string(to_string(p.precision)));
+    put("framework", std::string(to_string(p.stack)));
     put("gradient_bytes", p.gradient_bytes);
     put("optimizer_state_bytes", p.optimizer_state_bytes);
     put("bucket_bytes", in_bytes(p.bucket) >= whole_gradient_bucket ? 0.0 : in_bytes(p.bucket));  // 0: one bucket
@@ -459,7 +459,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     ov.emplace("zero", p.overlap.zero);
     ov.emplace("cp", p.overlap.cp);
     put("overlap", std::move(overlap));
-    put("attention", std::string(attention_kernel_name(p.attention)));
+    put("attention", std::string(to_string(p.attention)));
     put("reduce_every_micro_batch", p.reduce_every_micro_batch);
     put("expert_load", p.expert_load);
     put("capacity_factor", p.capacity_factor);
@@ -498,15 +498,15 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.global_batch = r.int32("global_batch", 1, plan_limits::global_batch);
     p.seq = r.int32("seq", 1, plan_limits::seq);
     p.zero = r.int32("zero", 0, 3);
-    p.recompute_mode = recompute_from_name(r.string("recompute"), r.field("recompute"));
-    p.schedule = parse_schedule(r.string("schedule"), r.field("schedule"));
+    p.recompute_mode = parse<recompute>(r.string("recompute"), r.field("recompute"));
+    p.schedule = parse<pipeline_schedule>(r.string("schedule"), r.field("schedule"));
     p.virtual_stages = r.int32("virtual_stages", 1, 1 << 16);
     if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
         throw input_error(r.field("virtual_stages"), std::to_string(p.virtual_stages),
-                          "1 with the " + std::string(schedule_name(p.schedule)) + " schedule");
+                          "1 with the " + std::string(to_string(p.schedule)) + " schedule");
     p.sequence_parallel = r.boolean("sequence_parallel");
-    p.precision = precision_from_name(r.string("dtype"), r.field("dtype"));
-    p.stack = parse_framework(r.string("framework"), r.field("framework"));
+    p.precision = parse<dtype>(r.string("dtype"), r.field("dtype"));
+    p.stack = parse<framework>(r.string("framework"), r.field("framework"));
     p.gradient_bytes = r.int32("gradient_bytes", 1, 4);
     if (p.gradient_bytes == 3) throw input_error(r.field("gradient_bytes"), "3", "1, 2 or 4");
     // absent in files of earlier versions: fp32 main parameters and moments
@@ -606,8 +606,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
             {"ep", p.ep},
             {"micro_batch", p.micro_batch},
             {"zero", p.zero},
-            {"recompute", std::string(recompute_name(p.recompute_mode))},
-            {"schedule", std::string(schedule_name(p.schedule))},
+            {"recompute", std::string(to_string(p.recompute_mode))},
+            {"schedule", std::string(to_string(p.schedule))},
             {"virtual_stages", p.chunks()},
             {"sequence_parallel", p.sequence_parallel},
             {"step_s", in_seconds(r.step)},
@@ -645,12 +645,12 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.ep = r.int32("ep", 1, big);
     p.micro_batch = r.int32("micro_batch", 1, big);
     p.zero = r.int32("zero", 0, 3);
-    p.recompute_mode = recompute_from_name(r.string("recompute"), r.field("recompute"));
-    p.schedule = parse_schedule(r.string("schedule"), r.field("schedule"));
+    p.recompute_mode = parse<recompute>(r.string("recompute"), r.field("recompute"));
+    p.schedule = parse<pipeline_schedule>(r.string("schedule"), r.field("schedule"));
     p.virtual_stages = r.int32("virtual_stages", 1, big);
     if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
         throw input_error(r.field("virtual_stages"), std::to_string(p.virtual_stages),
-                          "1 with the " + std::string(schedule_name(p.schedule)) + " schedule");
+                          "1 with the " + std::string(to_string(p.schedule)) + " schedule");
     p.sequence_parallel = r.boolean("sequence_parallel");
     p.account_for_embedding_in_pipeline_split = r.boolean_or("account_for_embedding_in_pipeline_split", false);
     p.account_for_loss_in_pipeline_split = r.boolean_or("account_for_loss_in_pipeline_split", false);
@@ -740,8 +740,8 @@ namespace result_detail {
                   {"sequence_parallel", q.try_sequence_parallel},
                   {"zero_bubble", q.try_zero_bubble},
                   {"pipeline_split", q.try_pipeline_split},
-                  {"dtype", std::string(dtype_name(q.base.precision))},
-                  {"framework", std::string(framework_name(q.base.stack))},
+                  {"dtype", std::string(to_string(q.base.precision))},
+                  {"framework", std::string(to_string(q.base.stack))},
                   {"compute_efficiency",
                    q.base.compute_efficiency ? nlohmann::json(*q.base.compute_efficiency) : nlohmann::json(nullptr)},
                   {"efficiency", q.options.mode == efficiency_mode::ideal ? "ideal" : "default"}};
@@ -797,8 +797,8 @@ namespace result_detail {
         q.try_sequence_parallel = space.boolean("sequence_parallel");
         q.try_zero_bubble = space.boolean_or("zero_bubble", true);
         q.try_pipeline_split = space.boolean_or("pipeline_split", true);  // absent in files of older versions
-        q.base.precision = precision_from_name(space.string("dtype"), space.field("dtype"));
-        q.base.stack = parse_framework(space.string("framework"), space.field("framework"));
+        q.base.precision = parse<dtype>(space.string("dtype"), space.field("dtype"));
+        q.base.stack = parse<framework>(space.string("framework"), space.field("framework"));
         if (space.has("compute_efficiency")) q.base.compute_efficiency = space.number("compute_efficiency", 1e-6, 1.0);
         else space.ignore({"compute_efficiency"});  // null: the default
         q.options.mode = parse<efficiency_mode>(space.string("efficiency"), space.field("efficiency"));

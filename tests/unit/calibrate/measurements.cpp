@@ -34,7 +34,7 @@ TEST_CASE("op names: CLI spelling, nccl-tests binaries, NCCL API spelling") {
     STATIC_REQUIRE(!op_from_name("a_name_much_longer_than_thirty_two_characters_perf"));
     for (auto op : {collective_op::all_reduce, collective_op::reduce_scatter, collective_op::all_gather, collective_op::broadcast,
                     collective_op::reduce, collective_op::all_to_all, collective_op::send_recv}) {
-        CHECK(op_from_name(op_name(op)) == op);
+        CHECK(op_from_name(to_string(op)) == op);
         CHECK(op_from_name(nccl_tests_binary(op)) == op);
     }
 }
