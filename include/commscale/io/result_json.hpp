@@ -23,7 +23,8 @@
 ///
 /// Shapes (CLI.md):
 /// * collective_result: {op, algorithm, ranks, nodes, bytes, time_us, algbw_GBps, busbw_GBps,
-///   latency_us, transfer_us, bottleneck} (`bottleneck` in words: describe_bottleneck).
+///   latency_us, transfer_us, bottleneck, limiting: {kind, link, sharing}} (`bottleneck` in
+///   words: describe_bottleneck; `limiting` the same as a structure, link null when none).
 /// * step_breakdown: {step_s, compute_s, bubble_s, tp_comm_s, tp_comm_exposed_s, ..., bottleneck,
 ///   bottleneck_detail, mfu, hfu, tflops_per_gpu, ..., memory_breakdown_GiB: {weights, gradients,
 ///   optimizer, activations}, layer_s: {gemm_fwd, ...}, required_inter_node_Gbps (null when
@@ -149,70 +150,29 @@ inline void require_same(const json_reader& r, const std::string& key, const nlo
     return r.number(key, 0.0, max_number);
 }
 
-/// The collective bottleneck of describe_bottleneck's words `text` into `out` (kind, link, sharing).
-inline void read_bottleneck(const std::string& text, const std::string& field, collective_result& out) {
-    auto starts = [&](std::string_view p) { return text.size() > p.size() && text.compare(0, p.size(), p) == 0; };
-    auto link_name = [&](std::string_view name) -> std::string_view {
-        if (name.empty() || name.find(' ') != std::string_view::npos)
-            throw input_error(field, "'" + text + "'", "a bottleneck as the CLI words it (a link name without blanks)");
-        if (const auto l = find_link(name)) return l->name;
-        return commscale::detail::intern(name);
-    };
-    // "NAME" or "NAME shared by N GPUs"
-    auto shared_link = [&](std::string_view rest) {
-        const std::string_view tail = " GPUs";
-        const auto by = rest.find(" shared by ");
-        out.sharing = 1;
-        if (by == std::string_view::npos) {
-            out.bottleneck_link = link_name(rest);
-            return;
-        }
-        std::string_view n = rest.substr(by + std::string_view(" shared by ").size());
-        if (n.size() <= tail.size() || n.substr(n.size() - tail.size()) != tail)
-            throw input_error(field, "'" + text + "'", "'... shared by N GPUs' with N an integer >= 2");
-        n = n.substr(0, n.size() - tail.size());
-        long long count = 0;
-        for (char ch : n) {
-            if (ch < '0' || ch > '9' || count > 1'000'000'000)
-                throw input_error(field, "'" + text + "'", "'... shared by N GPUs' with N an integer >= 2");
-            count = count * 10 + (ch - '0');
-        }
-        if (n.empty() || count < 2) throw input_error(field, "'" + text + "'", "'... shared by N GPUs' with N an integer >= 2");
-        out.sharing = static_cast<int>(count);
-        out.bottleneck_link = link_name(rest.substr(0, by));
-    };
-    const std::string_view t(text);
-    constexpr std::string_view intra = "intra-node link ", nic = "inter-node NIC ",
-                               spine = "spine (oversubscribed) behind NIC ", server = "parameter-server NIC ",
-                               fan_in = " (fan-in from every worker)", in_switch = "in-switch reduction on ";
+/// The collective bottleneck of the `limiting` object {kind, link, sharing} into `out`, checked
+/// against `bottleneck`, the same in describe_bottleneck's words (errors name `limiting.KEY` or
+/// `bottleneck`). A link outside the catalog is kept by name.
+inline void read_bottleneck(const json_reader& r, collective_result& out) {
+    const json_reader l = r.object("limiting");
+    out.bottleneck = parse<bottleneck_kind>(l.string("kind"), l.field("kind"));
+    const bool has_link = out.bottleneck != bottleneck_kind::none && out.bottleneck != bottleneck_kind::latency;
     out.bottleneck_link = {};
-    out.sharing = 1;
-    if (text == "none (single rank or empty buffer)") {
-        out.bottleneck = bottleneck_kind::none;
-    } else if (text == "latency (message too small to fill the links)") {
-        out.bottleneck = bottleneck_kind::latency;
-    } else if (starts(intra)) {
-        out.bottleneck = bottleneck_kind::intra_link;
-        out.bottleneck_link = link_name(t.substr(intra.size()));
-    } else if (starts(nic)) {
-        out.bottleneck = bottleneck_kind::nic;
-        shared_link(t.substr(nic.size()));
-    } else if (starts(spine)) {
-        out.bottleneck = bottleneck_kind::spine;
-        shared_link(t.substr(spine.size()));
-    } else if (starts(server) && t.size() > server.size() + fan_in.size() && t.substr(t.size() - fan_in.size()) == fan_in) {
-        out.bottleneck = bottleneck_kind::server_nic;
-        out.bottleneck_link = link_name(t.substr(server.size(), t.size() - server.size() - fan_in.size()));
-    } else if (starts(in_switch)) {
-        out.bottleneck = bottleneck_kind::switch_reduction;
-        out.bottleneck_link = link_name(t.substr(in_switch.size()));
+    if (!has_link) {
+        if (!l.raw("link").is_null())
+            throw input_error(l.field("link"), l.raw("link").dump(), "null (a " + std::string(to_string(out.bottleneck)) + " bottleneck names no link)");
     } else {
-        throw input_error(field, "'" + text + "'",
-                          "a bottleneck as the CLI words it: 'none (single rank or empty buffer)', 'latency (message too "
-                          "small to fill the links)', 'intra-node link L', 'inter-node NIC L[ shared by N GPUs]', "
-                          "'spine (oversubscribed) behind NIC L[ shared by N GPUs]', 'parameter-server NIC L (fan-in "
-                          "from every worker)' or 'in-switch reduction on L'");
+        const std::string name = l.string("link");
+        if (name.empty()) throw input_error(l.field("link"), "''", "a link name");
+        if (const auto known = find_link(name)) out.bottleneck_link = known->name;
+        else out.bottleneck_link = commscale::detail::intern(name);
     }
+    out.sharing = l.int32("sharing", 1, 1 << 30);
+    l.finish();
+    const std::string words = describe_bottleneck(out);
+    if (r.string("bottleneck") != words)
+        throw input_error(r.field("bottleneck"), "'" + r.string("bottleneck") + "'",
+                          "'" + words + "' (the limiting object in words)");
 }
 
 }  // namespace result_detail
@@ -239,7 +199,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
 // ---------------------------------------------------------------- collective_result
 
 /// @brief The CLI.md JSON of one collective prediction: {op, algorithm, ranks, nodes, bytes
-/// (integer), time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck (in words)}.
+/// (integer), time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck (in words),
+/// limiting: {kind (bottleneck_kind), link (catalog name, null for none and latency), sharing}}.
 [[nodiscard]] inline nlohmann::json collective_result_to_json(const collective_result& r) {
     return {{"op", std::string(to_string(r.op))},
             {"algorithm", std::string(to_string(r.algo))},
@@ -251,13 +212,17 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
             {"busbw_GBps", in_GBps(r.busbw)},
             {"latency_us", in_us(r.latency)},
             {"transfer_us", in_us(r.transfer)},
-            {"bottleneck", describe_bottleneck(r)}};
+            {"bottleneck", describe_bottleneck(r)},
+            {"limiting", {{"kind", std::string(to_string(r.bottleneck))},
+                          {"link", r.bottleneck_link.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::string(r.bottleneck_link))},
+                          {"sharing", r.sharing}}}};
 }
 
 /// @brief Reads collective_result_to_json's object (errors name `path.KEY`): every key required;
 /// ranks and nodes in [1, 2^30], bytes an integer in [0, 2^53], times in [0, 1e15] us, rates in
-/// [0, 1e18] GB/s; `bottleneck` in describe_bottleneck's words (its link a catalog name or any
-/// name without blanks). `proto` is not written and reads as Simple.
+/// [0, 1e18] GB/s; `limiting` {kind, link, sharing} (the link a catalog name or any other name,
+/// kept) and `bottleneck` its words (describe_bottleneck). `proto` is not written and reads as
+/// Simple.
 [[nodiscard]] inline collective_result collective_result_from_json(const nlohmann::json& j,
                                                                    const std::string& path = "collective") {
     using namespace result_detail;
@@ -274,7 +239,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     c.busbw = from_GBps(r.number("busbw_GBps", 0.0, max_number));
     c.latency = from_us(r.number("latency_us", 0.0, max_us));
     c.transfer = from_us(r.number("transfer_us", 0.0, max_us));
-    read_bottleneck(r.string("bottleneck"), r.field("bottleneck"), c);
+    read_bottleneck(r, c);
     c.proto = protocol::simple;
     r.finish();
     return c;
