@@ -96,7 +96,7 @@ fit_input read_logs(const std::vector<std::string>& files, std::optional<collect
 std::string svg_plot(const collective_calibration& f, const std::vector<fit_point>& pts) {
     using cli::svg::axis;
     double lo = in_bytes(pts.front().bytes), hi = lo, top = 1.0, emax = 5.0;
-    auto measured = [&](const fit_point& p) { return f.bytes_factor * in_bytes(p.bytes) / in_us_as_read(p.time) * 1e-3; };
+    auto measured = [&](const fit_point& p) { return f.bytes_factor * in_bytes(p.bytes) / in_us(p.time) * 1e-3; };
     auto fitted = [&](double size) {
         const double tt = in_seconds(predict_time(f, bytes(size)));
         return tt > 0 ? f.bytes_factor * size / tt / 1e9 : 0.0;

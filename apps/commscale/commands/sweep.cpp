@@ -201,7 +201,7 @@ cli::registrar reg{cli::command{
                 const double busbw = in_GBps(m.busbw);
                 if (!(in_bytes(m.bytes) >= 1) || !(busbw > 0)) continue;
                 const auto p = predict_collective(c, req.group, req.op, m.bytes, req.options);
-                measured.push_back({in_bytes(m.bytes), busbw, in_us_as_read(m.time)});
+                measured.push_back({in_bytes(m.bytes), busbw, in_us(m.time)});
                 errors.push_back(100.0 * (in_GBps(p.busbw) - busbw) / busbw);
             }
             std::vector<std::size_t> order(measured.size());

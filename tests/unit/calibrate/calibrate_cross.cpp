@@ -39,7 +39,7 @@ comm_params truth_params() {
 }
 
 // A measured point from the published units: size (B) and time (us).
-fit_point cross_point(double size, double time_us) { return {bytes(size), from_us(time_us)}; }
+fit_point cross_point(double size, double time_us) { return {bytes(size), time_as_read{time_us}}; }
 
 // An nccl-tests-like sweep (8 B .. 4 GiB, factor 2) of `op` on the truth, with relative noise `sd`.
 std::vector<fit_point> sweep(const cluster& truth, const placement& g, collective_op op, unsigned seed, double sd) {
@@ -261,7 +261,7 @@ TEST_CASE("calibrate_collectives: one parameter set for all sweeps, and its bad 
                     input_error);
     // A bad row of the second sweep is named as such.
     auto bad = ar;
-    bad[4].time = from_us(-1.0);
+    bad[4].time = time_as_read{-1.0};
     try {
         (void)calibrate_collectives(c, std::vector<calibration_sweep>{{node, collective_op::all_reduce, ar}, {node, collective_op::all_gather, bad}},
                                     fast());
