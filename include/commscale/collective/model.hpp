@@ -434,15 +434,20 @@ struct plan_shape {
     return sh;
 }
 
-/// Per protocol: base + steps x step latency per class + transfer / payload fraction (with the
-/// per-channel cap where one is set); keeps the fastest protocol.
+/// The latency of a plan of shape `sh` under protocol `q`: base + steps x step latency per class.
+[[nodiscard]] inline double protocol_latency(const rate_context& x, const plan_shape& sh, std::size_t q) {
+    return x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q];
+}
+
+/// Per protocol: protocol_latency + transfer / payload fraction (with the per-channel cap where
+/// one is set); keeps the fastest protocol.
 [[nodiscard]] inline evaluation evaluate(const rate_context& x, const phase_plan& pl, const plan_shape& sh) {
     evaluation best;
     double best_time = -1;
     // a Simple-only plan (descriptor simple_only) in realistic mode: the Simple protocol alone
     const std::size_t first = pl.simple_only && x.protocols > 1 ? static_cast<std::size_t>(protocol::simple) : 0;
     for (std::size_t q = first; q < static_cast<std::size_t>(x.protocols); ++q) {
-        const double lat = x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q];
+        const double lat = protocol_latency(x, sh, q);
         double tr = sh.t0 * x.inv_fraction[q];
         if (x.capped && x.inv_cap[q] > 0) {  // per-channel cap: re-evaluate the parts with it
             tr = 0;
@@ -469,9 +474,8 @@ struct plan_shape {
     double t = std::numeric_limits<double>::infinity();
     const std::size_t first = pl.simple_only && x.protocols > 1 ? static_cast<std::size_t>(protocol::simple) : 0;
     for (std::size_t q = first; q < static_cast<std::size_t>(x.protocols); ++q) {
-        // The same expression, in the same order, as evaluate (so the times agree to the bit).
-        const double tq = x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q] +
-                          sh.t0 * x.inv_fraction[q];
+        // evaluate's latency + transfer, in the same order (so the times agree to the bit)
+        const double tq = protocol_latency(x, sh, q) + sh.t0 * x.inv_fraction[q];
         t = tq < t ? tq : t;
     }
     return t;
