@@ -45,7 +45,7 @@ void predict_collective_all_reduce(benchmark::State& state) {
         return;
     }
     state.SetLabel(std::string(mode == efficiency_mode::ideal ? "ideal " : "realistic ") +
-                   std::string(algorithm_name(algo)));
+                   std::string(to_string(algo)));
     const collective_options opt{algo, mode};
     long i = 0;
     for (auto _ : state) {

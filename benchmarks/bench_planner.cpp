@@ -33,8 +33,8 @@ std::string best_plan(const search_result& res) {
     const auto& p = res.top.front().p;
     char text[160];
     std::snprintf(text, sizeof text, "best tp%d pp%d dp%d cp%d b%d z%d %s %s V%d%s %.3f s", p.tp, p.pp, p.dp, p.cp,
-                  p.micro_batch, p.zero, std::string(recompute_name(p.recompute_mode)).c_str(),
-                  std::string(schedule_name(p.schedule)).c_str(), p.chunks(), p.sequence_parallel ? " sp" : "",
+                  p.micro_batch, p.zero, std::string(to_string(p.recompute_mode)).c_str(),
+                  std::string(to_string(p.schedule)).c_str(), p.chunks(), p.sequence_parallel ? " sp" : "",
                   in_seconds(res.top.front().r.step));
     return text;
 }

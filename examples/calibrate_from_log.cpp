@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
         const collective_calibration f = calibrate_collective(c, g, m.op, pts);
 
         const link_class_params& k = f.fitted;
-        std::printf("%s, %d ranks on %d node(s), %d rows from %s\n", std::string(op_name(m.op)).c_str(), m.ranks,
+        std::printf("%s, %d ranks on %d node(s), %d rows from %s\n", std::string(to_string(m.op)).c_str(), m.ranks,
                     g.nodes(), f.rows, path.c_str());
         std::printf("efficiency %.3f +- %.3f, peak busbw %.1f +- %.1f GB/s, half size %.0f KiB, exponent %.2f\n",
                     k.efficiency, f.efficiency_sigma, in_GBps(f.peak_busbw), in_GBps(f.peak_busbw_sigma),
@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
         std::sort(pts.begin(), pts.end(), [](const fit_point& a, const fit_point& b) { return a.bytes < b.bytes; });
         for (const auto& p : pts) {
             const auto r = predict_collective(f.calibrated, f.group, f.op, p.bytes, f.model);
-            std::printf("%14.0f %12.2f %12.2f %+7.1f%% %10s\n", in_bytes(p.bytes), in_us_as_read(p.time), in_us(r.time),
-                        100 * (in_us(r.time) / in_us_as_read(p.time) - 1.0), std::string(protocol_name(r.proto)).c_str());
+            std::printf("%14.0f %12.2f %12.2f %+7.1f%% %10s\n", in_bytes(p.bytes), in_us(p.time), in_us(r.time),
+                        100 * (in_us(r.time) / in_us(p.time) - 1.0), std::string(to_string(r.proto)).c_str());
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());

@@ -45,7 +45,7 @@ int main() {
             const collective_result r =
                 predict_collective(c, group, collective_op::all_reduce, gradients, {.algo = algos[a]});
             model[l][a] = in_seconds(r.time);
-            const std::string chosen = a == 0 ? std::string(algo_label[a]) + "=" + std::string(algorithm_name(r.algo))
+            const std::string chosen = a == 0 ? std::string(algo_label[a]) + "=" + std::string(to_string(r.algo))
                                               : std::string(algo_label[a]);
             std::printf("%-18s %-25s %12.4f %12.3f %16.1f  %s\n", layouts[l].name, chosen.c_str(), model[l][a],
                         measured[a], in_GBps(r.busbw), describe_bottleneck(r).c_str());

@@ -42,7 +42,7 @@ int main() {
         const auto real = predict_collective(c, group, collective_op::all_reduce, gradients, {.algo = a});
         const double t = in_seconds(real.time);
         // Communication not overlapped with the 1/3 s of compute: iterations/s = 1 / (1/3 + t).
-        std::printf("%-18s %12.1f %12.1f %14.2f  %s\n", std::string(algorithm_name(real.algo)).c_str(),
+        std::printf("%-18s %12.1f %12.1f %14.2f  %s\n", std::string(to_string(real.algo)).c_str(),
                     in_seconds(ideal.time) * 1e3, t * 1e3, 1.0 / (1.0 / iterations_per_s + t),
                     describe_bottleneck(real).c_str());
     }

@@ -26,6 +26,6 @@ int main() {
         const step_breakdown s = predict_step(model, c, p);
         std::printf("%3.0f Gbps NICs: step %s, MFU %.1f%%, %.0f TFLOP/s per GPU, %s-bound, %.1f GiB/GPU\n",
                     nic_gbps, to_string(s.step).c_str(), 100 * s.mfu, in_tflops(s.model_flops_per_gpu),
-                    std::string(bottleneck_name(s.bottleneck)).c_str(), in_bytes(s.memory.total()) / gibi);
+                    std::string(to_string(s.bottleneck)).c_str(), in_bytes(s.memory.total()) / gibi);
     }
 }

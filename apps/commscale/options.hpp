@@ -98,7 +98,7 @@ template <commscale::named_enum E, class R, class Field>
 [[nodiscard]] bound_option<R> choice(std::string name, Field field, std::string help = "{}") {
     if (const auto at = help.find("{}"); at != std::string::npos) {
         std::string names;
-        const auto accepted = commscale::accepted_names_of<E>();
+        const auto accepted = commscale::suggested_names_of<E>();
         for (std::size_t i = 0; i < accepted.size(); ++i)
             names += std::string(i == 0 ? "" : i + 1 == accepted.size() ? " or " : ", ") + std::string(accepted[i]);
         help.replace(at, 2, names);

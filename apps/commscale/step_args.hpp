@@ -144,7 +144,7 @@ template <class Source>
     using namespace commscale;
     const bool demo = is_demo(a);
     plan p;
-    apply_framework(p, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
+    apply_framework(p, parse<framework>(a.get("framework").value_or("megatron-core"), "--framework"));
     auto ival = [&](const char* name, long long fallback, long long lo, long long hi) {
         return static_cast<int>(a.integer(name, fallback, lo, hi));
     };
@@ -162,11 +162,11 @@ template <class Source>
     p.global_batch = ival("global-batch", gb_default, 1, plan_limits::global_batch);
     p.seq = ival("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, 1 << 26);
     p.zero = ival("zero", p.zero, 0, 3);
-    p.recompute_mode = recompute_from_name(a.get("recompute").value_or(demo ? "full" : "none"), "--recompute");
-    p.schedule = parse_schedule(a.get("schedule").value_or("1f1b"), "--schedule");
+    p.recompute_mode = parse<recompute>(a.get("recompute").value_or(demo ? "full" : "none"), "--recompute");
+    p.schedule = parse<pipeline_schedule>(a.get("schedule").value_or("1f1b"), "--schedule");
     p.virtual_stages = ival("virtual-stages", p.schedule == pipeline_schedule::interleaved ? 2 : 1, 1, plan_limits::virtual_stages);
     p.sequence_parallel = a.flag("sequence-parallel");
-    if (auto v = a.get("dtype")) p.precision = precision_from_name(*v, "--dtype");
+    if (auto v = a.get("dtype")) p.precision = parse<dtype>(*v, "--dtype");
     if (a.has("compute-efficiency"))
         p.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
     if (a.has("bucket")) p.bucket = a.size("bucket", p.bucket);
@@ -395,12 +395,12 @@ inline constexpr auto step_label_columns = [] {
         c{"cluster", [](x_t x) { return std::string_view(x.cluster.name); }},
         c{"accelerator", [](x_t x) { return std::string_view(x.cluster.node.accelerator); }},
         c{"bottleneck", [](x_t x) { return std::string_view(contract_bottleneck(x.result.bottleneck)); }},
-        c{"bottleneck_detail", [](x_t x) { return std::string_view(bottleneck_name(x.result.bottleneck)); }},
-        c{"plan.recompute", [](x_t x) { return std::string_view(recompute_name(x.plan.recompute_mode)); }},
-        c{"plan.schedule", [](x_t x) { return std::string_view(schedule_name(x.plan.schedule)); }},
-        c{"plan.dtype", [](x_t x) { return std::string_view(dtype_name(x.plan.precision)); }},
-        c{"plan.framework", [](x_t x) { return std::string_view(framework_name(x.plan.stack)); }},
-        c{"plan.attention", [](x_t x) { return std::string_view(attention_kernel_name(x.plan.attention)); }},
+        c{"bottleneck_detail", [](x_t x) { return std::string_view(to_string(x.result.bottleneck)); }},
+        c{"plan.recompute", [](x_t x) { return std::string_view(to_string(x.plan.recompute_mode)); }},
+        c{"plan.schedule", [](x_t x) { return std::string_view(to_string(x.plan.schedule)); }},
+        c{"plan.dtype", [](x_t x) { return std::string_view(to_string(x.plan.precision)); }},
+        c{"plan.framework", [](x_t x) { return std::string_view(to_string(x.plan.stack)); }},
+        c{"plan.attention", [](x_t x) { return std::string_view(to_string(x.plan.attention)); }},
         c{"plan.moe_token_dispatcher", [](x_t x) { return to_string(x.plan.dispatcher); }},
     };
 }();

@@ -55,7 +55,7 @@ inline parsed_cluster& parsed_cluster_slot() {
 
 /// Parses an --intra-fabric value.
 [[nodiscard]] inline commscale::intra_fabric parse_fabric(const std::string& v, const std::string& field) {
-    return commscale::parse_intra_fabric(v, field);
+    return commscale::parse<commscale::intra_fabric>(v, field);
 }
 
 /// The cluster a command line's --cluster gives (`a.has("cluster")`): its text read by
@@ -202,7 +202,7 @@ template <class Source>
 /// --ranks, --ranks-per-node.
 inline std::vector<option_spec> collective_options_spec() {
     std::string ops;  // every operation's spelling (collective/types.hpp), space-separated
-    for (const std::string_view name : commscale::op_names) ops += (ops.empty() ? "" : " ") + std::string(name);
+    for (const std::string_view name : commscale::names_of<commscale::collective_op>()) ops += (ops.empty() ? "" : " ") + std::string(name);
     return {
         {"op", true, ops},
         {"algo", true, "fastest, " + commscale::name_list<commscale::algorithm>()},
@@ -229,11 +229,11 @@ template <class Source>
     using namespace commscale;
     collective_request r;
     if (default_op && !a.get("op")) r.op = *default_op;
-    else r.op = parse_op(a.require("op", "an operation: all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"), "--op");
+    else r.op = parse<collective_op>(a.require("op", "an operation: all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"), "--op");
     if (auto v = a.get("algo")) {
         // "fastest": the automatic choice among every algorithm of the library, not only NCCL's
         if (*v == "fastest") r.options.candidates = algorithm_set::any;
-        else r.options.algo = parse_algorithm(*v, "--algo");
+        else r.options.algo = parse<algorithm>(*v, "--algo");
     }
     if (auto v = a.get("efficiency")) r.options.mode = parse<efficiency_mode>(*v, "--efficiency");
     const long long total = static_cast<long long>(c.nodes) * c.node.gpus;
@@ -307,8 +307,8 @@ inline constexpr auto collective_label_columns = [] {
     using c = label_column<collective_prediction, std::string>;
     using x_t = const collective_prediction&;
     return std::array{
-        c{"op", [](x_t x) { return std::string(op_name(x.result.op)); }},
-        c{"algorithm", [](x_t x) { return std::string(algorithm_name(x.result.algo)); }},
+        c{"op", [](x_t x) { return std::string(to_string(x.result.op)); }},
+        c{"algorithm", [](x_t x) { return std::string(to_string(x.result.algo)); }},
         c{"bottleneck", [](x_t x) { return describe_bottleneck(x.result); }},
     };
 }();

@@ -17,7 +17,6 @@
 #include <boost/units/unit.hpp>
 #include <boost/units/cmath.hpp>
 
-#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -124,37 +123,20 @@ template <class Written>
     return flops_per_second(detail::invert_scaled(v, v * tera, [](double x) { return in_tflops(flops_per_second(x)); }));
 }
 
-/// @brief The microseconds a time read by from_us was written as. Some decimals have no duration
-/// whose in_us is that number (61.38 and 16240 among them: about 2% of the times nccl-tests
-/// prints), and from_us gives the nearest, whose in_us is one unit in the last place off. This
-/// returns in_us(t), or the neighbour one unit away that from_us also reads as t when its
-/// shortest decimal is shorter: the number of the text. So a measured time goes through the
-/// arithmetic and back to output exactly as printed.
-[[nodiscard]] inline double in_us_as_read(duration t) {
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    const double x = t.value(), y = in_us(t);
-    // from_us(n) == t: n / 1e6 rounds to x and no duration writes n (in_us is non-decreasing, so
-    // the first duration past x whose in_us reaches n decides).
-    auto read_as_t = [&](double n) {
-        if (n / 1e6 != x) return false;
-        double z = x;
-        if (n > y)
-            do z = std::nextafter(z, inf);
-            while (in_us(seconds(z)) < n);
-        else
-            do z = std::nextafter(z, -inf);
-            while (in_us(seconds(z)) > n);
-        return in_us(seconds(z)) != n;
-    };
-    auto length = [](double v) {
-        char buf[32];
-        return std::to_chars(buf, buf + sizeof buf, v).ptr - buf;
-    };
-    double best = y;
-    for (const double n : {std::nextafter(y, -inf), std::nextafter(y, inf)})
-        if (read_as_t(n) && length(n) < length(best)) best = n;
-    return best;
-}
+/// @brief A measured time as its text wrote it: the decimal microseconds read (nccl-tests' time
+/// column, the probe's `time_us`). Kept as read rather than as the duration it reads as: some
+/// decimals have no duration whose in_us is that number (61.38 and 16240 among them: about 2% of
+/// the times nccl-tests prints), so fits, relative errors and outputs start from the printed
+/// number itself. `in_us` gives it back; `as_duration()` is the duration it reads as (from_us).
+struct time_as_read {
+    double us = 0;
+
+    [[nodiscard]] duration as_duration() const { return from_us(us); }
+    friend bool operator==(const time_as_read&, const time_as_read&) = default;
+};
+
+/// @brief The microseconds of a measured time, as read.
+[[nodiscard]] constexpr double in_us(time_as_read t) { return t.us; }
 
 /// @brief constexpr literals, in an inline namespace: `using namespace commscale::literals;`.
 inline namespace literals {

@@ -436,7 +436,7 @@ def convert(value, unit):
 def collective(cluster=None, op="all_reduce", size=None, **options):
     """``commscale collective --op OP --bytes SIZE --json``: one collective's time, algbw, busbw,
     algorithm and bottleneck: {op, algorithm, ranks, nodes, bytes, time_us, algbw_GBps,
-    busbw_GBps, latency_us, transfer_us, bottleneck}. ``size`` is the full buffer as nccl-tests
+    busbw_GBps, latency_us, transfer_us, bottleneck, limiting}. ``size`` is the full buffer as nccl-tests
     counts it (bytes, or a string with a unit: "1GiB"). Options: nodes or gpus, algo (auto,
     fastest, ring, tree, ...), efficiency (default or ideal), ranks, ranks_per_node and the
     topology flags (gpus_per_node, intra, intra_fabric, inter, nics_per_node, accelerator,

@@ -139,6 +139,12 @@ class StepResult(TypedDict):
     plan: PlanResult
     verdict: str
 
+class CollectiveLimiting(TypedDict):
+    """`limiting` of `collective --json`: the bottleneck as a structure."""
+    kind: str  # none latency intra_link nic spine server_nic switch_reduction
+    link: Optional[str]
+    sharing: int
+
 class CollectiveResult(TypedDict):
     """`collective --json` (docs/CLI.md "Collectives")."""
     op: str
@@ -152,6 +158,7 @@ class CollectiveResult(TypedDict):
     latency_us: float
     transfer_us: float
     bottleneck: str
+    limiting: CollectiveLimiting
 
 # cs.steps' columns: the keywords given (where no key below has the name) and these, one value per
 # row: the numbers of step --json under dotted keys, its names and verdict words, and `error`

@@ -48,7 +48,7 @@ TEST_CASE("clusters and cluster list the presets, --nodes overrides, unknown nam
 TEST_CASE("collective: JSON keys of CLI.md, ideal ring all-reduce of 8 GB on 8 x NVLink3 = 8 GB x 1.75 / 300 GB/s") {
     const json j = run_json("collective --op all_reduce --bytes 8GB --cluster dgx-a100 --algo ring --efficiency ideal");
     CHECK(keys(j) == std::set<std::string>{"op", "algorithm", "ranks", "nodes", "bytes", "time_us", "algbw_GBps",
-                                           "busbw_GBps", "latency_us", "transfer_us", "bottleneck"});
+                                           "busbw_GBps", "latency_us", "transfer_us", "bottleneck", "limiting"});
     CHECK(j["op"] == "all_reduce");
     CHECK(j["algorithm"] == "ring");
     CHECK(j["ranks"] == 8);
@@ -63,6 +63,7 @@ TEST_CASE("collective: JSON keys of CLI.md, ideal ring all-reduce of 8 GB on 8 x
     CHECK(j["algbw_GBps"].get<double>() == Approx(8e9 / (j["time_us"].get<double>() * 1e-6) / 1e9).epsilon(1e-9));
     CHECK(j["busbw_GBps"].get<double>() == Approx(300.0).epsilon(1e-3));
     CHECK_THAT(j["bottleneck"].get<std::string>(), Catch::Matchers::Contains("nvlink3"));
+    CHECK(j["limiting"] == json{{"kind", "intra_link"}, {"link", "nvlink3"}, {"sharing", 1}});
 
     // One rank costs nothing and reports no NaN.
     const json one = run_json("collective --op all_reduce --bytes 1GiB --ranks 1");
@@ -104,6 +105,7 @@ TEST_CASE("collective: the Baskerville 1x4 / 2x2 / 4x1 orderings (impact-of-gpu-
     const json j = run_json(base + l22 + " --algo ring");
     CHECK_THAT(j["bottleneck"].get<std::string>(), Catch::Matchers::Contains("ib-hdr-4x"));
     CHECK_THAT(j["bottleneck"].get<std::string>(), Catch::Matchers::Contains("shared by 2"));
+    CHECK(j["limiting"] == json{{"kind", "nic"}, {"link", "ib-hdr-4x"}, {"sharing", 2}});
     // 1 x 4 on NVLink3: within a factor 2 of the measured 0.009 s.
     CHECK(ring14 == Approx(0.009).epsilon(1.0));
 }

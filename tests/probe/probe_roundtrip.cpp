@@ -78,7 +78,7 @@ TEST_CASE("probe text output reads back as the measured rows and calibrates like
     const placement all8{.ranks = 8, .ranks_per_node = 8, .stride = 1};
     const auto from_text = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, points(s));
     std::vector<fit_point> original;
-    for (const auto& [b, t] : a100_table) original.push_back({bytes(static_cast<double>(b)), from_us(t)});
+    for (const auto& [b, t] : a100_table) original.push_back({bytes(static_cast<double>(b)), time_as_read{t}});
     const auto direct = calibrate_collective(presets::dgx_a100, all8, collective_op::all_reduce, original);
     CHECK_THAT(in_GBps(from_text.peak_busbw), Catch::Matchers::WithinRel(in_GBps(direct.peak_busbw), 1e-3));
     CHECK_THAT(in_GBps(from_text.peak_busbw), Catch::Matchers::WithinRel(234.9, 0.02));

@@ -1,6 +1,6 @@
 // Compile-time checks of the spelling layer (detail/names.hpp): every enum's table names each
-// enumerator once, the spellings read back to the same value, and the per-enum functions agree
-// with the tables (compiled, never run).
+// enumerator once, the spellings read back to the same value, and the aliases read as their
+// enumerators (compiled, never run).
 #include <commscale/commscale.hpp>
 
 namespace {
@@ -33,15 +33,24 @@ static_assert(round_trips<attention_kernel>());
 static_assert(round_trips<pipeline_schedule>());
 static_assert(round_trips<recompute>());
 static_assert(round_trips<step_bottleneck>());
+static_assert(round_trips<link_class>());
+static_assert(round_trips<bottleneck_kind>());
+
+// The aliases read as their enumerators; the '-' variants and "automatic" are not suggested.
+static_assert(from_name<collective_op>("all-to-all") == collective_op::all_to_all);
+static_assert(from_name<algorithm>("automatic") == algorithm::automatic);
+static_assert(from_name<algorithm>("double-binary-tree") == algorithm::double_binary_tree);
+static_assert(suggested_names_of<collective_op>().size() == name_table(collective_op{}).size());
+static_assert(suggested_names_of<efficiency_mode>().back() == "default");
 
 // The spellings CLI.md documents.
-static_assert(op_name(collective_op::all_to_all) == "all_to_all");
-static_assert(algorithm_name(algorithm::automatic) == "auto");
-static_assert(protocol_name(protocol::ll128) == "LL128");
-static_assert(schedule_name(pipeline_schedule::one_f_one_b) == "1f1b");
-static_assert(fabric_name(intra_fabric::switched) == "switch");
-static_assert(framework_name(framework::megatron_core) == "megatron-core");
-static_assert(line_encoding_name(line_encoding::b128b130b) == "128b/130b");
+static_assert(to_string(collective_op::all_to_all) == "all_to_all");
+static_assert(to_string(algorithm::automatic) == "auto");
+static_assert(to_string(protocol::ll128) == "LL128");
+static_assert(to_string(pipeline_schedule::one_f_one_b) == "1f1b");
+static_assert(to_string(intra_fabric::switched) == "switch");
+static_assert(to_string(framework::megatron_core) == "megatron-core");
+static_assert(to_string(line_encoding::b128b130b) == "128b/130b");
 static_assert(!from_name<dtype>("bfloat16").has_value());
 
 // The limits are what the messages print.

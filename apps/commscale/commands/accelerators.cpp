@@ -77,7 +77,7 @@ cli::registrar reg_accelerator{cli::command{
                 << "dense peak TFLOPS ";
             for (std::size_t i = 0; i < dtype_count; ++i) {
                 const auto d = static_cast<dtype>(i);
-                out << (i ? ", " : "") << dtype_name(d) << " " << peak_text(x, d);
+                out << (i ? ", " : "") << to_string(d) << " " << peak_text(x, d);
             }
             out << "\n"
                 << "gemm efficiency   " << cli::num(x.compute_efficiency, 3) << " of the bf16 peak\n"

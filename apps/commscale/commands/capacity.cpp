@@ -114,7 +114,7 @@ flop_rate peak(const cli::args& a) {
         return flops_per_second(t * tera);
     }
     const auto acc = accelerator_by_name(*a.get("accelerator"), "--accelerator");
-    const dtype d = precision_from_name(a.get("dtype").value_or("bf16"), "--dtype");
+    const dtype d = parse<dtype>(a.get("dtype").value_or("bf16"), "--dtype");
     return peak_for(acc, d, "--dtype");
 }
 
@@ -180,7 +180,7 @@ std::string plan_text(const plan& p) {
     std::string s = "tp " + std::to_string(p.tp) + ", pp " + std::to_string(p.pp) + ", dp " + std::to_string(p.dp) +
                     ", cp " + std::to_string(p.cp) + ", ep " + std::to_string(p.ep) + ", micro-batch " +
                     std::to_string(p.micro_batch) + ", ZeRO " + std::to_string(p.zero) + ", recompute " +
-                    std::string(recompute_name(p.recompute_mode)) + ", " + std::string(schedule_name(p.schedule));
+                    std::string(to_string(p.recompute_mode)) + ", " + std::string(to_string(p.schedule));
     if (p.chunks() > 1) s += " x" + std::to_string(p.chunks());
     if (p.account_for_embedding_in_pipeline_split) s += " +E";
     if (p.account_for_loss_in_pipeline_split) s += " +L";
@@ -208,8 +208,8 @@ nlohmann::json point_json(const capacity_point& x, int gpus_per_node, bool price
     j["meets_deadline"] = x.meets_deadline;
     const plan& p = x.p;
     j["plan"] = {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"micro_batch", p.micro_batch},
-                 {"zero", p.zero}, {"recompute", std::string(recompute_name(p.recompute_mode))},
-                 {"schedule", std::string(schedule_name(p.schedule))}, {"virtual_stages", p.chunks()},
+                 {"zero", p.zero}, {"recompute", std::string(to_string(p.recompute_mode))},
+                 {"schedule", std::string(to_string(p.schedule))}, {"virtual_stages", p.chunks()},
                  {"sequence_parallel", p.sequence_parallel}};
     if (p.account_for_embedding_in_pipeline_split) j["plan"]["account_for_embedding_in_pipeline_split"] = true;
     if (p.account_for_loss_in_pipeline_split) j["plan"]["account_for_loss_in_pipeline_split"] = true;
@@ -292,8 +292,8 @@ int run_model(const cli::args& a, std::ostream& out) {
         throw input_error("--scale-up-domain", std::to_string(sr.scale_up_domain),
                           "a divisor or a multiple of the " + std::to_string(c.node.gpus) + " GPUs per node");
     sr.min_cp_tokens = static_cast<int>(a.integer("min-cp-tokens", default_min_cp_tokens, 0, plan_limits::seq));
-    apply_framework(sr.base, parse_framework(a.get("framework").value_or("megatron-core"), "--framework"));
-    if (auto v = a.get("dtype")) sr.base.precision = precision_from_name(*v, "--dtype");
+    apply_framework(sr.base, parse<framework>(a.get("framework").value_or("megatron-core"), "--framework"));
+    if (auto v = a.get("dtype")) sr.base.precision = parse<dtype>(*v, "--dtype");
     const flop_rate peak_rate = peak_for(acc, sr.base.precision, "--dtype");
     if (a.has("compute-efficiency"))
         sr.base.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
@@ -399,7 +399,7 @@ int run_model(const cli::args& a, std::ostream& out) {
         j["model"] = std::string(m.name);
         j["cluster"] = std::string(c.name);
         j["accelerator"] = std::string(c.node.accelerator);
-        j["dtype"] = std::string(dtype_name(sr.base.precision));
+        j["dtype"] = std::string(to_string(sr.base.precision));
         j["tokens"] = q.tokens;
         j["global_batch"] = sr.global_batch;
         j["seq"] = sr.seq;
@@ -440,7 +440,7 @@ int run_model(const cli::args& a, std::ostream& out) {
         return 0;
     }
     out << m.name << " on " << c.name << " (" << c.node.gpus << " x " << c.node.accelerator << " per node), "
-        << dtype_name(sr.base.precision) << ": " << tokens_text << " tokens, global batch " << sr.global_batch << " x "
+        << to_string(sr.base.precision) << ": " << tokens_text << " tokens, global batch " << sr.global_batch << " x "
         << sr.seq << " tokens, " << cli::num(steps, 0) << " steps\n";
     if (q.deadline)
         out << "GPUs needed   " << x.gpus << " (" << x.gpus / c.node.gpus << " nodes) to finish in "

@@ -49,7 +49,7 @@ cli::registrar reg_list{cli::command{
         for (const cluster& c : commscale::all_clusters()) {
             rows.push_back({std::string(c.name), std::to_string(c.nodes), std::to_string(c.node.gpus),
                             std::string(c.node.accelerator), std::string(c.node.intra.name),
-                            std::string(commscale::fabric_name(c.node.fabric)),
+                            std::string(to_string(c.node.fabric)),
                             std::to_string(c.node.nics) + " x " + std::string(c.node.inter.name),
                             cli::num(commscale::in_Gbps(c.node.node_injection()), 0)});
         }
@@ -105,7 +105,7 @@ cli::registrar reg_one{cli::command{
         out
             << "accelerator       " << (c.node.accelerator.empty() ? "-" : std::string(c.node.accelerator)) << "\n"
             << "intra-node        " << link_summary(c.node.intra) << " per GPU per direction, fabric "
-            << commscale::fabric_name(c.node.fabric) << (c.node.in_switch_reduction ? ", in-switch reduction" : "")
+            << to_string(c.node.fabric) << (c.node.in_switch_reduction ? ", in-switch reduction" : "")
             << "\n"
             << "inter-node        " << c.node.nics << " x " << link_summary(c.node.inter) << " = "
             << cli::num(commscale::in_Gbps(c.node.node_injection()), 0) << " Gbps per node, "

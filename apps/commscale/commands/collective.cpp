@@ -56,9 +56,9 @@ cli::registrar reg{cli::command{
             cli::print_json(out, j);
             return 0;
         }
-        out << commscale::op_name(r.op) << " of " << commscale::to_string(r.bytes) << " ("
+        out << to_string(r.op) << " of " << commscale::to_string(r.bytes) << " ("
             << cli::num(commscale::in_bytes(r.bytes), 0) << " B) on " << r.ranks << " ranks / " << r.nodes
-            << " node(s) of " << c.name << ", algorithm " << commscale::algorithm_name(r.algo)
+            << " node(s) of " << c.name << ", algorithm " << to_string(r.algo)
             << (req.options.mode == commscale::efficiency_mode::ideal ? " (ideal)" : "") << "\n"
             << "time        " << cli::num(commscale::in_us(r.time), 3) << " us  (latency "
             << cli::num(commscale::in_us(r.latency), 3) << " us + transfer " << cli::num(commscale::in_us(r.transfer), 3)

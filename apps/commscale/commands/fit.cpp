@@ -49,7 +49,7 @@ std::vector<cli::bound_option<fit_request>> options() {
     return cli::opt::by_name<r>(cli::topology_options()) +
            std::vector<cli::bound_option<r>>{
                cli::opt::custom<r>("op", "the collective of the log (default: the one the log names)",
-                              [](r& x, const std::string& v) { x.op = parse_op(v, "--op"); }),
+                              [](r& x, const std::string& v) { x.op = parse<collective_op>(v, "--op"); }),
                cli::opt::text<r>("out", &r::out, "write the calibrated cluster JSON (readable by --cluster) to FILE"),
                cli::opt::text<r>("svg", &r::svg, "write measured and fitted busbw vs size to FILE"),
            };
@@ -98,7 +98,7 @@ fit_input read_logs(const std::vector<std::string>& files, std::optional<collect
         }
     }
     if (!have)
-        throw input_error("LOG", op ? "no " + std::string(op_name(*op)) + " table" : std::string("no table"),
+        throw input_error("LOG", op ? "no " + std::string(to_string(*op)) + " table" : std::string("no table"),
                           "an nccl-tests / rccl-tests log, nccl-tests JSON or probe output with rows");
     return in;
 }
@@ -106,7 +106,7 @@ fit_input read_logs(const std::vector<std::string>& files, std::optional<collect
 std::string svg_plot(const collective_calibration& f, const std::vector<fit_point>& pts) {
     using cli::svg::axis;
     double lo = in_bytes(pts.front().bytes), hi = lo, top = 1.0, emax = 5.0;
-    auto measured = [&](const fit_point& p) { return f.bytes_factor * in_bytes(p.bytes) / in_us_as_read(p.time) * 1e-3; };
+    auto measured = [&](const fit_point& p) { return f.bytes_factor * in_bytes(p.bytes) / in_us(p.time) * 1e-3; };
     auto fitted = [&](double size) {
         const double tt = in_seconds(predict_time(f, bytes(size)));
         return tt > 0 ? f.bytes_factor * size / tt / 1e9 : 0.0;
@@ -126,7 +126,7 @@ std::string svg_plot(const collective_calibration& f, const std::vector<fit_poin
         emax = std::max(emax, std::abs(e));
     }
     top = std::max(top, in_GBps(f.peak_busbw)) * 1.05;
-    const std::string title = std::string(op_name(f.op)) + " on " + std::to_string(f.group.ranks) + " ranks: measured and fitted busbw";
+    const std::string title = std::string(to_string(f.op)) + " on " + std::to_string(f.group.ranks) + " ranks: measured and fitted busbw";
     cli::svg::chart upper(820, 480, title, axis{lo, hi, "message size (bytes, log2 scale)", true}, axis{0, top, "busbw (GB/s)"});
     std::vector<std::pair<double, double>> curve;
     const double xl = std::log2(std::max(lo, 1.0)), xh = std::log2(std::max(hi, 2.0 * std::max(lo, 1.0)));
@@ -171,11 +171,11 @@ cli::registrar reg{cli::bound_command<fit_request>(
             sweeps.push_back(std::move(sw));
         }
         const auto f = sweeps.size() == 1 ? calibrate_collective(c, g, m.op, pts) : calibrate_collectives(c, sweeps);
-        std::string op_names(op_name(m.op));
-        nlohmann::json ops = nlohmann::json::array({std::string(op_name(m.op))});
+        std::string op_names(to_string(m.op));
+        nlohmann::json ops = nlohmann::json::array({std::string(to_string(m.op))});
         for (const auto& o : in.others) {
-            op_names += " + " + std::string(op_name(o.op));
-            ops.push_back(std::string(op_name(o.op)));
+            op_names += " + " + std::string(to_string(o.op));
+            ops.push_back(std::string(to_string(o.op)));
         }
         const std::vector<fit_point> sorted = [&] {
             auto v = pts;
@@ -187,11 +187,11 @@ cli::registrar reg{cli::bound_command<fit_request>(
         if (req.out) io::require_writable(*req.out, "--out");
         if (req.svg) io::write_file_atomic(*req.svg, svg_plot(f, sorted), "--svg");
         if (req.out) io::write_file_atomic(*req.out, io::cluster_to_json(f.calibrated).dump(2) + "\n", "--out");
-        const std::string_view cls = f.fitted_class == link_class::nvlink ? "nvlink" : f.fitted_class == link_class::pci ? "pci" : "net";
+        const std::string_view cls = to_string(f.fitted_class);
         nlohmann::json fitted = nlohmann::json::object();
         for (const auto& p : f.parameters)
             if (p.fitted) fitted[p.name] = {{"value", p.value}, {"uncertainty", p.uncertainty}};
-        nlohmann::json j{{"op", std::string(op_name(m.op))},
+        nlohmann::json j{{"op", std::string(to_string(m.op))},
                          {"ops", ops},
                          {"ranks", ranks},
                          {"nodes", g.nodes()},

@@ -17,7 +17,7 @@ std::string latency_text(const commscale::link& l) {
 std::vector<std::string> row(const commscale::link& l) {
     using namespace commscale;
     return {std::string(l.name),
-            std::string(link_kind_name(l.kind)),
+            std::string(to_string(l.kind)),
             cli::num(in_GBps(l.per_direction), 3),
             cli::num(in_GBps(l.duplex().both_directions), 3),
             cli::num(in_Gbps(l.per_direction), 1),
@@ -73,13 +73,13 @@ cli::registrar reg_link{cli::command{
             cli::print_json(out, link_to_json(l));
         } else {
             out << "name           " << l.name << "\n"
-                << "kind           " << link_kind_name(l.kind) << " (" << link_family_name(l.family)
+                << "kind           " << to_string(l.kind) << " (" << to_string(l.family)
                 << (l.rdma ? ", RDMA" : ", no RDMA") << ")\n"
                 << "per direction  " << cli::num(in_GBps(l.per_direction), 3) << " GB/s ("
                 << cli::num(in_Gbps(l.per_direction), 1) << " Gbps)\n"
                 << "duplex         " << cli::num(in_GBps(l.duplex().both_directions), 3) << " GB/s\n"
                 << "layout         " << l.links << " link(s) x " << l.lanes << " lane(s) x "
-                << cli::num(in_GBps(l.per_lane), 4) << " GB/s, encoding " << line_encoding_name(l.encoding) << "\n"
+                << cli::num(in_GBps(l.per_lane), 4) << " GB/s, encoding " << to_string(l.encoding) << "\n"
                 << "latency        " << (l.latency ? latency_text(l) + " us" : std::string("unpublished")) << "\n"
                 << "source         " << l.source << "\n";
         }

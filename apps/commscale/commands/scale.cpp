@@ -182,7 +182,7 @@ cli::registrar reg{cli::command{
                             std::to_string(sp.used.global_batch), cli::secs(r.step), cli::secs(r.compute),
                             cli::secs(r.bubble), cli::secs(r.tp.exposed), cli::secs(r.pp.exposed), cli::secs(r.dp.exposed),
                             cli::num(100 * r.mfu, 1) + "%", cli::num(r.tokens_per_s, 0), cli::num(100 * sp.efficiency, 1) + "%",
-                            std::string(bottleneck_name(r.bottleneck))});  // text: the exact kind
+                            std::string(to_string(r.bottleneck))});  // text: the exact kind
         }
         cli::print_table(out, {"nodes", "GPUs", "dp", "batch", "step", "compute", "bubble", "TP exp", "PP exp", "DP exp",
                                "MFU", "tokens/s", "efficiency", "bottleneck"},

@@ -34,7 +34,7 @@ std::string render_svg(const step_breakdown& r, const std::string& title) {
     std::string s = cli::svg::open(W, H);
     s += cli::svg::text(W / 2, 24, title, "middle", 14);
     s += cli::svg::text(W / 2, 44, "step " + cli::secs(r.step) + ", MFU " + cli::num(100 * r.mfu, 1) + "%, bottleneck " +
-                                       std::string(bottleneck_name(r.bottleneck)), "middle", 12);
+                                       std::string(to_string(r.bottleneck)), "middle", 12);
     double x = x0;
     double ly = y0 + bar_h + 30, lx = x0;
     for (const auto& p : parts) {
@@ -108,9 +108,9 @@ cli::registrar reg{cli::command{
         out << "plan: tp " << p.tp << ", pp " << p.pp << ", dp " << p.dp << ", cp " << p.cp << ", ep " << p.ep
             << (p.expert_tp() != p.tp ? ", etp " + std::to_string(p.expert_tp()) : std::string()) << ", micro-batch " << p.micro_batch << ", global batch " << p.global_batch << " x " << p.seq
             << " tokens, " << r.micro_batches << " micro-batches, ZeRO " << p.zero << ", recompute "
-            << recompute_name(p.recompute_mode) << ", " << schedule_name(p.schedule)
+            << to_string(p.recompute_mode) << ", " << to_string(p.schedule)
             << (p.chunks() > 1 ? " x" + std::to_string(p.chunks()) : std::string()) << (p.sequence_parallel ? ", SP" : "")
-            << ", " << dtype_name(p.precision) << ", " << framework_name(p.stack)
+            << ", " << to_string(p.precision) << ", " << to_string(p.stack)
             << (p.pipeline_split_extras() == 2 ? ", embedding and loss counted as pipeline layers"
                 : p.account_for_embedding_in_pipeline_split ? ", embedding counted as a pipeline layer"
                 : p.account_for_loss_in_pipeline_split   ? ", loss counted as a pipeline layer"
@@ -144,7 +144,7 @@ cli::registrar reg{cli::command{
                                                       cli::num(in_Gbps(c.node.node_injection()), 0) + ")"
                                                 : std::string("unbounded (no backward window)"))
             << "\n";
-        out << "verdict: " << bottleneck_name(r.bottleneck) << " - " << cli::step_verdict(r) << "\n";
+        out << "verdict: " << to_string(r.bottleneck) << " - " << cli::step_verdict(r) << "\n";
         return 0;
     },
     0, 0}};

@@ -67,7 +67,7 @@ std::string render_svg(const std::vector<row>& rows, const std::vector<measured_
     for (const auto& r : rows) {
         curve.emplace_back(r.bytes, commscale::in_GBps(r.r.busbw));
         tips.push_back(cli::svg::bytes_text(r.bytes) + ": " + cli::num(commscale::in_GBps(r.r.busbw), 2) + " GB/s (" +
-                       std::string(commscale::algorithm_name(r.r.algo)) + ")");
+                       std::string(to_string(r.r.algo)) + ")");
     }
     top.line(curve, "#1f77b4", measured.empty() ? "" : "predicted");
     if (measured.empty()) {
@@ -131,14 +131,14 @@ cli::registrar reg{cli::bound_command<sweep_request>(
         if (const auto& path = sw.measured) {
             if (path->empty()) throw input_error("--measured", "an empty path", "a measured log file (or - for stdin)");
             std::optional<collective_op> want;
-            if (auto v = a.get("op")) want = parse_op(*v, "--op");
+            if (auto v = a.get("op")) want = parse<collective_op>(*v, "--op");
             for (auto& set : read_measurements(*path, want, "--measured"))
                 if (!want || set.op == *want) {
                     log = std::move(set);
                     break;
                 }
             if (!log)
-                throw input_error("--measured", *path + " has no " + std::string(op_name(*want)) + " table",
+                throw input_error("--measured", *path + " has no " + std::string(to_string(*want)) + " table",
                                   "a log with a table of the --op collective");
         }
         cli::collective_request req = cli::read_collective_request(a, c, log ? std::optional(log->op) : std::nullopt);
@@ -205,7 +205,7 @@ cli::registrar reg{cli::bound_command<sweep_request>(
                 const double busbw = in_GBps(m.busbw);
                 if (!(in_bytes(m.bytes) >= 1) || !(busbw > 0)) continue;
                 const auto p = predict_collective(c, req.group, req.op, m.bytes, req.options);
-                measured.push_back({in_bytes(m.bytes), busbw, in_us_as_read(m.time)});
+                measured.push_back({in_bytes(m.bytes), busbw, in_us(m.time)});
                 errors.push_back(100.0 * (in_GBps(p.busbw) - busbw) / busbw);
             }
             std::vector<std::size_t> order(measured.size());
@@ -234,7 +234,7 @@ cli::registrar reg{cli::bound_command<sweep_request>(
                                     {"time_us", in_us(r.r.time)},
                                     {"algbw_GBps", in_GBps(r.r.algbw)},
                                     {"busbw_GBps", in_GBps(r.r.busbw)},
-                                    {"algorithm", std::string(algorithm_name(r.r.algo))}};
+                                    {"algorithm", std::string(to_string(r.r.algo))}};
                 if (auto i = at(r.bytes)) {
                     j["measured_busbw_GBps"] = measured[*i].busbw_GBps;
                     j["measured_time_us"] = measured[*i].time_us;
@@ -246,12 +246,12 @@ cli::registrar reg{cli::bound_command<sweep_request>(
             if (log) doc["median_abs_error_pct"] = median_abs(errors);
             cli::print_json(out, doc);
         } else {
-            out << "# " << op_name(req.op) << " on " << req.group.ranks << " ranks / " << req.group.nodes() << " node(s) of "
+            out << "# " << to_string(req.op) << " on " << req.group.ranks << " ranks / " << req.group.nodes() << " node(s) of "
                 << c.name << (req.options.mode == efficiency_mode::ideal ? " (ideal)" : "") << "\n";
             std::vector<std::vector<std::string>> table;
             for (const auto& r : rows) {
                 table.push_back({cli::num(r.bytes, 0), cli::num(in_us(r.r.time), 2), cli::num(in_GBps(r.r.algbw), 2),
-                                 cli::num(in_GBps(r.r.busbw), 2), std::string(algorithm_name(r.r.algo))});
+                                 cli::num(in_GBps(r.r.busbw), 2), std::string(to_string(r.r.algo))});
                 if (log) {
                     const auto i = at(r.bytes);
                     table.back().push_back(i ? cli::num(measured[*i].busbw_GBps, 2) : "-");
@@ -269,7 +269,7 @@ cli::registrar reg{cli::bound_command<sweep_request>(
                     << " measured sizes (error = (predicted - measured) / measured busbw)\n";
         }
         if (svg_path) {
-            const std::string title = std::string(op_name(req.op)) + " busbw, " + std::to_string(req.group.ranks) +
+            const std::string title = std::string(to_string(req.op)) + " busbw, " + std::to_string(req.group.ranks) +
                                       " ranks on " + std::string(c.name) +
                                       (req.options.mode == efficiency_mode::ideal ? " (ideal)" : " (predicted)");
             io::write_file_atomic(*svg_path, render_svg(rows, measured, errors, title), "--svg");

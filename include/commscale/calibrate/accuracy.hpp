@@ -134,7 +134,7 @@ namespace detail {
         const cluster& sys = r.system ? *r.system : default_system;
         a.system = r.cluster_name.empty() ? std::string(sys.name) : r.cluster_name;
         a.accelerator = std::string(sys.node.accelerator);
-        a.dtype = std::string(dtype_name(r.p.precision));
+        a.dtype = std::string(to_string(r.p.precision));
         const double tokens = static_cast<double>(r.p.global_batch) * r.p.seq;
         if (!r.not_expressible.empty()) {
             a.expressible = false;
@@ -159,7 +159,7 @@ namespace detail {
                 a.rel_error = a.predicted_tokens_per_s_per_gpu / a.measured_tokens_per_s_per_gpu - 1.0;
                 a.rule_tokens_per_s_per_gpu = rule_of_thumb_tokens_per_s_per_gpu(r.model, acc, r.p.precision, r.p.seq);
                 a.rule_rel_error = a.rule_tokens_per_s_per_gpu / a.measured_tokens_per_s_per_gpu - 1.0;
-                a.bottleneck = std::string(bottleneck_name(s.bottleneck));
+                a.bottleneck = std::string(to_string(s.bottleneck));
                 a.compute_s = in_seconds(s.compute);
                 a.bubble_s = in_seconds(s.bubble);
                 a.exposed_comm_s = in_seconds(s.exposed_comm);
@@ -179,7 +179,7 @@ namespace detail {
             }
         }
         a.family = !r.family.empty() ? r.family
-                                     : (!r.source.empty() ? r.source : std::string(framework_name(r.p.stack))) + " / " +
+                                     : (!r.source.empty() ? r.source : std::string(to_string(r.p.stack))) + " / " +
                                            a.accelerator + " / " + a.dtype;
         out.runs.push_back(std::move(a));
     }

@@ -43,10 +43,10 @@
 
 namespace commscale {
 
-/// @brief One measured point: message size (nccl-tests "size") and time per operation.
+/// @brief One measured point: message size (nccl-tests "size") and time per operation, as read.
 struct fit_point {
     data_size bytes{};
-    duration time{};
+    time_as_read time{};
 };
 
 /// @brief The fitted alpha-beta model of one collective: t(S) = latency + bytes_factor·S / bandwidth.
@@ -125,7 +125,7 @@ inline std::vector<fit_point> checked_points(std::span<const fit_point> pts, std
     if (pts.empty()) throw input_error(f, "no rows", accepted);
     std::vector<fit_point> v(pts.begin(), pts.end());
     for (std::size_t i = 0; i < v.size(); ++i) {
-        const double size = in_bytes(v[i].bytes), time_us = in_us_as_read(v[i].time);
+        const double size = in_bytes(v[i].bytes), time_us = in_us(v[i].time);
         if (!std::isfinite(size) || size < 0)
             throw input_error(f + "[" + std::to_string(i) + "].bytes", detail::number_text(size), "a size >= 0 bytes");
         if (!std::isfinite(time_us) || !(time_us > 0))
@@ -168,7 +168,7 @@ std::optional<double> leave_one_out(const std::vector<fit_point>& v, std::size_t
         try {
             const double t = predict(fit(train), v[i].bytes);
             if (!std::isfinite(t)) return std::nullopt;
-            errors.push_back(std::fabs(t - in_us_as_read(v[i].time)) / in_us_as_read(v[i].time));
+            errors.push_back(std::fabs(t - in_us(v[i].time)) / in_us(v[i].time));
         } catch (const input_error&) {
             return std::nullopt;
         }
@@ -194,7 +194,7 @@ std::optional<double> cross_validate(const std::vector<fit_point>& v, std::size_
             for (const auto& p : test) {
                 const double t = predict(model, p.bytes);
                 if (!std::isfinite(t)) return std::nullopt;
-                errors.push_back(std::fabs(t - in_us_as_read(p.time)) / in_us_as_read(p.time));
+                errors.push_back(std::fabs(t - in_us(p.time)) / in_us(p.time));
             }
         } catch (const input_error&) {
             return std::nullopt;
@@ -211,7 +211,7 @@ inline alpha_beta_fit fit_alpha_beta_sorted(const std::vector<fit_point>& v, dou
         const auto& p = v[static_cast<std::size_t>(i)];
         x(i, 0) = 1.0;
         x(i, 1) = factor * in_bytes(p.bytes);
-        y(i) = in_us_as_read(p.time) * 1e-6;  // the printed microseconds, in seconds
+        y(i) = in_us(p.time) * 1e-6;  // the printed microseconds, in seconds
         w(i) = 1.0 / y(i);
     }
     alpha_beta_fit out;
@@ -241,7 +241,7 @@ inline alpha_beta_fit fit_alpha_beta_sorted(const std::vector<fit_point>& v, dou
     out.bandwidth_sigma = bytes_per_second(inv_bw_sd / (inv_bw * inv_bw));
     std::vector<double> meas, pred;
     for (const auto& p : v) {
-        meas.push_back(in_us_as_read(p.time));
+        meas.push_back(in_us(p.time));
         pred.push_back(in_us(predict_time(out, p.bytes)));
     }
     const auto s = summarize_errors(meas, pred);
@@ -292,15 +292,15 @@ inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, dou
     // S_half a hundredth of the largest size, k = 1.
     const auto ab = fit_alpha_beta_sorted(v, factor);
     const auto& last = v.back();
-    const double t_min = in_us_as_read(v.front().time) * 1e-6;
+    const double t_min = in_us(v.front().time) * 1e-6;
     const double alpha0 = std::clamp(in_seconds(ab.latency), 1e-2 * t_min, 2.0 * t_min);
-    const double bw0 = std::max(factor * in_bytes(last.bytes) / (in_us_as_read(last.time) * 1e-6), ab.bandwidth.value());
+    const double bw0 = std::max(factor * in_bytes(last.bytes) / (in_us(last.time) * 1e-6), ab.bandwidth.value());
     Eigen::VectorXd x0(6);
     x0 << std::log(t_min), std::log(ab.bandwidth.value() / 10.0), std::log(alpha0), std::log(bw0),
         std::log(std::max(in_bytes(last.bytes) / 100.0, 1.0)), 0.0;
     const auto n = static_cast<Eigen::Index>(v.size());
     std::vector<double> t_us;  // the measured times, read once
-    for (const auto& p : v) t_us.push_back(in_us_as_read(p.time));
+    for (const auto& p : v) t_us.push_back(in_us(p.time));
     auto residuals = [&](const Eigen::VectorXd& th, Eigen::VectorXd& r) {
         const auto m = from_log_parameters(th, factor);
         // k outside [0.5, 4] makes the curve a step or a power law the data cannot pin down.
@@ -327,17 +327,17 @@ inline saturating_fit fit_saturating_sorted(const std::vector<fit_point>& v, dou
     std::vector<double> meas, pred;
     double tss = 0.0;
     for (const auto& p : v) {
-        meas.push_back(in_us_as_read(p.time));
+        meas.push_back(in_us(p.time));
         pred.push_back(in_us(predict_time(out, p.bytes)));
     }
     // Relative R²: 1 - Σ(rᵢ/tᵢ)² / Σ((tᵢ - t̄)/tᵢ)², t̄ the 1/t²-weighted mean (as fit_weighted_linear).
     double sw = 0.0, swy = 0.0;
     for (const auto& p : v) {
-        sw += 1.0 / (in_us_as_read(p.time) * in_us_as_read(p.time));
-        swy += 1.0 / in_us_as_read(p.time);
+        sw += 1.0 / (in_us(p.time) * in_us(p.time));
+        swy += 1.0 / in_us(p.time);
     }
     const double mean = swy / sw;
-    for (const auto& p : v) tss += std::pow((in_us_as_read(p.time) - mean) / in_us_as_read(p.time), 2);
+    for (const auto& p : v) tss += std::pow((in_us(p.time) - mean) / in_us(p.time), 2);
     out.r2 = tss > 0 ? 1.0 - nl.cost / tss : 1.0;
     const auto s = summarize_errors(meas, pred);
     out.median_rel_error = s.median;
@@ -625,7 +625,7 @@ inline calibration_design candidate_design(const std::vector<fit_point>& v) {
 [[nodiscard]] inline std::vector<double> measured_us(std::span<const calibration_sweep> sw) {
     std::vector<double> t;
     for (const auto& s : sw)
-        for (const auto& p : s.rows) t.push_back(in_us_as_read(p.time));
+        for (const auto& p : s.rows) t.push_back(in_us(p.time));
     return t;
 }
 
@@ -754,13 +754,13 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
         const fit_point& first = v.front();
         const fit_point& last = v.back();
         const double t_first = in_us(predict_collective(probe, g, op, first.bytes, opt.model).time);
-        const double scale = std::clamp(in_us_as_read(first.time) / std::max(t_first, 1e-3), 1e-3, 1e3);
+        const double scale = std::clamp(in_us(first.time) / std::max(t_first, 1e-3), 1e-3, 1e3);
         link_class_params ideal = kp;
         ideal.efficiency = 1.0;
         ideal.half_size = bytes(0.0);
         kp = ideal;
         const double t_ideal = in_us(predict_collective(probe, g, op, last.bytes, opt.model).time);
-        const double eff0 = std::clamp(1.05 * t_ideal / in_us_as_read(last.time), 0.02, 0.98);
+        const double eff0 = std::clamp(1.05 * t_ideal / in_us(last.time), 0.02, 0.98);
         const double share_last = in_bytes(last.bytes) / static_cast<double>(g.ranks);
         const std::array<double, 4> halves{c.comm.of(cls).half_size.value(), 64.0 * 1024.0, std::max(share_last / 1e3, 1.0),
                                            std::max(share_last / 1e2, 1.0)};
@@ -919,14 +919,14 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
     double sum_w = 0.0, sum_wy = 0.0, tss = 0.0, rss = 0.0;
     for (const auto& sweep : sw)
         for (const auto& p : sweep.rows) {
-            meas.push_back(in_us_as_read(p.time));
+            meas.push_back(in_us(p.time));
             pred.push_back(in_us(predict_collective(out.calibrated, sweep.group, sweep.op, p.bytes, opt.model).time));
-            rss += std::pow(pred.back() / in_us_as_read(p.time) - 1.0, 2);
-            sum_w += 1.0 / (in_us_as_read(p.time) * in_us_as_read(p.time));
-            sum_wy += 1.0 / in_us_as_read(p.time);
+            rss += std::pow(pred.back() / in_us(p.time) - 1.0, 2);
+            sum_w += 1.0 / (in_us(p.time) * in_us(p.time));
+            sum_wy += 1.0 / in_us(p.time);
         }
     const double mean = sum_wy / sum_w;
-    for (const auto& p : all) tss += std::pow((in_us_as_read(p.time) - mean) / in_us_as_read(p.time), 2);
+    for (const auto& p : all) tss += std::pow((in_us(p.time) - mean) / in_us(p.time), 2);
     out.r2 = tss > 0 ? 1.0 - rss / tss : 1.0;
     const auto s = summarize_errors(meas, pred);
     out.median_rel_error = s.median;
@@ -991,7 +991,7 @@ std::optional<double> cross_validate_calibration(const std::vector<fit_point>& v
         for (const auto& p : test) {
             const double t = in_us(predict_time(model, p.bytes));
             if (!std::isfinite(t)) return false;
-            errors.push_back(std::fabs(t - in_us_as_read(p.time)) / in_us_as_read(p.time));
+            errors.push_back(std::fabs(t - in_us(p.time)) / in_us(p.time));
         }
         return true;
     };
@@ -1091,7 +1091,7 @@ std::optional<double> cross_validate_calibration(const std::vector<fit_point>& v
     std::vector<fit_point> pts;
     for (int i = 0; i <= 31; ++i) {
         const double s = std::ldexp(8.0, i);
-        pts.push_back({bytes(s), predict_time(f, bytes(s))});
+        pts.push_back({bytes(s), time_as_read{in_us(predict_time(f, bytes(s)))}});
     }
     const auto v = detail::checked_points(pts, "rows");
     return detail::calibrate_sorted(c, g, op, v, {}).calibrated;

@@ -276,7 +276,7 @@ struct compute_fit_case {
         c.model = r.model_name.empty() ? std::string(r.model.name) : r.model_name;
         c.accel = std::string(c.acc.name);
         c.moe = r.model.experts > 1;
-        c.family = !r.family.empty() ? r.family : std::string(c.accel) + " / " + std::string(dtype_name(r.p.precision));
+        c.family = !r.family.empty() ? r.family : std::string(c.accel) + " / " + std::string(to_string(r.p.precision));
         cases.push_back(std::move(c));
     }
     const std::vector<bool> use(cases.size(), true);

@@ -9,8 +9,8 @@
 /// column (the full buffer of the operation as nccl-tests reports it), `time` the average time of
 /// one operation (printed in microseconds), `algbw = bytes / time` (printed in GB/s, 1e9 B/s) and
 /// `busbw = algbw x busbw_factor(op, ranks)` (collective/model.hpp). The readers convert the
-/// printed columns with from_us / from_GBps (units.hpp), so in_us_as_read / in_GBps give the
-/// printed numbers back to the bit. `op_name(op)` there spells an op the CLI way; `op_from_name`
+/// printed columns with from_GBps (units.hpp) and keep the times as read (time_as_read), so in_us /
+/// in_GBps give the printed numbers back to the bit. `to_string(op)` there spells an op the CLI way; `op_from_name`
 /// here also reads nccl-tests binary names.
 
 #include <cmath>
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../collective/model.hpp"  // busbw_factor, op_name
+#include "../collective/model.hpp"  // busbw_factor, to_string(collective_op)
 #include "../hardware/clusters.hpp"  // preset_for_gpu, cluster_by_name
 #include "../collective/types.hpp"
 #include "../units.hpp"
@@ -31,10 +31,10 @@ namespace commscale {
 struct measured_row {
     data_size bytes{};      ///< message size (nccl-tests "size" column)
     double count = 0;       ///< elements (nccl-tests "count" column)
-    duration time{};        ///< average time per operation
+    time_as_read time{};     ///< average time per operation, as printed
     byte_rate algbw{};      ///< bytes / time
     byte_rate busbw{};      ///< algbw x the collective's bus factor
-    std::optional<duration> inplace_time{};                       ///< in-place block
+    std::optional<time_as_read> inplace_time{};                    ///< in-place block, as printed
     std::optional<byte_rate> inplace_algbw{}, inplace_busbw{};     ///< in-place block
     std::optional<duration> nccl_predicted{};  ///< NCCL's own prediction (probe only)
 
@@ -64,8 +64,8 @@ struct measurement_set {
 
 /// @brief The row's message size (= `r.bytes`).
 [[nodiscard]] constexpr data_size message_size(const measured_row& r) { return r.bytes; }
-/// @brief The row's measured time per operation (= `r.time`).
-[[nodiscard]] constexpr duration measured_time(const measured_row& r) { return r.time; }
+/// @brief The row's measured time per operation (`r.time` as a duration).
+[[nodiscard]] inline duration measured_time(const measured_row& r) { return r.time.as_duration(); }
 /// @brief The row's bus bandwidth (= `r.busbw`).
 [[nodiscard]] constexpr byte_rate measured_busbw(const measured_row& r) { return r.busbw; }
 /// @brief The row's algorithm bandwidth (= `r.algbw`).
@@ -127,9 +127,9 @@ inline constexpr double max_row_GBps = 1e7;
 /// magnitudes (compared in the printed units), and time is > 0, i.e. the row can be used for fitting.
 [[nodiscard]] inline bool usable(const measured_row& r) {
     auto ok = [](double v, double limit) { return std::isfinite(v) && v >= 0 && v <= limit; };
-    auto ok_time = [&](const std::optional<duration>& t) { return !t || ok(in_us(*t), max_row_time_us); };
+    auto ok_time = [&](const auto& t) { return !t || ok(in_us(*t), max_row_time_us); };
     auto ok_rate = [&](const std::optional<byte_rate>& b) { return !b || ok(in_GBps(*b), max_row_GBps); };
-    const double time_us = in_us_as_read(r.time);
+    const double time_us = in_us(r.time);
     return ok(in_bytes(r.bytes), max_row_bytes) && ok(r.count, max_row_bytes) && ok(time_us, max_row_time_us) &&
            time_us > 0 && ok_rate(r.algbw) && ok_rate(r.busbw) && ok_time(r.inplace_time) &&
            ok_rate(r.inplace_algbw) && ok_rate(r.inplace_busbw) && ok_time(r.nccl_predicted) &&

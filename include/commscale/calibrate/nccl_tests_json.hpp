@@ -111,8 +111,8 @@ namespace detail::nccl {
             continue;
         }
         const vals p = oop ? *oop : *ip;
-        row.time = from_us(p.t), row.algbw = from_GBps(p.a), row.busbw = from_GBps(p.b);
-        if (ip) row.inplace_time = from_us(ip->t), row.inplace_algbw = from_GBps(ip->a), row.inplace_busbw = from_GBps(ip->b);
+        row.time = time_as_read{p.t}, row.algbw = from_GBps(p.a), row.busbw = from_GBps(p.b);
+        if (ip) row.inplace_time = time_as_read{ip->t}, row.inplace_algbw = from_GBps(ip->a), row.inplace_busbw = from_GBps(ip->b);
         if (!usable(row)) {
             m.warnings.push_back(source + ": " + at + ": skipped a row with a NaN, infinite, negative or zero value");
             continue;

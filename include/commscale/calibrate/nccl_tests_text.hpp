@@ -297,12 +297,12 @@ struct report {
     }
     const bool two = blocks.size() == 2;
     const vals primary = blocks[0];
-    e.row.time = from_us(primary.time);
+    e.row.time = time_as_read{primary.time};
     e.row.algbw = from_GBps(primary.algbw);
     e.row.busbw = from_GBps(primary.busbw);
     if (two || only_in_place) {
         const vals ip = two ? blocks[1] : blocks[0];
-        e.row.inplace_time = from_us(ip.time);
+        e.row.inplace_time = time_as_read{ip.time};
         e.row.inplace_algbw = from_GBps(ip.algbw);
         e.row.inplace_busbw = from_GBps(ip.busbw);
     }
@@ -794,7 +794,7 @@ private:
                     m.warnings.push_back(where(r.first_line) + "the log names two tests; used the one in 'Collective test starting'");
                 if (default_op_ && *default_op_ != op)
                     m.warnings.push_back(where(r.first_line) + "the log measures " + std::string(nccl_tests_binary(op)) +
-                                         "; the requested " + std::string(op_name(*default_op_)) + " was not used");
+                                         "; the requested " + std::string(to_string(*default_op_)) + " was not used");
                 if (!r.garbled.empty())
                     m.warnings.push_back(source_ + ": skipped " + std::to_string(r.garbled.size()) +
                                          " unreadable row(s) (truncated or garbled) at line(s) " + line_list(r.garbled));
@@ -858,7 +858,7 @@ private:
     void check_consistency(measurement_set& m) const {
         std::size_t off = 0;
         for (const auto& r : m.rows) {
-            const double time_us = in_us_as_read(r.time);
+            const double time_us = in_us(r.time);
             if (time_us <= 0) continue;
             const double expect = in_bytes(r.bytes) / time_us / 1e3;
             if (std::fabs(expect - in_GBps(r.algbw)) > 0.02 * expect + 0.011) ++off;

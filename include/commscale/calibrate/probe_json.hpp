@@ -92,10 +92,10 @@ namespace detail::nccl {
             };
             row.bytes = bytes(*num("bytes", true));
             row.count = num("count", false).value_or(0);
-            row.time = from_us(*num("time_us", true));
+            row.time = time_as_read{*num("time_us", true)};
             row.algbw = from_GBps(*num("algbw_GBps", true));
             row.busbw = from_GBps(*num("busbw_GBps", true));
-            row.inplace_time = time("inplace_time_us");
+            if (const auto v = num("inplace_time_us", false)) row.inplace_time = time_as_read{*v};
             row.inplace_algbw = rate("inplace_algbw_GBps");
             row.inplace_busbw = rate("inplace_busbw_GBps");
             row.nccl_predicted = time("nccl_predicted_us");

@@ -93,35 +93,6 @@ struct collective_result {
 
 // ---------------------------------------------------------------- names and nccl-tests conventions
 
-/// @brief The operation spellings in enumerator order (collective_op_spellings).
-inline constexpr std::array<std::string_view, 7> op_names = names_of<collective_op>();
-/// @brief The algorithm spellings in enumerator order (algorithm_spellings).
-inline constexpr std::array<std::string_view, algorithm_count> algorithm_names = names_of<algorithm>();
-
-/// @brief CLI/JSON spelling of an operation: "all_reduce", ..., "send_recv" (nccl-tests naming).
-[[nodiscard]] constexpr std::string_view op_name(collective_op op) { return to_string(op); }
-
-/// @brief CLI/JSON spelling of an algorithm: "auto", "ring", "tree", ...
-[[nodiscard]] constexpr std::string_view algorithm_name(algorithm a) { return to_string(a); }
-
-/// @brief Parses an operation name (also accepts '-' for '_'); throws input_error with suggestions.
-[[nodiscard]] inline collective_op parse_op(std::string_view s, std::string_view field = "op") {
-    std::string t(s);
-    std::replace(t.begin(), t.end(), '-', '_');
-    if (const auto op = from_name<collective_op>(t)) return *op;
-    throw unknown_name(std::string(field), s, op_names);
-}
-
-/// @brief Parses an algorithm name ("auto" or "automatic" for the automatic choice; '-' for '_');
-/// throws input_error with suggestions.
-[[nodiscard]] inline algorithm parse_algorithm(std::string_view s, std::string_view field = "algo") {
-    std::string t(s);
-    std::replace(t.begin(), t.end(), '-', '_');
-    if (t == "automatic") return algorithm::automatic;
-    if (const auto a = from_name<algorithm>(t)) return *a;
-    throw unknown_name(std::string(field), s, algorithm_names);
-}
-
 /// @brief nccl-tests algorithm bandwidth: bytes / time (B/s). 0 when `t` is not positive (a
 /// one-rank or empty collective takes no time; the library never returns inf).
 [[nodiscard]] inline byte_rate algbw(data_size bytes, duration t) {
@@ -302,7 +273,7 @@ static_assert(descriptor_names_agree(std::make_index_sequence<static_cast<std::s
 /// The input_error for `a` requested where it does not apply: out of line and cold, so that the
 /// message code stays out of predict_collective's hot path.
 [[noreturn, gnu::cold, gnu::noinline]] inline void throw_inapplicable(algorithm a, collective_op op) {
-    throw input_error("algo", std::string(algorithm_name(a)), inapplicable_expected(a, op));
+    throw input_error("algo", std::string(to_string(a)), inapplicable_expected(a, op));
 }
 
 /// The catalog name of the link whose reduction limited a plan of `a` (not automatic) over
@@ -322,7 +293,7 @@ static_assert(descriptor_names_agree(std::make_index_sequence<static_cast<std::s
 /// its descriptor's `build` (formulas in its header). For an algorithm known at compile time (the
 /// automatic choice instantiates one per candidate, so each is inlined with only its own formulas).
 template <algorithm a>
-inline void build_plan_for(const cluster& c, const group_path& p, collective_op op, double s, plan& pl) {
+inline void build_plan_for(const cluster& c, const group_path& p, collective_op op, double s, phase_plan& pl) {
     pl.count = 0;
     pl.simple_only = descriptor<a>::simple_only;
     pl.net_derate = net_derate_index<a>();
@@ -330,7 +301,7 @@ inline void build_plan_for(const cluster& c, const group_path& p, collective_op 
 }
 
 /// The phases of algorithm `a` (`automatic`: ring) into `pl`.
-inline void build_plan(const cluster& c, const group_path& p, collective_op op, algorithm a, double s, plan& pl) {
+inline void build_plan(const cluster& c, const group_path& p, collective_op op, algorithm a, double s, phase_plan& pl) {
     if (a == algorithm::automatic) a = algorithm::ring;
     (void)dispatch_algorithm<bool>(a, [&]<algorithm A>() {
         build_plan_for<A>(c, p, op, s, pl);
@@ -436,7 +407,7 @@ struct evaluation {
 [[nodiscard]] inline double intra_cost(const rate_context& x, const phase& ph) {
     return ph.c_intra * (ph.intra_switch ? x.ik_intra_switch : x.ik_intra);
 }
-[[nodiscard]] inline double net_cost(const rate_context& x, const plan& pl, const phase& ph) {
+[[nodiscard]] inline double net_cost(const rate_context& x, const phase_plan& pl, const phase& ph) {
     return ph.c_net * (ph.net_switch          ? x.ik_net_switch
                        : pl.net_derate >= 0 ? x.ik_net_derated[static_cast<std::size_t>(pl.net_derate)]
                                             : x.ik_net);
@@ -449,13 +420,13 @@ struct plan_shape {
     double steps_intra = 0, steps_net = 0;
 };
 
-[[nodiscard]] inline plan_shape shape_of(const rate_context& x, const plan& pl) {
+[[nodiscard]] inline plan_shape shape_of(const rate_context& x, const phase_plan& pl) {
     plan_shape sh;
     for (int i = 0; i < pl.count; ++i) {
         const phase& ph = pl.ph[static_cast<std::size_t>(i)];
         sh.steps_intra += ph.steps_intra;
         sh.steps_net += ph.steps_net;
-        // An unused part has w = 0 and c = 0 (plan::add); a used one a finite c: no branch.
+        // An unused part has w = 0 and c = 0 (phase_plan::add); a used one a finite c: no branch.
         const double ti = ph.w_intra * intra_cost(x, ph);
         const double tn = ph.w_net * net_cost(x, pl, ph);
         sh.t0 += std::max(ti, tn);
@@ -463,15 +434,20 @@ struct plan_shape {
     return sh;
 }
 
-/// Per protocol: base + steps x step latency per class + transfer / payload fraction (with the
-/// per-channel cap where one is set); keeps the fastest protocol.
-[[nodiscard]] inline evaluation evaluate(const rate_context& x, const plan& pl, const plan_shape& sh) {
+/// The latency of a plan of shape `sh` under protocol `q`: base + steps x step latency per class.
+[[nodiscard]] inline double protocol_latency(const rate_context& x, const plan_shape& sh, std::size_t q) {
+    return x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q];
+}
+
+/// Per protocol: protocol_latency + transfer / payload fraction (with the per-channel cap where
+/// one is set); keeps the fastest protocol.
+[[nodiscard]] inline evaluation evaluate(const rate_context& x, const phase_plan& pl, const plan_shape& sh) {
     evaluation best;
     double best_time = -1;
     // a Simple-only plan (descriptor simple_only) in realistic mode: the Simple protocol alone
     const std::size_t first = pl.simple_only && x.protocols > 1 ? static_cast<std::size_t>(protocol::simple) : 0;
     for (std::size_t q = first; q < static_cast<std::size_t>(x.protocols); ++q) {
-        const double lat = x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q];
+        const double lat = protocol_latency(x, sh, q);
         double tr = sh.t0 * x.inv_fraction[q];
         if (x.capped && x.inv_cap[q] > 0) {  // per-channel cap: re-evaluate the parts with it
             tr = 0;
@@ -493,20 +469,19 @@ struct plan_shape {
 }
 
 /// evaluate(x, pl, sh).time() without the split, branch-free when no channel cap is set.
-[[nodiscard]] inline double plan_time(const rate_context& x, const plan& pl, const plan_shape& sh) {
+[[nodiscard]] inline double plan_time(const rate_context& x, const phase_plan& pl, const plan_shape& sh) {
     if (x.capped) return evaluate(x, pl, sh).time();
     double t = std::numeric_limits<double>::infinity();
     const std::size_t first = pl.simple_only && x.protocols > 1 ? static_cast<std::size_t>(protocol::simple) : 0;
     for (std::size_t q = first; q < static_cast<std::size_t>(x.protocols); ++q) {
-        // The same expression, in the same order, as evaluate (so the times agree to the bit).
-        const double tq = x.base[q] + sh.steps_intra * x.step_intra[q] + sh.steps_net * x.step_net[q] +
-                          sh.t0 * x.inv_fraction[q];
+        // evaluate's latency + transfer, in the same order (so the times agree to the bit)
+        const double tq = protocol_latency(x, sh, q) + sh.t0 * x.inv_fraction[q];
         t = tq < t ? tq : t;
     }
     return t;
 }
 
-[[nodiscard]] inline evaluation evaluate(const rate_context& x, const plan& pl) {
+[[nodiscard]] inline evaluation evaluate(const rate_context& x, const phase_plan& pl) {
     return evaluate(x, pl, shape_of(x, pl));
 }
 
@@ -516,7 +491,7 @@ struct verdict {
     int sharing = 1;
 };
 
-[[nodiscard]] inline verdict classify(const rate_context& x, const plan& pl, const evaluation& e) {
+[[nodiscard]] inline verdict classify(const rate_context& x, const phase_plan& pl, const evaluation& e) {
     verdict v;
     double worst = 0;
     for (int i = 0; i < pl.count; ++i) {
@@ -639,7 +614,7 @@ namespace detail {
 /// holding scratch. Returns the algorithm and its time in seconds.
 [[nodiscard]] inline std::pair<algorithm, double> choose_algorithm(const cluster& c, const group_path& p, const rate_context& x,
                                                                   collective_op op, double s, const collective_options& opt,
-                                                                  plan& best_plan) {
+                                                                  phase_plan& best_plan) {
     algorithm chosen = opt.algo;
     // Every candidate's time without its latency/transfer split (branch-free), the fastest
     // kept; its plan is rebuilt once at the end for the split and the bottleneck.
@@ -718,7 +693,7 @@ namespace detail {
 
     const detail::group_path p = detail::make_path(c, g, nodes);
     const detail::rate_context x = detail::make_context(c, p, s, opt.mode);
-    detail::plan best_plan;
+    detail::phase_plan best_plan;
     algorithm chosen = opt.algo;
     if (opt.algo == algorithm::automatic) chosen = detail::choose_algorithm(c, p, x, op, s, opt, best_plan).first;
     detail::build_plan(c, p, op, chosen, s, best_plan);
@@ -759,7 +734,7 @@ namespace detail {
     if (g.ranks <= 1 || s <= 0) return seconds(0);
     const detail::group_path p = detail::make_path(c, g, nodes);
     const detail::rate_context x = detail::make_context(c, p, s, opt.mode);
-    detail::plan scratch;
+    detail::phase_plan scratch;
     const double t = detail::choose_algorithm(c, p, x, op, s, opt, scratch).second;
     if (!(t >= 0) || !std::isfinite(t)) return predict_collective(c, g, op, bytes, opt).time;  // throws its error
     return seconds(t);

@@ -35,7 +35,7 @@ enum class collective_op { all_reduce, reduce_scatter, all_gather, broadcast, re
     return 1.0;
 }
 
-/// @brief CLI/JSON spellings of the operations (nccl-tests naming): `op_name`, `parse_op`.
+/// @brief CLI/JSON spellings of the operations (nccl-tests naming): `to_string`, `parse<collective_op>`.
 inline constexpr std::array<name_entry<collective_op>, 7> collective_op_spellings{{
     {collective_op::all_reduce, "all_reduce"},
     {collective_op::reduce_scatter, "reduce_scatter"},
@@ -47,6 +47,15 @@ inline constexpr std::array<name_entry<collective_op>, 7> collective_op_spelling
 }};
 static_assert(detail::in_enum_order(collective_op_spellings));
 [[nodiscard]] constexpr const auto& name_table(collective_op) { return collective_op_spellings; }
+/// @brief '-' for '_' ("all-reduce"), read but not suggested.
+inline constexpr std::array<name_alias<collective_op>, 5> collective_op_aliases{{
+    {collective_op::all_reduce, "all-reduce", false},
+    {collective_op::reduce_scatter, "reduce-scatter", false},
+    {collective_op::all_gather, "all-gather", false},
+    {collective_op::all_to_all, "all-to-all", false},
+    {collective_op::send_recv, "send-recv", false},
+}};
+[[nodiscard]] constexpr const auto& name_aliases(collective_op) { return collective_op_aliases; }
 
 /// @brief Algorithms. `automatic` picks the fastest (as NCCL would) and reports which.
 enum class algorithm {
@@ -65,7 +74,7 @@ enum class algorithm {
 /// @brief Number of `algorithm` values (automatic included), for iterating over them.
 inline constexpr int algorithm_count = 11;
 
-/// @brief CLI/JSON spellings of the algorithms: `algorithm_name`, `parse_algorithm`.
+/// @brief CLI/JSON spellings of the algorithms: `to_string`, `parse<algorithm>`.
 inline constexpr std::array<name_entry<algorithm>, algorithm_count> algorithm_spellings{{
     {algorithm::automatic, "auto"},
     {algorithm::ring, "ring"},
@@ -81,6 +90,15 @@ inline constexpr std::array<name_entry<algorithm>, algorithm_count> algorithm_sp
 }};
 static_assert(detail::in_enum_order(algorithm_spellings));
 [[nodiscard]] constexpr const auto& name_table(algorithm) { return algorithm_spellings; }
+/// @brief "automatic" for `auto`, and '-' for '_' ("double-binary-tree"), read but not suggested.
+inline constexpr std::array<name_alias<algorithm>, 5> algorithm_aliases{{
+    {algorithm::automatic, "automatic", false},
+    {algorithm::double_binary_tree, "double-binary-tree", false},
+    {algorithm::parameter_server, "parameter-server", false},
+    {algorithm::halving_doubling, "halving-doubling", false},
+    {algorithm::parameter_server_sharded, "parameter-server-sharded", false},
+}};
+[[nodiscard]] constexpr const auto& name_aliases(algorithm) { return algorithm_aliases; }
 
 /// @brief The candidates of the automatic choice. `nccl` (the default): what NCCL (2.18-2.27)
 /// implements for each operation, so `automatic` answers "what would NCCL take": all_reduce ring,
@@ -104,8 +122,8 @@ static_assert(detail::in_enum_order(efficiency_mode_spellings));
 [[nodiscard]] constexpr const auto& name_table(efficiency_mode) { return efficiency_mode_spellings; }
 /// @brief `default` reads as `realistic` (the CLI's --efficiency default, and the word plan JSON
 /// writes for it).
-inline constexpr std::array<name_entry<efficiency_mode>, 1> efficiency_mode_aliases{{
-    {efficiency_mode::realistic, "default"},
+inline constexpr std::array<name_alias<efficiency_mode>, 1> efficiency_mode_aliases{{
+    {efficiency_mode::realistic, "default", true},
 }};
 [[nodiscard]] constexpr const auto& name_aliases(efficiency_mode) { return efficiency_mode_aliases; }
 
@@ -124,5 +142,18 @@ struct placement {
 
 /// @brief What limited a prediction.
 enum class bottleneck_kind { none, intra_link, nic, spine, server_nic, latency, switch_reduction };
+
+/// @brief JSON spellings of the bottleneck kinds (`limiting.kind` of a collective's JSON).
+inline constexpr std::array<name_entry<bottleneck_kind>, 7> bottleneck_kind_spellings{{
+    {bottleneck_kind::none, "none"},
+    {bottleneck_kind::intra_link, "intra_link"},
+    {bottleneck_kind::nic, "nic"},
+    {bottleneck_kind::spine, "spine"},
+    {bottleneck_kind::server_nic, "server_nic"},
+    {bottleneck_kind::latency, "latency"},
+    {bottleneck_kind::switch_reduction, "switch_reduction"},
+}};
+static_assert(detail::in_enum_order(bottleneck_kind_spellings));
+[[nodiscard]] constexpr const auto& name_table(bottleneck_kind) { return bottleneck_kind_spellings; }
 
 }  // namespace commscale

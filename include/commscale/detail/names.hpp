@@ -5,10 +5,9 @@
 /// itself, in enumerator order, and a `name_table(E)` that returns it (found by argument-dependent
 /// lookup). From that one table come `to_string(E)` (the CLI/JSON spelling), `from_name<E>(text)`
 /// (exact match or nullopt) and `parse<E>(text, field)` (an `input_error` naming `field`, with
-/// the closest spellings as "did you mean" suggestions). The older per-enum functions
-/// (`schedule_name`, `parse_schedule`, `dtype_name`, ...) are thin wrappers over the same table,
-/// so each spelling is written once. An enum may add `name_aliases(E)`, other words it reads
-/// (`aliased_enum`).
+/// the closest spellings as "did you mean" suggestions), so each spelling is written once. An enum
+/// may add `name_aliases(E)`, other words it reads (`aliased_enum`): an older or longer word
+/// ("automatic" for `auto`), or '-' for '_' ("all-reduce").
 
 #include <array>
 #include <cstddef>
@@ -37,14 +36,25 @@ concept named_enum = std::is_enum_v<E> && requires(E e) {
     { name_table(e)[0].name } -> std::convertible_to<std::string_view>;
 };
 
+/// @brief Another spelling an enum reads. A `suggested` alias is offered by "did you mean" like the
+/// table's spellings (a word the documentation uses); the others are only read (a spelling
+/// variant such as '-' for '_', which would crowd the suggestions with near-duplicates).
+template <class E>
+struct name_alias {
+    E value;
+    std::string_view name;
+    bool suggested;
+};
+
 /// @brief A named enum that also reads other spellings: `name_aliases(E{})` returns a
-/// `std::array<name_entry<E>, N>` of extra input spellings (an older or shorter word for an
-/// enumerator). `from_name` and `parse` accept them and `parse` suggests them; `to_string` never
-/// writes them.
+/// `std::array<name_alias<E>, N>` of extra input spellings (an older, shorter or longer word for
+/// an enumerator, a '-' for '_' variant). `from_name` and `parse` accept them, `parse` suggests
+/// the `suggested` ones; `to_string` never writes them.
 template <class E>
 concept aliased_enum = named_enum<E> && requires(E e) {
     { name_aliases(e).size() } -> std::convertible_to<std::size_t>;
     { name_aliases(e)[0].name } -> std::convertible_to<std::string_view>;
+    { name_aliases(e)[0].suggested } -> std::convertible_to<bool>;
 };
 
 namespace detail {
@@ -99,14 +109,22 @@ template <named_enum E>
     return out;
 }
 
-/// @brief Every spelling `from_name<E>` reads: the table's, then the aliases (if any).
+/// @brief The spellings "did you mean" offers: the table's, then the suggested aliases (if any).
 template <named_enum E>
-[[nodiscard]] constexpr auto accepted_names_of() {
+[[nodiscard]] constexpr auto suggested_names_of() {
     if constexpr (aliased_enum<E>) {
-        constexpr std::size_t n = name_table(E{}).size(), m = name_aliases(E{}).size();
+        constexpr std::size_t n = name_table(E{}).size();
+        constexpr std::size_t m = [] {
+            std::size_t k = 0;
+            for (const auto& alias : name_aliases(E{}))
+                if (alias.suggested) ++k;
+            return k;
+        }();
         std::array<std::string_view, n + m> out{};
         for (std::size_t i = 0; i < n; ++i) out[i] = name_table(E{})[i].name;
-        for (std::size_t i = 0; i < m; ++i) out[n + i] = name_aliases(E{})[i].name;
+        std::size_t k = n;
+        for (const auto& alias : name_aliases(E{}))
+            if (alias.suggested) out[k++] = alias.name;
         return out;
     } else {
         return names_of<E>();
@@ -114,11 +132,11 @@ template <named_enum E>
 }
 
 /// @brief The enumerator spelled `text` (an alias included); input_error naming `field` with the
-/// closest accepted spellings ("did you mean ...") otherwise.
+/// closest suggested spellings ("did you mean ...") otherwise.
 template <named_enum E>
 [[nodiscard]] E parse(std::string_view text, std::string_view field) {
     if (const auto v = from_name<E>(text)) return *v;
-    throw unknown_name(std::string(field), text, accepted_names_of<E>());
+    throw unknown_name(std::string(field), text, suggested_names_of<E>());
 }
 
 }  // namespace commscale

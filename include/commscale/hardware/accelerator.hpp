@@ -27,16 +27,13 @@ enum class dtype { fp32, tf32, bf16, fp16, fp8, mxfp8, nvfp4, fp4 };
 inline constexpr std::size_t dtype_count = 8;
 
 /// @brief Lower-case spellings of the data types (CLI `--dtype`, JSON `peak_tflops` keys):
-/// `dtype_name`, `precision_from_name`.
+/// `to_string`, `parse<dtype>`.
 inline constexpr std::array<name_entry<dtype>, dtype_count> dtype_spellings{{
     {dtype::fp32, "fp32"}, {dtype::tf32, "tf32"}, {dtype::bf16, "bf16"}, {dtype::fp16, "fp16"},
     {dtype::fp8, "fp8"}, {dtype::mxfp8, "mxfp8"}, {dtype::nvfp4, "nvfp4"}, {dtype::fp4, "fp4"},
 }};
 static_assert(detail::in_enum_order(dtype_spellings));
 [[nodiscard]] constexpr const auto& name_table(dtype) { return dtype_spellings; }
-
-/// @brief Lower-case name: "fp32", "tf32", "bf16", "fp16", "fp8", "mxfp8", "nvfp4", "fp4".
-[[nodiscard]] constexpr std::string_view dtype_name(dtype d) { return to_string(d); }
 
 /// @brief Storage bits per element, block scales included (see dtype): fp32/tf32 32, bf16/fp16
 /// 16, fp8 8, mxfp8 8.25, nvfp4 4.5, fp4 (MXFP4) 4.25.

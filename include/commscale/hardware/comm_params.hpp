@@ -28,19 +28,24 @@ namespace commscale {
 enum class protocol { ll, ll128, simple };
 inline constexpr std::size_t protocol_count = 3;
 
-/// @brief NCCL's spellings of the protocols (NCCL_PROTO values): `protocol_name`.
+/// @brief NCCL's spellings of the protocols (NCCL_PROTO values): `to_string`.
 inline constexpr std::array<name_entry<protocol>, protocol_count> protocol_spellings{{
     {protocol::ll, "LL"}, {protocol::ll128, "LL128"}, {protocol::simple, "Simple"},
 }};
 static_assert(detail::in_enum_order(protocol_spellings));
 [[nodiscard]] constexpr const auto& name_table(protocol) { return protocol_spellings; }
 
-/// @brief "LL", "LL128", "Simple" (NCCL's spelling).
-[[nodiscard]] constexpr std::string_view protocol_name(protocol p) { return to_string(p); }
-
 /// @brief Latency classes of a path (NCCL distinguishes the same three).
 enum class link_class { nvlink, pci, net };
 inline constexpr std::size_t link_class_count = 3;
+
+/// @brief Spellings of the latency classes: the keys of the `calibration` JSON's per-class
+/// parameters and `fit`'s `fitted_class`.
+inline constexpr std::array<name_entry<link_class>, link_class_count> link_class_spellings{{
+    {link_class::nvlink, "nvlink"}, {link_class::pci, "pci"}, {link_class::net, "net"},
+}};
+static_assert(detail::in_enum_order(link_class_spellings));
+[[nodiscard]] constexpr const auto& name_table(link_class) { return link_class_spellings; }
 
 /// @brief Latency class of a link: scale-up families (NVLink, xGMI, Gaudi scale-up) are `nvlink`,
 /// PCIe is `pci`, every scale-out family is `net`.

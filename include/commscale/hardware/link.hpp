@@ -28,7 +28,7 @@ enum class link_kind {
     scale_out,  ///< NIC to the cluster network (InfiniBand, RoCE, EFA, Ethernet, Slingshot, OPA, TCPX)
 };
 
-/// @brief JSON/CLI spellings of the link kinds: `link_kind_name`.
+/// @brief JSON/CLI spellings of the link kinds: `to_string`.
 inline constexpr std::array<name_entry<link_kind>, 3> link_kind_spellings{{
     {link_kind::scale_up, "scale_up"},
     {link_kind::host_bus, "host_bus"},
@@ -40,7 +40,7 @@ static_assert(detail::in_enum_order(link_kind_spellings));
 /// @brief Technology family, used to pick default protocol latencies (NVLink / PCI / NET classes).
 enum class link_family { nvlink, pcie, xgmi, gaudi, infiniband, efa, roce, ethernet, slingshot, omnipath, tcpx };
 
-/// @brief JSON/CLI spellings of the link families: `link_family_name`.
+/// @brief JSON/CLI spellings of the link families: `to_string`.
 inline constexpr std::array<name_entry<link_family>, 11> link_family_spellings{{
     {link_family::nvlink, "nvlink"},
     {link_family::pcie, "pcie"},
@@ -66,7 +66,7 @@ enum class line_encoding {
     flit,        ///< PCIe 6/7 FLIT mode (PAM4, 256-byte FLITs: 236 TLP + 6 DLP = 242 payload bytes of 256, pcie_payload_efficiency)
 };
 
-/// @brief JSON spellings of the line encodings: `line_encoding_name`.
+/// @brief JSON spellings of the line encodings: `to_string`.
 inline constexpr std::array<name_entry<line_encoding>, 5> line_encoding_spellings{{
     {line_encoding::none, "none"},
     {line_encoding::b8b10b, "8b/10b"},

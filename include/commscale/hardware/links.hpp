@@ -51,16 +51,6 @@ struct catalog_name {
 
 }  // namespace detail
 
-/// @brief Lower-case name of a link kind: "scale_up", "host_bus", "scale_out" (the JSON/CLI spelling).
-[[nodiscard]] constexpr std::string_view link_kind_name(link_kind k) { return to_string(k); }
-
-/// @brief Lower-case name of a link family ("nvlink", "pcie", "xgmi", "gaudi", "infiniband", "efa",
-/// "roce", "ethernet", "slingshot", "omnipath", "tcpx").
-[[nodiscard]] constexpr std::string_view link_family_name(link_family f) { return to_string(f); }
-
-/// @brief Name of a line encoding: "none", "8b/10b", "64b/66b", "128b/130b", "flit".
-[[nodiscard]] constexpr std::string_view line_encoding_name(line_encoding e) { return to_string(e); }
-
 // ---------------------------------------------------------------------------------------------
 // NVLink
 // ---------------------------------------------------------------------------------------------
@@ -295,9 +285,6 @@ inline constexpr std::array<name_entry<ib_rate>, 5> ib_rate_spellings{{
 static_assert(detail::in_enum_order(ib_rate_spellings));
 [[nodiscard]] constexpr const auto& name_table(ib_rate) { return ib_rate_spellings; }
 
-/// @brief Lower-case name: "edr", "hdr", "ndr", "xdr", "gdr".
-[[nodiscard]] constexpr std::string_view ib_rate_name(ib_rate r) { return to_string(r); }
-
 /// @brief Port widths defined by the InfiniBand Architecture Specification: 1x, 4x, 8x, 12x.
 template <int Width>
 concept ib_width = (Width == 1 || Width == 4 || Width == 8 || Width == 12);
@@ -347,7 +334,7 @@ template <ib_rate R, int Width>
 inline constexpr catalog_name ib_name_v = [] {
     catalog_name n;
     n += "ib-";
-    n += ib_rate_name(R);
+    n += to_string(R);
     n += "-";
     n += Width;
     n += "x";

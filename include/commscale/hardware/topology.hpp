@@ -24,7 +24,7 @@ enum class intra_fabric {
     pcie,      ///< through PCIe switches / host bridge
 };
 
-/// @brief CLI/JSON spellings of the intra-node fabrics: `fabric_name`, `parse_intra_fabric`.
+/// @brief CLI/JSON spellings of the intra-node fabrics: `to_string`, `parse<intra_fabric>`.
 inline constexpr std::array<name_entry<intra_fabric>, 3> intra_fabric_spellings{{
     {intra_fabric::switched, "switch"},
     {intra_fabric::mesh, "mesh"},
@@ -32,9 +32,6 @@ inline constexpr std::array<name_entry<intra_fabric>, 3> intra_fabric_spellings{
 }};
 static_assert(detail::in_enum_order(intra_fabric_spellings));
 [[nodiscard]] constexpr const auto& name_table(intra_fabric) { return intra_fabric_spellings; }
-
-/// @brief CLI/JSON spelling: "switch", "mesh", "pcie".
-[[nodiscard]] constexpr std::string_view fabric_name(intra_fabric f) { return to_string(f); }
 
 /// @brief Largest cluster sizes validate, the JSON reader and the CLI accept. Generous bounds far
 /// beyond any built cluster (the largest published training clusters have ~1e5 GPUs, ~1e4 nodes;
@@ -195,7 +192,7 @@ inline void validate(const cluster& c, std::string_view where = "cluster") {
         if (c.node.fabric != intra_fabric::switched)
             throw input_error(w + ".scale_up_domain", std::to_string(c.scale_up_domain),
                               "0 or " + std::to_string(c.node.gpus) + " (the node) with a " +
-                                  std::string(fabric_name(c.node.fabric)) +
+                                  std::string(to_string(c.node.fabric)) +
                                   " fabric: only a switched scale-up fabric (NVLink switch) spans nodes");
     }
     if (c.node.nics < 0 || c.node.nics > cluster_limits::nics_per_node)

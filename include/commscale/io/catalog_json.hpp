@@ -58,7 +58,7 @@ namespace commscale::io {
     if (!c.node.accelerator.empty()) j["accelerator"] = std::string(c.node.accelerator);
     nlohmann::ordered_json intra;
     intra["link"] = detail::link_json(c.node.intra);
-    if (c.node.fabric != intra_fabric::switched) intra["fabric"] = std::string(fabric_name(c.node.fabric));
+    if (c.node.fabric != intra_fabric::switched) intra["fabric"] = std::string(to_string(c.node.fabric));
     if (c.node.in_switch_reduction) intra["in_switch_reduction"] = true;
     if (!c.node.pcie_p2p) intra["pcie_p2p"] = false;
     j["intra"] = std::move(intra);

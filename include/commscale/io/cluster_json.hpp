@@ -35,12 +35,6 @@
 
 namespace commscale {
 
-/// @brief Reads an intra-node fabric name: "switch", "mesh" or "pcie" (CLI.md); throws
-/// input_error naming `field` otherwise.
-[[nodiscard]] inline intra_fabric parse_intra_fabric(std::string_view text, std::string_view field = "fabric") {
-    return parse<intra_fabric>(text, field);
-}
-
 namespace io {
 
 namespace detail {
@@ -125,9 +119,9 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     for (const byte_rate& b : p.channel_bandwidth) chan.push_back(in_GBps(b));
     return {{"base_latency_us", base},
             {"protocol_bandwidth", proto},
-            {"nvlink", detail::link_class_json(p.nvlink)},
-            {"pci", detail::link_class_json(p.pci)},
-            {"net", detail::link_class_json(p.net)},
+            {std::string(to_string(link_class::nvlink)), detail::link_class_json(p.nvlink)},
+            {std::string(to_string(link_class::pci)), detail::link_class_json(p.pci)},
+            {std::string(to_string(link_class::net)), detail::link_class_json(p.net)},
             {"nvls_efficiency", p.nvls_efficiency},
             {"sharp_efficiency", p.sharp_efficiency},
             {"channels", p.channels},
@@ -148,9 +142,9 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
         const auto v = detail::number_array<protocol_count>(r, "protocol_bandwidth", 1e-6, 1.0);
         for (std::size_t i = 0; i < protocol_count; ++i) p.protocol_bandwidth[i] = v[i];
     }
-    if (r.has("nvlink")) detail::read_link_class(r.object("nvlink"), p.nvlink);
-    if (r.has("pci")) detail::read_link_class(r.object("pci"), p.pci);
-    if (r.has("net")) detail::read_link_class(r.object("net"), p.net);
+    if (const std::string key(to_string(link_class::nvlink)); r.has(key)) detail::read_link_class(r.object(key), p.nvlink);
+    if (const std::string key(to_string(link_class::pci)); r.has(key)) detail::read_link_class(r.object(key), p.pci);
+    if (const std::string key(to_string(link_class::net)); r.has(key)) detail::read_link_class(r.object(key), p.net);
     if (r.has("nvls_efficiency")) p.nvls_efficiency = r.number("nvls_efficiency", 1e-6, 10.0);
     if (r.has("sharp_efficiency")) p.sharp_efficiency = r.number("sharp_efficiency", 1e-6, 10.0);
     if (r.has("channels")) p.channels = r.int32("channels", 0, 1024);
@@ -191,7 +185,7 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     {
         const json_reader intra = r.object("intra");
         c.node.intra = link_from_json(intra.raw("link"), intra.field("link"));
-        c.node.fabric = parse_intra_fabric(intra.string_or("fabric", "switch"), intra.field("fabric"));
+        c.node.fabric = parse<intra_fabric>(intra.string_or("fabric", "switch"), intra.field("fabric"));
         // absent: from the link's NVLink generation and the fabric, as node_spec's default
         c.node.in_switch_reduction = intra.boolean_or(
             "in_switch_reduction", c.node.fabric == intra_fabric::switched && nvlink_switch_reduces(c.node.intra));
@@ -249,7 +243,7 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     if (c.domain_spans_nodes()) j["scale_up_domain"] = c.scale_up_domain;  // omitted: the node
     if (!c.node.accelerator.empty()) j["accelerator"] = std::string(c.node.accelerator);
     j["intra"] = {{"link", detail::link_json(c.node.intra)},
-                  {"fabric", std::string(fabric_name(c.node.fabric))},
+                  {"fabric", std::string(to_string(c.node.fabric))},
                   {"in_switch_reduction", c.node.in_switch_reduction},
                   {"pcie_p2p", c.node.pcie_p2p}};
     if (has_scale_out(c))

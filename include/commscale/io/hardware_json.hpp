@@ -59,8 +59,8 @@ inline void require_consistent(const std::string& field, double given, double im
 [[nodiscard]] inline nlohmann::json link_to_json(const link& l) {
     nlohmann::json j;
     j["name"] = std::string(l.name);
-    j["kind"] = std::string(link_kind_name(l.kind));
-    j["family"] = std::string(link_family_name(l.family));
+    j["kind"] = std::string(to_string(l.kind));
+    j["family"] = std::string(to_string(l.family));
     j["rdma"] = l.rdma;
     j["per_direction_GBps"] = in_GBps(l.per_direction);
     j["duplex_GBps"] = in_GBps(l.duplex().both_directions);
@@ -68,7 +68,7 @@ inline void require_consistent(const std::string& field, double given, double im
     j["latency_us"] = l.latency ? nlohmann::json(in_us(*l.latency)) : nlohmann::json(nullptr);
     j["lanes"] = l.lanes;
     j["links"] = l.links;
-    j["encoding"] = std::string(line_encoding_name(l.encoding));
+    j["encoding"] = std::string(to_string(l.encoding));
     j["source"] = std::string(l.source);
     return j;
 }
@@ -162,7 +162,7 @@ inline void require_consistent(const std::string& field, double given, double im
     for (std::size_t i = 0; i < dtype_count; ++i) {
         const auto d = static_cast<dtype>(i);
         const auto p = a.peak(d);
-        peaks[std::string(dtype_name(d))] = p ? nlohmann::json(in_tflops(*p)) : nlohmann::json(nullptr);
+        peaks[std::string(to_string(d))] = p ? nlohmann::json(in_tflops(*p)) : nlohmann::json(nullptr);
     }
     j["peak_tflops"] = std::move(peaks);
     j["scale_up_link"] = std::string(a.scale_up_link);
@@ -216,7 +216,7 @@ inline void require_consistent(const std::string& field, double given, double im
     if (r.has("peak_tflops")) {
         const io::json_reader p = r.object("peak_tflops");
         for (std::size_t i = 0; i < dtype_count; ++i) {
-            const std::string key(dtype_name(static_cast<dtype>(i)));
+            const std::string key(to_string(static_cast<dtype>(i)));
             if (p.has(key)) {
                 // 1 GFLOP/s (0.001 TFLOPS) up to 1e9 TFLOPS: a slower "peak" is a unit slip.
                 const double t = p.number(key, 0, 1e9);

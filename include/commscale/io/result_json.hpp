@@ -23,7 +23,8 @@
 ///
 /// Shapes (CLI.md):
 /// * collective_result: {op, algorithm, ranks, nodes, bytes, time_us, algbw_GBps, busbw_GBps,
-///   latency_us, transfer_us, bottleneck} (`bottleneck` in words: describe_bottleneck).
+///   latency_us, transfer_us, bottleneck, limiting: {kind, link, sharing}} (`bottleneck` in
+///   words: describe_bottleneck; `limiting` the same as a structure, link null when none).
 /// * step_breakdown: {step_s, compute_s, bubble_s, tp_comm_s, tp_comm_exposed_s, ..., bottleneck,
 ///   bottleneck_detail, mfu, hfu, tflops_per_gpu, ..., memory_breakdown_GiB: {weights, gradients,
 ///   optimizer, activations}, layer_s: {gemm_fwd, ...}, required_inter_node_Gbps (null when
@@ -87,7 +88,7 @@ namespace commscale {
 /// report as tp_comm; `bottleneck_detail` keeps the exact kind (cp_comm, ep_comm).
 [[nodiscard]] constexpr std::string_view contract_bottleneck(step_bottleneck b) {
     if (b == step_bottleneck::cp_comm || b == step_bottleneck::ep_comm) return "tp_comm";
-    return bottleneck_name(b);
+    return to_string(b);
 }
 
 /// @brief A plan search with what it searched: the `plan --json` document (CLI.md "Calibration
@@ -127,14 +128,14 @@ inline constexpr double max_seconds = 1e9, max_gib = 1e9, max_number = 1e18;
     return bytes(r.number(key, 0.0, max_gib) * gibi);
 }
 
-/// The step bottleneck named `name` (bottleneck_name), errors naming `field`.
+/// The step bottleneck named `name` (to_string(step_bottleneck)), errors naming `field`.
 [[nodiscard]] inline step_bottleneck step_bottleneck_of(const std::string& name, const std::string& field) {
     constexpr std::array<step_bottleneck, 8> all{step_bottleneck::compute, step_bottleneck::tp_comm, step_bottleneck::pp_comm,
                                                  step_bottleneck::dp_comm, step_bottleneck::bubble,  step_bottleneck::memory,
                                                  step_bottleneck::cp_comm, step_bottleneck::ep_comm};
     std::array<std::string_view, 8> names{};
     for (std::size_t i = 0; i < all.size(); ++i) {
-        names[i] = bottleneck_name(all[i]);
+        names[i] = to_string(all[i]);
         if (names[i] == name) return all[i];
     }
     throw unknown_name(field, name, names);
@@ -152,70 +153,29 @@ inline void require_same(const json_reader& r, const std::string& key, const nlo
     return r.number(key, 0.0, max_number);
 }
 
-/// The collective bottleneck of describe_bottleneck's words `text` into `out` (kind, link, sharing).
-inline void read_bottleneck(const std::string& text, const std::string& field, collective_result& out) {
-    auto starts = [&](std::string_view p) { return text.size() > p.size() && text.compare(0, p.size(), p) == 0; };
-    auto link_name = [&](std::string_view name) -> std::string_view {
-        if (name.empty() || name.find(' ') != std::string_view::npos)
-            throw input_error(field, "'" + text + "'", "a bottleneck as the CLI words it (a link name without blanks)");
-        if (const auto l = find_link(name)) return l->name;
-        return commscale::detail::intern(name);
-    };
-    // "NAME" or "NAME shared by N GPUs"
-    auto shared_link = [&](std::string_view rest) {
-        const std::string_view tail = " GPUs";
-        const auto by = rest.find(" shared by ");
-        out.sharing = 1;
-        if (by == std::string_view::npos) {
-            out.bottleneck_link = link_name(rest);
-            return;
-        }
-        std::string_view n = rest.substr(by + std::string_view(" shared by ").size());
-        if (n.size() <= tail.size() || n.substr(n.size() - tail.size()) != tail)
-            throw input_error(field, "'" + text + "'", "'... shared by N GPUs' with N an integer >= 2");
-        n = n.substr(0, n.size() - tail.size());
-        long long count = 0;
-        for (char ch : n) {
-            if (ch < '0' || ch > '9' || count > 1'000'000'000)
-                throw input_error(field, "'" + text + "'", "'... shared by N GPUs' with N an integer >= 2");
-            count = count * 10 + (ch - '0');
-        }
-        if (n.empty() || count < 2) throw input_error(field, "'" + text + "'", "'... shared by N GPUs' with N an integer >= 2");
-        out.sharing = static_cast<int>(count);
-        out.bottleneck_link = link_name(rest.substr(0, by));
-    };
-    const std::string_view t(text);
-    constexpr std::string_view intra = "intra-node link ", nic = "inter-node NIC ",
-                               spine = "spine (oversubscribed) behind NIC ", server = "parameter-server NIC ",
-                               fan_in = " (fan-in from every worker)", in_switch = "in-switch reduction on ";
+/// The collective bottleneck of the `limiting` object {kind, link, sharing} into `out`, checked
+/// against `bottleneck`, the same in describe_bottleneck's words (errors name `limiting.KEY` or
+/// `bottleneck`). A link outside the catalog is kept by name.
+inline void read_bottleneck(const json_reader& r, collective_result& out) {
+    const json_reader l = r.object("limiting");
+    out.bottleneck = parse<bottleneck_kind>(l.string("kind"), l.field("kind"));
+    const bool has_link = out.bottleneck != bottleneck_kind::none && out.bottleneck != bottleneck_kind::latency;
     out.bottleneck_link = {};
-    out.sharing = 1;
-    if (text == "none (single rank or empty buffer)") {
-        out.bottleneck = bottleneck_kind::none;
-    } else if (text == "latency (message too small to fill the links)") {
-        out.bottleneck = bottleneck_kind::latency;
-    } else if (starts(intra)) {
-        out.bottleneck = bottleneck_kind::intra_link;
-        out.bottleneck_link = link_name(t.substr(intra.size()));
-    } else if (starts(nic)) {
-        out.bottleneck = bottleneck_kind::nic;
-        shared_link(t.substr(nic.size()));
-    } else if (starts(spine)) {
-        out.bottleneck = bottleneck_kind::spine;
-        shared_link(t.substr(spine.size()));
-    } else if (starts(server) && t.size() > server.size() + fan_in.size() && t.substr(t.size() - fan_in.size()) == fan_in) {
-        out.bottleneck = bottleneck_kind::server_nic;
-        out.bottleneck_link = link_name(t.substr(server.size(), t.size() - server.size() - fan_in.size()));
-    } else if (starts(in_switch)) {
-        out.bottleneck = bottleneck_kind::switch_reduction;
-        out.bottleneck_link = link_name(t.substr(in_switch.size()));
+    if (!has_link) {
+        if (!l.raw("link").is_null())
+            throw input_error(l.field("link"), l.raw("link").dump(), "null (a " + std::string(to_string(out.bottleneck)) + " bottleneck names no link)");
     } else {
-        throw input_error(field, "'" + text + "'",
-                          "a bottleneck as the CLI words it: 'none (single rank or empty buffer)', 'latency (message too "
-                          "small to fill the links)', 'intra-node link L', 'inter-node NIC L[ shared by N GPUs]', "
-                          "'spine (oversubscribed) behind NIC L[ shared by N GPUs]', 'parameter-server NIC L (fan-in "
-                          "from every worker)' or 'in-switch reduction on L'");
+        const std::string name = l.string("link");
+        if (name.empty()) throw input_error(l.field("link"), "''", "a link name");
+        if (const auto known = find_link(name)) out.bottleneck_link = known->name;
+        else out.bottleneck_link = commscale::detail::intern(name);
     }
+    out.sharing = l.int32("sharing", 1, 1 << 30);
+    l.finish();
+    const std::string words = describe_bottleneck(out);
+    if (r.string("bottleneck") != words)
+        throw input_error(r.field("bottleneck"), "'" + r.string("bottleneck") + "'",
+                          "'" + words + "' (the limiting object in words)");
 }
 
 }  // namespace result_detail
@@ -242,10 +202,11 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
 // ---------------------------------------------------------------- collective_result
 
 /// @brief The CLI.md JSON of one collective prediction: {op, algorithm, ranks, nodes, bytes
-/// (integer), time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck (in words)}.
+/// (integer), time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck (in words),
+/// limiting: {kind (bottleneck_kind), link (catalog name, null for none and latency), sharing}}.
 [[nodiscard]] inline nlohmann::json collective_result_to_json(const collective_result& r) {
-    return {{"op", std::string(op_name(r.op))},
-            {"algorithm", std::string(algorithm_name(r.algo))},
+    return {{"op", std::string(to_string(r.op))},
+            {"algorithm", std::string(to_string(r.algo))},
             {"ranks", r.ranks},
             {"nodes", r.nodes},
             {"bytes", static_cast<long long>(std::llround(in_bytes(r.bytes)))},
@@ -254,20 +215,24 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
             {"busbw_GBps", in_GBps(r.busbw)},
             {"latency_us", in_us(r.latency)},
             {"transfer_us", in_us(r.transfer)},
-            {"bottleneck", describe_bottleneck(r)}};
+            {"bottleneck", describe_bottleneck(r)},
+            {"limiting", {{"kind", std::string(to_string(r.bottleneck))},
+                          {"link", r.bottleneck_link.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::string(r.bottleneck_link))},
+                          {"sharing", r.sharing}}}};
 }
 
 /// @brief Reads collective_result_to_json's object (errors name `path.KEY`): every key required;
 /// ranks and nodes in [1, 2^30], bytes an integer in [0, 2^53], times in [0, 1e15] us, rates in
-/// [0, 1e18] GB/s; `bottleneck` in describe_bottleneck's words (its link a catalog name or any
-/// name without blanks). `proto` is not written and reads as Simple.
+/// [0, 1e18] GB/s; `limiting` {kind, link, sharing} (the link a catalog name or any other name,
+/// kept) and `bottleneck` its words (describe_bottleneck). `proto` is not written and reads as
+/// Simple.
 [[nodiscard]] inline collective_result collective_result_from_json(const nlohmann::json& j,
                                                                    const std::string& path = "collective") {
     using namespace result_detail;
     const json_reader r(j, path);
     collective_result c{};
-    c.op = parse_op(r.string("op"), r.field("op"));
-    c.algo = parse_algorithm(r.string("algorithm"), r.field("algorithm"));
+    c.op = parse<collective_op>(r.string("op"), r.field("op"));
+    c.algo = parse<algorithm>(r.string("algorithm"), r.field("algorithm"));
     c.ranks = r.int32("ranks", 1, 1 << 30);
     c.nodes = r.int32("nodes", 1, 1 << 30);
     c.bytes = bytes(static_cast<double>(r.integer("bytes", 0, 1LL << 53)));
@@ -277,7 +242,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     c.busbw = from_GBps(r.number("busbw_GBps", 0.0, max_number));
     c.latency = from_us(r.number("latency_us", 0.0, max_us));
     c.transfer = from_us(r.number("transfer_us", 0.0, max_us));
-    read_bottleneck(r.string("bottleneck"), r.field("bottleneck"), c);
+    read_bottleneck(r, c);
     c.proto = protocol::simple;
     r.finish();
     return c;
@@ -309,7 +274,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     put("ep_comm_exposed_s", in_seconds(r.ep.exposed));
     put("exposed_comm_s", in_seconds(r.exposed_comm));
     put("bottleneck", std::string(contract_bottleneck(r.bottleneck)));
-    put("bottleneck_detail", std::string(bottleneck_name(r.bottleneck)));
+    put("bottleneck_detail", std::string(to_string(r.bottleneck)));
     put("mfu", r.mfu);
     put("hfu", r.hfu);
     put("tflops_per_gpu", in_tflops(r.model_flops_per_gpu));
@@ -356,7 +321,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
 
 /// @brief Reads step_breakdown_to_json's object (errors name `path.KEY`): every key required;
 /// times in [0, 1e9] s, memory in [0, 1e9] GiB, other numbers in [0, 1e18], micro_batches an
-/// integer in [0, 2^30]; `bottleneck_detail` a bottleneck_name and `bottleneck` its CLI.md word;
+/// integer in [0, 2^30]; `bottleneck_detail` a step_bottleneck spelling and `bottleneck` its CLI.md word;
 /// `memory_per_gpu_GiB` the sum of `memory_breakdown_GiB`; the required_inter_node rates null
 /// (unbounded) or a number. Fields the JSON does not carry keep their defaults (file comment).
 [[nodiscard]] inline step_breakdown step_breakdown_from_json(const nlohmann::json& j, const std::string& path = "step") {
@@ -444,12 +409,12 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     put("global_batch", p.global_batch);
     put("seq", p.seq);
     put("zero", p.zero);
-    put("recompute", std::string(recompute_name(p.recompute_mode)));
-    put("schedule", std::string(schedule_name(p.schedule)));
+    put("recompute", std::string(to_string(p.recompute_mode)));
+    put("schedule", std::string(to_string(p.schedule)));
     put("virtual_stages", p.chunks());
     put("sequence_parallel", p.sequence_parallel);
-    put("dtype", std::string(dtype_name(p.precision)));
-    put("framework", std::string(framework_name(p.stack)));
+    put("dtype", std::string(to_string(p.precision)));
+    put("framework", std::string(to_string(p.stack)));
     put("gradient_bytes", p.gradient_bytes);
     put("optimizer_state_bytes", p.optimizer_state_bytes);
     put("bucket_bytes", in_bytes(p.bucket) >= whole_gradient_bucket ? 0.0 : in_bytes(p.bucket));  // 0: one bucket
@@ -462,7 +427,7 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     ov.emplace("zero", p.overlap.zero);
     ov.emplace("cp", p.overlap.cp);
     put("overlap", std::move(overlap));
-    put("attention", std::string(attention_kernel_name(p.attention)));
+    put("attention", std::string(to_string(p.attention)));
     put("reduce_every_micro_batch", p.reduce_every_micro_batch);
     put("expert_load", p.expert_load);
     put("capacity_factor", p.capacity_factor);
@@ -502,15 +467,15 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.global_batch = r.int32("global_batch", 1, plan_limits::global_batch);
     p.seq = r.int32("seq", 1, plan_limits::seq);
     p.zero = r.int32("zero", 0, 3);
-    p.recompute_mode = recompute_from_name(r.string("recompute"), r.field("recompute"));
-    p.schedule = parse_schedule(r.string("schedule"), r.field("schedule"));
+    p.recompute_mode = parse<recompute>(r.string("recompute"), r.field("recompute"));
+    p.schedule = parse<pipeline_schedule>(r.string("schedule"), r.field("schedule"));
     p.virtual_stages = r.int32("virtual_stages", 1, 1 << 16);
     if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
         throw input_error(r.field("virtual_stages"), std::to_string(p.virtual_stages),
-                          "1 with the " + std::string(schedule_name(p.schedule)) + " schedule");
+                          "1 with the " + std::string(to_string(p.schedule)) + " schedule");
     p.sequence_parallel = r.boolean("sequence_parallel");
-    p.precision = precision_from_name(r.string("dtype"), r.field("dtype"));
-    p.stack = parse_framework(r.string("framework"), r.field("framework"));
+    p.precision = parse<dtype>(r.string("dtype"), r.field("dtype"));
+    p.stack = parse<framework>(r.string("framework"), r.field("framework"));
     p.gradient_bytes = r.int32("gradient_bytes", 1, 4);
     if (p.gradient_bytes == 3) throw input_error(r.field("gradient_bytes"), "3", "1, 2 or 4");
     // absent in files of earlier versions: fp32 main parameters and moments
@@ -614,8 +579,8 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
             {"ep", p.ep},
             {"micro_batch", p.micro_batch},
             {"zero", p.zero},
-            {"recompute", std::string(recompute_name(p.recompute_mode))},
-            {"schedule", std::string(schedule_name(p.schedule))},
+            {"recompute", std::string(to_string(p.recompute_mode))},
+            {"schedule", std::string(to_string(p.schedule))},
             {"virtual_stages", p.chunks()},
             {"sequence_parallel", p.sequence_parallel},
             {"step_s", in_seconds(r.step)},
@@ -653,12 +618,12 @@ inline void read_bottleneck(const std::string& text, const std::string& field, c
     p.ep = r.int32("ep", 1, big);
     p.micro_batch = r.int32("micro_batch", 1, big);
     p.zero = r.int32("zero", 0, 3);
-    p.recompute_mode = recompute_from_name(r.string("recompute"), r.field("recompute"));
-    p.schedule = parse_schedule(r.string("schedule"), r.field("schedule"));
+    p.recompute_mode = parse<recompute>(r.string("recompute"), r.field("recompute"));
+    p.schedule = parse<pipeline_schedule>(r.string("schedule"), r.field("schedule"));
     p.virtual_stages = r.int32("virtual_stages", 1, big);
     if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
         throw input_error(r.field("virtual_stages"), std::to_string(p.virtual_stages),
-                          "1 with the " + std::string(schedule_name(p.schedule)) + " schedule");
+                          "1 with the " + std::string(to_string(p.schedule)) + " schedule");
     p.sequence_parallel = r.boolean("sequence_parallel");
     p.account_for_embedding_in_pipeline_split = r.boolean_or("account_for_embedding_in_pipeline_split", false);
     p.account_for_loss_in_pipeline_split = r.boolean_or("account_for_loss_in_pipeline_split", false);
@@ -748,8 +713,8 @@ namespace result_detail {
                   {"sequence_parallel", q.try_sequence_parallel},
                   {"zero_bubble", q.try_zero_bubble},
                   {"pipeline_split", q.try_pipeline_split},
-                  {"dtype", std::string(dtype_name(q.base.precision))},
-                  {"framework", std::string(framework_name(q.base.stack))},
+                  {"dtype", std::string(to_string(q.base.precision))},
+                  {"framework", std::string(to_string(q.base.stack))},
                   {"compute_efficiency",
                    q.base.compute_efficiency ? nlohmann::json(*q.base.compute_efficiency) : nlohmann::json(nullptr)},
                   {"efficiency", q.options.mode == efficiency_mode::ideal ? "ideal" : "default"}};
@@ -805,8 +770,8 @@ namespace result_detail {
         q.try_sequence_parallel = space.boolean("sequence_parallel");
         q.try_zero_bubble = space.boolean_or("zero_bubble", true);
         q.try_pipeline_split = space.boolean_or("pipeline_split", true);  // absent in files of older versions
-        q.base.precision = precision_from_name(space.string("dtype"), space.field("dtype"));
-        q.base.stack = parse_framework(space.string("framework"), space.field("framework"));
+        q.base.precision = parse<dtype>(space.string("dtype"), space.field("dtype"));
+        q.base.stack = parse<framework>(space.string("framework"), space.field("framework"));
         if (space.has("compute_efficiency")) q.base.compute_efficiency = space.number("compute_efficiency", 1e-6, 1.0);
         else space.ignore({"compute_efficiency"});  // null: the default
         q.options.mode = parse<efficiency_mode>(space.string("efficiency"), space.field("efficiency"));

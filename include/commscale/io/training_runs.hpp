@@ -293,7 +293,7 @@ namespace detail {
         }
         r.gpus = integer("gpus", 0, 1, 1LL << 24);
         plan& p = r.p;
-        if (const auto v = cell("framework")) p.stack = parse_framework(*v, where + ": column framework");
+        if (const auto v = cell("framework")) p.stack = parse<framework>(*v, where + ": column framework");
         apply_framework(p, p.stack);
         p.tp = static_cast<int>(integer("tp", 1, 1, plan_limits::degree));
         p.pp = static_cast<int>(integer("pp", 1, 1, plan_limits::degree));
@@ -311,9 +311,9 @@ namespace detail {
         p.micro_batch = static_cast<int>(integer("micro_batch", 1, 1, plan_limits::micro_batch));
         p.global_batch = static_cast<int>(integer("global_batch", 1, 1, plan_limits::global_batch));
         p.seq = static_cast<int>(integer("seq", r.model.max_seq > 0 ? std::min(2048, r.model.max_seq) : 2048, 1, plan_limits::seq));
-        if (const auto v = cell("dtype")) p.precision = precision_from_name(*v, where + ": column dtype");
+        if (const auto v = cell("dtype")) p.precision = parse<dtype>(*v, where + ": column dtype");
         p.zero = static_cast<int>(integer("zero", p.zero, 0, 3));
-        if (const auto v = cell("recompute")) p.recompute_mode = recompute_from_name(*v, where + ": column recompute");
+        if (const auto v = cell("recompute")) p.recompute_mode = parse<recompute>(*v, where + ": column recompute");
         if (const auto v = cell("sequence_parallel")) {
             if (*v == "true" || *v == "1" || *v == "yes") p.sequence_parallel = true;
             else if (*v == "false" || *v == "0" || *v == "no") p.sequence_parallel = false;

@@ -27,7 +27,7 @@ namespace commscale {
 enum class framework { megatron_core, megatron_lm, megatron_deepspeed, deepspeed, fsdp };
 inline constexpr std::size_t framework_count = 5;
 
-/// @brief CLI/JSON spellings of the stacks: `framework_name`, `parse_framework`.
+/// @brief CLI/JSON spellings of the stacks: `to_string`, `parse<framework>`.
 inline constexpr std::array<name_entry<framework>, framework_count> framework_spellings{{
     {framework::megatron_core, "megatron-core"},
     {framework::megatron_lm, "megatron-lm"},
@@ -38,14 +38,6 @@ inline constexpr std::array<name_entry<framework>, framework_count> framework_sp
 static_assert(detail::in_enum_order(framework_spellings));
 [[nodiscard]] constexpr const auto& name_table(framework) { return framework_spellings; }
 
-/// @brief CLI/JSON spelling: "megatron-core", "megatron-lm", "megatron-deepspeed", "deepspeed", "fsdp".
-[[nodiscard]] constexpr std::string_view framework_name(framework f) { return to_string(f); }
-
-/// @brief Parses a framework name; input_error naming `field` with the closest names otherwise.
-[[nodiscard]] inline framework parse_framework(std::string_view text, std::string_view field = "plan.framework") {
-    return parse<framework>(text, field);
-}
-
 /// @brief How a stack computes attention. `flash`: a fused IO-aware kernel (FlashAttention 2/3,
 /// cuDNN fused attention through Transformer Engine, PyTorch SDPA); the s x s scores never reach
 /// HBM. `unfused`: batched GEMMs for Q K^T and A V with a fused scale-mask-softmax and dropout
@@ -54,16 +46,13 @@ static_assert(detail::in_enum_order(framework_spellings));
 /// bytes are those tensors).
 enum class attention_kernel { flash, unfused };
 
-/// @brief CLI/JSON spellings of the attention kernels: `attention_kernel_name`.
+/// @brief CLI/JSON spellings of the attention kernels: `to_string`, `parse<attention_kernel>`.
 inline constexpr std::array<name_entry<attention_kernel>, 2> attention_kernel_spellings{{
     {attention_kernel::flash, "flash"},
     {attention_kernel::unfused, "unfused"},
 }};
 static_assert(detail::in_enum_order(attention_kernel_spellings));
 [[nodiscard]] constexpr const auto& name_table(attention_kernel) { return attention_kernel_spellings; }
-
-/// @brief "flash" or "unfused".
-[[nodiscard]] constexpr std::string_view attention_kernel_name(attention_kernel k) { return to_string(k); }
 
 /// @brief How an MoE layer sends its tokens to the expert-parallel ranks and back, and which
 /// permutations it runs around that (Megatron-Core `--moe-token-dispatcher-type`, and with `flex`

@@ -54,7 +54,7 @@ namespace commscale {
 /// p + 1 micro-batches of activations; needs an even p and an even number of micro-batches >= 2p.
 enum class pipeline_schedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_v, dualpipe };
 
-/// @brief CLI/JSON spellings of the schedules: `schedule_name`, `parse_schedule`.
+/// @brief CLI/JSON spellings of the schedules: `to_string`, `parse<pipeline_schedule>`.
 inline constexpr std::array<name_entry<pipeline_schedule>, 6> pipeline_schedule_spellings{{
     {pipeline_schedule::gpipe, "gpipe"},
     {pipeline_schedule::one_f_one_b, "1f1b"},
@@ -65,15 +65,6 @@ inline constexpr std::array<name_entry<pipeline_schedule>, 6> pipeline_schedule_
 }};
 static_assert(detail::in_enum_order(pipeline_schedule_spellings));
 [[nodiscard]] constexpr const auto& name_table(pipeline_schedule) { return pipeline_schedule_spellings; }
-
-/// @brief CLI/JSON spelling: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v", "dualpipe".
-[[nodiscard]] constexpr std::string_view schedule_name(pipeline_schedule s) { return to_string(s); }
-
-/// @brief Parses a schedule_name spelling; throws input_error naming `field` with the closest
-/// spellings otherwise (parse<E>).
-[[nodiscard]] inline pipeline_schedule parse_schedule(std::string_view text, std::string_view field = "plan.schedule") {
-    return parse<pipeline_schedule>(text, field);
-}
 
 /// @brief Whether `schedule` reaches its stated bubble with `micro_batches` per step on `pp` stages.
 /// The zero-bubble and DualPipe bubbles are steady-state results: ZB-H1 fills 1F1B's warm-up of
@@ -426,7 +417,7 @@ namespace detail {
                                      std::to_string(p.last_stage_layers),
                           "false when first/last_stage_layers are given (Megatron-Core refuses the two together)");
     if (p.schedule == pipeline_schedule::zb_v || p.schedule == pipeline_schedule::dualpipe)
-        throw input_error(field, "true with " + std::string(schedule_name(p.schedule)),
+        throw input_error(field, "true with " + std::string(to_string(p.schedule)),
                           "false with zb-v and dualpipe (Megatron-Core's flags split its 1f1b and interleaved stages)");
     const long long virt = static_cast<long long>(p.pp) * p.chunks();
     const long long slots = static_cast<long long>(layers) + extras;
@@ -596,7 +587,7 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
         throw input_error("plan.global_batch", std::to_string(p.global_batch),
                           "a multiple of dp x micro_batch (" + std::to_string(per_step) + ")");
     if ((p.schedule == pipeline_schedule::zb_v || p.schedule == pipeline_schedule::dualpipe) && p.pp < 2)
-        throw input_error("plan.schedule", std::string(schedule_name(p.schedule)) + " with pp " + std::to_string(p.pp),
+        throw input_error("plan.schedule", std::string(to_string(p.schedule)) + " with pp " + std::to_string(p.pp),
                           "pp >= 2 (with pp = 1 use 1f1b)");
     if (p.schedule == pipeline_schedule::zb_v && m.layers < 2LL * p.pp)
         throw input_error("plan.pp", std::to_string(p.pp) + " with zb-v",
@@ -609,7 +600,7 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
                               ? "at least pp (" + std::to_string(p.pp) + ") micro-batches for zb-h1"
                               : "at least 2 x pp (" + std::to_string(2 * p.pp) + ") micro-batches" +
                                     (p.schedule == pipeline_schedule::dualpipe ? ", an even number," : "") + " for " +
-                                    std::string(schedule_name(p.schedule)));
+                                    std::string(to_string(p.schedule)));
     if (p.ep != 1 && m.experts % p.ep != 0)
         throw input_error("plan.ep", std::to_string(p.ep), "a divisor of the experts (" + std::to_string(m.experts) + ")");
     if (p.ep != 1 || p.etp != 0) {  // (ep 1 with etp = tp holds for every plan: no divisions)

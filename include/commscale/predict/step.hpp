@@ -67,7 +67,7 @@ namespace commscale {
 /// context- and expert-parallel communication when those dominate.
 enum class step_bottleneck { compute, tp_comm, pp_comm, dp_comm, bubble, memory, cp_comm, ep_comm };
 
-/// @brief CLI/JSON spellings of the step bottlenecks: `bottleneck_name`.
+/// @brief CLI/JSON spellings of the step bottlenecks: `to_string`.
 inline constexpr std::array<name_entry<step_bottleneck>, 8> step_bottleneck_spellings{{
     {step_bottleneck::compute, "compute"},
     {step_bottleneck::tp_comm, "tp_comm"},
@@ -80,9 +80,6 @@ inline constexpr std::array<name_entry<step_bottleneck>, 8> step_bottleneck_spel
 }};
 static_assert(detail::in_enum_order(step_bottleneck_spellings));
 [[nodiscard]] constexpr const auto& name_table(step_bottleneck) { return step_bottleneck_spellings; }
-
-/// @brief "compute", "tp_comm", "pp_comm", "dp_comm", "bubble", "memory", "cp_comm", "ep_comm".
-[[nodiscard]] constexpr std::string_view bottleneck_name(step_bottleneck b) { return to_string(b); }
 
 /// @brief Scale applied to the compute model's GEMM, attention and memory-bound efficiencies
 /// (predict/compute.hpp): 1 = the vendor/benchmark figures as documented there. Training-run

@@ -31,7 +31,7 @@ namespace commscale {
 /// stored input.
 enum class recompute { none, selective, full };
 
-/// @brief CLI/JSON spellings of the recomputation modes: `recompute_name`, `recompute_from_name`.
+/// @brief CLI/JSON spellings of the recomputation modes: `to_string`, `parse<recompute>`.
 inline constexpr std::array<name_entry<recompute>, 3> recompute_spellings{{
     {recompute::none, "none"},
     {recompute::selective, "selective"},
@@ -39,15 +39,6 @@ inline constexpr std::array<name_entry<recompute>, 3> recompute_spellings{{
 }};
 static_assert(detail::in_enum_order(recompute_spellings));
 [[nodiscard]] constexpr const auto& name_table(recompute) { return recompute_spellings; }
-
-/// @brief "none", "selective" or "full".
-[[nodiscard]] constexpr std::string_view recompute_name(recompute r) { return to_string(r); }
-
-/// @brief Parses "none" | "selective" | "full"; input_error naming `field` with the closest
-/// spellings otherwise (parse<E>).
-[[nodiscard]] inline recompute recompute_from_name(std::string_view name, std::string_view field = "recompute") {
-    return parse<recompute>(name, field);
-}
 
 /// @brief Modules recomputed in the backward pass instead of storing their outputs, as Megatron-Core's
 /// `--recompute-granularity selective --recompute-modules` names them (megatron/core/transformer/
@@ -464,16 +455,10 @@ namespace detail {
     for (std::size_t i = 0; i < dtype_count; ++i) {
         const auto d = static_cast<dtype>(i);
         if (!acc.peak(d)) continue;
-        supported += (supported.empty() ? "" : ", ") + std::string(dtype_name(d));
+        supported += (supported.empty() ? "" : ", ") + std::string(to_string(d));
     }
-    throw input_error(std::string(field), std::string(dtype_name(precision)),
+    throw input_error(std::string(field), std::string(to_string(precision)),
                       "a data type " + std::string(acc.name) + " supports: " + supported);
-}
-
-/// @brief Parses "fp32" | "tf32" | "bf16" | "fp16" | "fp8" | "mxfp8" | "nvfp4" | "fp4"; input_error
-/// naming `field` with the closest spellings otherwise (parse<E>).
-[[nodiscard]] inline dtype precision_from_name(std::string_view name, std::string_view field = "dtype") {
-    return parse<dtype>(name, field);
 }
 
 }  // namespace commscale

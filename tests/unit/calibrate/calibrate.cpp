@@ -15,7 +15,7 @@ using namespace commscale;
 namespace {
 
 // A measured point from the published units: size (B) and time (us).
-fit_point pt(double size, double time_us) { return {bytes(size), from_us(time_us)}; }
+fit_point pt(double size, double time_us) { return {bytes(size), time_as_read{time_us}}; }
 
 // ml-engineering-networking (Stas Bekman, "Network" chapter): all_reduce_perf -b 32k -e 16G -f 2
 // -g 8 on one 8 x A100 (NVLink3) node: size (B), time (us). busbw = 1.75 x size / time.

@@ -39,7 +39,7 @@ comm_params truth_params() {
 }
 
 // A measured point from the published units: size (B) and time (us).
-fit_point cross_point(double size, double time_us) { return {bytes(size), from_us(time_us)}; }
+fit_point cross_point(double size, double time_us) { return {bytes(size), time_as_read{time_us}}; }
 
 // An nccl-tests-like sweep (8 B .. 4 GiB, factor 2) of `op` on the truth, with relative noise `sd`.
 std::vector<fit_point> sweep(const cluster& truth, const placement& g, collective_op op, unsigned seed, double sd) {
@@ -79,7 +79,7 @@ void check_second_collectives(const cluster& uncalibrated, const cluster& calibr
         const auto op = second_ops[i];
         const auto rows = sweep(truth, g, op, 23, 0.0);
         const auto before = errors(uncalibrated, g, op, rows), after = errors(calibrated, g, op, rows);
-        INFO(op_name(op) << " on " << g.ranks << " ranks: uncalibrated median " << before.median << " max " << before.max
+        INFO(to_string(op) << " on " << g.ranks << " ranks: uncalibrated median " << before.median << " max " << before.max
                          << "; calibrated median " << after.median << " max " << after.max);
         CHECK(after.median <= bound[i]);
         CHECK(after.median < before.median / improvement);
@@ -154,7 +154,7 @@ TEST_CASE("a multi-node all_reduce fitted from the defaults still improves the o
     for (const auto op : second_ops) {
         const auto rows = sweep(truth, g, op, 23, 0.0);
         const auto before = errors(c, g, op, rows), after = errors(f.calibrated, g, op, rows);
-        INFO(op_name(op) << ": uncalibrated median " << before.median << ", calibrated " << after.median);
+        INFO(to_string(op) << ": uncalibrated median " << before.median << ", calibrated " << after.median);
         CHECK(after.median < before.median / 2.0);
         CHECK(after.median <= 0.10);
     }
@@ -188,7 +188,7 @@ TEST_CASE("a 2-node all_reduce calibration predicts 4 and 8 nodes of the same sy
         for (const auto op : {collective_op::all_reduce, collective_op::all_gather, collective_op::reduce_scatter}) {
             const auto rows = sweep(tr, g, op, 29, 0.0);
             const auto before = errors(def, g, op, rows), after = errors(cal, g, op, rows);
-            INFO(op_name(op) << " on " << nodes << " nodes: default median " << before.median << ", calibrated " << after.median
+            INFO(to_string(op) << " on " << nodes << " nodes: default median " << before.median << ", calibrated " << after.median
                              << " (max " << after.max << ")");
             CHECK(after.median <= (op == collective_op::all_reduce ? 0.05 : 0.12));
             CHECK(after.median < before.median / 4.0);
@@ -230,7 +230,7 @@ TEST_CASE("node calibrated from all_reduce and all_gather jointly: a 2-node all_
                                   collective_op::broadcast}) {
                 const auto rows = sweep(tr, g, op, 29, 0.0);
                 const auto before = errors(def, g, op, rows), after = errors(cal, g, op, rows);
-                INFO(c.name << ", " << op_name(op) << " on " << nodes << " nodes: default median " << before.median
+                INFO(c.name << ", " << to_string(op) << " on " << nodes << " nodes: default median " << before.median
                             << ", calibrated " << after.median << " (max " << after.max << ")");
                 CHECK(after.median <= 0.03);
                 CHECK(after.median < before.median / 10.0);
@@ -261,7 +261,7 @@ TEST_CASE("calibrate_collectives: one parameter set for all sweeps, and its bad 
                     input_error);
     // A bad row of the second sweep is named as such.
     auto bad = ar;
-    bad[4].time = from_us(-1.0);
+    bad[4].time = time_as_read{-1.0};
     try {
         (void)calibrate_collectives(c, std::vector<calibration_sweep>{{node, collective_op::all_reduce, ar}, {node, collective_op::all_gather, bad}},
                                     fast());

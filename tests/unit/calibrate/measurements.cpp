@@ -34,14 +34,14 @@ TEST_CASE("op names: CLI spelling, nccl-tests binaries, NCCL API spelling") {
     STATIC_REQUIRE(!op_from_name("a_name_much_longer_than_thirty_two_characters_perf"));
     for (auto op : {collective_op::all_reduce, collective_op::reduce_scatter, collective_op::all_gather, collective_op::broadcast,
                     collective_op::reduce, collective_op::all_to_all, collective_op::send_recv}) {
-        CHECK(op_from_name(op_name(op)) == op);
+        CHECK(op_from_name(to_string(op)) == op);
         CHECK(op_from_name(nccl_tests_binary(op)) == op);
     }
 }
 
 TEST_CASE("row accessors convert the nccl-tests columns to quantities") {
     // ml-engineering-networking 16 GiB row: 17179869184 B in 127997 us -> algbw 134.22 GB/s.
-    const measured_row r{.bytes = bytes(17179869184.0), .count = 4294967296.0, .time = from_us(127997), .algbw = from_GBps(134.22), .busbw = from_GBps(234.89)};
+    const measured_row r{.bytes = bytes(17179869184.0), .count = 4294967296.0, .time = time_as_read{127997}, .algbw = from_GBps(134.22), .busbw = from_GBps(234.89)};
     CHECK(in_bytes(message_size(r)) == 17179869184.0);
     CHECK_THAT(in_seconds(measured_time(r)), Catch::Matchers::WithinRel(0.127997, 1e-12));
     const byte_rate algbw = message_size(r) / measured_time(r);
@@ -51,19 +51,19 @@ TEST_CASE("row accessors convert the nccl-tests columns to quantities") {
 }
 
 TEST_CASE("usable rejects NaN, infinite, negative values and zero time") {
-    const measured_row good{.bytes = bytes(8), .count = 2, .time = from_us(36.47), .algbw = from_GBps(0), .busbw = from_GBps(0)};
+    const measured_row good{.bytes = bytes(8), .count = 2, .time = time_as_read{36.47}, .algbw = from_GBps(0), .busbw = from_GBps(0)};
     CHECK(usable(good));
     auto bad = good;
-    bad.time = from_us(std::numeric_limits<double>::quiet_NaN());
+    bad.time = time_as_read{std::numeric_limits<double>::quiet_NaN()};
     CHECK_FALSE(usable(bad));
     bad = good;
-    bad.time = from_us(0);
+    bad.time = time_as_read{0};
     CHECK_FALSE(usable(bad));
     bad = good;
     bad.busbw = from_GBps(-1);
     CHECK_FALSE(usable(bad));
     bad = good;
-    bad.inplace_time = from_us(std::numeric_limits<double>::infinity());
+    bad.inplace_time = time_as_read{std::numeric_limits<double>::infinity()};
     CHECK_FALSE(usable(bad));
     bad = good;
     bad.nccl_predicted = from_us(-3);
@@ -72,10 +72,10 @@ TEST_CASE("usable rejects NaN, infinite, negative values and zero time") {
 
 TEST_CASE("sets compare by value") {
     measurement_set a{.op = collective_op::all_gather, .tool = "nccl-tests", .ranks = 8, .nodes = 1};
-    a.rows.push_back({.bytes = bytes(1024), .count = 32, .time = from_us(10), .algbw = from_GBps(0.1), .busbw = from_GBps(0.09)});
+    a.rows.push_back({.bytes = bytes(1024), .count = 32, .time = time_as_read{10}, .algbw = from_GBps(0.1), .busbw = from_GBps(0.09)});
     auto b = a;
     CHECK(a == b);
-    b.rows[0].inplace_time = from_us(10.5);
+    b.rows[0].inplace_time = time_as_read{10.5};
     CHECK_FALSE(a == b);
 }
 

@@ -37,23 +37,23 @@ TEST_CASE("busbw factors follow nccl-tests: 2(n-1)/n, (n-1)/n, 1") {
 TEST_CASE("names round-trip and unknown names suggest the closest") {
     for (int i = 0; i < 7; ++i) {
         const auto op = static_cast<collective_op>(i);
-        CHECK(parse_op(op_name(op)) == op);
+        CHECK(parse<collective_op>(to_string(op), "op") == op);
     }
     for (int i = 0; i < algorithm_count; ++i) {
         const auto a = static_cast<algorithm>(i);
-        CHECK(parse_algorithm(algorithm_name(a)) == a);
+        CHECK(parse<algorithm>(to_string(a), "algo") == a);
     }
-    CHECK(parse_op("all-reduce") == collective_op::all_reduce);
-    CHECK(parse_algorithm("automatic") == algorithm::automatic);
+    CHECK(parse<collective_op>("all-reduce", "op") == collective_op::all_reduce);
+    CHECK(parse<algorithm>("automatic", "algo") == algorithm::automatic);
     try {
-        (void)parse_op("allreduce");
+        (void)parse<collective_op>("allreduce", "op");
         FAIL("no error");
     } catch (const input_error& e) {
         CHECK(e.field() == "op");
         CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains("all_reduce"));
     }
     try {
-        (void)parse_algorithm("rign");
+        (void)parse<algorithm>("rign", "algo");
         FAIL("no error");
     } catch (const input_error& e) {
         CHECK(e.field() == "algo");
@@ -186,7 +186,7 @@ TEST_CASE("nccl-tests all_reduce_perf on 8 x A100 (NVLink 3): realistic busbw wi
         const auto ring = predict_collective(c, g, collective_op::all_reduce, bytes(rw.size), real(algorithm::ring));
         const auto best = predict_collective(c, g, collective_op::all_reduce, bytes(rw.size), real());
         INFO("size " << rw.size << " measured " << rw.busbw << " ring " << in_GBps(ring.busbw) << " auto "
-                     << in_GBps(best.busbw) << " (" << algorithm_name(best.algo) << ")");
+                     << in_GBps(best.busbw) << " (" << to_string(best.algo) << ")");
         if (rw.size >= 64.0 * 1024 * 1024) {
             CHECK(in_GBps(ring.busbw) == Approx(rw.busbw).epsilon(0.15));
             CHECK(in_GBps(best.busbw) == Approx(rw.busbw).epsilon(0.15));

@@ -21,8 +21,8 @@ collective_options ideal_options(algorithm a) { return {a, efficiency_mode::idea
 }  // namespace
 
 TEST_CASE("PAT: names and where it applies (all_gather and reduce_scatter, one rank per node)") {
-    CHECK(algorithm_name(algorithm::pat) == "pat");
-    CHECK(parse_algorithm("pat") == algorithm::pat);
+    CHECK(to_string(algorithm::pat) == "pat");
+    CHECK(parse<algorithm>("pat", "algo") == algorithm::pat);
     const cluster c = eight_nodes();
     CHECK(algorithm_applies(c, one_per_node, collective_op::all_gather, algorithm::pat));
     CHECK(algorithm_applies(c, one_per_node, collective_op::reduce_scatter, algorithm::pat));

@@ -81,8 +81,8 @@ TEST_CASE("properties over random inputs: monotone, bounded, automatic is the mi
     for (int i = 0; i < cases; ++i) {
         const random_case k = gen.next();
         INFO("case " << i << " nodes " << k.c.nodes << " gpus " << k.c.node.gpus << " fabric "
-                     << fabric_name(k.c.node.fabric) << " ranks " << k.g.ranks << " rpn " << k.g.ranks_per_node
-                     << " stride " << k.g.stride << " op " << op_name(k.op) << " bytes " << in_bytes(k.s));
+                     << to_string(k.c.node.fabric) << " ranks " << k.g.ranks << " rpn " << k.g.ranks_per_node
+                     << " stride " << k.g.stride << " op " << to_string(k.op) << " bytes " << in_bytes(k.s));
         for (const auto mode : {efficiency_mode::ideal, efficiency_mode::realistic}) {
             // automatic among every algorithm (`any`) and among NCCL's (the default)
             const auto best = predict_collective(k.c, k.g, k.op, k.s, {algorithm::automatic, mode, algorithm_set::any});

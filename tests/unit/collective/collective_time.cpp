@@ -30,7 +30,7 @@ TEST_CASE("predict_collective_time equals predict_collective(...).time to the bi
                             const collective_options o{algorithm::automatic, mode, set};
                             const double full = in_seconds(predict_collective(c, pl, op, bytes(s), o).time);
                             const double fast = in_seconds(predict_collective_time(c, pl, op, bytes(s), o));
-                            INFO(c.name << " " << op_name(op) << " " << pl.ranks << " ranks, " << s << " B");
+                            INFO(c.name << " " << to_string(op) << " " << pl.ranks << " ranks, " << s << " B");
                             REQUIRE(fast == full);
                             ++compared;
                         }

@@ -113,8 +113,8 @@ TEST_CASE("block-scaled dtypes: storage bits per element of OCP MX v1.0 and NVFP
     CHECK(dtype_bits(dtype::fp8) == Approx(8.0));
     CHECK(dtype_bytes(dtype::mxfp8) == Approx(1.03125));
     CHECK(dtype_bytes(dtype::nvfp4) == Approx(0.5625));
-    for (const char* n : {"mxfp8", "nvfp4", "fp4"}) CHECK(dtype_name(precision_from_name(n)) == n);
-    CHECK_THROWS_AS(precision_from_name("mxfp6"), input_error);
+    for (const char* n : {"mxfp8", "nvfp4", "fp4"}) CHECK(to_string(parse<dtype>(n, "dtype")) == n);
+    CHECK_THROWS_AS(parse<dtype>("mxfp6", "dtype"), input_error);
 }
 
 TEST_CASE("block-scaled dtypes: Blackwell has them, Hopper does not") {

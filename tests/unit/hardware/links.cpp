@@ -256,10 +256,10 @@ TEST_CASE("an unknown link name is an input_error that suggests the closest name
 }
 
 TEST_CASE("name helpers spell the JSON/CLI vocabulary") {
-    STATIC_REQUIRE(link_kind_name(link_kind::scale_out) == "scale_out");
-    STATIC_REQUIRE(link_family_name(link_family::tcpx) == "tcpx");
-    STATIC_REQUIRE(line_encoding_name(line_encoding::b128b130b) == "128b/130b");
-    STATIC_REQUIRE(ib_rate_name(ib_rate::gdr) == "gdr");
+    STATIC_REQUIRE(to_string(link_kind::scale_out) == "scale_out");
+    STATIC_REQUIRE(to_string(link_family::tcpx) == "tcpx");
+    STATIC_REQUIRE(to_string(line_encoding::b128b130b) == "128b/130b");
+    STATIC_REQUIRE(to_string(ib_rate::gdr) == "gdr");
 }
 
 TEST_CASE("in-switch reduction is a property of the NVLink generation, not of the link's name") {

@@ -88,7 +88,7 @@ TEST_CASE("an accelerator read from data/accelerators.json predicts the same ste
             const plan dense{.tp = 2, .pp = 2, .dp = 8, .micro_batch = 1, .global_batch = 64, .seq = 8192, .precision = d};
             const plan moe{.tp = 2, .pp = 2, .dp = 8, .ep = 8, .micro_batch = 1, .global_batch = 64, .seq = 4096, .precision = d};
             for (const auto& [m, p] : {std::pair{&models::llama3_8b, dense}, std::pair{&models::mixtral_8x7b, moe}}) {
-                INFO(built_in.name << " " << dtype_name(d) << " " << m->layers << " layers");
+                INFO(built_in.name << " " << to_string(d) << " " << m->layers << " layers");
                 const step_breakdown want = predict_step(*m, c, built_in, p);
                 const step_breakdown got = predict_step(*m, c, read[i], p);
                 CHECK(io::step_breakdown_to_json(got).dump() == io::step_breakdown_to_json(want).dump());

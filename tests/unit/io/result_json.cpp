@@ -146,6 +146,7 @@ TEST_CASE("result JSON: collective results read back to the bit, every bottlenec
     }
     // a link that is not in the catalog is kept by name
     json j = io::to_json(predict_collective(preset("baskerville", 2), placement{4, 2, 1}, collective_op::all_reduce, bytes(gibi)));
+    j["limiting"] = {{"kind", "nic"}, {"link", "my-nic"}, {"sharing", 3}};
     j["bottleneck"] = "inter-node NIC my-nic shared by 3 GPUs";
     const collective_result custom = io::collective_result_from_json(j);
     CHECK(custom.bottleneck == bottleneck_kind::nic);
@@ -317,6 +318,14 @@ TEST_CASE("result JSON: hostile collective results name the field") {
     require_field(read, edited([](json& j) { j["algorithm"] = "rings"; }), "c.algorithm");
     require_field(read, edited([](json& j) { j["bottleneck"] = "the network"; }), "c.bottleneck");
     require_field(read, edited([](json& j) { j["bottleneck"] = "inter-node NIC x shared by 1 GPUs"; }), "c.bottleneck");
+    // the structure and its words must agree; each of its keys is checked
+    require_field(read, edited([](json& j) { j["limiting"] = {{"kind", "none"}, {"link", nullptr}, {"sharing", 1}}; }), "c.bottleneck");
+    require_field(read, edited([](json& j) { j["limiting"]["kind"] = "latency"; }), "c.limiting.link");
+    require_field(read, edited([](json& j) { j["limiting"]["kind"] = "network"; }), "c.limiting.kind");
+    require_field(read, edited([](json& j) { j["limiting"]["sharing"] = 0; }), "c.limiting.sharing");
+    require_field(read, edited([](json& j) { j["limiting"]["link"] = 7; }), "c.limiting.link");
+    require_field(read, edited([](json& j) { j["limiting"]["extra"] = 7; }), "c.limiting.extra");
+    require_field(read, edited([](json& j) { j.erase("limiting"); }), "c.limiting");
     require_field(read, edited([](json& j) { j["time_s"] = 1; }), "c.time_s");
     require_field(read, json::array(), "c");
     CHECK_THAT(error_of([&] { read(edited([](json& j) { j["op"] = "allreduce"; })); }).what(),

@@ -140,9 +140,9 @@ TEST_CASE("schedule validation: DualPipe needs an even pp and an even number of 
     } catch (const input_error& e) {
         CHECK(e.field() == "plan.schedule");
     }
-    CHECK(parse_schedule("zb-v") == pipeline_schedule::zb_v);
-    CHECK(schedule_name(pipeline_schedule::dualpipe) == "dualpipe");
-    CHECK_THROWS_AS(parse_schedule("zb-h3"), input_error);
+    CHECK(parse<pipeline_schedule>("zb-v", "plan.schedule") == pipeline_schedule::zb_v);
+    CHECK(to_string(pipeline_schedule::dualpipe) == "dualpipe");
+    CHECK_THROWS_AS(parse<pipeline_schedule>("zb-h3", "plan.schedule"), input_error);
 }
 
 TEST_CASE("plan searches the zero-bubble and DualPipe schedules") {
@@ -157,13 +157,13 @@ TEST_CASE("plan searches the zero-bubble and DualPipe schedules") {
     r.pareto = false;
     const auto res = search_plans(m, c, h100, r);
     std::set<std::string> seen;
-    for (const auto& e : res.top) seen.insert(std::string(schedule_name(e.p.schedule)));
+    for (const auto& e : res.top) seen.insert(std::string(to_string(e.p.schedule)));
     CHECK(seen.count("zb-h1") == 1);
     CHECK(seen.count("zb-v") == 1);
     CHECK(seen.count("dualpipe") == 1);
     r.try_zero_bubble = false;
     seen.clear();
-    for (const auto& e : search_plans(m, c, h100, r).top) seen.insert(std::string(schedule_name(e.p.schedule)));
+    for (const auto& e : search_plans(m, c, h100, r).top) seen.insert(std::string(to_string(e.p.schedule)));
     CHECK(seen.count("zb-h1") == 0);
     CHECK(seen.count("dualpipe") == 0);
 }

@@ -107,9 +107,9 @@ TEST_CASE("collectives on random clusters: finite, identities hold, never below 
         const auto mode = r.coin() ? efficiency_mode::ideal : efficiency_mode::realistic;
         const auto algo = static_cast<algorithm>(r.integer(0, algorithm_count - 1));
         if (!algorithm_applies(c, g, op, algo)) continue;
-        INFO("sample " << i << ": nodes " << c.nodes << " gpus " << c.node.gpus << " fabric " << fabric_name(c.node.fabric)
-                       << " ranks " << g.ranks << "/" << g.ranks_per_node << " stride " << g.stride << " op " << op_name(op)
-                       << " algo " << algorithm_name(algo) << " bytes " << in_bytes(s));
+        INFO("sample " << i << ": nodes " << c.nodes << " gpus " << c.node.gpus << " fabric " << to_string(c.node.fabric)
+                       << " ranks " << g.ranks << "/" << g.ranks_per_node << " stride " << g.stride << " op " << to_string(op)
+                       << " algo " << to_string(algo) << " bytes " << in_bytes(s));
         const collective_result p = predict_collective(c, g, op, s, {algo, mode});
         const double t = in_seconds(p.time);
         REQUIRE(finite_nonnegative(t));

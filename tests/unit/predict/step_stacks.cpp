@@ -64,9 +64,9 @@ TEST_CASE("framework profiles resolve to each stack's documented defaults") {
     // names round-trip; unknown names suggest
     for (std::size_t i = 0; i < framework_count; ++i) {
         const auto f = static_cast<framework>(i);
-        CHECK(parse_framework(framework_name(f)) == f);
+        CHECK(parse<framework>(to_string(f), "plan.framework") == f);
     }
-    CHECK_THROWS_WITH(parse_framework("megatron_core", "--framework"), Catch::Matchers::Contains("megatron-core"));
+    CHECK_THROWS_WITH(parse<framework>("megatron_core", "--framework"), Catch::Matchers::Contains("megatron-core"));
 }
 
 TEST_CASE("uneven pipelines: Megatron's split, first/last stage options, slowest stage sets the pace") {

@@ -100,9 +100,9 @@ TEST_CASE("precision picks the accelerator's peak, an unsupported one is an inpu
     a100.dense_peak[static_cast<std::size_t>(dtype::bf16)] = 312_TFLOPS;
     a100.dense_peak[static_cast<std::size_t>(dtype::tf32)] = 156_TFLOPS;
     CHECK(in_tflops(peak_for(a100, dtype::bf16)) == Approx(312));
-    CHECK(in_tflops(peak_for(a100, precision_from_name("tf32"))) == Approx(156));
+    CHECK(in_tflops(peak_for(a100, parse<dtype>("tf32", "dtype"))) == Approx(156));
     CHECK_THROWS_AS(peak_for(a100, dtype::fp8, "--dtype"), input_error);
-    CHECK_THROWS_AS(precision_from_name("bf17", "--dtype"), input_error);
-    CHECK(recompute_from_name("selective") == recompute::selective);
-    CHECK_THROWS_AS(recompute_from_name("some"), input_error);
+    CHECK_THROWS_AS(parse<dtype>("bf17", "--dtype"), input_error);
+    CHECK(parse<recompute>("selective", "recompute") == recompute::selective);
+    CHECK_THROWS_AS(parse<recompute>("some", "recompute"), input_error);
 }

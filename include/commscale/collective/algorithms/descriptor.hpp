@@ -2,7 +2,7 @@
 /// @file collective/algorithms/descriptor.hpp
 /// @brief What every algorithm descriptor (one header each in collective/algorithms/) is made of,
 /// and what its phases are written into: the path of a group (`group_path`, filled by
-/// collective/model.hpp's make_path), a `phase` and a `plan` of up to three of them, and the
+/// collective/model.hpp's make_path), a `phase` and a `phase_plan` of up to three of them, and the
 /// per-path quantities the formulas share (`plan_inputs`). The one evaluator that prices plans,
 /// prunes candidates and picks the fastest is collective/model.hpp.
 ///
@@ -23,7 +23,7 @@
 /// * `choice_order`: its place in the automatic choice's scan (most often fastest first, so that
 ///   the bounds prune the rest), -1 when it is never a candidate (dominated);
 ///   `automatic_candidate(op)`: false for the operations where another candidate dominates it;
-/// * `build(inputs, op, s, plan)`: its phases for a buffer of `s` bytes (nccl-tests size);
+/// * `build(inputs, op, s, phase_plan)`: its phases for a buffer of `s` bytes (nccl-tests size);
 /// * `prune` and, for `pruning::peer`, `steps(path, op)`: the latency step counts of its phases
 ///   (`latency_steps`) from which the evaluator's lower bound is made;
 /// * `inapplicable_expected(op)`: what a request for it where it does not apply is told it needs
@@ -68,7 +68,7 @@ struct group_path {
 
 /// One phase of an algorithm: intra-node and inter-node parts pipelined, in bytes per direction on
 /// the busiest port of each kind and the time per byte that port takes (the inverse bandwidth).
-/// Trivial (no member initializers): a plan's unused phases are never touched, and `plan::add`
+/// Trivial (no member initializers): a plan's unused phases are never touched, and `phase_plan::add`
 /// value-initializes the one it hands out (all zero; `net_kind` and `net_sharing` are set with
 /// the net part).
 struct phase {
@@ -83,7 +83,7 @@ struct phase {
 
 /// An algorithm on a path: up to three phases run one after another. Only the first `count`
 /// phases are meaningful (the others are left uninitialized on purpose: no zeroing per candidate).
-struct plan {
+struct phase_plan {
     std::array<phase, 3> ph;
     int count = 0;
     bool simple_only = false;  ///< only NCCL's Simple protocol implements it (PAT)

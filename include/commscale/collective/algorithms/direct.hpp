@@ -28,7 +28,7 @@ struct descriptor<algorithm::direct> : descriptor_defaults<algorithm::direct> {
         return {p.r - 1, p.n - p.r};
     }
 
-    static void build(const plan_inputs& k, collective_op op, double s, plan& pl) {
+    static void build(const plan_inputs& k, collective_op op, double s, phase_plan& pl) {
         using o = collective_op;
         const int n = k.n, r = k.r;
         const double nd = k.nd, rd = k.rd;

@@ -18,7 +18,7 @@ struct descriptor<algorithm::double_binary_tree> : descriptor_defaults<algorithm
 
     [[nodiscard]] static constexpr bool nccl_implements(collective_op op) { return op == collective_op::all_reduce; }
 
-    static void build(const plan_inputs& k, collective_op op, double s, plan& pl) {
+    static void build(const plan_inputs& k, collective_op op, double s, phase_plan& pl) {
         tree_phases<true>(k, op, s, pl);
     }
 };

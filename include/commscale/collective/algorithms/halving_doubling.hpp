@@ -20,7 +20,7 @@ struct descriptor<algorithm::halving_doubling> : descriptor_defaults<algorithm::
 
     [[nodiscard]] static constexpr bool nccl_implements(collective_op) { return false; }
 
-    static void build(const plan_inputs& k, collective_op op, double s, plan& pl) {
+    static void build(const plan_inputs& k, collective_op op, double s, phase_plan& pl) {
         const int n = k.n, r = k.r;
         const int reps = op == collective_op::all_reduce ? 2 : 1;  // reduce-scatter then all-gather
         const int lgp = floor_log2(n);

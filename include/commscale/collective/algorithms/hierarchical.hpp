@@ -19,7 +19,7 @@ struct descriptor<algorithm::hierarchical> : descriptor_defaults<algorithm::hier
 
     [[nodiscard]] static constexpr bool nccl_implements(collective_op) { return false; }
 
-    static void build(const plan_inputs& k, collective_op, double s, plan& pl) {
+    static void build(const plan_inputs& k, collective_op, double s, phase_plan& pl) {
         const int N = k.N, r = k.r;
         phase& a1 = pl.add();
         k.set_intra(a1, 2.0 * k.frac_r * s, k.intra_group, 2 * (r - 1));

@@ -44,7 +44,7 @@ struct descriptor<algorithm::nvls> : descriptor_defaults<algorithm::nvls> {
                                                                                   : c.node.intra.name;
     }
 
-    static void build(const plan_inputs& k, collective_op op, double s, plan& pl) {
+    static void build(const plan_inputs& k, collective_op op, double s, phase_plan& pl) {
         const int N = k.N, r = k.r;
         const double rd = k.rd;
         phase& ph = pl.add();

@@ -32,7 +32,7 @@ struct descriptor<algorithm::parameter_server> : descriptor_defaults<algorithm::
         return {dirs * (p.r - 1), dirs * (p.n - p.r)};
     }
 
-    static void build(const plan_inputs& k, collective_op op, double s, plan& pl) {
+    static void build(const plan_inputs& k, collective_op op, double s, phase_plan& pl) {
         const int n = k.n, r = k.r;
         const double nd = k.nd, rd = k.rd;
         phase& ph = pl.add();

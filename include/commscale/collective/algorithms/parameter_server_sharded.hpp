@@ -32,7 +32,7 @@ struct descriptor<algorithm::parameter_server_sharded> : descriptor_defaults<alg
         return {phases * (p.r - 1), phases * (p.n - p.r)};
     }
 
-    static void build(const plan_inputs& k, collective_op op, double s, plan& pl) {
+    static void build(const plan_inputs& k, collective_op op, double s, phase_plan& pl) {
         const int n = k.n, r = k.r;
         const double nd = k.nd, rd = k.rd;
         const int phases = op == collective_op::all_reduce ? 2 : 1;

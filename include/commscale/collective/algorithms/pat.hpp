@@ -40,7 +40,7 @@ struct descriptor<algorithm::pat> : descriptor_defaults<algorithm::pat> {
         return op == collective_op::reduce_scatter || op == collective_op::all_gather;
     }
 
-    static void build(const plan_inputs& k, collective_op, double s, plan& pl) {
+    static void build(const plan_inputs& k, collective_op, double s, phase_plan& pl) {
         phase& ph = pl.add();
         k.set_net(ph, k.frac_n * s, k.node_net, ceil_log2(k.n), k.p.sharing);
     }

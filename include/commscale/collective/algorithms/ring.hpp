@@ -26,7 +26,7 @@ struct descriptor<algorithm::ring> : descriptor_defaults<algorithm::ring> {
                op == o::reduce;
     }
 
-    static void build(const plan_inputs& k, collective_op op, double s, plan& pl) {
+    static void build(const plan_inputs& k, collective_op op, double s, phase_plan& pl) {
         using o = collective_op;
         const int n = k.n, N = k.N;
         phase& ph = pl.add();

@@ -13,7 +13,7 @@ namespace commscale::detail {
 /// port 2S (S for r = 2); node NICs S for N = 2, else 3S (single tree: two children + parent)
 /// or 2S (double tree: each node interior in one tree only).
 template <bool dbl>
-inline void tree_phases(const plan_inputs& k, collective_op op, double s, plan& pl) {
+inline void tree_phases(const plan_inputs& k, collective_op op, double s, phase_plan& pl) {
     const int N = k.N, r = k.r;
     phase& ph = pl.add();
     const int lg = ceil_log2(N);
@@ -45,7 +45,7 @@ struct descriptor<algorithm::tree> : descriptor_defaults<algorithm::tree> {
 
     [[nodiscard]] static constexpr bool nccl_implements(collective_op) { return false; }
 
-    static void build(const plan_inputs& k, collective_op op, double s, plan& pl) {
+    static void build(const plan_inputs& k, collective_op op, double s, phase_plan& pl) {
         tree_phases<false>(k, op, s, pl);
     }
 };
