@@ -87,51 +87,49 @@ inline constexpr accelerator a100_40gb_sxm{
 };
 
 /// @brief NVIDIA A100 SXM4 80GB: as the 40GB but HBM2e 2039 GB/s. Efficiency 0.869 (MAMF, A100 SXM).
-inline constexpr accelerator a100_80gb_sxm{
-    .name = "a100-80gb-sxm", .display_name = "NVIDIA A100-SXM4-80GB",
-    .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(2039.0 * giga),
-    .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
-    .scale_up_link = "nvlink3", .compute_efficiency = 0.869,
-    .source = "NVIDIA A100 datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS dense, 80GB HBM2e 2,039 GB/s; "
-              "efficiency: ml-engineering MAMF A100 SXM 271.2/312",
-    .power = 400.0,  // A100 datasheet: SXM max TDP 400 W
-    .compute_units = 108,  // A100 whitepaper: 108 SMs
-    .exponentials_per_bf16_flop = 16.0 / 2048.0,  // 16 exp2 per 2,048 BF16 FLOPs per SM clock (1,024 FMA)
-    .device_names = {"a100", "a100-sxm4-80gb"},
-    .reference_cluster = "dgx-a100",
-};
+inline constexpr accelerator a100_80gb_sxm = [] {
+    accelerator a = a100_40gb_sxm;  // the same silicon: peaks, SMs, exponentials, MAMF efficiency, power
+    a.name = "a100-80gb-sxm";
+    a.display_name = "NVIDIA A100-SXM4-80GB";
+    a.memory = bytes(80.0 * gibi);
+    a.memory_bandwidth = bytes_per_second(2039.0 * giga);
+    a.source = "NVIDIA A100 datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS dense, 80GB HBM2e 2,039 GB/s; "
+               "efficiency: ml-engineering MAMF A100 SXM 271.2/312";
+    a.device_names = {"a100", "a100-sxm4-80gb"};
+    return a;
+}();
 
 /// @brief NVIDIA A100 PCIe 80GB: same peaks, HBM2e 1935 GB/s; talks to peers over PCIe 4 x16 unless
 /// an NVLink bridge pairs two cards. Efficiency 0.811 = 252.9/312 (MAMF, A100 PCIe).
-inline constexpr accelerator a100_80gb_pcie{
-    .name = "a100-80gb-pcie", .display_name = "NVIDIA A100 80GB PCIe",
-    .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(1935.0 * giga),
-    .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
-    .scale_up_link = "pcie4-x16", .compute_efficiency = 0.811,
-    .source = "NVIDIA A100 datasheet (2021), PCIe 80GB: 312 TFLOPS BF16 dense, 1,935 GB/s, PCIe Gen4 64 GB/s "
-              "(NVLink bridge optional); efficiency: ml-engineering MAMF A100 PCIe 252.9/312",
-    .power = 300.0,  // A100 datasheet: 80GB PCIe max TDP 300 W
-    .compute_units = 108,  // A100 whitepaper: 108 SMs
-    .exponentials_per_bf16_flop = 16.0 / 2048.0,  // 16 exp2 per 2,048 BF16 FLOPs per SM clock (1,024 FMA)
-    .device_names = {"a100 80gb pcie", "a100-pcie"},
-    .reference_cluster = {},  // no preset of its kind: the default cluster
-};
+inline constexpr accelerator a100_80gb_pcie = [] {
+    accelerator a = a100_80gb_sxm;  // the same silicon: peaks, SMs, exponentials
+    a.name = "a100-80gb-pcie";
+    a.display_name = "NVIDIA A100 80GB PCIe";
+    a.memory_bandwidth = bytes_per_second(1935.0 * giga);
+    a.scale_up_link = "pcie4-x16";
+    a.compute_efficiency = 0.811;
+    a.source = "NVIDIA A100 datasheet (2021), PCIe 80GB: 312 TFLOPS BF16 dense, 1,935 GB/s, PCIe Gen4 64 GB/s "
+               "(NVLink bridge optional); efficiency: ml-engineering MAMF A100 PCIe 252.9/312";
+    a.power = 300.0;  // A100 datasheet: 80GB PCIe max TDP 300 W
+    a.device_names = {"a100 80gb pcie", "a100-pcie"};
+    a.reference_cluster = {};  // no preset of its kind: the default cluster
+    return a;
+}();
 
 /// @brief NVIDIA A800 SXM4 80GB: A100 silicon with NVLink limited to 400 GB/s both directions
 /// (8 NVLink3 links, 200 GB/s per direction). Efficiency as A100 SXM (same silicon).
-inline constexpr accelerator a800_80gb_sxm{
-    .name = "a800-80gb-sxm", .display_name = "NVIDIA A800-SXM4-80GB",
-    .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(2039.0 * giga),
-    .dense_peak = detail::peaks(19.5, 156.0, 312.0, 312.0, detail::unsupported),
-    .scale_up_link = "nvlink3-nv8", .compute_efficiency = 0.869,
-    .source = "NVIDIA A800 datasheet: A100 compute, 80GB HBM2e 2,039 GB/s, NVLink 400 GB/s; "
-              "distributed-training-lecture: A800 400 (200 per direction)",
-    .power = std::nullopt,  // A800 datasheet gives no board power
-    .compute_units = 108,  // A100 silicon: 108 SMs
-    .exponentials_per_bf16_flop = 16.0 / 2048.0,  // as A100
-    .device_names = {"a800"},
-    .reference_cluster = {},  // no preset of its kind: the default cluster
-};
+inline constexpr accelerator a800_80gb_sxm = [] {
+    accelerator a = a100_80gb_sxm;  // A100 silicon and memory
+    a.name = "a800-80gb-sxm";
+    a.display_name = "NVIDIA A800-SXM4-80GB";
+    a.scale_up_link = "nvlink3-nv8";
+    a.source = "NVIDIA A800 datasheet: A100 compute, 80GB HBM2e 2,039 GB/s, NVLink 400 GB/s; "
+               "distributed-training-lecture: A800 400 (200 per direction)";
+    a.power = std::nullopt;  // A800 datasheet gives no board power
+    a.device_names = {"a800"};
+    a.reference_cluster = {};  // no preset of its kind: the default cluster
+    return a;
+}();
 
 /// @brief NVIDIA H100 SXM5 80GB: fp32 67, tf32 494.5, bf16/fp16 989.5, fp8 1979 TFLOPS dense
 /// (datasheet 989/1979/3958 with sparsity); HBM3 3.35 TB/s; NVLink4 900 GB/s. Efficiency 0.803 =
@@ -170,52 +168,50 @@ inline constexpr accelerator h100_pcie{
 
 /// @brief NVIDIA H800 SXM5: H100 silicon with NVLink limited to 400 GB/s both directions (8 NVLink4
 /// links). Efficiency as H100 SXM (same silicon).
-inline constexpr accelerator h800_sxm{
-    .name = "h800-sxm", .display_name = "NVIDIA H800 (SXM5)",
-    .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(3350.0 * giga),
-    .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
-    .scale_up_link = "nvlink4-nv8", .compute_efficiency = 0.803,
-    .source = "NVIDIA H800 datasheet: H100 SXM compute, 80GB HBM3 3.35 TB/s, NVLink 400 GB/s",
-    .power = std::nullopt,  // H800 datasheet gives no board power
-    .compute_units = 132,  // H100 silicon: 132 SMs
-    .fp8_mamf_ratio = 0.709 / 0.803,  // as H100 SXM
-    .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
-    .device_names = {"h800"},
-    .reference_cluster = {},  // no preset of its kind: the default cluster
-};
+inline constexpr accelerator h800_sxm = [] {
+    accelerator a = h100_sxm;  // H100 silicon and memory
+    a.name = "h800-sxm";
+    a.display_name = "NVIDIA H800 (SXM5)";
+    a.scale_up_link = "nvlink4-nv8";
+    a.source = "NVIDIA H800 datasheet: H100 SXM compute, 80GB HBM3 3.35 TB/s, NVLink 400 GB/s";
+    a.power = std::nullopt;  // H800 datasheet gives no board power
+    a.device_names = {"h800"};
+    a.reference_cluster = {};  // no preset of its kind: the default cluster
+    return a;
+}();
 
 /// @brief NVIDIA H200 SXM 141GB: H100 compute, HBM3e 4.8 TB/s. Efficiency as H100 SXM (same silicon).
-inline constexpr accelerator h200_sxm{
-    .name = "h200-sxm", .display_name = "NVIDIA H200 (SXM)",
-    .memory = bytes(141.0 * gibi), .memory_bandwidth = bytes_per_second(4800.0 * giga),
-    .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
-    .scale_up_link = "nvlink4", .compute_efficiency = 0.803,
-    .source = "NVIDIA H200 datasheet: FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958* TFLOPS (*sparse, halved), "
-              "141GB HBM3e 4.8 TB/s, NVLink 900 GB/s",
-    .power = 700.0,  // H200 datasheet: SXM max TDP up to 700 W
-    .compute_units = 132,  // H100 silicon: 132 SMs
-    .fp8_mamf_ratio = 0.734 / 0.803,  // MAMF FP8 1453.4/1979 = 0.734 against BF16 0.803
-    .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
-    .device_names = {"h200"},
-    .reference_cluster = "hgx-h200",
-};
+inline constexpr accelerator h200_sxm = [] {
+    accelerator a = h100_sxm;  // H100 silicon: peaks, SMs, exponentials, MAMF efficiency, power
+    a.name = "h200-sxm";
+    a.display_name = "NVIDIA H200 (SXM)";
+    a.memory = bytes(141.0 * gibi);
+    a.memory_bandwidth = bytes_per_second(4800.0 * giga);
+    a.source = "NVIDIA H200 datasheet: FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958* TFLOPS (*sparse, halved), "
+               "141GB HBM3e 4.8 TB/s, NVLink 900 GB/s";
+    a.power = 700.0;  // H200 datasheet: SXM max TDP up to 700 W
+    a.fp8_mamf_ratio = 0.734 / 0.803;  // MAMF FP8 1453.4/1979 = 0.734 against BF16 0.803
+    a.device_names = {"h200"};
+    a.reference_cluster = "hgx-h200";
+    return a;
+}();
 
 /// @brief NVIDIA GH200 Grace Hopper (GPU side, 96GB HBM3 version): H100 compute, 4.0 TB/s.
 /// Efficiency 0.836 = 828.6/989 (MAMF, GH200; measured on the 141GB HBM3e version).
-inline constexpr accelerator gh200{
-    .name = "gh200", .display_name = "NVIDIA GH200 Grace Hopper Superchip (96GB)",
-    .memory = bytes(96.0 * gibi), .memory_bandwidth = bytes_per_second(4000.0 * giga),
-    .dense_peak = detail::peaks(67.0, 494.5, 989.5, 989.5, 1979.0),
-    .scale_up_link = "nvlink4", .compute_efficiency = 0.836,
-    .source = "NVIDIA GH200 datasheet: FP32 67, TF32 494, BF16/FP16 990, FP8 1,979 TFLOPS dense, 96GB HBM3 4 TB/s, "
-              "NVLink 900 GB/s; efficiency: ml-engineering MAMF GH200 828.6/989",
-    .power = std::nullopt,  // GH200 module power is configurable 450-1,000 W, CPU and GPU together
-    .compute_units = 132,  // H100 silicon: 132 SMs
-    .fp8_mamf_ratio = 0.734 / 0.803,  // as H200 (MAMF)
-    .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
-    .device_names = {"gh200"},
-    .reference_cluster = "hgx-h200",
-};
+inline constexpr accelerator gh200 = [] {
+    accelerator a = h200_sxm;  // H100 silicon, H200's FP8 MAMF figure
+    a.name = "gh200";
+    a.display_name = "NVIDIA GH200 Grace Hopper Superchip (96GB)";
+    a.memory = bytes(96.0 * gibi);
+    a.memory_bandwidth = bytes_per_second(4000.0 * giga);
+    a.compute_efficiency = 0.836;
+    a.source = "NVIDIA GH200 datasheet: FP32 67, TF32 494, BF16/FP16 990, FP8 1,979 TFLOPS dense, 96GB HBM3 4 TB/s, "
+               "NVLink 900 GB/s; efficiency: ml-engineering MAMF GH200 828.6/989";
+    a.power = std::nullopt;  // GH200 module power is configurable 450-1,000 W, CPU and GPU together
+    a.device_names = {"gh200"};
+    a.reference_cluster = "hgx-h200";  // the nearest preset: H100 silicon on NVLink4
+    return a;
+}();
 
 /// @brief NVIDIA B200 (HGX B200, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8 4500 TFLOPS dense
 /// (HGX B200 8-GPU: FP32 600 TF, TF32 18, FP16/BF16 36, FP8 72 PF with sparsity); 180 GB HBM3e
@@ -330,18 +326,19 @@ inline constexpr accelerator mi300x{
 
 /// @brief AMD Instinct MI325X: MI300X compute, 256 GB HBM3e 6 TB/s, same Infinity Fabric.
 /// Efficiency 0.604 = 784.9/1300 (MAMF, MI325X).
-inline constexpr accelerator mi325x{
-    .name = "mi325x", .display_name = "AMD Instinct MI325X",
-    .memory = bytes(256.0 * gibi), .memory_bandwidth = bytes_per_second(6000.0 * giga),
-    .dense_peak = detail::peaks(163.4, 653.7, 1307.4, 1307.4, 2614.9),
-    .scale_up_link = "xgmi-mi300x", .compute_efficiency = 0.604,
-    .source = "AMD Instinct MI325X datasheet: FP32 163.4, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 TFLOPS dense, "
-              "256GB HBM3e 6 TB/s; efficiency: ml-engineering MAMF MI325X 784.9/1300",
-    .power = 1000.0,  // MI325X datasheet: 1,000 W peak TBP
-    .compute_units = 304,  // AMD CDNA 3 whitepaper: 304 CUs
-    .device_names = {"mi325"},
-    .reference_cluster = "mi300x-roce",
-};
+inline constexpr accelerator mi325x = [] {
+    accelerator a = mi300x;  // MI300X compute (peaks, CUs) and Infinity Fabric
+    a.name = "mi325x";
+    a.display_name = "AMD Instinct MI325X";
+    a.memory = bytes(256.0 * gibi);
+    a.memory_bandwidth = bytes_per_second(6000.0 * giga);
+    a.compute_efficiency = 0.604;
+    a.source = "AMD Instinct MI325X datasheet: FP32 163.4, TF32 653.7, FP16/BF16 1,307.4, FP8 2,614.9 TFLOPS dense, "
+               "256GB HBM3e 6 TB/s; efficiency: ml-engineering MAMF MI325X 784.9/1300";
+    a.power = 1000.0;  // MI325X datasheet: 1,000 W peak TBP
+    a.device_names = {"mi325"};
+    return a;
+}();
 
 /// @brief AMD Instinct MI355X (CDNA 4): fp32 157.3, bf16/fp16 2516.6, fp8 and MXFP8 5033.2, MXFP4
 /// (and MXFP6) 10066.3 TFLOPS dense; no tf32 (CDNA 4 drops XF32) and no NVFP4; 288 GB HBM3E 8 TB/s;
