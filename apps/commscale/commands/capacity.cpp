@@ -565,23 +565,22 @@ std::vector<cli::bound_option<capacity_request>> capacity_options() {
     using r = capacity_request;
     using cli::opt::later;
     using cli::opt::text;
-    const auto number = [](const std::string& v, const std::string& flag) { return parse_number(v, flag); };
-    const auto count = [](const std::string& v, const std::string& flag) { return parse_count(v, flag); };
-    const auto time = [](const std::string& v, const std::string& flag) { return parse_time(v, flag); };
+    // the readers: the library's parsers of the text and the option's name
+    const auto number = &parse_number;
+    const auto count = &parse_count;
+    const auto time = &parse_time;
     const auto integer = [](long long lo, long long hi) {
         return [lo, hi](const std::string& v, const std::string& flag) { return cli::args::parse_int(flag, v, lo, hi); };
     };
     std::vector<cli::bound_option<r>> o = {
-        later<r>("flops", &r::flops, [](const std::string& v, const std::string& flag) { return parse_flop_count(v, flag); },
-                 "total training FLOPs (420ZFLOP, 420Z or 4.2e23)"),
+        later<r>("flops", &r::flops, &parse_flop_count, "total training FLOPs (420ZFLOP, 420Z or 4.2e23)"),
         later<r>("params", &r::params, count, "parameter count, e.g. 175e9 or 175B"),
         later<r>("tokens", &r::tokens, count, "training tokens, e.g. 300e9 or 15T"),
         later<r>("flops-per-param-token", &r::flops_per_param_token, number, "6 (default) or 8 (full recompute)"),
     };
     o = o + cli::opt::by_name<r>({cli::model_option()}) + std::vector<cli::bound_option<r>>{
         later<r>("peak-tflops", &r::peak_tflops, number, "per-GPU peak TFLOPS"),
-        later<r>("dtype", &r::precision, [](const std::string& v, const std::string& flag) { return parse<dtype>(v, flag); },
-                 "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"),
+        later<r>("dtype", &r::precision, &parse<dtype>, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"),
         later<r>("utilization", &r::utilization, number, "fraction of peak sustained, in (0, 1]"),
         later<r>("weeks", &r::weeks, number, "training time in weeks"),
         later<r>("days", &r::days, number, "training time in days"),
@@ -592,14 +591,12 @@ std::vector<cli::bound_option<capacity_request>> capacity_options() {
         later<r>("global-batch-tokens", &r::global_batch_tokens, count,
                  "from the model: tokens per optimizer step, e.g. 4M (default 4,194,304)"),
         later<r>("seq", &r::seq, integer(1, plan_limits::seq), "from the model: sequence length (default min(4096, model context))"),
-        later<r>("framework", &r::stack, [](const std::string& v, const std::string& flag) { return parse<framework>(v, flag); },
+        later<r>("framework", &r::stack, &parse<framework>,
                  "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"),
         later<r>("compute-efficiency", &r::compute_efficiency,
                  [](const std::string& v, const std::string& flag) { return require_range(flag, parse_number(v, flag), 1e-6, 1.0); },
                  "achievable fraction of peak, overriding the default"),
-        later<r>("efficiency", &r::efficiency,
-                 [](const std::string& v, const std::string& flag) { return parse<efficiency_mode>(v, flag); },
-                 "collective model: ideal|default"),
+        later<r>("efficiency", &r::efficiency, &parse<efficiency_mode>, "collective model: ideal|default"),
         later<r>("mtbf", &r::mtbf,
                  [](const std::string& v, const std::string& flag) {
                      if (v == "inf" || v == "infinite" || v == "none") return seconds(std::numeric_limits<double>::infinity());
