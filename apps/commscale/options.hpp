@@ -13,7 +13,9 @@
 // command (not as CLI11 ->check validators, which run inside CLI11's parse, before those checks,
 // and would change which error a line with two of them reports). Options still read by name (the
 // topology flags and --model, which the Python module's rows share) are declared `opt::by_name`:
-// the command reads them from `args`.
+// the command reads them from `args`. A command whose checks of which options go together come
+// before their values (capacity) declares them `opt::later`: the request holds the text and its
+// reader, and the command reads the value where its order puts it.
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -37,6 +39,15 @@ struct bound_option {
     /// Writes the given value (a flag: the empty text) into the request; throws input_error. Empty
     /// for an option read by name.
     std::function<void(R&, const std::string&)> read;
+};
+
+/// An option's text as given and its reader, read when the command asks (opt::later): `*x` is the
+/// value (or the reader's input_error), `x.text` the text, which errors quote.
+template <class T>
+struct later {
+    std::string text;
+    std::function<T(const std::string&)> read;
+    [[nodiscard]] T operator*() const { return read(text); }
 };
 
 namespace options_detail {
@@ -111,6 +122,17 @@ template <commscale::named_enum E, class R, class Field>
 template <class R>
 [[nodiscard]] bound_option<R> custom(std::string name, std::string help, std::function<void(R&, const std::string&)> read) {
     return {{std::move(name), true, std::move(help)}, std::move(read)};
+}
+
+/// An option read where the command asks for it (`*field`: `parse(text, "--name")`), not before it
+/// runs: for a command whose checks of which options go together come first and quote the options
+/// as given (capacity, cluster), so that a line with two errors reports the one the command's own
+/// order finds first.
+template <class R, class T, class Parse>
+[[nodiscard]] bound_option<R> later(std::string name, std::optional<cli::later<T>> R::*field, Parse parse, std::string help) {
+    std::function<T(const std::string&)> read = [parse, flag = "--" + name](const std::string& v) -> T { return parse(v, flag); };
+    return {{std::move(name), true, std::move(help)},
+            [field, read = std::move(read)](R& r, const std::string& v) { r.*field = cli::later<T>{v, read}; }};
 }
 
 /// Options the command reads by name from `args` (the topology flags, --model).

@@ -24,6 +24,7 @@
 
 #include "../cli.hpp"
 #include "../model.hpp"
+#include "../options.hpp"
 #include "../step_args.hpp"
 #include "../svg.hpp"
 #include "../topology.hpp"
@@ -47,6 +48,23 @@ std::string sig(double v) {
 /// as 0 and 1e20 days not as 21 digits.
 std::string readable(double v, int digits) { return v >= 1 && v < 1e12 ? cli::num(v, digits) : sig(v); }
 
+/// What capacity's own options give. Which options are present picks the mode (from_model) and the
+/// checks of which go together come first and quote the options as given, so each value is read
+/// where its mode reads it (cli::later), not before the command runs. The topology flags (with
+/// --accelerator and --scale-up-domain) and --model are read by name (topology.hpp, model.hpp);
+/// --gpus and --max-gpus are texts, their bounds the cluster's.
+struct capacity_request {
+    std::optional<cli::later<flop_count>> flops;
+    std::optional<cli::later<double>> params, tokens, flops_per_param_token, peak_tflops, utilization, weeks, days,
+        price_per_gpu_hour, global_batch_tokens, compute_efficiency;
+    std::optional<cli::later<long long>> global_batch, seq, min_cp_tokens, threads;
+    std::optional<cli::later<dtype>> precision;
+    std::optional<cli::later<framework>> stack;
+    std::optional<cli::later<efficiency_mode>> efficiency;
+    std::optional<cli::later<duration>> mtbf, checkpoint_time, restart_time, checkpoint_interval;
+    std::optional<std::string> gpus, max_gpus, mtbf_per, rank_by, svg;
+};
+
 /// Exactly one of `names` must be present; returns it.
 std::string exactly_one(const cli::args& a, std::initializer_list<const char*> names, const std::string& expected) {
     std::string found;
@@ -60,61 +78,62 @@ std::string exactly_one(const cli::args& a, std::initializer_list<const char*> n
     return found;
 }
 
-flop_count total_flops(const cli::args& a) {
-    if (a.has("flops")) {
+flop_count total_flops(const capacity_request& in, const cli::args& a) {
+    if (in.flops) {
         for (const char* other : {"params", "tokens", "model", "flops-per-param-token"})
             if (a.has(other))
                 throw input_error("--" + std::string(other), "'" + a.get(other).value_or("") + "' together with --flops",
                                   "either --flops, or --params/--model with --tokens");
-        const flop_count f = parse_flop_count(*a.get("flops"), "--flops");
+        const flop_count f = **in.flops;
         if (!(in_flops(f) >= capacity_min_flops))
-            throw input_error("--flops", "'" + *a.get("flops") + "'", "a FLOP count from 1 to 1e30 (1e-30 to 1e9 ZFLOP)");
+            throw input_error("--flops", "'" + in.flops->text + "'", "a FLOP count from 1 to 1e30 (1e-30 to 1e9 ZFLOP)");
         return f;
     }
     double params = 0;
-    if (a.has("params")) {
+    if (in.params) {
         if (a.has("model")) throw input_error("--model", "'" + *a.get("model") + "' together with --params", "one of them");
-        params = parse_count(*a.get("params"), "--params");
+        params = **in.params;
         if (!(params >= 1 && params <= max_model_parameters))
-            throw input_error("--params", "'" + *a.get("params") + "'", "a parameter count from 1 to 1e15");
+            throw input_error("--params", "'" + in.params->text + "'", "a parameter count from 1 to 1e15");
     } else if (a.has("model")) {
         params = active_parameters(cli::resolve_model(a));  // FLOPs follow the active parameters (MoE)
     } else {
         throw input_error("--flops", "nothing (missing)", "--flops Z, or --params P (or --model NAME) with --tokens D");
     }
-    const double tokens = parse_count(a.require("tokens", "a token count, e.g. 300e9 or 15T"), "--tokens");
+    if (!in.tokens) throw input_error("--tokens", "nothing (missing)", "a token count, e.g. 300e9 or 15T");
+    const double tokens = **in.tokens;
     if (!(tokens >= 1 && tokens <= max_tokens))
-        throw input_error("--tokens", "'" + *a.get("tokens") + "'", "a token count from 1 to 1e18");
+        throw input_error("--tokens", "'" + in.tokens->text + "'", "a token count from 1 to 1e18");
     double k = 6;
-    if (auto v = a.get("flops-per-param-token")) {
-        k = parse_number(*v, "--flops-per-param-token");
-        if (k != 6 && k != 8) throw input_error("--flops-per-param-token", "'" + *v + "'", "6 (no recompute) or 8 (full recompute)");
+    if (const auto& v = in.flops_per_param_token) {
+        k = **v;
+        if (k != 6 && k != 8) throw input_error("--flops-per-param-token", "'" + v->text + "'", "6 (no recompute) or 8 (full recompute)");
     }
     const flop_count f = approx_training_flops(params, tokens, k);
     if (!(in_flops(f) <= capacity_max_flops))
-        throw input_error(a.has("params") ? "--params x --tokens" : "--model x --tokens",
+        throw input_error(in.params ? "--params x --tokens" : "--model x --tokens",
                           commscale::detail::number_text(params) + " x " + commscale::detail::number_text(tokens) + " x " +
                               commscale::detail::number_text(k) + " FLOPs",
                           "a training run of at most 1e30 FLOPs");
     if (!(in_flops(f) >= capacity_min_flops))
-        throw input_error(a.has("params") ? "--params x --tokens" : "--model x --tokens",
+        throw input_error(in.params ? "--params x --tokens" : "--model x --tokens",
                           commscale::detail::number_text(params) + " x " + commscale::detail::number_text(tokens) + " x " +
                               commscale::detail::number_text(k) + " FLOPs",
                           "a training run of at least 1 FLOP");
     return f;
 }
 
-flop_rate peak(const cli::args& a) {
+flop_rate peak(const capacity_request& in, const cli::args& a) {
     const auto which = exactly_one(a, {"peak-tflops", "accelerator"}, "--peak-tflops T or --accelerator NAME");
     if (which == "peak-tflops") {
-        if (a.has("dtype")) throw input_error("--dtype", "'" + *a.get("dtype") + "' with --peak-tflops", "--dtype only with --accelerator");
-        const double t = parse_number(*a.get("peak-tflops"), "--peak-tflops");
+        if (in.precision) throw input_error("--dtype", "'" + in.precision->text + "' with --peak-tflops", "--dtype only with --accelerator");
+        const double t = **in.peak_tflops;
         if (!(t * tera >= capacity_min_peak) || t * tera > capacity_max_peak)
-            throw input_error("--peak-tflops", "'" + *a.get("peak-tflops") + "'", "a per-GPU peak from 0.001 to 1e6 TFLOPS");
+            throw input_error("--peak-tflops", "'" + in.peak_tflops->text + "'", "a per-GPU peak from 0.001 to 1e6 TFLOPS");
         return flops_per_second(t * tera);
     }
     const auto acc = accelerator_by_name(*a.get("accelerator"), "--accelerator");
-    const dtype d = parse<dtype>(a.get("dtype").value_or("bf16"), "--dtype");
+    const dtype d = in.precision ? **in.precision : dtype::bf16;
     return peak_for(acc, d, "--dtype");
 }
 
@@ -126,11 +145,11 @@ constexpr const char* model_only_options[] = {
     "min-cp-tokens", "threads", "svg"};
 
 /// --price-per-gpu-hour P: a price in [0, 1e6] per GPU-hour (any currency); nullopt if absent.
-std::optional<double> price_per_gpu_hour(const cli::args& a) {
-    const auto v = a.get("price-per-gpu-hour");
+std::optional<double> price_per_gpu_hour(const capacity_request& in) {
+    const auto& v = in.price_per_gpu_hour;
     if (!v) return std::nullopt;
-    const double x = parse_number(*v, "--price-per-gpu-hour");
-    if (!(x <= 1e6)) throw input_error("--price-per-gpu-hour", "'" + *v + "'", "a price in [0, 1e6] per GPU-hour");
+    const double x = **v;
+    if (!(x <= 1e6)) throw input_error("--price-per-gpu-hour", "'" + v->text + "'", "a price in [0, 1e6] per GPU-hour");
     return x;
 }
 
@@ -253,12 +272,13 @@ std::string render_svg(const model_capacity_result& res, const std::optional<dur
     return cli::svg::document({&ch}, title);
 }
 
-int run_model(const cli::args& a, std::ostream& out) {
-    for (const char* other : {"params", "flops-per-param-token"})
-        if (a.has(other))
-            throw input_error("--" + std::string(other), "'" + a.get(other).value_or("") + "' with --cluster",
-                              std::string("--model NAME|FILE: capacity from the model needs the model's shape") +
-                                  (std::string(other) == "params" ? "" : " (it counts the FLOPs itself)"));
+int run_model(const capacity_request& in, const cli::args& a, std::ostream& out) {
+    if (in.params)
+        throw input_error("--params", "'" + in.params->text + "' with --cluster",
+                          "--model NAME|FILE: capacity from the model needs the model's shape");
+    if (in.flops_per_param_token)
+        throw input_error("--flops-per-param-token", "'" + in.flops_per_param_token->text + "' with --cluster",
+                          "--model NAME|FILE: capacity from the model needs the model's shape (it counts the FLOPs itself)");
     if (a.has("nodes"))
         throw input_error("--nodes", "'" + *a.get("nodes") + "'", "--gpus N for the time on N GPUs (capacity searches the count)");
     if (!a.has("model"))
@@ -270,100 +290,95 @@ int run_model(const cli::args& a, std::ostream& out) {
     // the planner's request, as `plan` builds it
     search_request sr;
     const int ctx = m.max_seq > 0 ? m.max_seq : default_seq;
-    sr.seq = static_cast<int>(a.integer("seq", std::min(default_seq, ctx), 1, plan_limits::seq));
-    if (a.has("global-batch") && a.has("global-batch-tokens"))
-        throw input_error("--global-batch", "'" + *a.get("global-batch") + "' together with --global-batch-tokens",
+    sr.seq = static_cast<int>(in.seq ? **in.seq : std::min(default_seq, ctx));
+    if (in.global_batch && in.global_batch_tokens)
+        throw input_error("--global-batch", "'" + in.global_batch->text + "' together with --global-batch-tokens",
                           "one of them (sequences, or tokens)");
-    if (a.has("global-batch")) {
-        sr.global_batch = static_cast<int>(a.integer("global-batch", 0, 1, plan_limits::global_batch));
+    if (in.global_batch) {
+        sr.global_batch = static_cast<int>(**in.global_batch);
     } else {
-        const double batch_tokens =
-            a.has("global-batch-tokens") ? parse_count(*a.get("global-batch-tokens"), "--global-batch-tokens") : default_batch_tokens;
+        const double batch_tokens = in.global_batch_tokens ? **in.global_batch_tokens : default_batch_tokens;
         const double sequences = std::max(1.0, std::round(batch_tokens / sr.seq));
         if (!(batch_tokens >= 1) || sequences > plan_limits::global_batch)
-            throw input_error("--global-batch-tokens", "'" + a.get("global-batch-tokens").value_or("") + "'",
+            throw input_error("--global-batch-tokens", "'" + (in.global_batch_tokens ? in.global_batch_tokens->text : "") + "'",
                               "tokens per step from 1 to " + std::to_string(plan_limits::global_batch) + " sequences");
         sr.global_batch = static_cast<int>(sequences);
     }
-    const long long hw = std::max(1u, std::thread::hardware_concurrency());
-    sr.threads = static_cast<int>(a.integer("threads", hw, 1, search_limits::threads));
+    sr.threads = static_cast<int>(in.threads ? **in.threads : std::max(1u, std::thread::hardware_concurrency()));
     sr.scale_up_domain = static_cast<int>(a.integer("scale-up-domain", 0, 1, search_limits::scale_up_domain));
     if (sr.scale_up_domain > 0 && sr.scale_up_domain % c.node.gpus != 0 && c.node.gpus % sr.scale_up_domain != 0)
         throw input_error("--scale-up-domain", std::to_string(sr.scale_up_domain),
                           "a divisor or a multiple of the " + std::to_string(c.node.gpus) + " GPUs per node");
-    sr.min_cp_tokens = static_cast<int>(a.integer("min-cp-tokens", default_min_cp_tokens, 0, plan_limits::seq));
-    apply_framework(sr.base, parse<framework>(a.get("framework").value_or("megatron-core"), "--framework"));
-    if (auto v = a.get("dtype")) sr.base.precision = parse<dtype>(*v, "--dtype");
+    sr.min_cp_tokens = static_cast<int>(in.min_cp_tokens ? **in.min_cp_tokens : default_min_cp_tokens);
+    apply_framework(sr.base, in.stack ? **in.stack : framework::megatron_core);
+    if (in.precision) sr.base.precision = **in.precision;
     const flop_rate peak_rate = peak_for(acc, sr.base.precision, "--dtype");
-    if (a.has("compute-efficiency"))
-        sr.base.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
-    sr.options = cli::step_opts(a);
+    if (in.compute_efficiency) sr.base.compute_efficiency = **in.compute_efficiency;
+    sr.options = step_options{};
+    if (in.efficiency) sr.options.mode = **in.efficiency;
 
     model_capacity_request q;
     q.tokens_per_step = static_cast<double>(sr.global_batch) * sr.seq;
     q.model_flops_per_step = model_flops(m, sr.seq, sr.global_batch);
     q.peak = peak_rate;
-    if (a.has("tokens") && a.has("flops"))
-        throw input_error("--flops", "'" + *a.get("flops") + "' together with --tokens", "either --tokens D or --flops F");
-    if (a.has("flops")) {
+    if (in.tokens && in.flops)
+        throw input_error("--flops", "'" + in.flops->text + "' together with --tokens", "either --tokens D or --flops F");
+    if (in.flops) {
         // the model's own count: F / (model FLOPs per token at this sequence length)
-        const double f = in_flops(parse_flop_count(*a.get("flops"), "--flops"));
+        const double f = in_flops(**in.flops);
         q.tokens = f / in_flops(model_flops_per_token(m, sr.seq));
         if (!(q.tokens >= 1) || q.tokens > max_tokens)
-            throw input_error("--flops", "'" + *a.get("flops") + "'",
+            throw input_error("--flops", "'" + in.flops->text + "'",
                               "the FLOPs of 1 to 1e18 tokens of " + std::string(m.name) + " (" +
                                   sig(in_flops(model_flops_per_token(m, sr.seq))) + " FLOPs per token)");
     } else {
-        q.tokens = parse_count(a.require("tokens", "a token count, e.g. 15T, or --flops F"), "--tokens");
+        if (!in.tokens) throw input_error("--tokens", "nothing (missing)", "a token count, e.g. 15T, or --flops F");
+        q.tokens = **in.tokens;
         if (!(q.tokens >= 1 && q.tokens <= max_tokens))
-            throw input_error("--tokens", "'" + *a.get("tokens") + "'", "a token count from 1 to 1e18");
+            throw input_error("--tokens", "'" + in.tokens->text + "'", "a token count from 1 to 1e18");
     }
     const auto mode = exactly_one(a, {"weeks", "days", "gpus"}, "one of --weeks W, --days N, --gpus N");
     q.granule = c.domain_spans_nodes() ? c.scale_up_domain : c.node.gpus;
     q.gpus_per_node = c.node.gpus;
     const long long most = static_cast<long long>(cluster_limits::nodes) * c.node.gpus;
-    q.max_gpus = a.integer("max-gpus", std::min(default_capacity_max_gpus, most), q.granule, most);
+    q.max_gpus = in.max_gpus ? cli::args::parse_int("--max-gpus", *in.max_gpus, q.granule, most)
+                             : std::min(default_capacity_max_gpus, most);
+    const cli::later<double>* time = mode == "weeks" ? &*in.weeks : mode == "days" ? &*in.days : nullptr;
     if (mode == "gpus") {
-        q.gpus = a.integer("gpus", 0, 1, most);
+        q.gpus = cli::args::parse_int("--gpus", *in.gpus, 1, most);
         (void)cli::nodes_for_gpus(q.gpus, c.node.gpus, c.name);
     } else {
-        const double n = parse_number(*a.get(mode), "--" + mode);
-        q.deadline = n * (mode == "weeks" ? one_week : one_day);
+        q.deadline = **time * (mode == "weeks" ? one_week : one_day);
         if (!(in_seconds(*q.deadline) >= capacity_min_time) || in_seconds(*q.deadline) > capacity_max_time)
-            throw input_error("--" + mode, "'" + *a.get(mode) + "'", "a training time from one minute to 1,000 years");
+            throw input_error("--" + mode, "'" + time->text + "'", "a training time from one minute to 1,000 years");
     }
     // failures (defaults: predict/capacity.hpp, from the Llama 3 paper)
-    const std::string per = a.get("mtbf-per").value_or("gpu");
+    const std::string per = in.mtbf_per.value_or("gpu");
     if (per != "gpu" && per != "node") throw input_error("--mtbf-per", "'" + per + "'", "gpu or node");
     q.mtbf_per_node = per == "node";
-    if (auto v = a.get("mtbf")) {
-        if (*v == "inf" || *v == "infinite" || *v == "none") {
-            q.mtbf = seconds(std::numeric_limits<double>::infinity());
-        } else {
-            q.mtbf = parse_time(*v, "--mtbf");
-            if (!(in_seconds(q.mtbf) >= 60))
-                throw input_error("--mtbf", "'" + *v + "'", "a time of at least one minute (50677h, 2000d), or inf for no failures");
-        }
+    if (const auto& v = in.mtbf) {
+        q.mtbf = **v;  // inf, infinite or none: no failures
+        if (!(in_seconds(q.mtbf) >= 60))
+            throw input_error("--mtbf", "'" + v->text + "'", "a time of at least one minute (50677h, 2000d), or inf for no failures");
     } else if (q.mtbf_per_node) {
         throw input_error("--mtbf-per", "node without --mtbf", "an --mtbf T per node (the default MTBF is per GPU)");
     }
-    q.checkpoint_time = default_checkpoint_time(total_parameters(m));
-    if (auto v = a.get("checkpoint-time")) q.checkpoint_time = parse_time(*v, "--checkpoint-time");
+    q.checkpoint_time = in.checkpoint_time ? **in.checkpoint_time : default_checkpoint_time(total_parameters(m));
     if (in_seconds(q.checkpoint_time) > goodput_max_time)
-        throw input_error("--checkpoint-time", "'" + a.get("checkpoint-time").value_or("") + "'", "a time in [0, 1e7] s");
-    if (auto v = a.get("restart-time")) {
-        q.restart_time = parse_time(*v, "--restart-time");
+        throw input_error("--checkpoint-time", "'" + (in.checkpoint_time ? in.checkpoint_time->text : "") + "'", "a time in [0, 1e7] s");
+    if (const auto& v = in.restart_time) {
+        q.restart_time = **v;
         if (in_seconds(q.restart_time) > goodput_max_time)
-            throw input_error("--restart-time", "'" + *v + "'", "a time in [0, 1e7] s");
+            throw input_error("--restart-time", "'" + v->text + "'", "a time in [0, 1e7] s");
     }
-    if (auto v = a.get("checkpoint-interval")) {
-        q.checkpoint_interval = parse_time(*v, "--checkpoint-interval");
+    if (const auto& v = in.checkpoint_interval) {
+        q.checkpoint_interval = **v;
         if (!(in_seconds(*q.checkpoint_interval) > 0) || in_seconds(*q.checkpoint_interval) > goodput_max_interval)
-            throw input_error("--checkpoint-interval", "'" + *v + "'", "a time in (0, 1e9] s (default: Young's sqrt(2 x checkpoint x MTBF))");
+            throw input_error("--checkpoint-interval", "'" + v->text + "'", "a time in (0, 1e9] s (default: Young's sqrt(2 x checkpoint x MTBF))");
     }
-    const std::optional<double> price = price_per_gpu_hour(a);
+    const std::optional<double> price = price_per_gpu_hour(in);
     q.price_per_gpu_hour = price.value_or(0.0);
-    const std::string rank = a.get("rank-by").value_or("time");
+    const std::string rank = in.rank_by.value_or("time");
     if (rank != "time" && rank != "cost") throw input_error("--rank-by", "'" + rank + "'", "time or cost");
     q.rank_by = rank == "cost" ? capacity_rank::cost : capacity_rank::time;
 
@@ -382,7 +397,7 @@ int run_model(const cli::args& a, std::ostream& out) {
         const std::string best = res.answer.feasible
                                      ? "the fastest: " + span(in_seconds(res.answer.time.wall)) + " on " + std::to_string(res.answer.gpus) + " GPUs"
                                      : "no plan fits on any count evaluated";
-        throw input_error("--" + mode, "'" + *a.get(mode) + "' (" + best + ")",
+        throw input_error("--" + mode, "'" + time->text + "' (" + best + ")",
                           "a deadline some count up to " + std::to_string(q.max_gpus) +
                               " GPUs meets (more time, fewer tokens, a larger --global-batch, or --max-gpus)");
     }
@@ -390,7 +405,7 @@ int run_model(const cli::args& a, std::ostream& out) {
     const double steps = x.steps;
     const std::string title = std::string(m.name) + " on " + std::string(c.name) + ": " + tokens_text + " tokens" +
                               (q.deadline ? " in " + readable(in_seconds(*q.deadline) / 86400.0, 1) + " days" : "");
-    if (auto path = a.get("svg")) io::write_file_atomic(*path, render_svg(res, q.deadline, title), "--svg");
+    if (in.svg) io::write_file_atomic(*in.svg, render_svg(res, q.deadline, title), "--svg");
 
     const goodput& g = x.time;
     if (a.flag("json")) {
@@ -481,32 +496,33 @@ int run_model(const cli::args& a, std::ostream& out) {
     return 0;
 }
 
-int run_utilization(const cli::args& a, std::ostream& out) {
+int run_utilization(const capacity_request& in, const cli::args& a, std::ostream& out) {
     for (const char* only : model_only_options)
         if (a.has(only))
             throw input_error("--" + std::string(only), "'" + a.get(only).value_or("true") + "' with --utilization",
                               "--" + std::string(only) + " only in capacity from the model (--cluster NAME or topology flags, no --utilization)");
-    const flop_count f = total_flops(a);
-    const flop_rate p = peak(a);
-    const double u = parse_number(
-        a.require("utilization", "a fraction in (0, 1], e.g. 0.4 (or --cluster NAME to plan from the model)"), "--utilization");
+    const flop_count f = total_flops(in, a);
+    const flop_rate p = peak(in, a);
+    if (!in.utilization)
+        throw input_error("--utilization", "nothing (missing)", "a fraction in (0, 1], e.g. 0.4 (or --cluster NAME to plan from the model)");
+    const double u = **in.utilization;
     if (!(u >= capacity_min_utilization && u <= 1))
-        throw input_error("--utilization", "'" + *a.get("utilization") + "'", "a fraction in [0.0001, 1]");
+        throw input_error("--utilization", "'" + in.utilization->text + "'", "a fraction in [0.0001, 1]");
     const auto mode = exactly_one(a, {"weeks", "days", "gpus"}, "one of --weeks W, --days N, --gpus N");
     capacity_plan plan;
     if (mode == "gpus") {
-        const double g = static_cast<double>(a.integer("gpus", 0, 1, cluster_limits::gpus));
+        const double g = static_cast<double>(cli::args::parse_int("--gpus", *in.gpus, 1, cluster_limits::gpus));
         plan = plan_for_gpus(f, p, u, g);
     } else {
-        const double n = parse_number(*a.get(mode), "--" + mode);
-        const duration deadline = n * (mode == "weeks" ? one_week : one_day);
+        const cli::later<double>& time = mode == "weeks" ? *in.weeks : *in.days;
+        const duration deadline = *time * (mode == "weeks" ? one_week : one_day);
         if (!(in_seconds(deadline) >= capacity_min_time) || in_seconds(deadline) > capacity_max_time)
-            throw input_error("--" + mode, "'" + *a.get(mode) + "'", "a training time from one minute to 1,000 years");
+            throw input_error("--" + mode, "'" + time.text + "'", "a training time from one minute to 1,000 years");
         const double needed = gpus_needed(f, p, u, deadline);
         if (!(needed <= capacity_max_gpus)) {
             // the options the GPU count comes from: work / (peak x utilization x deadline)
-            const std::string work = a.has("flops") ? "--flops" : a.has("params") ? "--params x --tokens" : "--model x --tokens";
-            const std::string rate = a.has("peak-tflops") ? "--peak-tflops" : "--accelerator";
+            const std::string work = in.flops ? "--flops" : in.params ? "--params x --tokens" : "--model x --tokens";
+            const std::string rate = in.peak_tflops ? "--peak-tflops" : "--accelerator";
             throw input_error(work + " / (" + rate + " x --utilization x --" + mode + ")",
                               sig(needed) + " GPUs needed (" + sig(in_flops(f)) + " FLOPs / (" + sig(in_tflops(p)) +
                                   " TFLOPS x " + sig(u) + " x " + sig(in_seconds(deadline)) + " s))",
@@ -514,7 +530,7 @@ int run_utilization(const cli::args& a, std::ostream& out) {
         }
         plan = plan_for_time(f, p, u, deadline);
     }
-    const std::optional<double> price = price_per_gpu_hour(a);
+    const std::optional<double> price = price_per_gpu_hour(in);
     if (a.flag("json")) {
         nlohmann::json j{{"total_flops", in_flops(plan.total_flops)},
                          {"gpus_needed", static_cast<long long>(plan.gpus)},
@@ -540,83 +556,82 @@ int run_utilization(const cli::args& a, std::ostream& out) {
     return 0;
 }
 
-int run(const cli::args& a, std::ostream& out) {
-    if (from_model(a)) return run_model(a, out);
-    return run_utilization(a, out);
+int run(const capacity_request& in, const cli::args& a, std::ostream& out) {
+    if (from_model(a)) return run_model(in, a, out);
+    return run_utilization(in, a, out);
 }
 
-std::vector<cli::option_spec> capacity_options() {
-    std::vector<cli::option_spec> o = {
-        {"flops", true, "total training FLOPs (420ZFLOP, 420Z or 4.2e23)"},
-        {"params", true, "parameter count, e.g. 175e9 or 175B"},
-        {"tokens", true, "training tokens, e.g. 300e9 or 15T"},
-        {"flops-per-param-token", true, "6 (default) or 8 (full recompute)"},
-        cli::model_option(),
-        {"peak-tflops", true, "per-GPU peak TFLOPS"},
-        {"dtype", true, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"},
-        {"utilization", true, "fraction of peak sustained, in (0, 1]"},
-        {"weeks", true, "training time in weeks"},
-        {"days", true, "training time in days"},
-        {"gpus", true, "number of GPUs"},
-        {"price-per-gpu-hour", true, "price of one GPU-hour: the answer carries the cost"},
-        {"global-batch", true, "from the model: sequences per optimizer step"},
-        {"global-batch-tokens", true, "from the model: tokens per optimizer step, e.g. 4M (default 4,194,304)"},
-        {"seq", true, "from the model: sequence length (default min(4096, model context))"},
-        {"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"},
-        {"compute-efficiency", true, "achievable fraction of peak, overriding the default"},
-        {"efficiency", true, "collective model: ideal|default"},
-        {"mtbf", true, "mean time between interruptions per GPU (default 50677h, Llama 3) or per node; inf: none"},
-        {"mtbf-per", true, "gpu (default) or node: what --mtbf is per"},
-        {"checkpoint-time", true, "time one checkpoint stops training (default: 14 B/parameter at 2 TB/s)"},
-        {"restart-time", true, "time from an interruption to training again (default 10min)"},
-        {"checkpoint-interval", true, "compute time between checkpoints (default: Young's sqrt(2 x checkpoint x job MTBF))"},
-        {"rank-by", true, "time (default: the fewest GPUs) or cost (the fewest GPU-hours) among counts meeting the deadline"},
-        {"max-gpus", true, "largest GPU count searched (default 131072)"},
-        {"min-cp-tokens", true, "fewest tokens per context-parallel rank tried with cp >= 2 (default 4096; 0: any)"},
-        {"threads", true, "planner threads (default: the machine's cores)"},
-        {"svg", true, "write the scaling curve (time to train vs GPUs, the deadline marked) as an SVG file"},
+std::vector<cli::bound_option<capacity_request>> capacity_options() {
+    using r = capacity_request;
+    using cli::opt::later;
+    using cli::opt::text;
+    // the readers: the library's parsers of the text and the option's name
+    const auto number = &parse_number;
+    const auto count = &parse_count;
+    const auto time = &parse_time;
+    const auto integer = [](long long lo, long long hi) {
+        return [lo, hi](const std::string& v, const std::string& flag) { return cli::args::parse_int(flag, v, lo, hi); };
     };
-    for (auto& t : cli::topology_options()) {
+    std::vector<cli::bound_option<r>> o = {
+        later<r>("flops", &r::flops, &parse_flop_count, "total training FLOPs (420ZFLOP, 420Z or 4.2e23)"),
+        later<r>("params", &r::params, count, "parameter count, e.g. 175e9 or 175B"),
+        later<r>("tokens", &r::tokens, count, "training tokens, e.g. 300e9 or 15T"),
+        later<r>("flops-per-param-token", &r::flops_per_param_token, number, "6 (default) or 8 (full recompute)"),
+    };
+    o = o + cli::opt::by_name<r>({cli::model_option()}) + std::vector<cli::bound_option<r>>{
+        later<r>("peak-tflops", &r::peak_tflops, number, "per-GPU peak TFLOPS"),
+        later<r>("dtype", &r::precision, &parse<dtype>, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"),
+        later<r>("utilization", &r::utilization, number, "fraction of peak sustained, in (0, 1]"),
+        later<r>("weeks", &r::weeks, number, "training time in weeks"),
+        later<r>("days", &r::days, number, "training time in days"),
+        text<r>("gpus", &r::gpus, "number of GPUs"),
+        later<r>("price-per-gpu-hour", &r::price_per_gpu_hour, number, "price of one GPU-hour: the answer carries the cost"),
+        later<r>("global-batch", &r::global_batch, integer(1, plan_limits::global_batch),
+                 "from the model: sequences per optimizer step"),
+        later<r>("global-batch-tokens", &r::global_batch_tokens, count,
+                 "from the model: tokens per optimizer step, e.g. 4M (default 4,194,304)"),
+        later<r>("seq", &r::seq, integer(1, plan_limits::seq), "from the model: sequence length (default min(4096, model context))"),
+        later<r>("framework", &r::stack, &parse<framework>,
+                 "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"),
+        later<r>("compute-efficiency", &r::compute_efficiency,
+                 [](const std::string& v, const std::string& flag) { return require_range(flag, parse_number(v, flag), 1e-6, 1.0); },
+                 "achievable fraction of peak, overriding the default"),
+        later<r>("efficiency", &r::efficiency, &parse<efficiency_mode>, "collective model: ideal|default"),
+        later<r>("mtbf", &r::mtbf,
+                 [](const std::string& v, const std::string& flag) {
+                     if (v == "inf" || v == "infinite" || v == "none") return seconds(std::numeric_limits<double>::infinity());
+                     return parse_time(v, flag);
+                 },
+                 "mean time between interruptions per GPU (default 50677h, Llama 3) or per node; inf: none"),
+        text<r>("mtbf-per", &r::mtbf_per, "gpu (default) or node: what --mtbf is per"),
+        later<r>("checkpoint-time", &r::checkpoint_time, time,
+                 "time one checkpoint stops training (default: 14 B/parameter at 2 TB/s)"),
+        later<r>("restart-time", &r::restart_time, time, "time from an interruption to training again (default 10min)"),
+        later<r>("checkpoint-interval", &r::checkpoint_interval, time,
+                 "compute time between checkpoints (default: Young's sqrt(2 x checkpoint x job MTBF))"),
+        text<r>("rank-by", &r::rank_by,
+                "time (default: the fewest GPUs) or cost (the fewest GPU-hours) among counts meeting the deadline"),
+        text<r>("max-gpus", &r::max_gpus, "largest GPU count searched (default 131072)"),
+        later<r>("min-cp-tokens", &r::min_cp_tokens, integer(0, plan_limits::seq),
+                 "fewest tokens per context-parallel rank tried with cp >= 2 (default 4096; 0: any)"),
+        later<r>("threads", &r::threads, integer(1, search_limits::threads), "planner threads (default: the machine's cores)"),
+        text<r>("svg", &r::svg, "write the scaling curve (time to train vs GPUs, the deadline marked) as an SVG file"),
+    };
+    std::vector<cli::option_spec> topology = cli::topology_options();
+    for (auto& t : topology)
         if (t.name == "accelerator") t.help = "accelerator name (commscale accelerators): the peak with --utilization, else the cluster's";
-        o.push_back(t);
-    }
-    return o;
+    return o + cli::opt::by_name<r>(std::move(topology));
 }
 
-cli::registrar reg{cli::command{
+cli::registrar reg{cli::bound_command<capacity_request>(
     "capacity",
     "GPUs needed to train in a given time, or time on N GPUs, and GPU-hours (from the model, or a guessed utilization)",
-    "usage: commscale capacity --model NAME|FILE (--cluster NAME|FILE | topology flags) (--tokens D | --flops Z)\n"
-    "                          (--days N | --weeks W | --gpus N) [--global-batch B | --global-batch-tokens T] [--seq S]\n"
-    "                          [--dtype bf16] [--framework NAME] [--mtbf T|inf] [--mtbf-per gpu|node]\n"
-    "                          [--checkpoint-time T] [--restart-time T] [--checkpoint-interval T]\n"
-    "                          [--price-per-gpu-hour P] [--rank-by time|cost] [--max-gpus N] [--min-cp-tokens T]\n"
-    "                          [--threads T] [--svg FILE] [--json]\n"
-    "       commscale capacity (--flops Z | --params P --tokens D [--flops-per-param-token 6|8]\n"
-    "                          | --model NAME|FILE --tokens D [--flops-per-param-token 6|8])\n"
-    "                          (--peak-tflops T | --accelerator NAME [--dtype bf16])\n"
-    "                          --utilization U (--weeks W | --days N | --gpus N) [--price-per-gpu-hour P] [--json]\n"
-    "From the model (--cluster or topology flags, no --utilization): at GPU counts of whole nodes (whole\n"
-    "NVLink domains where one spans nodes, e.g. NVL72 racks) x k, k = 1..16, 18, 20, ..., 32, 36, ... (at most\n"
-    "12.5% apart), the planner's fastest plan (as `plan`, CP keeping >= --min-cp-tokens per rank) gives the\n"
-    "step; time = ceil(tokens / (batch x seq)) steps x step, stretched by failures (Daly 2006: interruptions\n"
-    "every MTBF / N, a checkpoint every Young 1974 interval, a restart each). The answer is the smallest count\n"
-    "whose time meets the deadline (counts that miss it even at 100% MFU are skipped unplanned), or the time on\n"
-    "--gpus N. Defaults: global batch 4M tokens at seq min(4096, context) (Llama 2); MTBF 50,677 h per GPU (Llama 3:\n"
-    "419 unexpected interruptions in 54 days on 16,384 H100); checkpoint 14 bytes per parameter at 2 TB/s (Llama 3's\n"
-    "storage); restart 10 min.\n"
-    "Guessed utilization: GPUs needed = ceil(F / (peak x U x T)); time = F / (N x peak x U); GPU-hours = N x time.\n"
-    "Counts take SI suffixes (15T tokens, 70B params, 4M batch tokens); times a unit (30s, 10min, 50677h, 2000d).\n"
-    "Accepted: work 1 to 1e30 FLOPs (params 1 to 1e15, tokens 1 to 1e18), peak 0.001 to 1e6 TFLOPS,\n"
-    "a deadline from one minute to 1,000 years, at most 1e12 GPUs given or needed.\n"
-    "JSON (utilization): {total_flops, gpus_needed, time_s, gpu_hours, peak_tflops, utilization[, price_per_gpu_hour, cost]}\n"
-    "JSON (model): {mode, model, cluster, accelerator, dtype, tokens, global_batch, seq, tokens_per_step, steps,\n"
-    "total_flops, deadline_s, rank_by, gpus_needed, gpus, nodes, time_s, failure_free_time_s, gpu_hours[, price_per_gpu_hour,\n"
-    "cost], step_s, mfu, tokens_per_s, plan, goodput: {mtbf_s, mtbf_per, job_mtbf_s, checkpoint_time_s, restart_time_s,\n"
-    "checkpoint_interval_s, lost_fraction, lost_s, expected_interruptions}, curve: [...], search: {...}}",
+    "usage: commscale capacity --model M (--cluster C | topology flags) (--tokens D | --flops Z) (--days N | --weeks W | --gpus N)\n"
+    "       commscale capacity --utilization U (--peak-tflops T | --accelerator A) (--flops Z | (--params P | --model M) --tokens D) (--days N | ...)\n"
+    "From the model: the planner's fastest plan per count of whole nodes, time with failures (docs/CLI.md \"Training step\"); else F / (peak x U).\n"
+    "JSON: {gpus_needed, time_s, gpu_hours[, cost], ...; from the model: plan, step_s, mfu, goodput: {...}, curve: [...], search: {...}}",
     capacity_options(),
-    run,
-    0, 0}};
+    run)};
 
 }  // namespace capacity_command
 }  // namespace

@@ -7,6 +7,7 @@
 #include <commscale/units/format.hpp>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 #include "../topology.hpp"
 
 namespace {
@@ -58,36 +59,42 @@ cli::registrar reg_list{cli::command{
     },
     0, 0}};
 
-std::vector<cli::option_spec> cluster_options() {
-    std::vector<cli::option_spec> o;
+/// What `cluster`'s own option gives: --gpus, read after the cluster (the topology flags are read
+/// by name, topology.hpp) and after the check that --nodes is not given too, whose error quotes both.
+struct cluster_request {
+    std::optional<cli::later<long long>> gpus;
+};
+
+std::vector<cli::bound_option<cluster_request>> cluster_options() {
+    std::vector<cli::option_spec> topology;
     for (auto& t : cli::topology_options())
-        if (t.name != "cluster") o.push_back(std::move(t));
-    o.push_back({"gpus", true, "total GPUs (nodes = N / GPUs per node)"});
-    return o;
+        if (t.name != "cluster") topology.push_back(std::move(t));
+    return cli::opt::by_name<cluster_request>(std::move(topology)) +
+           std::vector<cli::bound_option<cluster_request>>{cli::opt::later<cluster_request>(
+               "gpus", &cluster_request::gpus,
+               [](const std::string& v, const std::string& flag) { return cli::args::parse_int(flag, v, 1, commscale::cluster_limits::gpus); },
+               "total GPUs (nodes = N / GPUs per node)")};
 }
 
-cli::registrar reg_one{cli::command{
+cli::registrar reg_one{cli::bound_command<cluster_request>(
     "cluster",
     "show one cluster preset or cluster JSON file (--nodes N overrides the node count)",
     "usage: commscale cluster NAME|FILE [--nodes N | --gpus N] [topology flags] [--json]\n"
-    "  NAME   a preset (commscale clusters), FILE a cluster JSON file (schema in CLI.md), or the JSON inline\n"
-    "  --nodes N  override the node count (--gpus N: nodes = N / GPUs per node)\n"
-    "  --gpus-per-node G --intra LINK --intra-fabric switch|mesh|pcie --inter LINK --nics-per-node K\n"
-    "  --accelerator NAME --oversubscription R  override the preset's fields, as on every command\n"
-    "--json prints the cluster JSON (which --cluster FILE accepts) plus a \"derived\" object.",
+    "NAME: a preset (commscale clusters), FILE a cluster JSON file (schema in CLI.md) or the JSON inline; flags override its fields.\n"
+    "--json: the cluster JSON (which --cluster FILE accepts) plus a \"derived\" object.",
     cluster_options(),
-    [](const cli::args& a, std::ostream& out) {
+    [](const cluster_request& req, const cli::args& a, std::ostream& out) {
         // NAME|FILE stands for --cluster; --nodes/--gpus alone keep the preset's name.
         cli::args b = a;
         b.values_["cluster"] = a.positional[0];
         b.values_.erase("nodes");
         b.values_.erase("gpus");
         cluster c = cli::has_topology_override(b) ? cli::resolve_cluster(b) : cli::load_cluster_value(a.positional[0], "cluster");
-        if (a.has("gpus")) {
+        if (req.gpus) {
             if (a.has("nodes"))
-                throw commscale::input_error("--gpus", *a.get("gpus") + " together with --nodes " + *a.get("nodes"),
+                throw commscale::input_error("--gpus", req.gpus->text + " together with --nodes " + *a.get("nodes"),
                                              "either --gpus N or --nodes N, not both");
-            c.nodes = cli::nodes_for_gpus(a.integer("gpus", 0, 1, commscale::cluster_limits::gpus), c.node.gpus, c.name);
+            c.nodes = cli::nodes_for_gpus(**req.gpus, c.node.gpus, c.name);
         }
         if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, commscale::cluster_limits::nodes));
         commscale::validate(c, "cluster");
@@ -116,7 +123,7 @@ cli::registrar reg_one{cli::command{
             << "source            " << (c.source.empty() ? "-" : std::string(c.source)) << "\n";
         return 0;
     },
-    1, 1}};
+    1, 1)};
 
 }  // namespace clusters_command
 }  // namespace
