@@ -118,18 +118,22 @@ inline constexpr accelerator a100_80gb_pcie = [] {
 
 /// @brief NVIDIA A800 SXM4 80GB: A100 silicon with NVLink limited to 400 GB/s both directions
 /// (8 NVLink3 links, 200 GB/s per direction). Efficiency as A100 SXM (same silicon).
-inline constexpr accelerator a800_80gb_sxm = [] {
-    accelerator a = a100_80gb_sxm;  // A100 silicon and memory
-    a.name = "a800-80gb-sxm";
-    a.display_name = "NVIDIA A800-SXM4-80GB";
-    a.scale_up_link = "nvlink3-nv8";
-    a.source = "NVIDIA A800 datasheet: A100 compute, 80GB HBM2e 2,039 GB/s, NVLink 400 GB/s; "
-               "distributed-training-lecture: A800 400 (200 per direction)";
-    a.power = std::nullopt;  // A800 datasheet gives no board power
-    a.device_names = {"a800"};
-    a.reference_cluster = {};  // no preset of its kind: the default cluster
-    return a;
-}();
+inline constexpr accelerator a800_80gb_sxm{
+    // A100 silicon and memory (the figures are the A100 80GB SXM's); a record of its own, not a
+    // copy, because a copied optional that is then emptied is not a constant expression to Clang
+    .name = "a800-80gb-sxm", .display_name = "NVIDIA A800-SXM4-80GB",
+    .memory = a100_80gb_sxm.memory, .memory_bandwidth = a100_80gb_sxm.memory_bandwidth,
+    .dense_peak = a100_80gb_sxm.dense_peak,
+    .scale_up_link = "nvlink3-nv8", .compute_efficiency = a100_80gb_sxm.compute_efficiency,
+    .source = "NVIDIA A800 datasheet: A100 compute, 80GB HBM2e 2,039 GB/s, NVLink 400 GB/s; "
+              "distributed-training-lecture: A800 400 (200 per direction)",
+    .power = std::nullopt,  // A800 datasheet gives no board power
+    .compute_units = a100_80gb_sxm.compute_units,
+    .fp8_mamf_ratio = a100_80gb_sxm.fp8_mamf_ratio,
+    .exponentials_per_bf16_flop = a100_80gb_sxm.exponentials_per_bf16_flop,
+    .device_names = {"a800"},
+    .reference_cluster = {},  // no preset of its kind: the default cluster
+};
 
 /// @brief NVIDIA H100 SXM5 80GB: fp32 67, tf32 494.5, bf16/fp16 989.5, fp8 1979 TFLOPS dense
 /// (datasheet 989/1979/3958 with sparsity); HBM3 3.35 TB/s; NVLink4 900 GB/s. Efficiency 0.803 =
@@ -168,17 +172,20 @@ inline constexpr accelerator h100_pcie{
 
 /// @brief NVIDIA H800 SXM5: H100 silicon with NVLink limited to 400 GB/s both directions (8 NVLink4
 /// links). Efficiency as H100 SXM (same silicon).
-inline constexpr accelerator h800_sxm = [] {
-    accelerator a = h100_sxm;  // H100 silicon and memory
-    a.name = "h800-sxm";
-    a.display_name = "NVIDIA H800 (SXM5)";
-    a.scale_up_link = "nvlink4-nv8";
-    a.source = "NVIDIA H800 datasheet: H100 SXM compute, 80GB HBM3 3.35 TB/s, NVLink 400 GB/s";
-    a.power = std::nullopt;  // H800 datasheet gives no board power
-    a.device_names = {"h800"};
-    a.reference_cluster = {};  // no preset of its kind: the default cluster
-    return a;
-}();
+inline constexpr accelerator h800_sxm{
+    // H100 silicon and memory (the figures are the H100 SXM's); a record of its own as the A800's
+    .name = "h800-sxm", .display_name = "NVIDIA H800 (SXM5)",
+    .memory = h100_sxm.memory, .memory_bandwidth = h100_sxm.memory_bandwidth,
+    .dense_peak = h100_sxm.dense_peak,
+    .scale_up_link = "nvlink4-nv8", .compute_efficiency = h100_sxm.compute_efficiency,
+    .source = "NVIDIA H800 datasheet: H100 SXM compute, 80GB HBM3 3.35 TB/s, NVLink 400 GB/s",
+    .power = std::nullopt,  // H800 datasheet gives no board power
+    .compute_units = h100_sxm.compute_units,
+    .fp8_mamf_ratio = h100_sxm.fp8_mamf_ratio,
+    .exponentials_per_bf16_flop = h100_sxm.exponentials_per_bf16_flop,
+    .device_names = {"h800"},
+    .reference_cluster = {},  // no preset of its kind: the default cluster
+};
 
 /// @brief NVIDIA H200 SXM 141GB: H100 compute, HBM3e 4.8 TB/s. Efficiency as H100 SXM (same silicon).
 inline constexpr accelerator h200_sxm = [] {
@@ -198,20 +205,21 @@ inline constexpr accelerator h200_sxm = [] {
 
 /// @brief NVIDIA GH200 Grace Hopper (GPU side, 96GB HBM3 version): H100 compute, 4.0 TB/s.
 /// Efficiency 0.836 = 828.6/989 (MAMF, GH200; measured on the 141GB HBM3e version).
-inline constexpr accelerator gh200 = [] {
-    accelerator a = h200_sxm;  // H100 silicon, H200's FP8 MAMF figure
-    a.name = "gh200";
-    a.display_name = "NVIDIA GH200 Grace Hopper Superchip (96GB)";
-    a.memory = bytes(96.0 * gibi);
-    a.memory_bandwidth = bytes_per_second(4000.0 * giga);
-    a.compute_efficiency = 0.836;
-    a.source = "NVIDIA GH200 datasheet: FP32 67, TF32 494, BF16/FP16 990, FP8 1,979 TFLOPS dense, 96GB HBM3 4 TB/s, "
-               "NVLink 900 GB/s; efficiency: ml-engineering MAMF GH200 828.6/989";
-    a.power = std::nullopt;  // GH200 module power is configurable 450-1,000 W, CPU and GPU together
-    a.device_names = {"gh200"};
-    a.reference_cluster = "hgx-h200";  // the nearest preset: H100 silicon on NVLink4
-    return a;
-}();
+inline constexpr accelerator gh200{
+    // H100 silicon with H200's FP8 MAMF figure; a record of its own as the A800's
+    .name = "gh200", .display_name = "NVIDIA GH200 Grace Hopper Superchip (96GB)",
+    .memory = bytes(96.0 * gibi), .memory_bandwidth = bytes_per_second(4000.0 * giga),
+    .dense_peak = h100_sxm.dense_peak,
+    .scale_up_link = h100_sxm.scale_up_link, .compute_efficiency = 0.836,
+    .source = "NVIDIA GH200 datasheet: FP32 67, TF32 494, BF16/FP16 990, FP8 1,979 TFLOPS dense, 96GB HBM3 4 TB/s, "
+              "NVLink 900 GB/s; efficiency: ml-engineering MAMF GH200 828.6/989",
+    .power = std::nullopt,  // GH200 module power is configurable 450-1,000 W, CPU and GPU together
+    .compute_units = h100_sxm.compute_units,
+    .fp8_mamf_ratio = h200_sxm.fp8_mamf_ratio,
+    .exponentials_per_bf16_flop = h100_sxm.exponentials_per_bf16_flop,
+    .device_names = {"gh200"},
+    .reference_cluster = "hgx-h200",  // the nearest preset: H100 silicon on NVLink4
+};
 
 /// @brief NVIDIA B200 (HGX B200, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8 4500 TFLOPS dense
 /// (HGX B200 8-GPU: FP32 600 TF, TF32 18, FP16/BF16 36, FP8 72 PF with sparsity); 180 GB HBM3e
