@@ -102,7 +102,7 @@ struct measurement_set {
     for (char c : name) {
         if (c == '_' || c == '-') continue;
         if (n == sizeof buf) return std::nullopt;
-        buf[n++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+        buf[n++] = detail::ascii_lower(c);
     }
     std::string_view s(buf, n);
     if (s.size() > 4 && s.substr(s.size() - 4) == "perf") s = s.substr(0, s.size() - 4);

@@ -56,10 +56,8 @@ inline constexpr std::string_view accepted_formats =
 
 [[nodiscard]] inline bool iequals(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        auto lo = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
-        if (lo(a[i]) != lo(b[i])) return false;
-    }
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (detail::ascii_lower(a[i]) != detail::ascii_lower(b[i])) return false;
     return true;
 }
 
@@ -114,7 +112,7 @@ inline constexpr std::string_view accepted_formats =
     std::string s;
     for (char c : name) {
         if (c == '-' || c == '_' || c == ' ') continue;
-        s += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+        s += detail::ascii_lower(c);
     }
     const std::pair<std::string_view, collective_op> names[] = {
         {"reducescatter", collective_op::reduce_scatter}, {"allreduce", collective_op::all_reduce},

@@ -66,6 +66,9 @@ template <class E, std::size_t N>
         if (static_cast<std::size_t>(table[i].value) != i || table[i].name.empty()) return false;
     return true;
 }
+/// An ASCII letter in lower case, any other character as it is (locale-free, constexpr: the
+/// case-insensitive matching of device, tool and collective names).
+[[nodiscard]] constexpr char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 }  // namespace detail
 
 /// @brief The spelling of `e` from its table (the first entry's for a value outside the enum).

@@ -427,11 +427,7 @@ inline constexpr auto accelerator_names = [] {
     const auto contains = [&](std::string_view part) {
         for (std::size_t i = 0; i + part.size() <= device.size(); ++i) {
             bool same = true;
-            for (std::size_t k = 0; k < part.size() && same; ++k) {
-                char ch = device[i + k];
-                if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-                same = ch == part[k];
-            }
+            for (std::size_t k = 0; k < part.size() && same; ++k) same = detail::ascii_lower(device[i + k]) == part[k];
             if (same) return true;
         }
         return false;

@@ -265,8 +265,7 @@ inline void require_consistent(const std::string& field, double given, double im
                 throw input_error(r.field("device_names") + "[" + std::to_string(i) + "]", names[i].dump(),
                                   "a non-empty lower-case part of a device name, e.g. \"h100\"");
             std::string d = names[i].get<std::string>();
-            for (char& ch : d)
-                if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+            for (char& ch : d) ch = commscale::detail::ascii_lower(ch);
             a.device_names[i] = detail::intern(d);
         }
     }

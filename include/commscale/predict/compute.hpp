@@ -298,12 +298,12 @@ struct routed_gemms {
     }
     return p.ep > 1 && m.experts > p.ep ? 4.0 : 2.0;
 }
-/// HBM bytes of those permutations for `copies` routed token copies of one MoE layer, forward (the
-/// backward runs each in reverse over the same bytes): the permutation reads each of the T tokens
+/// HBM bytes of those `kernels` (permutation_kernels) for `copies` routed token copies of one MoE
+/// layer, forward (the backward runs each in reverse over the same bytes): the permutation reads
+/// each of the T tokens
 /// and writes its k copies, the unpermutation reads the copies and writes the probability-weighted
 /// sums, 2 copies h (1 + 1/k) values each way; the sort reads and writes every copy, there and back.
-[[nodiscard]] constexpr double permutation_bytes(const transformer& m, const layer_shape& p, double copies) {
-    const double kernels = permutation_kernels(m, p);
+[[nodiscard]] constexpr double permutation_bytes(const transformer& m, double kernels, double copies) {
     if (kernels == 0.0) return 0.0;
     const double row = copies * m.hidden * 2.0;  // one read or write of every copy in bf16
     return 2.0 * row * (1.0 + 1.0 / std::max(1, m.experts_per_token)) + (kernels - 2.0) * 2.0 * row;
@@ -524,14 +524,15 @@ namespace detail {
     double bytes_fwd = 2.0 * T * (replicated + act + mixer);
     if (c.gemm_input_bytes < 2.0)
         bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (att * (h + q / t) + mamba * (h + d_in / t) + (dense + moe) * h + f_token / t);
-    const double permute = permutation_bytes(m, p, moe_copies);
+    const double permutations = permutation_kernels(m, p);
+    const double permute = permutation_bytes(m, permutations, moe_copies);
     if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * (2.0 + c.gemm_input_bytes) * h;
     // backward: twice the forward traffic (the permutations once), and the conv1d recomputed (read
     // and write its channels)
     const double conv_recompute = 2.0 * T * mamba * 2.0 * m.mamba_conv_channels() / t;
     r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute, c));
     r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute, c));
-    const layer_kernels n = count_hybrid_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep, permutation_kernels(m, p));
+    const layer_kernels n = count_hybrid_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep, permutations);
     r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + c.moe_launch_overhead_s * n.moe_forward);
     r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
     return r;
@@ -656,13 +657,13 @@ namespace detail {
     // MoE token permutations as the dispatcher runs them (detail::permutation_bytes), the backward
     // over the same bytes; in low precision the experts' FC1 input is quantized per routed copy
     // after the permutation (the FC2 input, k expert widths per token, is in the casts above)
-    const double permute = detail::permutation_bytes(m, p, moe_copies);
+    const double permutations = detail::permutation_kernels(m, p);
+    const double permute = detail::permutation_bytes(m, permutations, moe_copies);
     if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * (2.0 + c.gemm_input_bytes) * h;
     r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute, c));
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
-    const layer_kernels n = detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep,
-                                                            detail::permutation_kernels(m, p));
+    const layer_kernels n = detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep, permutations);
     r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + c.moe_launch_overhead_s * n.moe_forward);
     r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
     return r;
