@@ -25,7 +25,7 @@ def set_constants():
     c = json.loads(subprocess.run([exe, 'fit-compute', csvp, '--json'], cwd=root, capture_output=True, text=True,
                                   check=True).stdout)["constants"]
     order = ["gemm_shape_efficiency", "attention_efficiency", "te_attention_efficiency", "memory_efficiency",
-             "kernel_overhead_s", "moe_launch_overhead_s"]
+             "kernel_overhead_s", "moe_launch_overhead_s", "fp8_backward_slowdown"]
     p = os.path.join(root, 'include/commscale/predict/compute.hpp')
     s = open(p).read()
     i = s.index('inline constexpr compute_constants fitted_compute_constants{')

@@ -14,7 +14,8 @@
 /// as much as the data's own scatter says it should; the uncertainty is the posterior covariance
 /// (JᵀJ)⁻¹ at the optimum, on the constant's own scale.
 ///
-/// Two stages. The five dense constants are fitted to the dense runs; then, with those held,
+/// Two stages. The six dense constants are fitted to the dense runs (fp8_backward_slowdown only
+/// through the runs in per-tensor FP8, the others leave it at its kernel figure); then, with those held,
 /// moe_launch_overhead_s (which only MoE layers use) to the MoE runs: the MoE layer's costs then
 /// cannot bend the dense constants, and a set without MoE runs leaves it at its kernel figure (and
 /// the reverse). grouped_gemm_efficiency stays at its kernel figure: on the calibration set's 17
@@ -101,11 +102,11 @@ struct compute_fit_result {
 
 /// @brief The constants compute_fit fits, in the order of its parameter vector: the dense stage's
 /// first (compute_fit_dense_parameters of them), then the MoE stage's.
-inline constexpr std::array<std::string_view, 6> compute_fit_parameter_names{
-    "gemm_shape_efficiency", "attention_efficiency", "te_attention_efficiency",
-    "memory_efficiency",     "kernel_overhead_s",    "moe_launch_overhead_s"};
+inline constexpr std::array<std::string_view, 7> compute_fit_parameter_names{
+    "gemm_shape_efficiency", "attention_efficiency",  "te_attention_efficiency", "memory_efficiency",
+    "kernel_overhead_s",     "fp8_backward_slowdown", "moe_launch_overhead_s"};
 /// @brief How many of compute_fit_parameter_names the dense stage fits.
-inline constexpr std::size_t compute_fit_dense_parameters = 5;
+inline constexpr std::size_t compute_fit_dense_parameters = 6;
 
 namespace detail {
 
@@ -116,6 +117,7 @@ namespace detail {
         case 2: return k.te_attention_efficiency;
         case 3: return k.memory_efficiency;
         case 4: return k.kernel_overhead_s;
+        case 5: return k.fp8_backward_slowdown;
         default: return k.moe_launch_overhead_s;
     }
 }
@@ -123,7 +125,7 @@ namespace detail {
 [[nodiscard]] inline bool in_fit_range(const compute_constants& k) {
     return k.gemm_shape_efficiency <= 1.0 && k.attention_efficiency <= 1.0 && k.te_attention_efficiency <= 1.0 &&
            k.memory_efficiency <= 1.0 && k.kernel_overhead_s <= 1e-3 && k.grouped_gemm_efficiency <= 1.0 &&
-           k.moe_launch_overhead_s <= 1e-3;
+           k.moe_launch_overhead_s <= 1e-3 && k.fp8_backward_slowdown >= 0.5 && k.fp8_backward_slowdown <= 3.0;
 }
 
 [[nodiscard]] inline compute_constants constants_at(const Eigen::VectorXd& theta) {

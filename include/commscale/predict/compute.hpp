@@ -80,6 +80,21 @@ struct compute_constants {
     /// the backward's expert kernels are launch-bound as well. Kernel figure: a CUDA launch takes
     /// 5-20 us on the CPU (HolisticTraceAnalysis kernel launch stats): 5 us.
     double moe_launch_overhead_s = 5e-6;
+    /// Slow-down of the backward GEMMs (input and weight gradients) in FP8 training with per-tensor
+    /// scaling (`dtype::fp8`), against the forward GEMM's rate, and of the FP8 work that the model
+    /// does not itemize beside them. Transformer Engine runs the backward GEMMs with cuBLASLt's split
+    /// accumulator (periodic promotion of the FP8 tensor-core partial sums to FP32;
+    /// `_2X_ACC_DGRAD = True`, `_2X_ACC_WGRAD = True`, forward `_2X_ACC_FPROP = False`,
+    /// transformer_engine/pytorch/module/base.py), the forward with fast accumulation (cuBLASLt
+    /// `CUBLASLT_MATMUL_DESC_FAST_ACCUM`). Kernel figure, measured here: on one H200 (H100 silicon)
+    /// with CUDA 13.0's cuBLASLt, the 160 input- and weight-gradient GEMMs of Llama 3 8B (TP 1, 2) and
+    /// 70B (TP 4, 8) layers at 1,024-16,384 tokens (per-tensor-scaled E4M3, torch._scaled_mm) take a
+    /// median 1.047x (time-weighted 1.046x) as long without fast accumulation as with it
+    /// (data/measurements/h200_compute_kernels.json from apps/probe/compute_probe.py; test
+    /// `validation: H200 kernels`): 1.05. An earlier third-party figure on H100 was 1.1-1.2x
+    /// (pytorch/ao issue #2377). Blackwell's block-scaled MXFP8/NVFP4 GEMMs have no fast-accumulation
+    /// mode and are not slowed.
+    double fp8_backward_slowdown = 1.05;
     /// Fraction of the bf16 dense peak that the Mamba-2 chunked SSD scan (hybrid models) sustains,
     /// forward and backward, on the FLOPs of workload/flops.hpp ssd_forward_flops_per_token.
     /// Kernel figure: the Triton chunk-scan kernels of state-spaces/mamba (`mamba_chunk_scan_combined`),
@@ -102,12 +117,13 @@ inline constexpr compute_constants kernel_constants{};
 /// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
 /// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
 inline constexpr compute_constants fitted_compute_constants{
-    .gemm_shape_efficiency = 0.8361,
-    .attention_efficiency = 0.3390,
-    .te_attention_efficiency = 0.4851,
-    .memory_efficiency = 0.6907,
-    .kernel_overhead_s = 2.166e-06,
-    .moe_launch_overhead_s = 2.39e-05};
+    .gemm_shape_efficiency = 0.8419,
+    .attention_efficiency = 0.3369,
+    .te_attention_efficiency = 0.5793,
+    .memory_efficiency = 0.6845,
+    .kernel_overhead_s = 2.04e-06,
+    .moe_launch_overhead_s = 2.643e-05,
+    .fp8_backward_slowdown = 1.2286};
 
 namespace detail {
 /// Names the first out-of-range constant of validate(compute_constants) (cold path).
@@ -122,6 +138,9 @@ namespace detail {
     fraction(k.memory_efficiency, "memory_efficiency");
     fraction(k.grouped_gemm_efficiency, "grouped_gemm_efficiency");
     fraction(k.ssd_scan_efficiency, "ssd_scan_efficiency");
+    if (!(k.fp8_backward_slowdown >= 0.5 && k.fp8_backward_slowdown <= 3.0))
+        throw input_error(std::string(where) + ".fp8_backward_slowdown", detail::number_text(k.fp8_backward_slowdown),
+                          "a factor in [0.5, 3]");
     if (!(k.moe_launch_overhead_s >= 0.0 && k.moe_launch_overhead_s <= 1e-3))
         throw input_error(std::string(where) + ".moe_launch_overhead_s", detail::number_text(k.moe_launch_overhead_s),
                           "seconds in [0, 0.001]");
@@ -133,12 +152,13 @@ namespace detail {
 }  // namespace detail
 
 /// @brief Throws input_error naming `where`.<field> unless every constant is in range: the
-/// efficiencies in (0, 1], the per-kernel overhead in [0, 1 ms].
+/// efficiencies in (0, 1], the per-kernel overheads in [0, 1 ms], the FP8 backward slow-down in [0.5, 3].
 inline void validate(const compute_constants& k, std::string_view where) {
     // one inline test on the predictor's path; the field is found (and named) only on failure
     const auto in_unit = [](double v) { return v > 0.0 && v <= 1.0; };
     if (in_unit(k.gemm_shape_efficiency) && in_unit(k.attention_efficiency) && in_unit(k.te_attention_efficiency) &&
         in_unit(k.memory_efficiency) && in_unit(k.grouped_gemm_efficiency) && in_unit(k.ssd_scan_efficiency) &&
+        k.fp8_backward_slowdown >= 0.5 && k.fp8_backward_slowdown <= 3.0 &&
         k.moe_launch_overhead_s >= 0.0 && k.moe_launch_overhead_s <= 1e-3 && k.kernel_overhead_s >= 0.0 &&
         k.kernel_overhead_s <= 1e-3)
         return;
@@ -153,14 +173,6 @@ inline constexpr double default_memory_efficiency = kernel_constants.memory_effi
 /// (compute_constants::attention_efficiency); the fitted value is in fitted_compute_constants.
 inline constexpr double flash_attention_peak_efficiency = kernel_constants.attention_efficiency;
 
-/// @brief Slow-down of the backward GEMMs (input and weight gradients) in fp8 training on Hopper:
-/// Transformer Engine runs them with cuBLASLt's split accumulator (periodic promotion of the fp8
-/// tensor-core partial sums to fp32; `_2X_ACC_DGRAD = True`, `_2X_ACC_WGRAD = True`, forward
-/// `_2X_ACC_FPROP = False`, transformer_engine/pytorch/module/base.py), not the fast accumulation
-/// of the forward GEMM (cuBLASLt `CUBLASLT_MATMUL_DESC_FAST_ACCUM`). Fast accumulation is measured
-/// 1.1-1.2x faster on H100 (pytorch/ao issue #2377, torchao float8 benchmarks); 1.15 is the middle.
-/// Blackwell's block-scaled MXFP8/NVFP4 GEMMs have no fast-accumulation mode and are not slowed.
-inline constexpr double fp8_split_accumulator_slowdown = 1.15;
 
 /// @brief Sequence length at which FlashAttention reaches half of its long-sequence efficiency
 /// in the fit s / (s + s_half) of the FlashAttention-2 benchmark curves (causal, head dim 128,
@@ -188,7 +200,7 @@ struct compute_params {
     double memory_efficiency = default_memory_efficiency;
     double gemm_input_bytes = 2.0;  ///< bytes per GEMM input element (1 for fp8, 0.5 for fp4)
     int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
-    double backward_gemm_slowdown = 1.0;  ///< fp8_split_accumulator_slowdown for Hopper-style fp8, else 1
+    double backward_gemm_slowdown = 1.0;  ///< compute_constants::fp8_backward_slowdown for per-tensor fp8, else 1
     double attention_scale = 1.0;   ///< calibration scale on FlashAttention's efficiency (fit-step)
     double attention_efficiency = flash_attention_peak_efficiency;  ///< FlashAttention at long sequences
     double kernel_overhead_s = 0;   ///< per-kernel time beyond its work (compute_constants)
@@ -346,7 +358,7 @@ struct routed_gemms {
     c.gemm_input_bytes = dtype_bytes(precision);
     c.compute_units = acc.compute_units;
     c.exponentials_per_s = c.bf16_peak.value() * acc.exponentials_per_bf16_flop;
-    if (precision == dtype::fp8) c.backward_gemm_slowdown = fp8_split_accumulator_slowdown;
+    if (precision == dtype::fp8) c.backward_gemm_slowdown = k.fp8_backward_slowdown;
     c.finish();
     return c;
 }

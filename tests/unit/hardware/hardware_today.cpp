@@ -141,7 +141,11 @@ TEST_CASE("missing precision: the error names the accelerator and what it suppor
 }
 
 TEST_CASE("fp8 split accumulator slows the backward of per-tensor fp8 only, not MXFP8 or NVFP4") {
-    CHECK(compute_params_for(h100_sxm, dtype::fp8).backward_gemm_slowdown == Approx(1.15));
+    // kernel figure: cuBLASLt's split accumulator 1.047x on one H200 (data/measurements/
+    // h200_compute_kernels.json); the default is fitted to the calibration set's FP8 runs above it
+    CHECK(compute_params_for(h100_sxm, dtype::fp8, kernel_constants).backward_gemm_slowdown == Approx(1.047).epsilon(0.01));
+    CHECK(compute_params_for(h100_sxm, dtype::fp8).backward_gemm_slowdown > 1.047);
+    CHECK(compute_params_for(h100_sxm, dtype::bf16).backward_gemm_slowdown == Approx(1.0));
     CHECK(compute_params_for(b200, dtype::mxfp8).backward_gemm_slowdown == Approx(1.0));
     CHECK(compute_params_for(b200, dtype::nvfp4).backward_gemm_slowdown == Approx(1.0));
     CHECK(compute_params_for(b200, dtype::mxfp8).gemm_input_bytes == Approx(1.03125));

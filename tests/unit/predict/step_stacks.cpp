@@ -132,12 +132,19 @@ TEST_CASE("compute model: fp8 speeds up only the GEMMs, small shapes run further
     CHECK(f8.attention_fwd == bf.attention_fwd);  // attention stays in bf16
     CHECK(f8.elementwise_fwd > bf.elementwise_fwd);  // the casts
     // Transformer Engine's backward fp8 GEMMs use the split accumulator, the forward one fast
-    // accumulation, measured 1.1-1.2x faster (pytorch/ao #2377): backward/forward GEMM time is
-    // that much above bf16's (where the two backward GEMMs are twice the forward work)
+    // accumulation: backward/forward GEMM time is above bf16's (where the two backward GEMMs are
+    // twice the forward work) by the split accumulator's cost, 1.047x on one H200 (median of 160
+    // Llama-layer GEMMs, data/measurements/h200_compute_kernels.json; 1.1-1.2x in pytorch/ao
+    // #2377 on H100), and by the FP8 work the fit to the calibration set adds to it
+    // (fitted_compute_constants.fp8_backward_slowdown, at most 1.5x: docs/accuracy.md)
     const double split = (in_seconds(f8.gemm_bwd) / in_seconds(f8.gemm_fwd)) /
                          (in_seconds(bf.gemm_bwd) / in_seconds(bf.gemm_fwd));
-    CHECK(split >= 1.1);
-    CHECK(split <= 1.2);
+    CHECK(split >= 1.04);
+    CHECK(split <= 1.5);
+    const auto f8_kernel = layer_compute_time(l70, p, compute_params_for(h100, dtype::fp8, kernel_constants));
+    const double split_kernel = (in_seconds(f8_kernel.gemm_bwd) / in_seconds(f8_kernel.gemm_fwd)) /
+                                (in_seconds(bf.gemm_bwd) / in_seconds(bf.gemm_fwd));
+    CHECK_THAT(split_kernel, Catch::Matchers::WithinRel(1.047, 0.01));
     // the logits GEMM stays bf16 (Megatron-Core's output layer is outside the fp8 autocast)
     CHECK(in_seconds(output_layer_time(l70, p, compute_params_for(h100, dtype::fp8))) ==
           Approx(in_seconds(output_layer_time(l70, p, compute_params_for(h100, dtype::bf16)))));

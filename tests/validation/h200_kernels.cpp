@@ -1,0 +1,212 @@
+// The compute model's kernel-level figures against kernels measured on one NVIDIA H200 SXM 141GB
+// (700 W, driver 580.159.04, CUDA 13.0, PyTorch 2.11, cuDNN 9.19) by apps/probe/compute_probe.py:
+// data/measurements/h200_compute_kernels.json (see data/measurements/README.md), and the NCCL
+// probe's output on the same machine (data/measurements/h200_nccl_probe_1gpu.json).
+//
+// What these measurements are to the library: the FP8 split-accumulator figure is the kernel
+// prior of compute_constants::fp8_backward_slowdown (checked here to be re-derivable from the
+// file); everything else was set without them (ml-engineering's MAMF table, the flash-attention
+// and FlashAttention-3 papers' figures, and the fit to data/calibration/published_runs.csv, which
+// holds no kernel measurement), so the checks below are independent. The GPU ran at its power
+// limit during the GEMM sweep (688 W, SM clock 1230 of 1980 MHz after it, random normal data),
+// as training runs do.
+//
+// Recorded when written (measured / library):
+// * best-shape BF16 779 TFLOP/s (MAMF figure 0.803 x 989 = 794); FP8 1409 (0.734 x 1979 = 1453).
+// * Llama 3 8B and 70B layer GEMMs (fprop, dgrad, wgrad; 1,024-16,384 tokens; TP 1-8): BF16
+//   607-644 TFLOP/s, FP8 forward (fast accumulation) 1122-1315, backward (split) 1062-1258;
+//   predicted / measured time per group 0.93-1.10 from 4,096 tokens, up to 1.26 below (the
+//   forward of narrow GEMMs: the fixed-tile wave model).
+// * cuDNN attention, causal, head dim 128, forward + backward: 0.44 of the BF16 peak at 2K tokens,
+//   0.56 at 8K-16K; the fitted te_attention_efficiency (0.58 x s / (s + 512)) within 6% from 2K.
+// * memory-bound: a copy at 0.87 of the 4.8 TB/s, eager RMSNorm 0.56, SiLU x multiply 0.87, the
+//   FP8 cast 0.68, amax 0.76; the fitted memory_efficiency 0.68 lies inside that range.
+// * a tiny kernel costs 0.92 us of GPU time replayed from a CUDA graph and 9.8 us launched from a
+//   Python loop; the fitted kernel_overhead_s (2.0 us) lies between.
+// * grouped expert GEMMs (torch._grouped_mm) at 0.72-1.10 of the dense GEMM's rate, median 0.95,
+//   against grouped_gemm_efficiency 0.86.
+#include "catch_shim.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <commscale/calibrate/nccl_tests.hpp>
+#include <commscale/hardware/accelerators.hpp>
+#include <commscale/hardware/clusters.hpp>
+#include <commscale/predict/compute.hpp>
+
+using namespace commscale;
+using Catch::Matchers::WithinRel;
+
+namespace h200_kernels {
+
+const nlohmann::json& measured() {
+    static const nlohmann::json j = [] {
+        std::ifstream in(std::string(COMMSCALE_DATA_DIR) + "/measurements/h200_compute_kernels.json");
+        REQUIRE(in.good());
+        return nlohmann::json::parse(in);
+    }();
+    return j;
+}
+
+double median(std::vector<double> v) {
+    REQUIRE(!v.empty());
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+constexpr double tflops = 1e12;
+
+}  // namespace h200_kernels
+
+TEST_CASE("validation: H200 kernels, the device and the best-shape GEMM rates", "[validation][compute]") {
+    using namespace h200_kernels;
+    const auto& j = measured();
+    const std::string name = j["device"]["name"];
+    const auto acc = accelerator_for_device(name);
+    REQUIRE(acc.has_value());
+    CHECK(acc->name == "h200-sxm");
+    CHECK(j["device"]["multiprocessors"].get<int>() == acc->compute_units);
+    // the SXM part's HBM3e: 141 GB (datasheet) against 143,771 MiB reported by the driver
+    CHECK_THAT(j["device"]["memory_bytes"].get<double>(), WithinRel(acc->memory.value(), 0.08));
+
+    // best shape of a 125-shape search (4,096-16,384 per side): the MAMF figure within 5%
+    const double bf16 = j["gemm"]["best"]["bf16"]["tflops"].get<double>() * tflops;
+    const double fp8 = j["gemm"]["best"]["fp8"]["tflops"].get<double>() * tflops;
+    CHECK_THAT(acc->compute_efficiency * acc->peak(dtype::bf16)->value(), WithinRel(bf16, 0.05));
+    CHECK_THAT(acc->compute_efficiency * acc->fp8_mamf_ratio * acc->peak(dtype::fp8)->value(), WithinRel(fp8, 0.05));
+}
+
+TEST_CASE("validation: H200 kernels, a transformer layer's GEMMs", "[validation][compute]") {
+    using namespace h200_kernels;
+    const auto& j = measured();
+    const accelerator& acc = h200_sxm;
+    // per (dtype, model, tp, tokens, accumulation): measured and predicted seconds of the layer's
+    // four GEMMs in one phase group (forward; backward = input + weight gradients)
+    struct sums { double measured = 0, predicted = 0; };
+    std::map<std::tuple<std::string, std::string, int, int, std::string>, sums> groups;
+    std::map<std::tuple<std::string, int, int, std::string, std::string>, std::pair<double, double>> fp8_accumulation;
+    const compute_params bf16 = compute_params_for(acc, dtype::bf16, kernel_constants);
+    const compute_params fp8 = compute_params_for(acc, dtype::fp8, kernel_constants);
+    for (const auto& r : j["gemm"]["rows"]) {
+        if (r["search"] != "layer") continue;
+        const std::string type = r["dtype"], phase = r["phase"], model = r["model"];
+        const double m = r["m"], n = r["n"], k = r["k"], s = r["seconds"];
+        const int tp = r["tp"], tokens = r["tokens"];
+        const bool fast = type == "fp8" && r["fast_accum"].get<bool>();
+        const bool backward = phase != "fprop";
+        if (type == "fp8") {
+            auto& pair = fp8_accumulation[{model, tp, tokens, r["gemm"].get<std::string>(), phase}];
+            (fast ? pair.first : pair.second) = s;
+            // Transformer Engine's choice: fast accumulation forward, split backward
+            if (fast == backward) continue;
+        }
+        const compute_params& c = type == "fp8" ? fp8 : bf16;
+        double predicted = detail::gemm_seconds(m, n, k, c);
+        if (backward) predicted *= c.backward_gemm_slowdown;
+        auto& g = groups[{type, model, tp, tokens, backward ? "backward" : "forward"}];
+        g.measured += s;
+        g.predicted += predicted;
+    }
+    REQUIRE(groups.size() == 2 * 2 * 4 * 5);
+    std::map<std::string, std::vector<double>> ratio;  // measured / predicted time, per dtype
+    for (const auto& [key, g] : groups) {
+        INFO(std::get<0>(key) << " " << std::get<1>(key) << " tp " << std::get<2>(key) << " " << std::get<3>(key)
+                              << " tokens " << std::get<4>(key) << ": measured " << g.measured << " s, predicted "
+                              << g.predicted << " s");
+        // From 4,096 tokens every group within 12% of the kernel figures (a large-GEMM figure, 0.85
+        // of the MAMF rate: BF16 predicted 2-7% fast, FP8 up to 10% slow). Below, the forward
+        // groups of the narrow TP-sharded GEMMs are predicted up to 26% slow: the wave model
+        // (detail::wave_efficiency) tiles every output in 256 x 128 and leaves SMs idle, where
+        // cuBLAS on Hopper picks smaller tiles or splits K (without the wave model these groups
+        // are within 14%, every group in 0.86-1.07; the calibration set does not favour dropping
+        // it, see docs/accuracy.md): 30% there.
+        CHECK_THAT(g.predicted, WithinRel(g.measured, std::get<3>(key) >= 4096 ? 0.12 : 0.30));
+        ratio[std::get<0>(key)].push_back(g.measured / g.predicted);
+        std::printf("DBG %s %s %d %d %s %.3f\n", std::get<0>(key).c_str(), std::get<1>(key).c_str(), std::get<2>(key), std::get<3>(key), std::get<4>(key).c_str(), g.predicted / g.measured);
+    }
+    CHECK_THAT(median(ratio["bf16"]), WithinRel(1.0, 0.10));
+    CHECK_THAT(median(ratio["fp8"]), WithinRel(1.0, 0.10));
+
+    // the kernel figure of fp8_backward_slowdown: the backward GEMMs without fast accumulation
+    // against with it, median over the 160 input- and weight-gradient GEMMs
+    std::vector<double> split;
+    for (const auto& [key, pair] : fp8_accumulation)
+        if (std::get<4>(key) != "fprop") split.push_back(pair.second / pair.first);
+    REQUIRE(split.size() == 160);
+    CHECK_THAT(median(split), WithinRel(kernel_constants.fp8_backward_slowdown, 0.01));
+    // the fitted value carries FP8 work the model does not itemize (current-scaling amax passes,
+    // transposes): above the kernel figure, not below it
+    CHECK(fitted_compute_constants.fp8_backward_slowdown > median(split));
+}
+
+TEST_CASE("validation: H200 kernels, cuDNN attention against the fitted te_attention_efficiency", "[validation][compute]") {
+    using namespace h200_kernels;
+    const auto& j = measured();
+    const double peak = h200_sxm.peak(dtype::bf16)->value();
+    int checked = 0;
+    for (const auto& r : j["attention"]["rows"]) {
+        if (r.contains("error") || r["backend"] != "cudnn" || !r["causal"].get<bool>() || r["head_dim"] != 128) continue;
+        const double seq = r["seq"];
+        if (seq < 2048) continue;  // below 2K tokens the s / (s + 512) curve is 10-20% above cuDNN
+        const double efficiency = r["fwd_bwd_tflops"].get<double>() * tflops / peak;
+        INFO("seq " << seq << ": measured " << efficiency);
+        // the constant was fitted to whole Megatron-Core runs (published_runs.csv), not to kernels
+        CHECK_THAT(flash_attention_efficiency(seq, fitted_compute_constants.te_attention_efficiency), WithinRel(efficiency, 0.10));
+        ++checked;
+    }
+    CHECK(checked == 5);
+}
+
+TEST_CASE("validation: H200 kernels, memory-bound kernels, kernel overhead and grouped GEMMs", "[validation][compute]") {
+    using namespace h200_kernels;
+    const auto& j = measured();
+    const double hbm = h200_sxm.memory_bandwidth.value();
+    std::map<std::string, double> fraction;
+    for (const auto& r : j["memory"]["rows"]) fraction[r["kernel"]] = r["bytes_per_s"].get<double>() / hbm;
+    // a copy: the kernel figure of memory_efficiency (best-in-class kernels at 0.8-0.9 of HBM)
+    CHECK_THAT(fraction.at("copy"), WithinRel(kernel_constants.memory_efficiency, 0.10));
+    CHECK(fraction.at("copy") < 1.0);
+    // the fitted value inside the spread of the element-wise kernels a layer runs
+    const double lo = std::min({fraction.at("rmsnorm_fwd"), fraction.at("silu_mul"), fraction.at("cast_bf16_fp8"), fraction.at("amax")});
+    const double hi = std::max({fraction.at("rmsnorm_fwd"), fraction.at("silu_mul"), fraction.at("cast_bf16_fp8"), fraction.at("amax")});
+    CHECK(fitted_compute_constants.memory_efficiency > lo);
+    CHECK(fitted_compute_constants.memory_efficiency < hi);
+
+    // per-kernel overhead: between a kernel replayed from a CUDA graph and one launched from Python
+    const auto& o = j["overhead"];
+    CHECK(o["tiny_kernel_graph_replay_s"].get<double>() < fitted_compute_constants.kernel_overhead_s);
+    CHECK(fitted_compute_constants.kernel_overhead_s < o["tiny_kernel_eager_gpu_s"].get<double>());
+
+    // grouped expert GEMMs against the dense GEMM of the same rows
+    std::vector<double> grouped;
+    for (const auto& r : j["moe"]["rows"])
+        if (r.contains("grouped_tflops")) grouped.push_back(r["grouped_tflops"].get<double>() / r["dense_tflops"].get<double>());
+    REQUIRE(grouped.size() == 24);
+    CHECK_THAT(median(grouped), WithinRel(kernel_constants.grouped_gemm_efficiency, 0.12));
+}
+
+TEST_CASE("validation: H200 kernels, the NCCL probe's output on the same machine", "[validation][probe]") {
+    const auto sets = read_measurements(std::string(COMMSCALE_DATA_DIR) + "/measurements/h200_nccl_probe_1gpu.json");
+    REQUIRE(sets.size() == 7);
+    for (const auto& s : sets) {
+        CHECK(s.tool == "commscale-probe");
+        CHECK(s.gpu == "NVIDIA H200");
+        CHECK(s.ranks == 1);
+    }
+    CHECK(preset_for_gpu(sets.front().gpu) == "hgx-h200");
+    // one rank: all_reduce is a device-local copy; its largest message moves the buffer in and out
+    // of HBM, below the datasheet's 4.8 TB/s and above half of it
+    const auto& ar = sets.front();
+    REQUIRE(ar.op == collective_op::all_reduce);
+    const double copy = 2.0 * ar.rows.back().algbw.value();
+    CHECK(copy < h200_sxm.memory_bandwidth.value());
+    CHECK(copy > 0.5 * h200_sxm.memory_bandwidth.value());
+}
