@@ -12,6 +12,8 @@ include/commscale/predict/compute.hpp models, and writes them as one JSON docume
 * Attention: scaled_dot_product_attention with the FlashAttention-2 and cuDNN backends, causal
   and not, head dimension 64 and 128, 512 to 32,768 tokens at 16,384 tokens per batch (the
   configuration of the flash-attention README's benchmarks), forward and backward apart.
+* GEMM M sweep (gemm_m_sweep): five TP-sharded Llama 3 forward GEMMs at 128 to 8,192 tokens in
+  steps of 128, BF16 and FP8, for the tile and wave effects of small token counts.
 * Attention at today's models' shapes (attention_shapes): grouped-query, MLA (query and key head
   192, value 128) with cuDNN and FlashAttention-2, 8,192 tokens, causal.
 * MoE (moe): the routed experts' FC1 and FC2 of Qwen3 30B-A3B, DeepSeek-V3, GPT-OSS 120B and
@@ -24,7 +26,8 @@ include/commscale/predict/compute.hpp models, and writes them as one JSON docume
   CUDA graph.
 
 Each figure is the mean over timed iterations (CUDA events) after untimed warm-up ones, on
-random normal data. Usage: python3 compute_probe.py OUTPUT.json [--quick] [--only=gemm,attention,attention_shapes,moe,memory,overhead]. Needs PyTorch with
+random normal data. Usage: python3 compute_probe.py OUTPUT.json [--quick]
+[--only=gemm,gemm_m_sweep,attention,attention_shapes,moe,memory,overhead]. Needs PyTorch with
 CUDA; FP8 needs compute capability 8.9 or later.
 """
 
@@ -165,6 +168,22 @@ def gemms():
                         rows.append(row("fp8", mm, nn, kk, fp8_gemm(mm, nn, kk, fast), layout="tn", search="layer",
                                         fast_accum=fast, **tag))
     return {"rows": rows, "best": best}
+
+
+def gemm_m_sweep():
+    """Tile and wave effects: the forward GEMMs of TP-sharded Llama 3 layers at every token count
+    from 128 to 8,192 in steps of 128 (output M x N, reduction K), BF16 and FP8 (fast accumulation)."""
+    rows = []
+    shapes = [("llama3-70b tp8 qkv", 1280, 8192), ("llama3-70b tp8 proj", 8192, 1024),
+              ("llama3-70b tp8 fc1", 7168, 8192), ("llama3-70b tp8 fc2", 8192, 3584),
+              ("llama3-8b tp1 qkv", 6144, 4096)]
+    for name, n, k in shapes:
+        for m in range(128, 8193, 128):
+            rows.append(row("bf16", m, n, k, bf16_gemm(m, n, k, "fprop"), layout="fprop",
+                            search="m_sweep", gemm=name))
+            rows.append(row("fp8", m, n, k, fp8_gemm(m, n, k, True), layout="tn", search="m_sweep", gemm=name,
+                            fast_accum=True))
+    return {"rows": rows}
 
 
 # ----------------------------------------------------------------------------------- attention
@@ -399,7 +418,8 @@ def main():
     if run("gemm"):
         section("gemm", gemms, doc)
         doc["device"]["smi_after_gemms"] = smi("clocks.sm,clocks.mem,power.draw,temperature.gpu")
-    for name, fn in (("attention", attention), ("attention_shapes", attention_shapes), ("moe", moe),
+    for name, fn in (("gemm_m_sweep", gemm_m_sweep), ("attention", attention), ("attention_shapes", attention_shapes),
+                     ("moe", moe),
                      ("memory", memory), ("overhead", overhead)):
         if run(name):
             section(name, fn, doc)
