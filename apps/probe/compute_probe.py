@@ -12,8 +12,8 @@ include/commscale/predict/compute.hpp models, and writes them as one JSON docume
 * Attention: scaled_dot_product_attention with the FlashAttention-2 and cuDNN backends, causal
   and not, head dimension 64 and 128, 512 to 32,768 tokens at 16,384 tokens per batch (the
   configuration of the flash-attention README's benchmarks), forward and backward apart.
-* GEMM M sweep (gemm_m_sweep): five TP-sharded Llama 3 forward GEMMs at 128 to 8,192 tokens in
-  steps of 128, BF16 and FP8, for the tile and wave effects of small token counts.
+* GEMM M sweep (gemm_m_sweep): six TP-sharded Llama 3 forward GEMMs at 64 to 8,192 tokens, BF16
+  and FP8, timed as CUDA-graph replays, for the tile and wave effects of small token counts.
 * Attention at today's models' shapes (attention_shapes): grouped-query, MLA (query and key head
   192, value 128) with cuDNN and FlashAttention-2, 8,192 tokens, causal.
 * MoE (moe): the routed experts' FC1 and FC2 of Qwen3 30B-A3B, DeepSeek-V3, GPT-OSS 120B and
@@ -170,21 +170,47 @@ def gemms():
     return {"rows": rows, "best": best}
 
 
+def graph_bench(fn, reps=20):
+    """Mean GPU seconds per call of fn, captured `reps` times into a CUDA graph and replayed: the
+    kernels run back to back with no host launch between them (the GPU time of short kernels,
+    which a Python loop cannot keep fed)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(reps):
+            fn()
+    return bench(graph.replay) / reps
+
+
 def gemm_m_sweep():
-    """Tile and wave effects: the forward GEMMs of TP-sharded Llama 3 layers at every token count
-    from 128 to 8,192 in steps of 128 (output M x N, reduction K), BF16 and FP8 (fast accumulation)."""
+    """Tile and wave effects: the forward GEMMs of TP-sharded Llama 3 layers (output M x N,
+    reduction K) at 64 to 8,192 tokens, BF16 and FP8 (fast accumulation), timed as CUDA-graph
+    replays (graph_bench)."""
     rows = []
     shapes = [("llama3-70b tp8 qkv", 1280, 8192), ("llama3-70b tp8 proj", 8192, 1024),
               ("llama3-70b tp8 fc1", 7168, 8192), ("llama3-70b tp8 fc2", 8192, 3584),
-              ("llama3-8b tp1 qkv", 6144, 4096)]
+              ("llama3-8b tp1 qkv", 6144, 4096), ("llama3-8b tp8 qkv", 768, 4096)]
+    ms = list(range(64, 2048, 64)) + list(range(2048, 8193, 256))
     for name, n, k in shapes:
-        for m in range(128, 8193, 128):
-            rows.append(row("bf16", m, n, k, bf16_gemm(m, n, k, "fprop"), layout="fprop",
-                            search="m_sweep", gemm=name))
-            rows.append(row("fp8", m, n, k, fp8_gemm(m, n, k, True), layout="tn", search="m_sweep", gemm=name,
-                            fast_accum=True))
+        for m in ms:
+            a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+            b = torch.randn(n, k, device=dev, dtype=torch.bfloat16).t()
+            out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+            rows.append(row("bf16", m, n, k, graph_bench(lambda: torch.matmul(a, b, out=out)), layout="fprop",
+                            search="m_sweep", timing="graph", gemm=name))
+            a8, b8 = a.to(torch.float8_e4m3fn), b.t().contiguous().to(torch.float8_e4m3fn).t()
+            one = torch.tensor(1.0, device=dev)
+            rows.append(row("fp8", m, n, k, graph_bench(lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one,
+                                                                                  out_dtype=torch.bfloat16,
+                                                                                  use_fast_accum=True)),
+                            layout="tn", search="m_sweep", timing="graph", gemm=name, fast_accum=True))
+            del a, b, out, a8, b8
     return {"rows": rows}
-
 
 # ----------------------------------------------------------------------------------- attention
 def attention():
