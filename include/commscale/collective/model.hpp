@@ -193,25 +193,27 @@ template <class R, class F>
     return dispatch_algorithm<R>(a, f, std::make_index_sequence<static_cast<std::size_t>(algorithm_count - 1)>{});
 }
 
-/// The candidates of the automatic choice in the order they are tried (each descriptor's
-/// `choice_order`; -1: never a candidate), most often fastest first so that the bounds prune the
-/// rest.
-template <std::size_t... I>
-[[nodiscard]] consteval auto automatic_candidates_of(std::index_sequence<I...>) {
-    constexpr std::array<int, sizeof...(I)> order{descriptor<static_cast<algorithm>(I + 1)>::choice_order...};
-    constexpr int count = ((order[I] >= 0 ? 1 : 0) + ...);
-    std::array<algorithm, static_cast<std::size_t>(count)> out{};
-    std::array<int, static_cast<std::size_t>(count)> seen{};
-    for (std::size_t i = 0; i < order.size(); ++i) {
-        if (order[i] < 0) continue;
-        if (order[i] >= count || seen[static_cast<std::size_t>(order[i])]++ != 0)
-            throw "choice_order: each candidate needs its own place in 0 .. candidates - 1";
-        out[static_cast<std::size_t>(order[i])] = static_cast<algorithm>(i + 1);
+/// The candidates of the automatic choice in the order they are tried, most often fastest first so
+/// that the bounds prune the rest (each one's `automatic_candidate(op)` says for which operations).
+/// The pipelined binary tree is never a candidate: the double binary tree dominates it.
+inline constexpr std::array automatic_candidates{
+    algorithm::ring,   algorithm::nvls,   algorithm::pat,    algorithm::double_binary_tree, algorithm::hierarchical,
+    algorithm::halving_doubling, algorithm::direct, algorithm::parameter_server, algorithm::parameter_server_sharded};
+/// The algorithms that are never a candidate of the automatic choice.
+inline constexpr std::array never_automatic{algorithm::tree};
+
+/// Every algorithm is a candidate once or in never_automatic (a new algorithm must take a place).
+[[nodiscard]] consteval bool automatic_candidates_complete() {
+    for (int a = 1; a < algorithm_count; ++a) {
+        int seen = 0;
+        for (const algorithm c : automatic_candidates) seen += static_cast<int>(c) == a ? 1 : 0;
+        for (const algorithm c : never_automatic) seen += static_cast<int>(c) == a ? 1 : 0;
+        if (seen != 1) return false;
     }
-    return out;
+    return true;
 }
-inline constexpr auto automatic_candidates =
-    automatic_candidates_of(std::make_index_sequence<static_cast<std::size_t>(algorithm_count - 1)>{});
+static_assert(automatic_candidates_complete(),
+              "each algorithm is in automatic_candidates or never_automatic, once (collective/model.hpp)");
 
 /// The algorithms whose descriptors derate the network bandwidth (`net_bandwidth_factor` below
 /// 1), in enumerator order: the rate context keeps one network rate for each (`ik_net_derated`),
@@ -651,7 +653,7 @@ namespace detail {
         chosen = better ? a : chosen;
         best_time = better ? t : best_time;
     };
-    // In the descriptors' choice order (automatic_candidates).
+    // In the order of automatic_candidates.
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         (consider.template operator()<automatic_candidates[I]>(), ...);
     }(std::make_index_sequence<automatic_candidates.size()>{});

@@ -20,9 +20,8 @@
 /// * `simple_only`: only NCCL's Simple protocol implements it;
 /// * `net_bandwidth_factor`: the fraction of the network bandwidth its network parts get in
 ///   realistic mode (a tuner's derating of the algorithm; 1: none);
-/// * `choice_order`: its place in the automatic choice's scan (most often fastest first, so that
-///   the bounds prune the rest), -1 when it is never a candidate (dominated);
-///   `automatic_candidate(op)`: false for the operations where another candidate dominates it;
+/// * `automatic_candidate(op)`: false for the operations where another candidate dominates it (its
+///   place in the automatic choice's scan is in collective/model.hpp `automatic_candidates`);
 /// * `build(inputs, op, s, phase_plan)`: its phases for a buffer of `s` bytes (nccl-tests size);
 /// * `prune` and, for `pruning::peer`, `steps(path, op)`: the latency step counts of its phases
 ///   (`latency_steps`) from which the evaluator's lower bound is made;

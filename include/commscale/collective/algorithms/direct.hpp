@@ -13,7 +13,6 @@ namespace commscale::detail {
 /// parameter servers: one message per worker and direction).
 template <>
 struct descriptor<algorithm::direct> : descriptor_defaults<algorithm::direct> {
-    static constexpr int choice_order = 6;
     static constexpr pruning prune = pruning::peer;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op) { return true; }

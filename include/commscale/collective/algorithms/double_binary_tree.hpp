@@ -10,7 +10,6 @@ namespace commscale::detail {
 
 template <>
 struct descriptor<algorithm::double_binary_tree> : descriptor_defaults<algorithm::double_binary_tree> {
-    static constexpr int choice_order = 3;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {
         return tree_applies(op);

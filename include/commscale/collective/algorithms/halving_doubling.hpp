@@ -11,7 +11,6 @@ namespace commscale::detail {
 /// nearest peers first (inside the node), a fold/unfold of S when n is not a power of two.
 template <>
 struct descriptor<algorithm::halving_doubling> : descriptor_defaults<algorithm::halving_doubling> {
-    static constexpr int choice_order = 5;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {
         using o = collective_op;

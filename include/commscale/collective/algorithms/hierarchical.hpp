@@ -11,7 +11,6 @@ namespace commscale::detail {
 /// NIC share, intra all-gather (r-1)/r S.
 template <>
 struct descriptor<algorithm::hierarchical> : descriptor_defaults<algorithm::hierarchical> {
-    static constexpr int choice_order = 4;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {
         return op == collective_op::all_reduce;

@@ -14,7 +14,6 @@ namespace commscale::detail {
 /// ring of 2(N-1)/N S among nodes.
 template <>
 struct descriptor<algorithm::nvls> : descriptor_defaults<algorithm::nvls> {
-    static constexpr int choice_order = 1;
 
     /// Needs in-switch reduction (node.in_switch_reduction, >= 2 ranks per node) or, for
     /// all_reduce across nodes, in-network reduction (cluster.in_network_reduction).

@@ -11,7 +11,6 @@ namespace commscale::detail {
 /// message per worker and direction: n-1 step latencies per direction (as direct).
 template <>
 struct descriptor<algorithm::parameter_server> : descriptor_defaults<algorithm::parameter_server> {
-    static constexpr int choice_order = 7;
     static constexpr pruning prune = pruning::peer;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {

@@ -11,7 +11,6 @@ namespace commscale::detail {
 /// per peer and phase: n-1 step latencies per phase (as direct).
 template <>
 struct descriptor<algorithm::parameter_server_sharded> : descriptor_defaults<algorithm::parameter_server_sharded> {
-    static constexpr int choice_order = 8;
     static constexpr pruning prune = pruning::peer;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {

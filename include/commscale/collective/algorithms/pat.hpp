@@ -21,7 +21,6 @@ inline constexpr double nccl_pat_bandwidth_factor = 0.75;
 /// term that is not modelled here.
 template <>
 struct descriptor<algorithm::pat> : descriptor_defaults<algorithm::pat> {
-    static constexpr int choice_order = 2;
     static constexpr bool simple_only = true;
     /// Its network parts at NCCL's derated bandwidth (`nccl_pat_bandwidth_factor`), in
     /// realistic mode.

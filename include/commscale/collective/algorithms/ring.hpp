@@ -14,7 +14,6 @@ namespace commscale::detail {
 /// some channels and the NIC's capacity is divided among them).
 template <>
 struct descriptor<algorithm::ring> : descriptor_defaults<algorithm::ring> {
-    static constexpr int choice_order = 0;
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {
         return op != collective_op::send_recv;

@@ -37,7 +37,6 @@ inline void tree_phases(const plan_inputs& k, collective_op op, double s, phase_
 
 template <>
 struct descriptor<algorithm::tree> : descriptor_defaults<algorithm::tree> {
-    static constexpr int choice_order = -1;  // dominated by the double binary tree
 
     [[nodiscard]] static constexpr bool applies(const cluster&, int, int, collective_op op) {
         return tree_applies(op);
