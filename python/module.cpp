@@ -422,7 +422,7 @@ py::object step_one(py::handle model, py::handle cluster, const py::dict& option
     try {
         const row_source a(b, 0);
         a.check();
-        doc = cli::step_document(cli::predict_step_of(a));
+        doc = cli::step_document(cli::predict_step_of(request_rows(b, cli::step_options(false)).of(0), a));
     } catch (...) {
         raise(current_row_failure());
     }
@@ -529,14 +529,16 @@ py::tuple steps(py::handle model, py::handle cluster, const py::dict& columns, u
         const auto clusters = find_invariant<commscale::cluster>(b, read_cluster);
         const auto models = find_invariant<commscale::transformer>(b, read_model);
         const auto scalars = scalar_failure(b);
+        const request_rows requests(b, cli::step_options(false));
         for_each_row(b.rows, thread_count(threads), out.t, [&](std::size_t i, table_writer& w) {
             try {
                 if (scalars) throw row_failure{*scalars};
                 const row_source a(b, i);
                 a.check_sequences();
+                const cli::step_request request = requests.of(i);
                 const commscale::cluster c = clusters.get(a, read_cluster);
                 const commscale::transformer m = models.get(a, read_model);
-                const cli::step_prediction x = cli::predict_step_on(a, c, m);
+                const cli::step_prediction x = cli::predict_step_on(request, cli::is_demo(a), c, m);
                 write_numbers<cli::step_number_columns>(out.t, i, x);
                 for (std::size_t k = 0; k < cli::step_label_columns.size(); ++k)
                     w.label(k, i, cli::step_label_columns[k].value(x), true);  // catalog and interned names

@@ -2,10 +2,12 @@
 // Rows of keyword values for the Python module's step and collective functions: what cs.step and
 // cs.collective receive (one row) and what cs.steps and cs.collectives receive (a column of values
 // per keyword, scalars broadcast). A row is a source of option values for the CLI's own readers
-// (step_args.hpp and topology.hpp take any source with the members of cli::args), so a row gives
+// (topology.hpp and model.hpp take any source with the members of cli::args) and fills the
+// command's request as its options would (request_rows: step's step_request), so a row gives
 // exactly what the command line gives for the same options, defaults and derivations included,
 // without text: a Python int or float is read as the number the CLI reads from its text, and
-// where the CLI would refuse the text the row refuses the same text with the same message.
+// where the CLI would refuse the text the row refuses the same text with the same message
+// (cli::given_value, cli::reads).
 // No Python here: module.cpp turns Python objects into cells.
 #include <algorithm>
 #include <array>
@@ -32,44 +34,11 @@
 #include <commscale/workload/transformer.hpp>
 
 #include "cli.hpp"
+#include "options.hpp"
 
 namespace commscale_python {
 
-/// Python's repr() of a float, which is how the module writes a float for the command line: the
-/// shortest digits that read back as the same double, in positional notation for decimal
-/// exponents -4 to 15 (with ".0" when integral) and as d.ddde+XX otherwise; "nan", "inf", "-inf".
-[[nodiscard]] inline std::string float_text(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    char buf[64];
-    const auto done = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    const std::string_view sci(buf, static_cast<std::size_t>(done.ptr - buf));  // [-]d[.ddd]e(+|-)XX
-    const bool negative = sci.front() == '-';
-    const std::size_t e = sci.find('e');
-    std::string digits;
-    for (const char ch : sci.substr(negative ? 1 : 0, e - (negative ? 1 : 0)))
-        if (ch != '.') digits += ch;
-    int exponent = 0;
-    const std::string_view exp_text = sci.substr(e + 1);
-    (void)std::from_chars(exp_text.data() + (exp_text.front() == '+' ? 1 : 0), exp_text.data() + exp_text.size(), exponent);
-    const int point = exponent + 1;  // digits before the decimal point
-    std::string out = negative ? "-" : "";
-    if (point <= -4 || point > 16) {
-        out += digits.substr(0, 1);
-        if (digits.size() > 1) out += "." + digits.substr(1);
-        const int magnitude = exponent < 0 ? -exponent : exponent;
-        out += exponent < 0 ? "e-" : "e+";
-        if (magnitude < 10) out += '0';
-        out += std::to_string(magnitude);
-    } else if (point <= 0) {
-        out += "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
-    } else if (static_cast<std::size_t>(point) >= digits.size()) {
-        out += digits + std::string(static_cast<std::size_t>(point) - digits.size(), '0') + ".0";
-    } else {
-        out += digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
-    }
-    return out;
-}
+using cli::float_text;  // Python's repr() of a float: how the module writes a float for the command line
 
 /// One keyword value of one row (16 bytes: a batch holds one per row of each sequence).
 struct cell {
@@ -199,37 +168,33 @@ public:
     [[nodiscard]] long long integer(std::string_view name, long long fallback, long long lo, long long hi) const {
         const cell* v = value(name);
         if (!v) return fallback;
-        if (v->k == cell::kind::integer) {
-            if (v->integer >= lo && v->integer <= hi) return v->integer;
-            return commscale::require_int_range("--" + std::string(name), v->integer, lo, hi);
-        }
-        return cli::args::parse_int("--" + std::string(name), v->as_text(), lo, hi);
+        return cli::reads::integer(given(*v), "--" + std::string(name), lo, hi);
     }
     /// As cli::args::number (parse_number): a float or int it accepts as it is (the double its
     /// text reads as), anything else read from its text.
     [[nodiscard]] double number(std::string_view name, double fallback) const {
         const cell* v = value(name);
         if (!v) return fallback;
-        constexpr double smallest = commscale::detail::absurd_small(commscale::quantity_kind::number);
-        if (v->k == cell::kind::real && std::isfinite(v->real) && (v->real == 0 || v->real >= smallest))
-            return v->real == 0 ? 0.0 : v->real;  // -0.0 reads as 0
-        if (v->k == cell::kind::integer && v->integer >= 0 && v->integer <= exact_integer)
-            return static_cast<double>(v->integer);
-        return commscale::parse_number(v->as_text(), "--" + std::string(name));
+        return cli::reads::number(given(*v), "--" + std::string(name));
     }
     /// As cli::args::size (parse_size): a number of bytes it accepts as it is, anything else (a
     /// text with a unit, an out-of-range number) read from its text.
     [[nodiscard]] commscale::data_size size(std::string_view name, commscale::data_size fallback) const {
         const cell* v = value(name);
         if (!v) return fallback;
-        constexpr double smallest = commscale::detail::absurd_small(commscale::quantity_kind::size);
-        const double largest = commscale::detail::absurd_limit(commscale::quantity_kind::size);
-        if (v->k == cell::kind::real && std::isfinite(v->real) && (v->real == 0 || v->real >= smallest) && v->real <= largest)
-            return commscale::bytes(v->real == 0 ? 0.0 : v->real);
-        if (v->k == cell::kind::integer && v->integer >= 0 && v->integer <= exact_integer &&
-            static_cast<double>(v->integer) <= largest)
-            return commscale::bytes(static_cast<double>(v->integer));
-        return commscale::parse_size(v->as_text(), "--" + std::string(name));
+        return cli::reads::size(given(*v), "--" + std::string(name));
+    }
+
+    /// A cell as the value an option is given: an int or float as the number, anything else as its
+    /// text.
+    [[nodiscard]] static cli::given_value given(const cell& v) {
+        switch (v.k) {
+            case cell::kind::integer: return cli::given_value::of_integer(v.integer);
+            case cell::kind::real: return cli::given_value::of_real(v.real);
+            case cell::kind::text: return cli::given_value::of_text(*v.text);
+            default: break;
+        }
+        return cli::given_value::of_text(v.k == cell::kind::boolean ? (v.boolean ? "True" : "False") : "");
     }
 
     /// Throws the failure of a value the row cannot take: a flag given anything but True, False or
@@ -287,10 +252,54 @@ private:
         return false;
     }
 
-    static constexpr long long exact_integer = 1LL << 53;  // every int up to here is a double
     const batch* b_;
     std::size_t row_;
     std::vector<std::string>* touched_;
+};
+
+/// A batch's keywords as the options of a command bound to its request `R` (options.hpp), each
+/// column bound once to its option: the request of a row holds what the command line's would for
+/// the same options. A flag given True sets it; a flag X given False sets no-X where the command
+/// has it (as row_source::flag reads it); None and False leave a value out.
+template <class R>
+class request_rows {
+public:
+    request_rows(const batch& b, const std::vector<cli::bound_option<R>>& options) {
+        const auto named = [&](std::string_view name) -> const cli::bound_option<R>* {
+            for (const cli::bound_option<R>& o : options)
+                if (o.take && batch::same(o.spec.name, name)) return &o;
+            return nullptr;
+        };
+        for (const column& c : b.columns) {
+            const cli::bound_option<R>* on = named(c.name);
+            const cli::bound_option<R>* off = !c.spec->takes_value ? named("no-" + c.name) : nullptr;
+            if (on || off) bindings_.push_back({&c, on, off});
+        }
+    }
+
+    /// The request of row `row` (whose values row_source::check has accepted).
+    [[nodiscard]] R of(std::size_t row) const {
+        R r{};
+        for (const binding& x : bindings_) {
+            const cell& v = x.c->at(row);
+            if (v.k == cell::kind::none || v.k == cell::kind::parsed) continue;
+            if (v.k == cell::kind::boolean) {
+                const cli::bound_option<R>* o = v.boolean ? x.on : x.off;
+                if (o && !o->spec.takes_value) o->take(r, cli::given_value{});
+            } else if (x.on && x.on->spec.takes_value) {
+                x.on->take(r, row_source::given(v));
+            }
+        }
+        return r;
+    }
+
+private:
+    struct binding {
+        const column* c;
+        const cli::bound_option<R>* on;   ///< the column's option
+        const cli::bound_option<R>* off;  ///< no-X of a flag X, given False
+    };
+    std::vector<binding> bindings_;
 };
 
 /// The parsed model or cluster of a row (`has("model")` / `has("cluster")`), or its failure.

@@ -12,14 +12,21 @@
 // arguments, --help. The readers then run in the order the options are declared, before the
 // command (not as CLI11 ->check validators, which run inside CLI11's parse, before those checks,
 // and would change which error a line with two of them reports). Options still read by name (the
-// topology flags and --model, which the Python module's rows share) are declared `opt::by_name`:
-// the command reads them from `args`. A command whose checks of which options go together come
-// before their values (capacity) declares them `opt::later`: the request holds the text and its
-// reader, and the command reads the value where its order puts it.
+// topology flags, --gpus where it picks the cluster's nodes, --model, and the collective's options,
+// which the Python module's rows share) are declared `opt::by_name`: the command reads them from
+// `args`. A command whose checks of which options go together come before their values
+// (capacity) declares them `opt::later`: the request holds the text and its reader, and the
+// command reads the value where its order puts it. A request that the Python module's rows fill
+// too (step and scale's) declares them `opt::given`, the same with the value as given: a command
+// line's text, or a number of a row, read as the number its text would read as (cli::reads).
+#include <charconv>
+#include <cmath>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -32,6 +39,137 @@
 
 namespace cli {
 
+/// The shortest text that reads back as `v`, written as Python's repr() writes a float (which is
+/// how the Python module writes a float for the command line): positional for decimal exponents
+/// -4 to 15 (with ".0" when integral), d.ddde+XX otherwise; "nan", "inf", "-inf".
+[[nodiscard]] inline std::string float_text(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[64];
+    const auto done = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    const std::string_view sci(buf, static_cast<std::size_t>(done.ptr - buf));  // [-]d[.ddd]e(+|-)XX
+    const bool negative = sci.front() == '-';
+    const std::size_t e = sci.find('e');
+    std::string digits;
+    for (const char ch : sci.substr(negative ? 1 : 0, e - (negative ? 1 : 0)))
+        if (ch != '.') digits += ch;
+    int exponent = 0;
+    const std::string_view exp_text = sci.substr(e + 1);
+    (void)std::from_chars(exp_text.data() + (exp_text.front() == '+' ? 1 : 0), exp_text.data() + exp_text.size(), exponent);
+    const int point = exponent + 1;  // digits before the decimal point
+    std::string out = negative ? "-" : "";
+    if (point <= -4 || point > 16) {
+        out += digits.substr(0, 1);
+        if (digits.size() > 1) out += "." + digits.substr(1);
+        const int magnitude = exponent < 0 ? -exponent : exponent;
+        out += exponent < 0 ? "e-" : "e+";
+        if (magnitude < 10) out += '0';
+        out += std::to_string(magnitude);
+    } else if (point <= 0) {
+        out += "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
+    } else if (static_cast<std::size_t>(point) >= digits.size()) {
+        out += digits + std::string(static_cast<std::size_t>(point) - digits.size(), '0') + ".0";
+    } else {
+        out += digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
+    }
+    return out;
+}
+
+/// An option's value as given: a command line's text, or a number that the Python module's rows
+/// hold without text (an int, a float), which reads as the number its text would read as.
+struct given_value {
+    enum class kind : unsigned char { text, integer, real };
+    kind k = kind::text;
+    std::string_view text;  ///< kind::text (held by whoever gave it: `args`, a row's column)
+    union {
+        long long integer = 0;  ///< kind::integer
+        double real;            ///< kind::real
+    };
+
+    [[nodiscard]] static given_value of_text(std::string_view t) {
+        given_value v;
+        v.text = t;
+        return v;
+    }
+    [[nodiscard]] static given_value of_integer(long long i) {
+        given_value v;
+        v.k = kind::integer;
+        v.integer = i;
+        return v;
+    }
+    [[nodiscard]] static given_value of_real(double r) {
+        given_value v;
+        v.k = kind::real;
+        v.real = r;
+        return v;
+    }
+    /// The text a command line would hold (a number as Python's str() writes it).
+    [[nodiscard]] std::string spelled() const {
+        switch (k) {
+            case kind::integer: return std::to_string(integer);
+            case kind::real: return float_text(real);
+            case kind::text: break;
+        }
+        return std::string(text);
+    }
+};
+
+// The readers of a given value: a number in range as it is, anything else read from its text, so
+// that a number reads as its text would and a refused one with the same message.
+namespace reads {
+
+inline constexpr long long exact_integer = 1LL << 53;  // every int up to here is a double
+
+/// An integer in [lo, hi] (args::parse_int).
+[[nodiscard]] inline long long integer(const given_value& v, const std::string& flag, long long lo, long long hi) {
+    if (v.k == given_value::kind::integer) {
+        if (v.integer >= lo && v.integer <= hi) return v.integer;
+        return commscale::require_int_range(flag, v.integer, lo, hi);
+    }
+    return args::parse_int(flag, v.spelled(), lo, hi);
+}
+
+/// A plain number (parse_number).
+[[nodiscard]] inline double number(const given_value& v, std::string_view flag) {
+    constexpr double smallest = commscale::detail::absurd_small(commscale::quantity_kind::number);
+    if (v.k == given_value::kind::real && std::isfinite(v.real) && (v.real == 0 || v.real >= smallest))
+        return v.real == 0 ? 0.0 : v.real;  // -0.0 reads as 0
+    if (v.k == given_value::kind::integer && v.integer >= 0 && v.integer <= exact_integer) return static_cast<double>(v.integer);
+    if (v.k == given_value::kind::text) return commscale::parse_number(v.text, flag);
+    return commscale::parse_number(v.spelled(), flag);
+}
+
+/// A size: bytes, or a number with a unit (parse_size).
+[[nodiscard]] inline commscale::data_size size(const given_value& v, std::string_view flag) {
+    constexpr double smallest = commscale::detail::absurd_small(commscale::quantity_kind::size);
+    const double largest = commscale::detail::absurd_limit(commscale::quantity_kind::size);
+    if (v.k == given_value::kind::real && std::isfinite(v.real) && (v.real == 0 || v.real >= smallest) && v.real <= largest)
+        return commscale::bytes(v.real == 0 ? 0.0 : v.real);
+    if (v.k == given_value::kind::integer && v.integer >= 0 && v.integer <= exact_integer &&
+        static_cast<double>(v.integer) <= largest)
+        return commscale::bytes(static_cast<double>(v.integer));
+    if (v.k == given_value::kind::text) return commscale::parse_size(v.text, flag);
+    return commscale::parse_size(v.spelled(), flag);
+}
+
+/// One of an enum's spellings (parse<E>).
+template <commscale::named_enum E>
+[[nodiscard]] E choice(const given_value& v, std::string_view flag) {
+    if (v.k == given_value::kind::text) return commscale::parse<E>(v.text, flag);
+    return commscale::parse<E>(v.spelled(), flag);
+}
+
+}  // namespace reads
+
+/// An option's value as given and its reader, read where the command asks (opt::given): `*x` is
+/// the value (or the reader's input_error). The reader belongs to the command's option.
+template <class T>
+struct given {
+    given_value value;
+    const std::function<T(const given_value&)>* read = nullptr;
+    [[nodiscard]] T operator*() const { return (*read)(value); }
+};
+
 /// One option of a command bound to a field of the command's request `R`.
 template <class R>
 struct bound_option {
@@ -39,6 +177,9 @@ struct bound_option {
     /// Writes the given value (a flag: the empty text) into the request; throws input_error. Empty
     /// for an option read by name.
     std::function<void(R&, const std::string&)> read;
+    /// Writes a value given without a command line (the Python module's rows: a flag given True)
+    /// into the request, for the options declared opt::given and the flags; else empty.
+    std::function<void(R&, const given_value&)> take = {};
 };
 
 /// An option's text as given and its reader, read when the command asks (opt::later): `*x` is the
@@ -71,7 +212,9 @@ namespace opt {
 /// A flag (no value): sets the field to `value`.
 template <class R, class Field>
 [[nodiscard]] bound_option<R> flag(std::string name, Field field, std::string help, bool value = true) {
-    return {{std::move(name), false, std::move(help)}, [field, value](R& r, const std::string&) { std::invoke(field, r) = value; }};
+    return {{std::move(name), false, std::move(help)},
+            [field, value](R& r, const std::string&) { std::invoke(field, r) = value; },
+            [field, value](R& r, const given_value&) { std::invoke(field, r) = value; }};
 }
 
 /// A value kept as text (a file name).
@@ -133,6 +276,20 @@ template <class R, class T, class Parse>
     std::function<T(const std::string&)> read = [parse, flag = "--" + name](const std::string& v) -> T { return parse(v, flag); };
     return {{std::move(name), true, std::move(help)},
             [field, read = std::move(read)](R& r, const std::string& v) { r.*field = cli::later<T>{v, read}; }};
+}
+
+/// An option read where the command asks for it (`*field`: `read(value)`, the value as given),
+/// as opt::later, for a command whose request the Python module's rows fill too (step, scale):
+/// they give a number without its text. `read(value, "--name")` is one of cli::reads's readers
+/// or built on them.
+template <class R, class T, class Read>
+[[nodiscard]] bound_option<R> given(std::string name, std::optional<cli::given<T>> R::*field, Read read, std::string help) {
+    // one reader for every copy of the option, so that the requests may point to it
+    auto shared = std::make_shared<const std::function<T(const given_value&)>>(
+        [read, flag = "--" + name](const given_value& v) -> T { return read(v, flag); });
+    auto take = [field, shared](R& r, const given_value& v) { r.*field = cli::given<T>{v, shared.get()}; };
+    return {{std::move(name), true, std::move(help)},
+            [take](R& r, const std::string& v) { take(r, given_value::of_text(v)); }, take};
 }
 
 /// Options the command reads by name from `args` (the topology flags, --model).

@@ -19,6 +19,7 @@
 
 #include "cli.hpp"
 #include "model.hpp"
+#include "options.hpp"
 #include "topology.hpp"
 
 namespace cli {
@@ -30,76 +31,155 @@ inline constexpr std::string_view demo_model = "gpt3-175b";
 inline constexpr std::string_view demo_cluster = "dgx-a100";
 inline constexpr int demo_nodes = 16;
 
-/// Options of `step` (and `scale`, which adds --nodes as a list).
-inline std::vector<option_spec> step_options_spec(bool scale) {
-    std::vector<option_spec> o = topology_options();
-    if (scale) {
-        for (auto& x : o)
-            if (x.name == "nodes") x.help = "comma-separated node counts, e.g. 1,2,4,8";
-    }
-    o.push_back({"gpus", true,
-                 scale ? "comma-separated GPU counts instead of --nodes (each a multiple of the GPUs per node)"
-                       : "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"});
-    o.push_back(model_option());
-    o.push_back({"tp", true, "tensor-parallel degree"});
-    o.push_back({"pp", true, "pipeline stages"});
-    o.push_back({"dp", true, "data-parallel degree (default: GPUs / (tp x pp x cp))"});
-    o.push_back({"cp", true, "context-parallel degree"});
-    o.push_back({"ep", true, "expert-parallel degree (divides dp x cp, or tp x cp x dp / etp)"});
-    o.push_back({"etp", true, "expert tensor-parallel degree: each expert's GEMMs split over etp ranks (default: tp)"});
-    o.push_back({"micro-batch", true, "sequences per micro-batch"});
-    o.push_back({"global-batch", true, "sequences per optimizer step"});
-    o.push_back({"seq", true, "sequence length in tokens"});
-    o.push_back({"zero", true, "ZeRO stage 0|1|2|3 (3 = FSDP)"});
-    o.push_back({"recompute", true, "none|selective|full"});
-    o.push_back({"schedule", true, "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe"});
-    o.push_back({"virtual-stages", true, "model chunks per device for the interleaved schedule"});
-    o.push_back({"sequence-parallel", false, "sequence parallelism with TP"});
-    o.push_back({"compute-efficiency", true, "achievable fraction of peak, overriding the default"});
-    o.push_back({"dtype", true, "fp32|tf32|bf16|fp16|fp8|mxfp8|nvfp4|fp4 (default bf16; the accelerator must have a peak for it)"});
-    o.push_back({"efficiency", true, "collective model: ideal|default"});
-    o.push_back({"framework", true, "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"});
-    o.push_back({"bucket", true, "DP gradient bucket size (default: the framework's)"});
-    o.push_back({"gradient-bytes", true, "bytes per reduced gradient element: 2 or 4 (default: the framework's)"});
-    o.push_back({"optimizer-state-bytes", true,
-                 "bytes per parameter of optimizer state: 12 fp32 main parameters and Adam moments (default), "
-                 "10 with 16-bit parameter remainders (Apex DistributedFusedAdam), 4 bf16 moments without main parameters"});
-    o.push_back({"expert-load", true, "MoE routing imbalance: busiest EP rank's tokens / the mean (default 1)"});
-    o.push_back({"capacity-factor", true, "MoE expert capacity factor: tokens beyond it are dropped (default: dropless)"});
-    o.push_back({"pad-to-capacity", false, "pad every expert's input to the capacity (needs --capacity-factor)"});
-    o.push_back({"moe-token-dispatcher", true,
-                 "alltoall|deepep|hybridep: Megatron's --moe-token-dispatcher-type alltoall, or flex with that "
-                 "--moe-flex-dispatcher-backend (default: the framework's, hybridep for megatron-core)"});
-    o.push_back({"dp-overlap", false, "overlap the DP gradient reduction with backward"});
-    o.push_back({"no-dp-overlap", false, "do not overlap the DP reduction with backward"});
-    o.push_back({"tp-overlap", false, "overlap TP collectives with matmuls (needs --sequence-parallel)"});
-    o.push_back({"no-tp-overlap", false, "expose every TP collective"});
-    o.push_back({"pp-overlap", false, "overlap steady-state pipeline send/recv with compute"});
-    o.push_back({"no-pp-overlap", false, "expose every pipeline send/recv"});
-    o.push_back({"zero-overlap", false, "overlap ZeRO/FSDP parameter all-gathers with compute (prefetch)"});
-    o.push_back({"no-zero-overlap", false, "expose every ZeRO/FSDP parameter all-gather"});
-    o.push_back({"cp-overlap", false, "overlap the CP K/V exchange with attention"});
-    o.push_back({"no-cp-overlap", false, "expose the CP K/V exchange"});
-    o.push_back({"attention", true, "flash|unfused (default: the framework's)"});
-    o.push_back({"first-stage-layers", true, "layers of the first pipeline stage (default: even split)"});
-    o.push_back({"last-stage-layers", true, "layers of the last pipeline stage (default: even split)"});
-    o.push_back({"account-for-embedding-in-pipeline-split", false,
-                 "count the embedding as a pipeline layer of the first stage (Megatron-Core's flag)"});
-    o.push_back({"account-for-loss-in-pipeline-split", false,
-                 "count the output layer and loss as a pipeline layer of the last stage (Megatron-Core's flag)"});
-    o.push_back({"cpu-offloading-num-layers", true,
-                 "layers per stage whose activations go to host memory (Megatron-Core's flag; default 0)"});
-    o.push_back({"recompute-modules", true,
-                 "modules recomputed in the backward, comma-separated (Megatron-Core's flag): core_attn, layernorm, "
-                 "mla_up_proj, mlp, moe, moe_act, shared_experts"});
-    o.push_back({"no-scatter-gather", false, "pipeline sends the whole activation from every TP rank"});
-    o.push_back({"svg", true, "write a plot as an SVG file"});
-    if (scale) o.push_back({"strong", false, "strong scaling: keep the global batch fixed (default: weak)"});
-    return o;
+/// What the options of `step` and `scale` of their own give: each value as given with its reader
+/// (cli::given), read where step_plan's order reads it, so that a line with several errors reports
+/// the one that order finds first. The Python module's rows fill the same request
+/// (python/rows.hpp). The topology flags, --gpus and --model are read by name (topology.hpp,
+/// model.hpp), as the rows' clusters and models are.
+struct step_request {
+    std::optional<given<commscale::framework>> stack;
+    std::optional<given<int>> tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, zero, virtual_stages;
+    std::optional<given<commscale::recompute>> recompute_mode;
+    std::optional<given<commscale::pipeline_schedule>> schedule;
+    bool sequence_parallel = false;
+    std::optional<given<double>> compute_efficiency;
+    std::optional<given<commscale::dtype>> precision;
+    std::optional<given<commscale::efficiency_mode>> efficiency;
+    std::optional<given<commscale::data_size>> bucket;
+    std::optional<given<int>> gradient_bytes, optimizer_state_bytes;
+    std::optional<given<double>> expert_load, capacity_factor;
+    bool pad_to_capacity = false;
+    std::optional<given<commscale::moe_token_dispatcher>> dispatcher;
+    bool dp_overlap = false, no_dp_overlap = false, tp_overlap = false, no_tp_overlap = false, pp_overlap = false,
+         no_pp_overlap = false, zero_overlap = false, no_zero_overlap = false, cp_overlap = false, no_cp_overlap = false;
+    std::optional<given<commscale::attention_kernel>> attention;
+    std::optional<given<int>> first_stage_layers, last_stage_layers;
+    bool account_for_embedding_in_pipeline_split = false, account_for_loss_in_pipeline_split = false;
+    std::optional<given<int>> cpu_offloading_num_layers;
+    std::optional<given<unsigned>> recompute_modules;
+    bool no_scatter_gather = false;
+    std::optional<std::string> svg;
+    bool strong = false;  ///< scale only
+};
+
+namespace step_options_detail {
+/// An integer option's reader: an int in [lo, hi].
+[[nodiscard]] inline auto integer(long long lo, long long hi) {
+    return [lo, hi](const given_value& v, const std::string& flag) { return static_cast<int>(reads::integer(v, flag, lo, hi)); };
+}
+/// A number option's reader: a number in [lo, hi].
+[[nodiscard]] inline auto number(double lo, double hi) {
+    return [lo, hi](const given_value& v, const std::string& flag) { return commscale::require_range(flag, reads::number(v, flag), lo, hi); };
+}
+/// A choice option's reader: one of an enum's spellings.
+template <commscale::named_enum E>
+[[nodiscard]] E spelling(const given_value& v, const std::string& flag) {
+    return reads::choice<E>(v, flag);
+}
+}  // namespace step_options_detail
+
+/// The options of `step` (and `scale`, which takes --nodes and --gpus as lists, and --strong), in
+/// the order of their help: the topology flags, --gpus and --model read by name, the others bound
+/// to step_request. Built once: requests point to their readers.
+inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
+    static const auto make = [](bool for_scale) {
+        using r = step_request;
+        using namespace commscale;
+        using opt::by_name;
+        using opt::flag;
+        using opt::given;
+        using opt::text;
+        using step_options_detail::integer;
+        using step_options_detail::number;
+        using step_options_detail::spelling;
+        std::vector<option_spec> topology = topology_options();
+        if (for_scale) {
+            for (auto& x : topology)
+                if (x.name == "nodes") x.help = "comma-separated node counts, e.g. 1,2,4,8";
+        }
+        std::vector<bound_option<r>> o =
+            by_name<r>(std::move(topology)) +
+            by_name<r>({{"gpus", true,
+                         for_scale ? "comma-separated GPU counts instead of --nodes (each a multiple of the GPUs per node)"
+                                   : "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"},
+                        model_option()}) +
+            std::vector<bound_option<r>>{
+                given<r>("tp", &r::tp, integer(1, plan_limits::degree), "tensor-parallel degree"),
+                given<r>("pp", &r::pp, integer(1, plan_limits::degree), "pipeline stages"),
+                given<r>("dp", &r::dp, integer(1, plan_limits::dp), "data-parallel degree (default: GPUs / (tp x pp x cp))"),
+                given<r>("cp", &r::cp, integer(1, plan_limits::degree), "context-parallel degree"),
+                given<r>("ep", &r::ep, integer(1, plan_limits::degree), "expert-parallel degree (divides dp x cp, or tp x cp x dp / etp)"),
+                given<r>("etp", &r::etp, integer(1, plan_limits::degree),
+                         "expert tensor-parallel degree: each expert's GEMMs split over etp ranks (default: tp)"),
+                given<r>("micro-batch", &r::micro_batch, integer(1, plan_limits::micro_batch), "sequences per micro-batch"),
+                given<r>("global-batch", &r::global_batch, integer(1, plan_limits::global_batch), "sequences per optimizer step"),
+                given<r>("seq", &r::seq, integer(1, 1 << 26), "sequence length in tokens"),
+                given<r>("zero", &r::zero, integer(0, 3), "ZeRO stage 0|1|2|3 (3 = FSDP)"),
+                given<r>("recompute", &r::recompute_mode, &spelling<recompute>, "none|selective|full"),
+                given<r>("schedule", &r::schedule, &spelling<pipeline_schedule>, "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe"),
+                given<r>("virtual-stages", &r::virtual_stages, integer(1, plan_limits::virtual_stages),
+                         "model chunks per device for the interleaved schedule"),
+                flag<r>("sequence-parallel", &r::sequence_parallel, "sequence parallelism with TP"),
+                given<r>("compute-efficiency", &r::compute_efficiency, number(1e-6, 1.0),
+                         "achievable fraction of peak, overriding the default"),
+                given<r>("dtype", &r::precision, &spelling<dtype>,
+                         "fp32|tf32|bf16|fp16|fp8|mxfp8|nvfp4|fp4 (default bf16; the accelerator must have a peak for it)"),
+                given<r>("efficiency", &r::efficiency, &spelling<efficiency_mode>, "collective model: ideal|default"),
+                given<r>("framework", &r::stack, &spelling<framework>,
+                         "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"),
+                given<r>("bucket", &r::bucket, [](const given_value& v, const std::string& f) { return reads::size(v, f); },
+                         "DP gradient bucket size (default: the framework's)"),
+                given<r>("gradient-bytes", &r::gradient_bytes, integer(1, 4),
+                         "bytes per reduced gradient element: 2 or 4 (default: the framework's)"),
+                given<r>("optimizer-state-bytes", &r::optimizer_state_bytes, integer(0, plan_limits::optimizer_state_bytes),
+                         "bytes per parameter of optimizer state: 12 fp32 main parameters and Adam moments (default), "
+                         "10 with 16-bit parameter remainders (Apex DistributedFusedAdam), 4 bf16 moments without main parameters"),
+                given<r>("expert-load", &r::expert_load, number(1.0, 1e6),
+                         "MoE routing imbalance: busiest EP rank's tokens / the mean (default 1)"),
+                given<r>("capacity-factor", &r::capacity_factor, number(1e-3, 1e6),
+                         "MoE expert capacity factor: tokens beyond it are dropped (default: dropless)"),
+                flag<r>("pad-to-capacity", &r::pad_to_capacity, "pad every expert's input to the capacity (needs --capacity-factor)"),
+                given<r>("moe-token-dispatcher", &r::dispatcher, &spelling<moe_token_dispatcher>,
+                         "alltoall|deepep|hybridep: Megatron's --moe-token-dispatcher-type alltoall, or flex with that "
+                         "--moe-flex-dispatcher-backend (default: the framework's, hybridep for megatron-core)"),
+                flag<r>("dp-overlap", &r::dp_overlap, "overlap the DP gradient reduction with backward"),
+                flag<r>("no-dp-overlap", &r::no_dp_overlap, "do not overlap the DP reduction with backward"),
+                flag<r>("tp-overlap", &r::tp_overlap, "overlap TP collectives with matmuls (needs --sequence-parallel)"),
+                flag<r>("no-tp-overlap", &r::no_tp_overlap, "expose every TP collective"),
+                flag<r>("pp-overlap", &r::pp_overlap, "overlap steady-state pipeline send/recv with compute"),
+                flag<r>("no-pp-overlap", &r::no_pp_overlap, "expose every pipeline send/recv"),
+                flag<r>("zero-overlap", &r::zero_overlap, "overlap ZeRO/FSDP parameter all-gathers with compute (prefetch)"),
+                flag<r>("no-zero-overlap", &r::no_zero_overlap, "expose every ZeRO/FSDP parameter all-gather"),
+                flag<r>("cp-overlap", &r::cp_overlap, "overlap the CP K/V exchange with attention"),
+                flag<r>("no-cp-overlap", &r::no_cp_overlap, "expose the CP K/V exchange"),
+                given<r>("attention", &r::attention, &spelling<attention_kernel>, "flash|unfused (default: the framework's)"),
+                given<r>("first-stage-layers", &r::first_stage_layers, integer(0, plan_limits::stage_layers),
+                         "layers of the first pipeline stage (default: even split)"),
+                given<r>("last-stage-layers", &r::last_stage_layers, integer(0, plan_limits::stage_layers),
+                         "layers of the last pipeline stage (default: even split)"),
+                flag<r>("account-for-embedding-in-pipeline-split", &r::account_for_embedding_in_pipeline_split,
+                        "count the embedding as a pipeline layer of the first stage (Megatron-Core's flag)"),
+                flag<r>("account-for-loss-in-pipeline-split", &r::account_for_loss_in_pipeline_split,
+                        "count the output layer and loss as a pipeline layer of the last stage (Megatron-Core's flag)"),
+                given<r>("cpu-offloading-num-layers", &r::cpu_offloading_num_layers, integer(0, plan_limits::stage_layers),
+                         "layers per stage whose activations go to host memory (Megatron-Core's flag; default 0)"),
+                given<r>("recompute-modules", &r::recompute_modules,
+                         [](const given_value& v, const std::string& f) { return recompute_modules_from_names(v.spelled(), f); },
+                         "modules recomputed in the backward, comma-separated (Megatron-Core's flag): core_attn, layernorm, "
+                         "mla_up_proj, mlp, moe, moe_act, shared_experts"),
+                flag<r>("no-scatter-gather", &r::no_scatter_gather, "pipeline sends the whole activation from every TP rank"),
+                text<r>("svg", &r::svg, "write a plot as an SVG file"),
+            };
+        if (for_scale) o.push_back(flag<r>("strong", &r::strong, "strong scaling: keep the global batch fixed (default: weak)"));
+        return o;
+    };
+    static const std::vector<bound_option<step_request>> step = make(false), scale_ = make(true);
+    return scale ? scale_ : step;
 }
 
 /// True when no model, cluster or topology flag is given: the embedded demo runs. `Source` here and
-/// below is `args` or anything with its has/get/flag/integer/number/size members (the Python rows).
+/// below is `args` or anything with its has/get/flag/integer/number/size members (the Python rows):
+/// what the topology flags, --gpus and --model give.
 template <class Source>
 [[nodiscard]] bool is_demo(const Source& a) {
     return !a.has("model") && !a.has("cluster") && !a.has("gpus") && !has_topology_override(a);
@@ -135,73 +215,66 @@ template <class Source>
     return resolve_model(a);
 }
 
-/// The plan the flags describe on `gpus` GPUs. Demo defaults: tp 8, pp 8, micro-batch 1, global
-/// batch 512 (1M tokens), full recompute. Otherwise tp = pp = cp = ep = 1, dp = GPUs / (tp pp cp),
-/// micro-batch 1, global batch dp x micro-batch (x 4 pp with pipelining, so the bubble is small),
-/// seq = min(2048, the model's context). Validation is predict_step's (errors name plan fields).
-template <class Source>
-[[nodiscard]] commscale::plan step_plan(const Source& a, const commscale::transformer& m, long long gpus) {
+/// The plan the options describe on `gpus` GPUs (`demo`: no model, cluster or topology flag given,
+/// is_demo). Demo defaults: tp 8, pp 8, micro-batch 1, global batch 512 (1M tokens), full
+/// recompute. Otherwise tp = pp = cp = ep = 1, dp = GPUs / (tp pp cp), micro-batch 1, global batch
+/// dp x micro-batch (x 4 pp with pipelining, so the bubble is small), seq = min(2048, the model's
+/// context). Validation is predict_step's (errors name plan fields).
+[[nodiscard]] inline commscale::plan step_plan(const step_request& r, bool demo, const commscale::transformer& m, long long gpus) {
     using namespace commscale;
-    const bool demo = is_demo(a);
     plan p;
-    apply_framework(p, parse<framework>(a.get("framework").value_or("megatron-core"), "--framework"));
-    auto ival = [&](const char* name, long long fallback, long long lo, long long hi) {
-        return static_cast<int>(a.integer(name, fallback, lo, hi));
-    };
-    p.tp = ival("tp", demo ? 8 : 1, 1, plan_limits::degree);
-    p.pp = ival("pp", demo ? 8 : 1, 1, plan_limits::degree);
-    p.cp = ival("cp", 1, 1, plan_limits::degree);
-    p.ep = ival("ep", 1, 1, plan_limits::degree);
-    if (a.has("etp")) p.etp = ival("etp", 1, 1, plan_limits::degree);
+    apply_framework(p, r.stack ? **r.stack : framework::megatron_core);
+    const auto value = [](const std::optional<given<int>>& v, int fallback) { return v ? **v : fallback; };
+    p.tp = value(r.tp, demo ? 8 : 1);
+    p.pp = value(r.pp, demo ? 8 : 1);
+    p.cp = value(r.cp, 1);
+    p.ep = value(r.ep, 1);
+    if (r.etp) p.etp = **r.etp;
     const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
-    if (!a.has("dp") && gpus % mp != 0)
+    if (!r.dp && gpus % mp != 0)
         throw input_error("--tp x --pp x --cp", std::to_string(mp), "a divisor of the cluster's " + std::to_string(gpus) + " GPUs");
-    p.dp = ival("dp", gpus / mp, 1, plan_limits::dp);
-    p.micro_batch = ival("micro-batch", 1, 1, plan_limits::micro_batch);
+    p.dp = r.dp ? **r.dp : static_cast<int>(gpus / mp);
+    p.micro_batch = value(r.micro_batch, 1);
     const long long gb_default = demo ? 512 : static_cast<long long>(p.dp) * p.micro_batch * (p.pp > 1 ? 4 * p.pp : 1);
-    p.global_batch = ival("global-batch", gb_default, 1, plan_limits::global_batch);
-    p.seq = ival("seq", m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048, 1, 1 << 26);
-    p.zero = ival("zero", p.zero, 0, 3);
-    p.recompute_mode = parse<recompute>(a.get("recompute").value_or(demo ? "full" : "none"), "--recompute");
-    p.schedule = parse<pipeline_schedule>(a.get("schedule").value_or("1f1b"), "--schedule");
-    p.virtual_stages = ival("virtual-stages", p.schedule == pipeline_schedule::interleaved ? 2 : 1, 1, plan_limits::virtual_stages);
-    p.sequence_parallel = a.flag("sequence-parallel");
-    if (auto v = a.get("dtype")) p.precision = parse<dtype>(*v, "--dtype");
-    if (a.has("compute-efficiency"))
-        p.compute_efficiency = require_range("--compute-efficiency", a.number("compute-efficiency", 0.5), 1e-6, 1.0);
-    if (a.has("bucket")) p.bucket = a.size("bucket", p.bucket);
-    if (a.has("expert-load")) p.expert_load = require_range("--expert-load", a.number("expert-load", 1.0), 1.0, 1e6);
-    if (a.has("capacity-factor"))
-        p.capacity_factor = require_range("--capacity-factor", a.number("capacity-factor", 1.0), 1e-3, 1e6);
-    p.pad_to_capacity = a.flag("pad-to-capacity");
-    if (auto v = a.get("moe-token-dispatcher")) p.dispatcher = parse<moe_token_dispatcher>(*v, "--moe-token-dispatcher");
-    if (p.pad_to_capacity && !a.has("capacity-factor"))
+    p.global_batch = r.global_batch ? **r.global_batch : static_cast<int>(gb_default);
+    p.seq = value(r.seq, m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048);
+    p.zero = value(r.zero, p.zero);
+    p.recompute_mode = r.recompute_mode ? **r.recompute_mode : demo ? recompute::full : recompute::none;
+    p.schedule = r.schedule ? **r.schedule : pipeline_schedule::one_f_one_b;
+    p.virtual_stages = value(r.virtual_stages, p.schedule == pipeline_schedule::interleaved ? 2 : 1);
+    p.sequence_parallel = r.sequence_parallel;
+    if (r.precision) p.precision = **r.precision;
+    if (r.compute_efficiency) p.compute_efficiency = **r.compute_efficiency;
+    if (r.bucket) p.bucket = **r.bucket;
+    if (r.expert_load) p.expert_load = **r.expert_load;
+    if (r.capacity_factor) p.capacity_factor = **r.capacity_factor;
+    p.pad_to_capacity = r.pad_to_capacity;
+    if (r.dispatcher) p.dispatcher = **r.dispatcher;
+    if (p.pad_to_capacity && !r.capacity_factor)
         throw input_error("--pad-to-capacity", "given without --capacity-factor", "a --capacity-factor to pad to");
-    if (a.has("gradient-bytes")) {
-        p.gradient_bytes = ival("gradient-bytes", 4, 1, 4);
+    if (r.gradient_bytes) {
+        p.gradient_bytes = **r.gradient_bytes;
         if (p.gradient_bytes == 3) throw input_error("--gradient-bytes", "3", "1, 2 or 4");
     }
-    if (a.has("optimizer-state-bytes"))
-        p.optimizer_state_bytes = ival("optimizer-state-bytes", 12, 0, plan_limits::optimizer_state_bytes);
-    auto toggle = [&](const char* on, const char* off, bool& field) {
-        if (a.flag(on) && a.flag(off))
-            throw input_error(std::string("--") + on, "given with --" + std::string(off), "one of the two");
-        if (a.flag(on)) field = true;
-        if (a.flag(off)) field = false;
+    if (r.optimizer_state_bytes) p.optimizer_state_bytes = **r.optimizer_state_bytes;
+    const auto toggle = [](bool on, bool off, const char* on_name, const char* off_name, bool& field) {
+        if (on && off) throw input_error(std::string("--") + on_name, "given with --" + std::string(off_name), "one of the two");
+        if (on) field = true;
+        if (off) field = false;
     };
-    toggle("dp-overlap", "no-dp-overlap", p.overlap.dp);
-    toggle("tp-overlap", "no-tp-overlap", p.overlap.tp);
-    toggle("pp-overlap", "no-pp-overlap", p.overlap.pp);
-    toggle("zero-overlap", "no-zero-overlap", p.overlap.zero);
-    toggle("cp-overlap", "no-cp-overlap", p.overlap.cp);
-    if (auto v = a.get("attention")) p.attention = parse<attention_kernel>(*v, "--attention");
-    p.first_stage_layers = ival("first-stage-layers", 0, 0, plan_limits::stage_layers);
-    p.last_stage_layers = ival("last-stage-layers", 0, 0, plan_limits::stage_layers);
-    p.account_for_embedding_in_pipeline_split = a.flag("account-for-embedding-in-pipeline-split");
-    p.account_for_loss_in_pipeline_split = a.flag("account-for-loss-in-pipeline-split");
-    p.cpu_offloading_num_layers = ival("cpu-offloading-num-layers", 0, 0, plan_limits::stage_layers);
-    if (auto v = a.get("recompute-modules")) p.recompute_modules = recompute_modules_from_names(*v, "--recompute-modules");
-    p.pp_scatter_gather = !a.flag("no-scatter-gather");
+    toggle(r.dp_overlap, r.no_dp_overlap, "dp-overlap", "no-dp-overlap", p.overlap.dp);
+    toggle(r.tp_overlap, r.no_tp_overlap, "tp-overlap", "no-tp-overlap", p.overlap.tp);
+    toggle(r.pp_overlap, r.no_pp_overlap, "pp-overlap", "no-pp-overlap", p.overlap.pp);
+    toggle(r.zero_overlap, r.no_zero_overlap, "zero-overlap", "no-zero-overlap", p.overlap.zero);
+    toggle(r.cp_overlap, r.no_cp_overlap, "cp-overlap", "no-cp-overlap", p.overlap.cp);
+    if (r.attention) p.attention = **r.attention;
+    p.first_stage_layers = value(r.first_stage_layers, 0);
+    p.last_stage_layers = value(r.last_stage_layers, 0);
+    p.account_for_embedding_in_pipeline_split = r.account_for_embedding_in_pipeline_split;
+    p.account_for_loss_in_pipeline_split = r.account_for_loss_in_pipeline_split;
+    p.cpu_offloading_num_layers = value(r.cpu_offloading_num_layers, 0);
+    if (r.recompute_modules) p.recompute_modules = **r.recompute_modules;
+    p.pp_scatter_gather = !r.no_scatter_gather;
     return p;
 }
 
@@ -213,10 +286,9 @@ inline void check_precision(const commscale::cluster& c, const commscale::plan& 
 }
 
 /// Predictor options from --efficiency.
-template <class Source>
-[[nodiscard]] commscale::step_options step_opts(const Source& a) {
+[[nodiscard]] inline commscale::step_options step_opts(const step_request& r) {
     commscale::step_options o;
-    if (auto e = a.get("efficiency")) o.mode = commscale::parse<commscale::efficiency_mode>(*e, "--efficiency");
+    if (r.efficiency) o.mode = **r.efficiency;
     return o;
 }
 
@@ -232,16 +304,16 @@ struct step_prediction {
     double megatron_tflops_per_gpu = 0;  ///< tokens/s x the above / GPUs / 1e12
 };
 
-/// The step on cluster `c` and model `m` (what step_cluster and step_model give for `a`) of the
-/// plan the options describe: validated, predicted, with Megatron-Core's FLOP count. The Python
-/// module's batches resolve `c` and `m` once where no row changes them.
-template <class Source>
-[[nodiscard]] step_prediction predict_step_on(const Source& a, const commscale::cluster& c, const commscale::transformer& m) {
+/// The step on cluster `c` and model `m` (what step_cluster and step_model give for the options)
+/// of the plan `r` describes (`demo`: is_demo): validated, predicted, with Megatron-Core's FLOP
+/// count. The Python module's batches resolve `c` and `m` once where no row changes them.
+[[nodiscard]] inline step_prediction predict_step_on(const step_request& r, bool demo, const commscale::cluster& c,
+                                                     const commscale::transformer& m) {
     using namespace commscale;
     step_prediction x{c, m};
-    x.plan = step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
+    x.plan = step_plan(r, demo, m, static_cast<long long>(c.nodes) * c.node.gpus);
     check_precision(c, x.plan);
-    x.result = predict_step(m, c, x.plan, step_opts(a));
+    x.result = predict_step(m, c, x.plan, step_opts(r));
     // computed here rather than in predict_step: Megatron's convention of the current release
     x.megatron_model_flops_per_token = in_flops(megatron_model_flops_per_token(m, x.plan.seq, {.tensor_parallel = x.plan.tp}));
     x.megatron_tflops_per_gpu =
@@ -249,13 +321,13 @@ template <class Source>
     return x;
 }
 
-/// The `step` command's prediction from its options (cluster, model, plan; docs/CLI.md "Training
-/// step").
+/// The `step` command's prediction from its options (cluster and model from `a`, the plan from
+/// `r`; docs/CLI.md "Training step").
 template <class Source>
-[[nodiscard]] step_prediction predict_step_of(const Source& a) {
+[[nodiscard]] step_prediction predict_step_of(const step_request& r, const Source& a) {
     const commscale::cluster c = step_cluster(a);
     const commscale::transformer m = step_model(a);
-    return predict_step_on(a, c, m);
+    return predict_step_on(r, is_demo(a), c, m);
 }
 
 /// The verdict of a step breakdown in words (`verdict` of step --json).

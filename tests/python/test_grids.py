@@ -229,6 +229,37 @@ def test_invalid_step_options_read_as_a_row_give_the_clis_message(options, argv)
     assert str(e.value) == expected
 
 
+# A row fills the step's request as its options do: numbers of another type read as their text,
+# and of several problems the one the command line reports first.
+SEVERAL_ERRORS = [
+    (dict(tp=3, micro_batch="abc", model="llama2-7b"), ["--tp", "3", "--micro-batch", "abc", "--model", "llama2-7b"]),
+    (dict(tp="abc", framework="nope"), ["--tp", "abc", "--framework", "nope"]),
+    (dict(gradient_bytes=3, pad_to_capacity=True, model="mixtral-8x7b"),
+     ["--gradient-bytes", "3", "--pad-to-capacity", "--model", "mixtral-8x7b"]),
+    (dict(tp=3, dp="x", model="llama2-7b"), ["--tp", "3", "--dp", "x", "--model", "llama2-7b"]),
+    (dict(gpus=12, tp="abc", model="llama2-7b"), ["--gpus", "12", "--tp", "abc", "--model", "llama2-7b"]),
+    (dict(model="nope", seq=0), ["--model", "nope", "--seq", "0"]),
+    (dict(recompute=3), ["--recompute", "3"]),
+    (dict(zero=1.0), ["--zero", "1.0"]),
+    (dict(bucket=1e40), ["--bucket", "1e+40"]),
+    (dict(expert_load=0), ["--expert-load", "0"]),
+    (dict(capacity_factor=2 ** 60), ["--capacity-factor", str(2 ** 60)]),
+    (dict(recompute_modules=7), ["--recompute-modules", "7"]),
+    (dict(dp_overlap=False, no_dp_overlap=True, tp="x"), ["--no-dp-overlap", "--tp", "x"]),
+    (dict(tp_overlap=True, no_tp_overlap=False, seq=-1), ["--tp-overlap", "--seq", "-1"]),
+]
+
+
+@pytest.mark.parametrize("options,argv", SEVERAL_ERRORS, ids=[" ".join(e[1]) for e in SEVERAL_ERRORS])
+def test_a_row_reports_the_error_the_cli_reports_first(options, argv):
+    expected = cli_error("step", *argv)
+    with pytest.raises(ValueError) as e:
+        cs.step(**options)
+    assert str(e.value) == expected
+    table = cs.steps(**{k: [v, v] for k, v in options.items()}, arrays=False)
+    assert table["error"] == [expected, expected]
+
+
 def test_values_no_command_line_can_spell_are_refused_naming_the_option():
     with pytest.raises(ValueError, match=r"^commscale: --tp: expected a value: tensor-parallel degree, got True$"):
         cs.step(tp=True)

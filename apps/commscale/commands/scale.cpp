@@ -14,6 +14,7 @@
 #include <commscale/predict/scale.hpp>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 #include "../step_args.hpp"
 #include "../svg.hpp"
 
@@ -106,7 +107,7 @@ std::string render_svg(const std::vector<scale_point>& pts, const std::string& t
     return s;
 }
 
-cli::registrar reg{cli::command{
+cli::registrar reg{cli::bound_command<cli::step_request>(
     "scale",
     "will it scale? the training step and scaling efficiency at several node counts",
     "usage: commscale scale [step options] --nodes 1,2,4,8 | --gpus 8,16,32,64 [--strong] [--json] [--svg FILE]\n"
@@ -117,8 +118,8 @@ cli::registrar reg{cli::command{
     "batch. Node counts that cannot hold the plan are skipped and listed (JSON: skipped [{nodes, reason}]).\n"
     "Scaling efficiency = per-GPU tokens/s relative to the first node count.\n"
     "JSON: {model, cluster, mode, rows: [{nodes, gpus, dp, global_batch, efficiency, speedup, <step keys>}]}",
-    cli::step_options_spec(true),
-    [](const cli::args& a, std::ostream& out) {
+    cli::step_options(true),
+    [](const cli::step_request& request, const cli::args& a, std::ostream& out) {
         cluster c = cli::step_cluster(a, true);
         if (a.has("gpus") && a.has("nodes"))
             throw input_error("--gpus", a.get("gpus").value_or("") + " together with --nodes " + a.get("nodes").value_or(""),
@@ -138,7 +139,7 @@ cli::registrar reg{cli::command{
         while (!counts.empty()) {
             c.nodes = counts.front();
             try {
-                first = cli::step_plan(a, m, static_cast<long long>(c.nodes) * c.node.gpus);
+                first = cli::step_plan(request, cli::is_demo(a), m, static_cast<long long>(c.nodes) * c.node.gpus);
                 break;
             } catch (const input_error& e) {
                 if (!first_error) first_error = e;
@@ -149,12 +150,12 @@ cli::registrar reg{cli::command{
         if (!first) throw *first_error;  // no node count holds the plan: the first count's reason
         const plan& p = *first;
         cli::check_precision(c, p);
-        const step_options o = cli::step_opts(a);
-        const scaling_mode mode = a.flag("strong") ? scaling_mode::strong : scaling_mode::weak;
+        const step_options o = cli::step_opts(request);
+        const scaling_mode mode = request.strong ? scaling_mode::strong : scaling_mode::weak;
         const auto pts = scale_sweep(m, c, p, counts, mode, o, &skipped);
         const std::string title = std::string(m.name) + " on " + std::string(c.name) + " (" + std::string(c.node.accelerator) +
                                   "), " + (mode == scaling_mode::weak ? "weak" : "strong") + " scaling";
-        if (auto path = a.get("svg")) io::write_file_atomic(*path, render_svg(pts, title), "--svg");
+        if (request.svg) io::write_file_atomic(*request.svg, render_svg(pts, title), "--svg");
         if (a.flag("json")) {
             nlohmann::json rows = nlohmann::json::array();
             for (const auto& sp : pts) {
@@ -189,8 +190,7 @@ cli::registrar reg{cli::command{
                          rows);
         for (const auto& k : skipped) out << "skipped " << k.nodes << " node(s): " << k.reason << "\n";
         return 0;
-    },
-    0, 0}};
+    })};
 
 }  // namespace scale_command
 }  // namespace

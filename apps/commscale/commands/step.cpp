@@ -11,6 +11,7 @@
 #include <commscale/predict/step.hpp>
 
 #include "../cli.hpp"
+#include "../options.hpp"
 #include "../step_args.hpp"
 #include "../svg.hpp"
 
@@ -53,7 +54,7 @@ std::string render_svg(const step_breakdown& r, const std::string& title) {
     return s;
 }
 
-cli::registrar reg{cli::command{
+cli::registrar reg{cli::bound_command<cli::step_request>(
     "step",
     "predict one training step: compute, bubble, exposed TP/PP/DP communication, MFU, verdict",
     "usage: commscale step [--model NAME|FILE] [--cluster NAME|FILE | topology flags] --tp T --pp P [--dp D]\n"
@@ -84,9 +85,9 @@ cli::registrar reg{cli::command{
     "within the step's whole compute time: will-it-scale-to-n-gpus's rule), and more. A plan that does\n"
     "not fit in memory is reported so (fits_in_memory false, bottleneck memory); its times are what it\n"
     "would take with enough memory.",
-    cli::step_options_spec(false),
-    [](const cli::args& a, std::ostream& out) {
-        const cli::step_prediction x = cli::predict_step_of(a);
+    cli::step_options(false),
+    [](const cli::step_request& request, const cli::args& a, std::ostream& out) {
+        const cli::step_prediction x = cli::predict_step_of(request, a);
         const cluster& c = x.cluster;
         const transformer& m = x.model;
         const plan& p = x.plan;
@@ -95,7 +96,7 @@ cli::registrar reg{cli::command{
         const double megatron_tflops = x.megatron_tflops_per_gpu;
         const std::string title = std::string(m.name) + " on " + std::to_string(c.nodes) + " x " + std::string(c.name) +
                                   " (" + std::to_string(c.nodes * c.node.gpus) + " x " + std::string(c.node.accelerator) + ")";
-        if (auto path = a.get("svg")) io::write_file_atomic(*path, render_svg(r, title), "--svg");
+        if (request.svg) io::write_file_atomic(*request.svg, render_svg(r, title), "--svg");
         if (a.flag("json")) {
             cli::print_json(out, cli::step_document(x));
             return 0;
@@ -146,8 +147,7 @@ cli::registrar reg{cli::command{
             << "\n";
         out << "verdict: " << to_string(r.bottleneck) << " - " << cli::step_verdict(r) << "\n";
         return 0;
-    },
-    0, 0}};
+    })};
 
 }  // namespace step_command
 }  // namespace
