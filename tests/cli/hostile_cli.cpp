@@ -377,3 +377,17 @@ TEST_CASE("hostile CLI: plan-merge checks the search fields of every file") {
     t = tampered("nodes.json", [](nlohmann::json& j) { j["nodes"] = 0; });
     require_invalid("plan-merge " + q(t) + " " + q(f1), t + ".nodes");
 }
+
+TEST_CASE("hostile CLI: a node without NICs is one node alone, never a crash") {
+    // validate(cluster) allows 0 NICs per node on one node; the commands that share NICs among a
+    // node's GPUs must answer there, and more nodes are refused naming the field
+    for (const std::string cmd : {"step --model llama3-8b --global-batch 64", "collective --op all_reduce --bytes 1GB",
+                                  "plan --model llama3-8b --global-batch 64 --gpus 8 --top 1"}) {
+        const auto r = run(cmd + " --cluster dgx-h100 --nodes 1 --nics-per-node 0");
+        INFO(cmd << ": exit " << r.rc << ", stderr " << r.err);
+        CHECK(r.rc == 0);
+        CHECK(r.out.find("nan") == std::string::npos);
+    }
+    require_invalid("step --model llama3-8b --global-batch 64 --cluster dgx-h100 --nodes 2 --nics-per-node 0",
+                    "--nics-per-node: expected at least 1 NIC per node when nodes > 1");
+}

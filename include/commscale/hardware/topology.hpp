@@ -69,8 +69,12 @@ struct node_spec {
     int nics = 8;                              ///< NICs per node; GPUs share them evenly (gpus / nics per NIC)
     bool gpudirect_rdma = true;                ///< NIC reads/writes GPU memory directly
 
-    /// @brief GPUs attached to each NIC (at least 1).
-    [[nodiscard]] constexpr int gpus_per_nic() const { return nics >= gpus ? 1 : (gpus + nics - 1) / nics; }
+    /// @brief GPUs attached to each NIC (at least 1); a node without NICs (one node alone, where
+    /// validate allows it) counts all its GPUs on one, so no caller divides by zero.
+    [[nodiscard]] constexpr int gpus_per_nic() const {
+        if (nics <= 0) return gpus > 1 ? gpus : 1;
+        return nics >= gpus ? 1 : (gpus + nics - 1) / nics;
+    }
     /// @brief Per-direction scale-out bandwidth of the whole node (all NICs).
     [[nodiscard]] constexpr byte_rate node_injection() const { return static_cast<double>(nics) * inter.per_direction; }
 };
