@@ -524,21 +524,23 @@ py::tuple steps(py::handle model, py::handle cluster, const py::dict& columns, u
     python_table out(b.rows, cli::step_number_columns, cli::step_label_columns);
     {
         py::gil_scoped_release unlocked;
-        const auto read_cluster = [](const row_source& a) { return cli::step_cluster(a); };
-        const auto read_model = [](const row_source& a) { return cli::step_model(a); };
-        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster);
-        const auto models = find_invariant<commscale::transformer>(b, read_model);
-        const auto scalars = scalar_failure(b);
         const request_rows requests(b, cli::step_options(false));
+        const cli::step_request first = b.rows > 0 ? requests.of(0) : cli::step_request{};
+        const auto read_cluster = [&first](const row_source& a) { return cli::step_cluster(first, a); };
+        const auto read_model = [&first](const row_source& a) { return cli::step_model(first, a); };
+        // is_demo reads --model from the request: the cluster and the model depend on it too
+        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, {"model"});
+        const auto models = find_invariant<commscale::transformer>(b, read_model, {"model"});
+        const auto scalars = scalar_failure(b);
         for_each_row(b.rows, thread_count(threads), out.t, [&](std::size_t i, table_writer& w) {
             try {
                 if (scalars) throw row_failure{*scalars};
                 const row_source a(b, i);
                 a.check_sequences();
                 const cli::step_request request = requests.of(i);
-                const commscale::cluster c = clusters.get(a, read_cluster);
-                const commscale::transformer m = models.get(a, read_model);
-                const cli::step_prediction x = cli::predict_step_on(request, cli::is_demo(a), c, m);
+                const commscale::cluster c = clusters.get(a, [&request](const row_source& s) { return cli::step_cluster(request, s); });
+                const commscale::transformer m = models.get(a, [&request](const row_source& s) { return cli::step_model(request, s); });
+                const cli::step_prediction x = cli::predict_step_on(request, cli::is_demo(request, a), c, m);
                 write_numbers<cli::step_number_columns>(out.t, i, x);
                 for (std::size_t k = 0; k < cli::step_label_columns.size(); ++k)
                     w.label(k, i, cli::step_label_columns[k].value(x), true);  // catalog and interned names

@@ -2,8 +2,8 @@
 // Rows of keyword values for the Python module's step and collective functions: what cs.step and
 // cs.collective receive (one row) and what cs.steps and cs.collectives receive (a column of values
 // per keyword, scalars broadcast). A row is a source of option values for the CLI's own readers
-// (topology.hpp and model.hpp take any source with the members of cli::args) and fills the
-// command's request as its options would (request_rows: step's step_request), so a row gives
+// (topology.hpp takes any source with the members of cli::args) and fills the command's request
+// as its options would (request_rows: step's step_request, its model included), so a row gives
 // exactly what the command line gives for the same options, defaults and derivations included,
 // without text: a Python int or float is read as the number the CLI reads from its text, and
 // where the CLI would refuse the text the row refuses the same text with the same message
@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -85,11 +86,7 @@ struct column {
 };
 
 /// A model or cluster given to a call, parsed once before the rows: the value or why not.
-template <class T>
-struct parsed {
-    std::optional<T> value;
-    cli::failure error;  ///< when there is no value
-};
+using cli::parsed;
 
 /// What a call evaluates: its keywords, the models and clusters they name, and the row count.
 struct batch {
@@ -127,10 +124,9 @@ struct batch {
     }
 };
 
-/// A row that failed: the message and kind of failure the command line reports.
-struct row_failure {
-    cli::failure what;
-};
+/// A row that failed: the message and kind of failure the command line reports (also what an
+/// option's reader throws for a model or cluster whose parse failed).
+using row_failure = cli::parse_failed;
 
 /// One row of a batch as a source of option values: the members of cli::args that the CLI's
 /// readers use. `touched`, when set, collects the options read (to find what no row changes).
@@ -264,7 +260,7 @@ private:
 template <class R>
 class request_rows {
 public:
-    request_rows(const batch& b, const std::vector<cli::bound_option<R>>& options) {
+    request_rows(const batch& b, const std::vector<cli::bound_option<R>>& options) : b_(&b) {
         const auto named = [&](std::string_view name) -> const cli::bound_option<R>* {
             for (const cli::bound_option<R>& o : options)
                 if (o.take && batch::same(o.spec.name, name)) return &o;
@@ -273,7 +269,7 @@ public:
         for (const column& c : b.columns) {
             const cli::bound_option<R>* on = named(c.name);
             const cli::bound_option<R>* off = !c.spec->takes_value ? named("no-" + c.name) : nullptr;
-            if (on || off) bindings_.push_back({&c, on, off});
+            if (on || off) bindings_.push_back({&c, on, off, parsed_of(c.name)});
         }
     }
 
@@ -282,8 +278,10 @@ public:
         R r{};
         for (const binding& x : bindings_) {
             const cell& v = x.c->at(row);
-            if (v.k == cell::kind::none || v.k == cell::kind::parsed) continue;
-            if (v.k == cell::kind::boolean) {
+            if (v.k == cell::kind::none) continue;
+            if (v.k == cell::kind::parsed) {
+                if (x.on && x.parsed != parsed_kind::none) x.on->take(r, value_of_parsed(x, v));
+            } else if (v.k == cell::kind::boolean) {
                 const cli::bound_option<R>* o = v.boolean ? x.on : x.off;
                 if (o && !o->spec.takes_value) o->take(r, cli::given_value{});
             } else if (x.on && x.on->spec.takes_value) {
@@ -294,11 +292,26 @@ public:
     }
 
 private:
+    /// Which of the batch's parsed values a column's parsed cells index.
+    enum class parsed_kind : unsigned char { none, model, cluster };
     struct binding {
         const column* c;
         const cli::bound_option<R>* on;   ///< the column's option
         const cli::bound_option<R>* off;  ///< no-X of a flag X, given False
+        parsed_kind parsed = parsed_kind::none;
     };
+    [[nodiscard]] static parsed_kind parsed_of(std::string_view name) {
+        if (batch::same(name, "model")) return parsed_kind::model;
+        if (batch::same(name, "cluster")) return parsed_kind::cluster;
+        return parsed_kind::none;
+    }
+    /// The value of parsed cell `v` of binding `x`: the batch's model or cluster it indexes.
+    [[nodiscard]] cli::given_value value_of_parsed(const binding& x, const cell& v) const {
+        const auto i = static_cast<std::size_t>(v.integer);
+        if (x.parsed == parsed_kind::model) return cli::given_value::of_parsed(b_->models.at(i));
+        return cli::given_value::of_parsed(b_->clusters.at(i));
+    }
+    const batch* b_;
     std::vector<binding> bindings_;
 };
 
@@ -311,11 +324,8 @@ template <class T>
     return *p.value;
 }
 
-/// The model --model gives in a row (found by the CLI's readers through argument-dependent lookup).
-[[nodiscard]] inline commscale::transformer given_model(const row_source& a, const std::string&) {
-    return parsed_value(a, "model", a.source().models);
-}
-/// The cluster --cluster gives in a row.
+/// The cluster --cluster gives in a row (found by the CLI's readers through argument-dependent
+/// lookup).
 [[nodiscard]] inline commscale::cluster given_cluster(const row_source& a, const std::string&) {
     return parsed_value(a, "cluster", a.source().clusters);
 }
@@ -348,11 +358,13 @@ struct invariant {
     }
 };
 
+/// `read` depends on the options it reads from the row and on those of `also` (read from the row's
+/// request, not by name).
 template <class T, class Read>
-[[nodiscard]] invariant<T> find_invariant(const batch& b, Read&& read) {
+[[nodiscard]] invariant<T> find_invariant(const batch& b, Read&& read, std::initializer_list<std::string_view> also = {}) {
     invariant<T> out;
     if (b.rows == 0) return out;
-    std::vector<std::string> touched;
+    std::vector<std::string> touched(also.begin(), also.end());
     const row_source first(b, 0, &touched);
     try {
         out.value = read(first);

@@ -34,9 +34,10 @@ inline constexpr int demo_nodes = 16;
 /// What the options of `step` and `scale` of their own give: each value as given with its reader
 /// (cli::given), read where step_plan's order reads it, so that a line with several errors reports
 /// the one that order finds first. The Python module's rows fill the same request
-/// (python/rows.hpp). The topology flags, --gpus and --model are read by name (topology.hpp,
-/// model.hpp), as the rows' clusters and models are.
+/// (python/rows.hpp), --model included (a model parsed before, there). The topology flags and
+/// --gpus are read by name (topology.hpp), as the rows' clusters are.
 struct step_request {
+    std::optional<given<commscale::transformer>> model;
     std::optional<given<commscale::framework>> stack;
     std::optional<given<int>> tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, zero, virtual_stages;
     std::optional<given<commscale::recompute>> recompute_mode;
@@ -79,8 +80,8 @@ template <commscale::named_enum E>
 }  // namespace step_options_detail
 
 /// The options of `step` (and `scale`, which takes --nodes and --gpus as lists, and --strong), in
-/// the order of their help: the topology flags, --gpus and --model read by name, the others bound
-/// to step_request. Built once: requests point to their readers.
+/// the order of their help: the topology flags and --gpus read by name, the others bound to
+/// step_request. Built once: requests point to their readers.
 inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     static const auto make = [](bool for_scale) {
         using r = step_request;
@@ -101,9 +102,9 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
             by_name<r>(std::move(topology)) +
             by_name<r>({{"gpus", true,
                          for_scale ? "comma-separated GPU counts instead of --nodes (each a multiple of the GPUs per node)"
-                                   : "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"},
-                        model_option()}) +
+                                   : "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"}}) +
             std::vector<bound_option<r>>{
+                model_option<r>(&r::model),
                 given<r>("tp", &r::tp, integer(1, plan_limits::degree), "tensor-parallel degree"),
                 given<r>("pp", &r::pp, integer(1, plan_limits::degree), "pipeline stages"),
                 given<r>("dp", &r::dp, integer(1, plan_limits::dp), "data-parallel degree (default: GPUs / (tp x pp x cp))"),
@@ -179,16 +180,16 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
 
 /// True when no model, cluster or topology flag is given: the embedded demo runs. `Source` here and
 /// below is `args` or anything with its has/get/flag/integer/number/size members (the Python rows):
-/// what the topology flags, --gpus and --model give.
+/// what the topology flags and --gpus give.
 template <class Source>
-[[nodiscard]] bool is_demo(const Source& a) {
-    return !a.has("model") && !a.has("cluster") && !a.has("gpus") && !has_topology_override(a);
+[[nodiscard]] bool is_demo(const step_request& r, const Source& a) {
+    return !r.model && !a.has("cluster") && !a.has("gpus") && !has_topology_override(a);
 }
 
 /// The cluster of a step command (demo: 16 DGX A100 nodes).
 template <class Source>
-[[nodiscard]] commscale::cluster step_cluster(const Source& a) {
-    if (is_demo(a)) {
+[[nodiscard]] commscale::cluster step_cluster(const step_request& r, const Source& a) {
+    if (is_demo(r, a)) {
         commscale::cluster c = commscale::cluster_by_name(demo_cluster, "--cluster");
         c.nodes = demo_nodes;
         return c;
@@ -198,21 +199,21 @@ template <class Source>
 
 /// The cluster of a step/scale command line (demo: 16 DGX A100 nodes). `nodes_is_list` (scale)
 /// skips --nodes and --gpus.
-[[nodiscard]] inline commscale::cluster step_cluster(const args& a, bool nodes_is_list) {
-    if (nodes_is_list && !is_demo(a) && (a.has("nodes") || a.has("gpus"))) {
+[[nodiscard]] inline commscale::cluster step_cluster(const step_request& r, const args& a, bool nodes_is_list) {
+    if (nodes_is_list && !is_demo(r, a) && (a.has("nodes") || a.has("gpus"))) {
         args b = a;
         b.values_.erase("nodes");
         b.values_.erase("gpus");
         return resolve_cluster(b);
     }
-    return step_cluster(a);
+    return step_cluster(r, a);
 }
 
 /// The model of a step/scale command (demo: GPT-3 175B).
 template <class Source>
-[[nodiscard]] commscale::transformer step_model(const Source& a) {
-    if (is_demo(a)) return commscale::model_by_name(demo_model, "--model");
-    return resolve_model(a);
+[[nodiscard]] commscale::transformer step_model(const step_request& r, const Source& a) {
+    if (is_demo(r, a)) return commscale::model_by_name(demo_model, "--model");
+    return resolve_model(r.model);
 }
 
 /// The plan the options describe on `gpus` GPUs (`demo`: no model, cluster or topology flag given,
@@ -325,9 +326,9 @@ struct step_prediction {
 /// `r`; docs/CLI.md "Training step").
 template <class Source>
 [[nodiscard]] step_prediction predict_step_of(const step_request& r, const Source& a) {
-    const commscale::cluster c = step_cluster(a);
-    const commscale::transformer m = step_model(a);
-    return predict_step_on(r, is_demo(a), c, m);
+    const commscale::cluster c = step_cluster(r, a);
+    const commscale::transformer m = step_model(r, a);
+    return predict_step_on(r, is_demo(r, a), c, m);
 }
 
 /// The verdict of a step breakdown in words (`verdict` of step --json).

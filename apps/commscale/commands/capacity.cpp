@@ -54,6 +54,7 @@ std::string readable(double v, int digits) { return v >= 1 && v < 1e12 ? cli::nu
 /// --accelerator and --scale-up-domain) and --model are read by name (topology.hpp, model.hpp);
 /// --gpus and --max-gpus are texts, their bounds the cluster's.
 struct capacity_request {
+    std::optional<cli::given<transformer>> model;
     std::optional<cli::later<flop_count>> flops;
     std::optional<cli::later<double>> params, tokens, flops_per_param_token, peak_tflops, utilization, weeks, days,
         price_per_gpu_hour, global_batch_tokens, compute_efficiency;
@@ -91,12 +92,12 @@ flop_count total_flops(const capacity_request& in, const cli::args& a) {
     }
     double params = 0;
     if (in.params) {
-        if (a.has("model")) throw input_error("--model", "'" + *a.get("model") + "' together with --params", "one of them");
+        if (in.model) throw input_error("--model", "'" + in.model->value.spelled() + "' together with --params", "one of them");
         params = **in.params;
         if (!(params >= 1 && params <= max_model_parameters))
             throw input_error("--params", "'" + in.params->text + "'", "a parameter count from 1 to 1e15");
-    } else if (a.has("model")) {
-        params = active_parameters(cli::resolve_model(a));  // FLOPs follow the active parameters (MoE)
+    } else if (in.model) {
+        params = active_parameters(cli::resolve_model(in.model));  // FLOPs follow the active parameters (MoE)
     } else {
         throw input_error("--flops", "nothing (missing)", "--flops Z, or --params P (or --model NAME) with --tokens D");
     }
@@ -281,9 +282,9 @@ int run_model(const capacity_request& in, const cli::args& a, std::ostream& out)
                           "--model NAME|FILE: capacity from the model needs the model's shape (it counts the FLOPs itself)");
     if (a.has("nodes"))
         throw input_error("--nodes", "'" + *a.get("nodes") + "'", "--gpus N for the time on N GPUs (capacity searches the count)");
-    if (!a.has("model"))
+    if (!in.model)
         throw input_error("--model", "nothing (missing)", "a model preset or config.json: capacity from the model plans its shape");
-    const transformer m = cli::resolve_model(a);
+    const transformer m = cli::resolve_model(in.model);
     cluster c = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only
     const accelerator acc = accelerator_by_name(c.node.accelerator, "cluster.accelerator");
 
@@ -578,7 +579,8 @@ std::vector<cli::bound_option<capacity_request>> capacity_options() {
         later<r>("tokens", &r::tokens, count, "training tokens, e.g. 300e9 or 15T"),
         later<r>("flops-per-param-token", &r::flops_per_param_token, number, "6 (default) or 8 (full recompute)"),
     };
-    o = o + cli::opt::by_name<r>({cli::model_option()}) + std::vector<cli::bound_option<r>>{
+    o = o + std::vector<cli::bound_option<r>>{
+        cli::model_option<r>(&r::model),
         later<r>("peak-tflops", &r::peak_tflops, number, "per-GPU peak TFLOPS"),
         later<r>("dtype", &r::precision, &parse<dtype>, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"),
         later<r>("utilization", &r::utilization, number, "fraction of peak sustained, in (0, 1]"),

@@ -42,6 +42,7 @@ struct plan_request {
         s.pareto_max_slowdown = default_pareto_max_slowdown;
         return s;
     }();
+    std::optional<cli::given<transformer>> model;
     std::optional<long long> gpus;
     std::optional<int> global_batch, seq, threads;
     framework stack = framework::megatron_core;
@@ -124,8 +125,9 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
     using cli::topology_options;
     using cli::model_option;
     auto search = [](auto member) { return [member](r& x) -> auto& { return x.search.*member; }; };
-    return by_name<r>(topology_options()) + by_name<r>({model_option()}) +
+    return by_name<r>(topology_options()) +
            std::vector<bound_option<r>>{
+               model_option<r>(&r::model),
                integer<r>("gpus", &r::gpus, 1, search_limits::gpus, "GPUs to plan for (the node count is GPUs / GPUs per node)"),
                integer<r>("global-batch", &r::global_batch, 1, plan_limits::global_batch, "sequences per optimizer step"),
                integer<r>("seq", &r::seq, 1, plan_limits::seq, "sequence length in tokens (default min(2048, model context))"),
@@ -172,7 +174,7 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
     "      virtual_stages, sequence_parallel, step_s, mfu, memory_per_gpu_GiB, ...}], pareto, candidates, shard, ...}",
     plan_options(),
     [](const plan_request& req, const cli::args& a, std::ostream& out) {
-        const transformer m = cli::resolve_model(a);
+        const transformer m = cli::resolve_model(req.model);
         if (!req.gpus) throw input_error("--gpus", "nothing (missing)", "the number of GPUs to plan for");
         const long long gpus = *req.gpus;
         const cluster given = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only

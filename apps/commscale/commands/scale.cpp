@@ -120,7 +120,7 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
     "JSON: {model, cluster, mode, rows: [{nodes, gpus, dp, global_batch, efficiency, speedup, <step keys>}]}",
     cli::step_options(true),
     [](const cli::step_request& request, const cli::args& a, std::ostream& out) {
-        cluster c = cli::step_cluster(a, true);
+        cluster c = cli::step_cluster(request, a, true);
         if (a.has("gpus") && a.has("nodes"))
             throw input_error("--gpus", a.get("gpus").value_or("") + " together with --nodes " + a.get("nodes").value_or(""),
                               "either --gpus N,... or --nodes N,..., not both");
@@ -128,9 +128,9 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
         if (auto g = a.get("gpus")) {
             for (int n : parse_gpu_counts(*g)) counts.push_back(cli::nodes_for_gpus(n, c.node.gpus, c.name));
         } else {
-            counts = parse_nodes(a.get("nodes").value_or(cli::is_demo(a) ? "8,16,32,64" : "1,2,4,8"));
+            counts = parse_nodes(a.get("nodes").value_or(cli::is_demo(request, a) ? "8,16,32,64" : "1,2,4,8"));
         }
-        const transformer m = cli::step_model(a);
+        const transformer m = cli::step_model(request, a);
         // The plan is written for the first node count that can hold its layout (TP x PP x CP
         // dividing the GPUs, the batch dividing, ...); smaller counts are skipped and listed.
         std::vector<scale_skip> skipped;
@@ -139,7 +139,7 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
         while (!counts.empty()) {
             c.nodes = counts.front();
             try {
-                first = cli::step_plan(request, cli::is_demo(a), m, static_cast<long long>(c.nodes) * c.node.gpus);
+                first = cli::step_plan(request, cli::is_demo(request, a), m, static_cast<long long>(c.nodes) * c.node.gpus);
                 break;
             } catch (const input_error& e) {
                 if (!first_error) first_error = e;
