@@ -435,7 +435,8 @@ py::object collective_one(py::handle cluster, const py::dict& options, py::handl
     try {
         const row_source a(b, 0);
         a.check();
-        doc = commscale::io::collective_result_to_json(cli::predict_collective_of(a).result);
+        const cli::topology_request t = request_rows(b, cli::topology_request_options()).of(0);
+        doc = commscale::io::collective_result_to_json(cli::predict_collective_of(t, a).result);
     } catch (...) {
         raise(current_row_failure());
     }
@@ -528,9 +529,9 @@ py::tuple steps(py::handle model, py::handle cluster, const py::dict& columns, u
         const cli::step_request first = b.rows > 0 ? requests.of(0) : cli::step_request{};
         const auto read_cluster = [&first](const row_source& a) { return cli::step_cluster(first, a); };
         const auto read_model = [&first](const row_source& a) { return cli::step_model(first, a); };
-        // is_demo reads --model from the request: the cluster and the model depend on it too
-        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, {"model"});
-        const auto models = find_invariant<commscale::transformer>(b, read_model, {"model"});
+        // both read the request's --model and topology flags (is_demo), and --gpus by name
+        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, step_cluster_options());
+        const auto models = find_invariant<commscale::transformer>(b, read_model, step_cluster_options());
         const auto scalars = scalar_failure(b);
         for_each_row(b.rows, thread_count(threads), out.t, [&](std::size_t i, table_writer& w) {
             try {
@@ -557,15 +558,19 @@ py::tuple collectives(py::handle cluster, const py::dict& columns, unsigned thre
     python_table out(b.rows, cli::collective_number_columns, cli::collective_label_columns);
     {
         py::gil_scoped_release unlocked;
-        const auto read_cluster = [](const row_source& a) { return cli::resolve_cluster_gpus(a); };
-        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster);
+        const request_rows topologies(b, cli::topology_request_options());
+        const cli::topology_request first = b.rows > 0 ? topologies.of(0) : cli::topology_request{};
+        const auto read_cluster = [&first](const row_source& a) { return cli::resolve_cluster_gpus(first, a); };
+        // it reads the request's topology flags, and --gpus by name
+        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, topology_option_names());
         const auto scalars = scalar_failure(b);
         for_each_row(b.rows, thread_count(threads), out.t, [&](std::size_t i, table_writer& w) {
             try {
                 if (scalars) throw row_failure{*scalars};
                 const row_source a(b, i);
                 a.check_sequences();
-                const cli::collective_prediction x = cli::predict_collective_on(a, clusters.get(a, read_cluster));
+                const cli::collective_prediction x = cli::predict_collective_on(
+                    a, clusters.get(a, [&](const row_source& s) { return cli::resolve_cluster_gpus(topologies.of(i), s); }));
                 write_numbers<cli::collective_number_columns>(out.t, i, x);
                 for (std::size_t k = 0; k < cli::collective_label_columns.size(); ++k)
                     w.label(k, i, cli::collective_label_columns[k].value(x), false);

@@ -3,7 +3,8 @@
 // cs.collective receive (one row) and what cs.steps and cs.collectives receive (a column of values
 // per keyword, scalars broadcast). A row is a source of option values for the CLI's own readers
 // (topology.hpp takes any source with the members of cli::args) and fills the command's request
-// as its options would (request_rows: step's step_request, its model included), so a row gives
+// as its options would (request_rows: step's step_request, its model and topology flags included;
+// a collective's cli::topology_request), so a row gives
 // exactly what the command line gives for the same options, defaults and derivations included,
 // without text: a Python int or float is read as the number the CLI reads from its text, and
 // where the CLI would refuse the text the row refuses the same text with the same message
@@ -17,7 +18,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <initializer_list>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -315,19 +315,25 @@ private:
     std::vector<binding> bindings_;
 };
 
-/// The parsed model or cluster of a row (`has("model")` / `has("cluster")`), or its failure.
-template <class T>
-[[nodiscard]] const T& parsed_value(const row_source& a, std::string_view name, const std::vector<parsed<T>>& values) {
-    const cell* v = a.value(name);
-    const parsed<T>& p = values.at(static_cast<std::size_t>(v->integer));
-    if (!p.value) throw row_failure{p.error};
-    return *p.value;
+/// The names of the topology flags (what a cluster depends on, with --gpus).
+[[nodiscard]] inline const std::vector<std::string>& topology_option_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const cli::option_spec& o : cli::topology_options()) out.push_back(o.name);
+        return out;
+    }();
+    return names;
 }
 
-/// The cluster --cluster gives in a row (found by the CLI's readers through argument-dependent
-/// lookup).
-[[nodiscard]] inline commscale::cluster given_cluster(const row_source& a, const std::string&) {
-    return parsed_value(a, "cluster", a.source().clusters);
+/// The options of step's request that its cluster and model depend on (is_demo): the topology
+/// flags and --model.
+[[nodiscard]] inline const std::vector<std::string>& step_cluster_options() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out = topology_option_names();
+        out.push_back("model");
+        return out;
+    }();
+    return names;
 }
 
 /// The failure of the exception being handled, rows' own included.
@@ -358,10 +364,10 @@ struct invariant {
     }
 };
 
-/// `read` depends on the options it reads from the row and on those of `also` (read from the row's
-/// request, not by name).
+/// `read` depends on the options it reads from the row by name and on those of `also` (the options
+/// of the row's request that it reads).
 template <class T, class Read>
-[[nodiscard]] invariant<T> find_invariant(const batch& b, Read&& read, std::initializer_list<std::string_view> also = {}) {
+[[nodiscard]] invariant<T> find_invariant(const batch& b, Read&& read, const std::vector<std::string>& also = {}) {
     invariant<T> out;
     if (b.rows == 0) return out;
     std::vector<std::string> touched(also.begin(), also.end());

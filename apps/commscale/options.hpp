@@ -11,14 +11,15 @@
 // unknown option, an option given twice, a value given to a flag, a missing value, the positional
 // arguments, --help. The readers then run in the order the options are declared, before the
 // command (not as CLI11 ->check validators, which run inside CLI11's parse, before those checks,
-// and would change which error a line with two of them reports). Options still read by name (the
-// topology flags, --gpus where it picks the cluster's nodes, and the collective's options, which
-// the Python module's rows share) are declared `opt::by_name`: the command reads them from `args`. A command whose checks of which options go together come before their values
+// and would change which error a line with two of them reports). Options still read by name
+// (--gpus where it picks the cluster's nodes, and the collective's options, which the Python
+// module's rows share) are declared `opt::by_name`: the command reads them from `args`. A command whose checks of which options go together come before their values
 // (capacity) declares them `opt::later`: the request holds the text and its reader, and the
 // command reads the value where its order puts it. A request that the Python module's rows fill
 // too (step and scale's) declares them `opt::given`, the same with the value as given: a command
 // line's text, or a number of a row, read as the number its text would read as (cli::reads), or a
-// model or cluster a row holds parsed (--model: model.hpp model_option).
+// model or cluster a row holds parsed (--model: model.hpp model_option; the topology flags:
+// topology.hpp topology_bound).
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -328,7 +329,7 @@ template <class R, class T, class Read>
             [take](R& r, const std::string& v) { take(r, given_value::of_text(v)); }, take};
 }
 
-/// Options the command reads by name from `args` (the topology flags).
+/// Options the command reads by name from `args` (--gpus, the collective's options).
 template <class R>
 [[nodiscard]] std::vector<bound_option<R>> by_name(std::vector<option_spec> specs) {
     std::vector<bound_option<R>> out;

@@ -34,9 +34,10 @@ inline constexpr int demo_nodes = 16;
 /// What the options of `step` and `scale` of their own give: each value as given with its reader
 /// (cli::given), read where step_plan's order reads it, so that a line with several errors reports
 /// the one that order finds first. The Python module's rows fill the same request
-/// (python/rows.hpp), --model included (a model parsed before, there). The topology flags and
-/// --gpus are read by name (topology.hpp), as the rows' clusters are.
+/// (python/rows.hpp), --model and the topology flags included (a model or cluster parsed before,
+/// there). --gpus is read by name (topology.hpp resolve_cluster_gpus).
 struct step_request {
+    topology_request topology;
     std::optional<given<commscale::transformer>> model;
     std::optional<given<commscale::framework>> stack;
     std::optional<given<int>> tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, zero, virtual_stages;
@@ -80,8 +81,7 @@ template <commscale::named_enum E>
 }  // namespace step_options_detail
 
 /// The options of `step` (and `scale`, which takes --nodes and --gpus as lists, and --strong), in
-/// the order of their help: the topology flags and --gpus read by name, the others bound to
-/// step_request. Built once: requests point to their readers.
+/// the order of their help: --gpus read by name, the others bound to step_request. Built once: requests point to their readers.
 inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     static const auto make = [](bool for_scale) {
         using r = step_request;
@@ -99,7 +99,7 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                 if (x.name == "nodes") x.help = "comma-separated node counts, e.g. 1,2,4,8";
         }
         std::vector<bound_option<r>> o =
-            by_name<r>(std::move(topology)) +
+            topology_bound<r>([](r& x) -> topology_request& { return x.topology; }, topology) +
             by_name<r>({{"gpus", true,
                          for_scale ? "comma-separated GPU counts instead of --nodes (each a multiple of the GPUs per node)"
                                    : "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"}}) +
@@ -180,10 +180,10 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
 
 /// True when no model, cluster or topology flag is given: the embedded demo runs. `Source` here and
 /// below is `args` or anything with its has/get/flag/integer/number/size members (the Python rows):
-/// what the topology flags and --gpus give.
+/// what --gpus gives.
 template <class Source>
 [[nodiscard]] bool is_demo(const step_request& r, const Source& a) {
-    return !r.model && !a.has("cluster") && !a.has("gpus") && !has_topology_override(a);
+    return !r.model && !r.topology.cluster && !a.has("gpus") && !r.topology.overrides();
 }
 
 /// The cluster of a step command (demo: 16 DGX A100 nodes).
@@ -194,17 +194,16 @@ template <class Source>
         c.nodes = demo_nodes;
         return c;
     }
-    return resolve_cluster_gpus(a);
+    return resolve_cluster_gpus(r.topology, a);
 }
 
 /// The cluster of a step/scale command line (demo: 16 DGX A100 nodes). `nodes_is_list` (scale)
 /// skips --nodes and --gpus.
 [[nodiscard]] inline commscale::cluster step_cluster(const step_request& r, const args& a, bool nodes_is_list) {
-    if (nodes_is_list && !is_demo(r, a) && (a.has("nodes") || a.has("gpus"))) {
-        args b = a;
-        b.values_.erase("nodes");
-        b.values_.erase("gpus");
-        return resolve_cluster(b);
+    if (nodes_is_list && !is_demo(r, a) && (r.topology.nodes || a.has("gpus"))) {
+        topology_request t = r.topology;
+        t.nodes.reset();
+        return resolve_cluster(t);
     }
     return step_cluster(r, a);
 }

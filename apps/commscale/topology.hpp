@@ -12,6 +12,8 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <stdexcept>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +28,7 @@
 #include <commscale/io/cluster_json.hpp>
 
 #include "cli.hpp"
+#include "options.hpp"
 
 namespace cli {
 
@@ -58,21 +61,117 @@ inline parsed_cluster& parsed_cluster_slot() {
     return commscale::parse<commscale::intra_fabric>(v, field);
 }
 
-/// The cluster a command line's --cluster gives (`a.has("cluster")`): its text read by
-/// load_cluster_value. Other sources of option values (the Python module's rows, which hold parsed
-/// clusters) overload it; the templates below find the overload by argument-dependent lookup.
-[[nodiscard]] inline commscale::cluster given_cluster(const args& a, const std::string& field) {
-    return load_cluster_value(*a.get("cluster"), field);
+/// --cluster's reader: a cluster parsed before (the Python module's rows) or the text read by
+/// load_cluster_value.
+[[nodiscard]] inline commscale::cluster read_cluster(const given_value& v, const std::string& field) {
+    return reads::parsed_or<commscale::cluster>(v, field, &load_cluster_value);
 }
 
-/// True if any topology flag is present (so the cluster is not exactly a preset). `Source` here and
-/// below is `args` or anything with its has/get/flag/integer/number members (the Python rows).
-template <class Source>
-[[nodiscard]] bool has_topology_override(const Source& a) {
-    for (const char* f : {"nodes", "gpus-per-node", "intra", "intra-fabric", "inter", "nics-per-node", "accelerator",
-                          "oversubscription"})
-        if (a.has(f)) return true;
-    return false;
+/// What the topology flags give: each value as given with its reader, read where resolve_cluster's
+/// order reads it (so a line with several errors reports the one that order finds first).
+struct topology_request {
+    std::optional<given<commscale::cluster>> cluster;
+    std::optional<given<long long>> nodes, gpus_per_node;
+    std::optional<given<commscale::link>> intra;
+    std::optional<given<commscale::intra_fabric>> intra_fabric;
+    std::optional<given<commscale::link>> inter;
+    std::optional<given<long long>> nics_per_node;
+    std::optional<given<std::string_view>> accelerator;
+    std::optional<given<double>> oversubscription;
+    std::optional<given<long long>> scale_up_domain;
+
+    /// True if any topology flag but --cluster and --scale-up-domain is given (so the cluster is
+    /// not exactly a preset).
+    [[nodiscard]] bool overrides() const {
+        return nodes || gpus_per_node || intra || intra_fabric || inter || nics_per_node || accelerator || oversubscription;
+    }
+};
+
+namespace topology_detail {
+/// The readers of the topology flags, one of each for every request (requests point to them).
+struct readers {
+    std::function<commscale::cluster(const given_value&)> cluster = [](const given_value& v) { return read_cluster(v, "--cluster"); };
+    std::function<long long(const given_value&)> nodes = [](const given_value& v) {
+        return reads::integer(v, "--nodes", 1, commscale::cluster_limits::nodes);
+    };
+    std::function<long long(const given_value&)> gpus_per_node = [](const given_value& v) {
+        return reads::integer(v, "--gpus-per-node", 1, commscale::cluster_limits::gpus_per_node);
+    };
+    std::function<commscale::link(const given_value&)> intra = [](const given_value& v) {
+        return commscale::link_by_name(v.spelled(), "--intra");
+    };
+    std::function<commscale::intra_fabric(const given_value&)> intra_fabric = [](const given_value& v) {
+        return reads::choice<commscale::intra_fabric>(v, "--intra-fabric");
+    };
+    std::function<commscale::link(const given_value&)> inter = [](const given_value& v) {
+        return commscale::link_by_name(v.spelled(), "--inter");
+    };
+    std::function<long long(const given_value&)> nics_per_node = [](const given_value& v) {
+        return reads::integer(v, "--nics-per-node", 0, commscale::cluster_limits::nics_per_node);
+    };
+    std::function<std::string_view(const given_value&)> accelerator = [](const given_value& v) {
+        return commscale::accelerator_by_name(v.spelled(), "--accelerator").name;
+    };
+    std::function<double(const given_value&)> oversubscription = [](const given_value& v) {
+        return commscale::require_range("--oversubscription", reads::number(v, "--oversubscription"), 1.0, 1000.0);
+    };
+    std::function<long long(const given_value&)> scale_up_domain = [](const given_value& v) {
+        return reads::integer(v, "--scale-up-domain", 1, commscale::cluster_limits::scale_up_domain);
+    };
+};
+[[nodiscard]] inline const readers& topology_readers() {
+    static const readers r;
+    return r;
+}
+/// Binds option `spec` to the field `field(request)` with the reader `read`.
+template <class T, class R, class Field>
+[[nodiscard]] bound_option<R> bind(option_spec spec, Field field, const std::function<T(const given_value&)>& read) {
+    auto take = [field, read = &read](R& r, const given_value& v) { field(r) = given<T>{v, read}; };
+    return {std::move(spec), [take](R& r, const std::string& v) { take(r, given_value::of_text(v)); }, take};
+}
+}  // namespace topology_detail
+
+/// The topology flags of `specs` (topology_options(), or some of them with a help of the command's
+/// own) bound to the topology_request that `topology(request)` gives.
+template <class R, class Topology>
+[[nodiscard]] std::vector<bound_option<R>> topology_bound(Topology topology, const std::vector<option_spec>& specs) {
+    using topology_detail::bind;
+    const topology_detail::readers& x = topology_detail::topology_readers();
+    std::vector<bound_option<R>> out;
+    for (const option_spec& s : specs) {
+        const std::string& n = s.name;
+        if (n == "cluster") out.push_back(bind<commscale::cluster, R>(s, [topology](R& r) -> auto& { return topology(r).cluster; }, x.cluster));
+        else if (n == "nodes") out.push_back(bind<long long, R>(s, [topology](R& r) -> auto& { return topology(r).nodes; }, x.nodes));
+        else if (n == "gpus-per-node")
+            out.push_back(bind<long long, R>(s, [topology](R& r) -> auto& { return topology(r).gpus_per_node; }, x.gpus_per_node));
+        else if (n == "intra") out.push_back(bind<commscale::link, R>(s, [topology](R& r) -> auto& { return topology(r).intra; }, x.intra));
+        else if (n == "intra-fabric")
+            out.push_back(bind<commscale::intra_fabric, R>(s, [topology](R& r) -> auto& { return topology(r).intra_fabric; }, x.intra_fabric));
+        else if (n == "inter") out.push_back(bind<commscale::link, R>(s, [topology](R& r) -> auto& { return topology(r).inter; }, x.inter));
+        else if (n == "nics-per-node")
+            out.push_back(bind<long long, R>(s, [topology](R& r) -> auto& { return topology(r).nics_per_node; }, x.nics_per_node));
+        else if (n == "accelerator")
+            out.push_back(bind<std::string_view, R>(s, [topology](R& r) -> auto& { return topology(r).accelerator; }, x.accelerator));
+        else if (n == "oversubscription")
+            out.push_back(bind<double, R>(s, [topology](R& r) -> auto& { return topology(r).oversubscription; }, x.oversubscription));
+        else if (n == "scale-up-domain")
+            out.push_back(bind<long long, R>(s, [topology](R& r) -> auto& { return topology(r).scale_up_domain; }, x.scale_up_domain));
+        else throw std::logic_error("not a topology flag: " + n);
+    }
+    return out;
+}
+
+/// Every topology flag bound to the topology_request `R::*topology` of a command's request.
+template <class R>
+[[nodiscard]] std::vector<bound_option<R>> topology_bound(topology_request R::*topology) {
+    return topology_bound<R>([topology](R& r) -> topology_request& { return r.*topology; }, topology_options());
+}
+
+/// The topology flags bound to a topology_request of their own (the Python module's rows).
+[[nodiscard]] inline const std::vector<bound_option<topology_request>>& topology_request_options() {
+    static const auto options =
+        topology_bound<topology_request>([](topology_request& r) -> topology_request& { return r; }, topology_options());
+    return options;
 }
 
 /// The cluster the topology flags describe: --cluster (preset or file) or the default preset,
@@ -88,26 +187,25 @@ template <class Source>
 /// node, a multiple spans nodes on a switched fabric (e.g. 72 for an NVL72 rack of 4-GPU trays).
 /// A G below the node's GPUs is an error, except where `sub_node_domain` (plan: a limit on TP
 /// only) leaves the cluster as it is.
-template <class Source>
-[[nodiscard]] commscale::cluster resolve_cluster(const Source& a, bool sub_node_domain = false) {
+[[nodiscard]] inline commscale::cluster resolve_cluster(const topology_request& t, bool sub_node_domain = false) {
     using namespace commscale;
-    const bool given = a.has("cluster");
+    const bool given = t.cluster.has_value();
     cluster c{};
     if (given) {
-        c = given_cluster(a, "--cluster");
+        c = **t.cluster;
     } else {
         c = cluster_by_name(default_cluster_name, "--cluster");
     }
-    const bool custom = has_topology_override(a);
+    const bool custom = t.overrides();
     if (custom) c.name = detail::intern(given ? std::string(c.name) + "+flags" : std::string("custom"));
 
-    if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, cluster_limits::nodes));
-    if (a.has("gpus-per-node")) c.node.gpus = static_cast<int>(a.integer("gpus-per-node", c.node.gpus, 1, cluster_limits::gpus_per_node));
+    if (t.nodes) c.nodes = static_cast<int>(**t.nodes);
+    if (t.gpus_per_node) c.node.gpus = static_cast<int>(**t.gpus_per_node);
 
-    const bool intra_changed = a.has("intra") || a.has("intra-fabric");
-    if (auto v = a.get("intra")) {
-        c.node.intra = link_by_name(*v, "--intra");
-        if (!a.has("intra-fabric")) {
+    const bool intra_changed = t.intra || t.intra_fabric;
+    if (t.intra) {
+        c.node.intra = **t.intra;
+        if (!t.intra_fabric) {
             switch (c.node.intra.family) {
                 case link_family::pcie: c.node.fabric = intra_fabric::pcie; break;
                 case link_family::xgmi:
@@ -118,7 +216,7 @@ template <class Source>
                     break;
             }
         }
-        if (!given && !a.has("accelerator")) {
+        if (!given && !t.accelerator) {
             for (const auto& acc : all_accelerators()) {
                 if (acc.scale_up_link == c.node.intra.name) {
                     c.node.accelerator = acc.name;
@@ -127,19 +225,18 @@ template <class Source>
             }
         }
     }
-    if (auto v = a.get("intra-fabric")) c.node.fabric = parse_fabric(*v, "--intra-fabric");
+    if (t.intra_fabric) c.node.fabric = **t.intra_fabric;
     if (intra_changed) {
         // NVLS where the link's NVLink generation has it (hardware/links.hpp nvlink_switch_reduces)
         c.node.in_switch_reduction = c.node.fabric == intra_fabric::switched && nvlink_switch_reduces(c.node.intra);
     }
-    if (auto v = a.get("inter")) c.node.inter = link_by_name(*v, "--inter");
-    if (a.has("nics-per-node")) c.node.nics = static_cast<int>(a.integer("nics-per-node", c.node.nics, 0, cluster_limits::nics_per_node));
-    if (auto v = a.get("accelerator")) c.node.accelerator = accelerator_by_name(*v, "--accelerator").name;
-    if (a.has("oversubscription"))
-        c.oversubscription = require_range("--oversubscription", a.number("oversubscription", 1.0), 1.0, 1000.0);
+    if (t.inter) c.node.inter = **t.inter;
+    if (t.nics_per_node) c.node.nics = static_cast<int>(**t.nics_per_node);
+    if (t.accelerator) c.node.accelerator = **t.accelerator;
+    if (t.oversubscription) c.oversubscription = **t.oversubscription;
 
-    if (a.has("scale-up-domain")) {
-        const long long g = a.integer("scale-up-domain", 0, 1, cluster_limits::scale_up_domain);
+    if (t.scale_up_domain) {
+        const long long g = **t.scale_up_domain;
         if (g >= c.node.gpus || !sub_node_domain) {
             const int domain = g == c.node.gpus ? 0 : static_cast<int>(g);
             if (domain != (c.domain_spans_nodes() ? c.scale_up_domain : 0)) {
@@ -155,12 +252,11 @@ template <class Source>
         // Name the flag when the offending field came from one.
         const std::string& f = e.field();
         auto ends_with = [&](std::string_view suffix) { return f.size() >= suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0; };
-        if (ends_with(".scale_up_domain") && a.has("scale-up-domain"))
+        if (ends_with(".scale_up_domain") && t.scale_up_domain)
             throw input_error("--scale-up-domain", e.value(), e.expected());
-        auto flag_for = [&](std::string_view suffix, const char* flag) { return f.size() >= suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0 && a.has(flag); };
-        if (flag_for(".inter.nics_per_node", "nics-per-node")) throw input_error("--nics-per-node", e.value(), e.expected());
-        if (flag_for(".inter.link", "inter")) throw input_error("--inter", e.value(), e.expected());
-        if (f.size() >= 11 && f.compare(f.size() - 11, 11, ".inter.link") == 0 && a.has("nodes"))
+        if (ends_with(".inter.nics_per_node") && t.nics_per_node) throw input_error("--nics-per-node", e.value(), e.expected());
+        if (ends_with(".inter.link") && t.inter) throw input_error("--inter", e.value(), e.expected());
+        if (ends_with(".inter.link") && t.nodes)
             throw input_error("--nodes", std::to_string(c.nodes) + " (cluster '" + std::string(c.name) + "' has no inter-node link)",
                               "1, or an --inter LINK");
         throw;
@@ -179,17 +275,17 @@ template <class Source>
     return static_cast<int>(n / gpus_per_node);
 }
 
-/// resolve_cluster, with --gpus N as an alternative to --nodes (nodes = N / GPUs per node); both
-/// given is an error.
+/// resolve_cluster, with --gpus N (read by name from `a`) as an alternative to --nodes (nodes = N /
+/// GPUs per node); both given is an error.
 template <class Source>
-[[nodiscard]] commscale::cluster resolve_cluster_gpus(const Source& a) {
+[[nodiscard]] commscale::cluster resolve_cluster_gpus(const topology_request& t, const Source& a) {
     using namespace commscale;
-    if (!a.has("gpus")) return resolve_cluster(a);
+    if (!a.has("gpus")) return resolve_cluster(t);
     const long long n = a.integer("gpus", 0, 1, cluster_limits::gpus);
-    if (a.has("nodes"))
-        throw input_error("--gpus", std::to_string(n) + " together with --nodes " + a.get("nodes").value_or(""),
+    if (t.nodes)
+        throw input_error("--gpus", std::to_string(n) + " together with --nodes " + t.nodes->value.spelled(),
                           "either --gpus N or --nodes N, not both");
-    cluster c = resolve_cluster(a);
+    cluster c = resolve_cluster(t);
     c.nodes = nodes_for_gpus(n, c.node.gpus, c.name);
     if (c.nodes > cluster_limits::nodes)
         throw input_error("--gpus", std::to_string(n),
@@ -279,8 +375,8 @@ template <class Source>
 /// resolve_cluster_gpus gives for `a` (the Python module's batches resolve it once where no row
 /// changes it).
 template <class Source>
-[[nodiscard]] collective_prediction predict_collective_of(const Source& a) {
-    return predict_collective_on(a, resolve_cluster_gpus(a));
+[[nodiscard]] collective_prediction predict_collective_of(const topology_request& t, const Source& a) {
+    return predict_collective_on(a, resolve_cluster_gpus(t, a));
 }
 
 /// The numbers of `collective --json` (io::collective_result_to_json) as columns.

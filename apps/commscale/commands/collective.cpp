@@ -16,14 +16,16 @@ namespace {
 // Named inside the anonymous namespace so that the commands compile as one unity translation unit.
 namespace collective_command {
 
-/// `collective` has no option of its own beyond what the Python module's rows share: the topology
-/// flags, --gpus, the collective's options and --bytes are all read by name (topology.hpp
-/// predict_collective_of), so its request is empty.
-struct collective_options {};
+/// `collective` has no option of its own beyond what the Python module's rows share: its request
+/// holds the topology flags; --gpus, the collective's options and --bytes are read by name
+/// (topology.hpp predict_collective_of).
+struct collective_options {
+    cli::topology_request topology;
+};
 
 std::vector<cli::bound_option<collective_options>> options() {
     using r = collective_options;
-    return cli::opt::by_name<r>(cli::topology_options()) + cli::opt::by_name<r>(cli::collective_options_spec()) +
+    return cli::topology_bound<r>(&r::topology) + cli::opt::by_name<r>(cli::collective_options_spec()) +
            cli::opt::by_name<r>({{"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"},
                                  {"bytes", true, "the buffer size, nccl-tests convention (e.g. 1GiB, 8GB, 4194304)"}});
 }
@@ -35,8 +37,8 @@ cli::registrar reg{cli::bound_command<collective_options>(
     "Predicts one collective on a group of consecutive GPUs (all by default); --bytes counts the buffer as nccl-tests does.\n"
     "--json: {op, algorithm, ranks, nodes, bytes, time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck}",
     options(),
-    [](const collective_options&, const cli::args& a, std::ostream& out) {
-        const cli::collective_prediction x = cli::predict_collective_of(a);
+    [](const collective_options& options, const cli::args& a, std::ostream& out) {
+        const cli::collective_prediction x = cli::predict_collective_of(options.topology, a);
         const commscale::cluster& c = x.cluster;
         const cli::collective_request& req = x.request;
         const commscale::collective_result& r = x.result;

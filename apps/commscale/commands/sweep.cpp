@@ -94,9 +94,10 @@ std::string render_svg(const std::vector<row>& rows, const std::vector<measured_
     return cli::svg::document({&top, &bottom}, title);
 }
 
-/// What `sweep`'s own options give (the topology flags, --gpus and the collective's options are read
-/// by name, topology.hpp, as for `collective`).
+/// What `sweep`'s own options and the topology flags give (--gpus and the collective's options are
+/// read by name, topology.hpp, as for `collective`).
 struct sweep_request {
+    cli::topology_request topology;
     std::optional<commscale::data_size> min, max;
     std::optional<double> factor;
     std::optional<std::string> svg, measured;
@@ -104,7 +105,7 @@ struct sweep_request {
 
 std::vector<cli::bound_option<sweep_request>> options() {
     using r = sweep_request;
-    return cli::opt::by_name<r>(cli::topology_options()) + cli::opt::by_name<r>(cli::collective_options_spec()) +
+    return cli::topology_bound<r>(&r::topology) + cli::opt::by_name<r>(cli::collective_options_spec()) +
            cli::opt::by_name<r>({{"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"}}) +
            std::vector<cli::bound_option<r>>{
                cli::opt::size<r>("min", &r::min, "smallest size (e.g. 8B, 1KiB)"),
@@ -125,7 +126,7 @@ cli::registrar reg{cli::bound_command<sweep_request>(
     options(),
     [](const sweep_request& sw, const cli::args& a, std::ostream& out) {
         using namespace commscale;
-        const cluster c = cli::resolve_cluster_gpus(a);
+        const cluster c = cli::resolve_cluster_gpus(sw.topology, a);
         // The measured log, when given: its collective, ranks and sizes stand in for missing flags.
         std::optional<measurement_set> log;
         if (const auto& path = sw.measured) {
