@@ -529,7 +529,6 @@ py::tuple steps(py::handle model, py::handle cluster, const py::dict& columns, u
         const cli::step_request first = b.rows > 0 ? requests.of(0) : cli::step_request{};
         const auto read_cluster = [&first](const row_source& a) { return cli::step_cluster(first, a); };
         const auto read_model = [&first](const row_source& a) { return cli::step_model(first, a); };
-        // both read the request's --model and topology flags (is_demo), and --gpus by name
         const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, step_cluster_options());
         const auto models = find_invariant<commscale::transformer>(b, read_model, step_cluster_options());
         const auto scalars = scalar_failure(b);
@@ -560,9 +559,8 @@ py::tuple collectives(py::handle cluster, const py::dict& columns, unsigned thre
         py::gil_scoped_release unlocked;
         const request_rows topologies(b, cli::topology_request_options());
         const cli::topology_request first = b.rows > 0 ? topologies.of(0) : cli::topology_request{};
-        const auto read_cluster = [&first](const row_source& a) { return cli::resolve_cluster_gpus(first, a); };
-        // it reads the request's topology flags, and --gpus by name
-        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, topology_option_names());
+        const auto read_cluster = [&first](const row_source&) { return cli::resolve_cluster_gpus(first); };
+        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, cluster_options());
         const auto scalars = scalar_failure(b);
         for_each_row(b.rows, thread_count(threads), out.t, [&](std::size_t i, table_writer& w) {
             try {
@@ -570,7 +568,7 @@ py::tuple collectives(py::handle cluster, const py::dict& columns, unsigned thre
                 const row_source a(b, i);
                 a.check_sequences();
                 const cli::collective_prediction x = cli::predict_collective_on(
-                    a, clusters.get(a, [&](const row_source& s) { return cli::resolve_cluster_gpus(topologies.of(i), s); }));
+                    a, clusters.get(a, [&](const row_source&) { return cli::resolve_cluster_gpus(topologies.of(i)); }));
                 write_numbers<cli::collective_number_columns>(out.t, i, x);
                 for (std::size_t k = 0; k < cli::collective_label_columns.size(); ++k)
                     w.label(k, i, cli::collective_label_columns[k].value(x), false);

@@ -129,24 +129,23 @@ struct batch {
 using row_failure = cli::parse_failed;
 
 /// One row of a batch as a source of option values: the members of cli::args that the CLI's
-/// readers use. `touched`, when set, collects the options read (to find what no row changes).
+/// readers use.
 class row_source {
 public:
-    row_source(const batch& b, std::size_t row, std::vector<std::string>* touched = nullptr)
-        : b_(&b), row_(row), touched_(touched) {}
+    row_source(const batch& b, std::size_t row) : b_(&b), row_(row) {}
 
     /// The option's cell in this row; nullptr where it is left out (None, or False for an
     /// option that takes a value, as the module's command lines leave it out). Inline up to the
     /// test of the names' bits, which the compiler folds for the readers' literal names: most
     /// options a row is asked for are not given.
     [[nodiscard]] const cell* value(std::string_view name) const {
-        if (!touched_ && !b_->may_have(name)) return nullptr;
+        if (!b_->may_have(name)) return nullptr;
         return cell_of(name);
     }
 
     /// A flag: True, or (for a `no-X` flag) X given as False.
     [[nodiscard]] bool flag(std::string_view name) const {
-        if (!touched_ && !b_->may_have(name) && !(negated(name) && b_->may_have(name.substr(3)))) return false;
+        if (!b_->may_have(name) && !(negated(name) && b_->may_have(name.substr(3)))) return false;
         return flag_of(name);
     }
     [[nodiscard]] bool has(std::string_view name) const { return value(name) != nullptr || flag(name); }
@@ -225,7 +224,6 @@ private:
         return name.size() > 3 && name[0] == 'n' && name[1] == 'o' && name[2] == '-';
     }
     [[gnu::noinline]] const cell* cell_of(std::string_view name) const {
-        if (touched_) touched_->emplace_back(name);
         const column* c = b_->find(name);
         if (!c) return nullptr;
         const cell& v = c->at(row_);
@@ -233,13 +231,11 @@ private:
         return &v;
     }
     [[gnu::noinline]] bool flag_of(std::string_view name) const {
-        if (touched_) touched_->emplace_back(name);
         if (const column* c = b_->find(name)) {
             const cell& v = c->at(row_);
             if (v.k == cell::kind::boolean && v.boolean) return true;
         }
         if (negated(name)) {
-            if (touched_) touched_->emplace_back(name.substr(3));
             if (const column* c = b_->find(name.substr(3))) {
                 const cell& v = c->at(row_);
                 if (v.k == cell::kind::boolean && !v.boolean) return true;
@@ -250,7 +246,6 @@ private:
 
     const batch* b_;
     std::size_t row_;
-    std::vector<std::string>* touched_;
 };
 
 /// A batch's keywords as the options of a command bound to its request `R` (options.hpp), each
@@ -315,21 +310,22 @@ private:
     std::vector<binding> bindings_;
 };
 
-/// The names of the topology flags (what a cluster depends on, with --gpus).
-[[nodiscard]] inline const std::vector<std::string>& topology_option_names() {
+/// The options a cluster depends on (cli::resolve_cluster_gpus): the topology flags and --gpus.
+[[nodiscard]] inline const std::vector<std::string>& cluster_options() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> out;
         for (const cli::option_spec& o : cli::topology_options()) out.push_back(o.name);
+        out.push_back("gpus");
         return out;
     }();
     return names;
 }
 
-/// The options of step's request that its cluster and model depend on (is_demo): the topology
-/// flags and --model.
+/// The options step's cluster and model depend on: the cluster's and --model (which, with them,
+/// picks the demo: cli::is_demo).
 [[nodiscard]] inline const std::vector<std::string>& step_cluster_options() {
     static const std::vector<std::string> names = [] {
-        std::vector<std::string> out = topology_option_names();
+        std::vector<std::string> out = cluster_options();
         out.push_back("model");
         return out;
     }();
@@ -364,20 +360,18 @@ struct invariant {
     }
 };
 
-/// `read` depends on the options it reads from the row by name and on those of `also` (the options
-/// of the row's request that it reads).
+/// `read` (of the first row's request) depends on the options `depends_on` only.
 template <class T, class Read>
-[[nodiscard]] invariant<T> find_invariant(const batch& b, Read&& read, const std::vector<std::string>& also = {}) {
+[[nodiscard]] invariant<T> find_invariant(const batch& b, Read&& read, const std::vector<std::string>& depends_on) {
     invariant<T> out;
     if (b.rows == 0) return out;
-    std::vector<std::string> touched(also.begin(), also.end());
-    const row_source first(b, 0, &touched);
+    const row_source first(b, 0);
     try {
         out.value = read(first);
     } catch (...) {
         out.error = current_row_failure();
     }
-    out.holds = std::none_of(touched.begin(), touched.end(), [&](const std::string& name) {
+    out.holds = std::none_of(depends_on.begin(), depends_on.end(), [&](const std::string& name) {
         const column* c = b.find(name);
         return c != nullptr && c->sequence && b.rows > 1;
     });

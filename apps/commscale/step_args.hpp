@@ -93,17 +93,17 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
         using step_options_detail::integer;
         using step_options_detail::number;
         using step_options_detail::spelling;
+        const auto in_topology = [](r& x) -> topology_request& { return x.topology; };
         std::vector<option_spec> topology = topology_options();
         if (for_scale) {
             for (auto& x : topology)
                 if (x.name == "nodes") x.help = "comma-separated node counts, e.g. 1,2,4,8";
         }
         std::vector<bound_option<r>> o =
-            topology_bound<r>([](r& x) -> topology_request& { return x.topology; }, topology) +
-            by_name<r>({{"gpus", true,
-                         for_scale ? "comma-separated GPU counts instead of --nodes (each a multiple of the GPUs per node)"
-                                   : "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"}}) +
+            topology_bound<r>(in_topology, topology) +
             std::vector<bound_option<r>>{
+                for_scale ? gpus_option<r>(in_topology, "comma-separated GPU counts instead of --nodes (each a multiple of the GPUs per node)")
+                          : gpus_option<r>(in_topology),
                 model_option<r>(&r::model),
                 given<r>("tp", &r::tp, integer(1, plan_limits::degree), "tensor-parallel degree"),
                 given<r>("pp", &r::pp, integer(1, plan_limits::degree), "pipeline stages"),
@@ -183,7 +183,7 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
 /// what --gpus gives.
 template <class Source>
 [[nodiscard]] bool is_demo(const step_request& r, const Source& a) {
-    return !r.model && !r.topology.cluster && !a.has("gpus") && !r.topology.overrides();
+    return !r.model && !r.topology.cluster && !r.topology.gpus && !r.topology.overrides();
 }
 
 /// The cluster of a step command (demo: 16 DGX A100 nodes).
@@ -194,13 +194,13 @@ template <class Source>
         c.nodes = demo_nodes;
         return c;
     }
-    return resolve_cluster_gpus(r.topology, a);
+    return resolve_cluster_gpus(r.topology);
 }
 
 /// The cluster of a step/scale command line (demo: 16 DGX A100 nodes). `nodes_is_list` (scale)
 /// skips --nodes and --gpus.
 [[nodiscard]] inline commscale::cluster step_cluster(const step_request& r, const args& a, bool nodes_is_list) {
-    if (nodes_is_list && !is_demo(r, a) && (r.topology.nodes || a.has("gpus"))) {
+    if (nodes_is_list && !is_demo(r, a) && (r.topology.nodes || r.topology.gpus)) {
         topology_request t = r.topology;
         t.nodes.reset();
         return resolve_cluster(t);

@@ -79,6 +79,9 @@ struct topology_request {
     std::optional<given<std::string_view>> accelerator;
     std::optional<given<double>> oversubscription;
     std::optional<given<long long>> scale_up_domain;
+    /// --gpus where it gives the node count (step, collective, sweep: gpus_option; read by
+    /// resolve_cluster_gpus)
+    std::optional<given<long long>> gpus;
 
     /// True if any topology flag but --cluster and --scale-up-domain is given (so the cluster is
     /// not exactly a preset).
@@ -117,6 +120,9 @@ struct readers {
     };
     std::function<long long(const given_value&)> scale_up_domain = [](const given_value& v) {
         return reads::integer(v, "--scale-up-domain", 1, commscale::cluster_limits::scale_up_domain);
+    };
+    std::function<long long(const given_value&)> gpus = [](const given_value& v) {
+        return reads::integer(v, "--gpus", 1, commscale::cluster_limits::gpus);
     };
 };
 [[nodiscard]] inline const readers& topology_readers() {
@@ -161,16 +167,28 @@ template <class R, class Topology>
     return out;
 }
 
+/// --gpus N where it gives the node count (nodes = N / GPUs per node), bound to the
+/// topology_request that `topology(request)` gives.
+template <class R, class Topology>
+[[nodiscard]] bound_option<R> gpus_option(Topology topology, std::string help = "GPUs instead of --nodes (nodes = GPUs / GPUs per node)") {
+    return topology_detail::bind<long long, R>({"gpus", true, std::move(help)}, [topology](R& r) -> auto& { return topology(r).gpus; },
+                                               topology_detail::topology_readers().gpus);
+}
+
 /// Every topology flag bound to the topology_request `R::*topology` of a command's request.
 template <class R>
 [[nodiscard]] std::vector<bound_option<R>> topology_bound(topology_request R::*topology) {
     return topology_bound<R>([topology](R& r) -> topology_request& { return r.*topology; }, topology_options());
 }
 
-/// The topology flags bound to a topology_request of their own (the Python module's rows).
+/// The topology flags and --gpus bound to a topology_request of their own (the Python module's rows).
 [[nodiscard]] inline const std::vector<bound_option<topology_request>>& topology_request_options() {
-    static const auto options =
-        topology_bound<topology_request>([](topology_request& r) -> topology_request& { return r; }, topology_options());
+    static const auto options = [] {
+        const auto self = [](topology_request& r) -> topology_request& { return r; };
+        auto o = topology_bound<topology_request>(self, topology_options());
+        o.push_back(gpus_option<topology_request>(self));
+        return o;
+    }();
     return options;
 }
 
@@ -275,13 +293,12 @@ template <class R>
     return static_cast<int>(n / gpus_per_node);
 }
 
-/// resolve_cluster, with --gpus N (read by name from `a`) as an alternative to --nodes (nodes = N /
-/// GPUs per node); both given is an error.
-template <class Source>
-[[nodiscard]] commscale::cluster resolve_cluster_gpus(const topology_request& t, const Source& a) {
+/// resolve_cluster, with --gpus N as an alternative to --nodes (nodes = N / GPUs per node); both
+/// given is an error.
+[[nodiscard]] inline commscale::cluster resolve_cluster_gpus(const topology_request& t) {
     using namespace commscale;
-    if (!a.has("gpus")) return resolve_cluster(t);
-    const long long n = a.integer("gpus", 0, 1, cluster_limits::gpus);
+    if (!t.gpus) return resolve_cluster(t);
+    const long long n = **t.gpus;
     if (t.nodes)
         throw input_error("--gpus", std::to_string(n) + " together with --nodes " + t.nodes->value.spelled(),
                           "either --gpus N or --nodes N, not both");
@@ -376,7 +393,7 @@ template <class Source>
 /// changes it).
 template <class Source>
 [[nodiscard]] collective_prediction predict_collective_of(const topology_request& t, const Source& a) {
-    return predict_collective_on(a, resolve_cluster_gpus(t, a));
+    return predict_collective_on(a, resolve_cluster_gpus(t));
 }
 
 /// The numbers of `collective --json` (io::collective_result_to_json) as columns.

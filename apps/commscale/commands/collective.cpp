@@ -26,8 +26,8 @@ struct collective_options {
 std::vector<cli::bound_option<collective_options>> options() {
     using r = collective_options;
     return cli::topology_bound<r>(&r::topology) + cli::opt::by_name<r>(cli::collective_options_spec()) +
-           cli::opt::by_name<r>({{"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"},
-                                 {"bytes", true, "the buffer size, nccl-tests convention (e.g. 1GiB, 8GB, 4194304)"}});
+           std::vector<cli::bound_option<r>>{cli::gpus_option<r>([](r& x) -> cli::topology_request& { return x.topology; })} +
+           cli::opt::by_name<r>({{"bytes", true, "the buffer size, nccl-tests convention (e.g. 1GiB, 8GB, 4194304)"}});
 }
 
 cli::registrar reg{cli::bound_command<collective_options>(

@@ -106,8 +106,8 @@ struct sweep_request {
 std::vector<cli::bound_option<sweep_request>> options() {
     using r = sweep_request;
     return cli::topology_bound<r>(&r::topology) + cli::opt::by_name<r>(cli::collective_options_spec()) +
-           cli::opt::by_name<r>({{"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"}}) +
            std::vector<cli::bound_option<r>>{
+               cli::gpus_option<r>([](r& x) -> cli::topology_request& { return x.topology; }),
                cli::opt::size<r>("min", &r::min, "smallest size (e.g. 8B, 1KiB)"),
                cli::opt::size<r>("max", &r::max, "largest size (e.g. 8GiB)"),
                cli::opt::custom<r>("factor", "size multiplier between rows, > 1 (default 2)",
@@ -126,7 +126,7 @@ cli::registrar reg{cli::bound_command<sweep_request>(
     options(),
     [](const sweep_request& sw, const cli::args& a, std::ostream& out) {
         using namespace commscale;
-        const cluster c = cli::resolve_cluster_gpus(sw.topology, a);
+        const cluster c = cli::resolve_cluster_gpus(sw.topology);
         // The measured log, when given: its collective, ranks and sizes stand in for missing flags.
         std::optional<measurement_set> log;
         if (const auto& path = sw.measured) {
