@@ -435,8 +435,7 @@ py::object collective_one(py::handle cluster, const py::dict& options, py::handl
     try {
         const row_source a(b, 0);
         a.check();
-        const cli::topology_request t = request_rows(b, cli::topology_request_options()).of(0);
-        doc = commscale::io::collective_result_to_json(cli::predict_collective_of(t, a).result);
+        doc = commscale::io::collective_result_to_json(cli::predict_collective_of(request_rows(b, cli::collective_command_options()).of(0)).result);
     } catch (...) {
         raise(current_row_failure());
     }
@@ -557,9 +556,9 @@ py::tuple collectives(py::handle cluster, const py::dict& columns, unsigned thre
     python_table out(b.rows, cli::collective_number_columns, cli::collective_label_columns);
     {
         py::gil_scoped_release unlocked;
-        const request_rows topologies(b, cli::topology_request_options());
-        const cli::topology_request first = b.rows > 0 ? topologies.of(0) : cli::topology_request{};
-        const auto read_cluster = [&first](const row_source&) { return cli::resolve_cluster_gpus(first); };
+        const request_rows requests(b, cli::collective_command_options());
+        const cli::collective_command_request first = b.rows > 0 ? requests.of(0) : cli::collective_command_request{};
+        const auto read_cluster = [&first](const row_source&) { return cli::resolve_cluster_gpus(first.topology); };
         const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, cluster_options());
         const auto scalars = scalar_failure(b);
         for_each_row(b.rows, thread_count(threads), out.t, [&](std::size_t i, table_writer& w) {
@@ -567,8 +566,9 @@ py::tuple collectives(py::handle cluster, const py::dict& columns, unsigned thre
                 if (scalars) throw row_failure{*scalars};
                 const row_source a(b, i);
                 a.check_sequences();
+                const cli::collective_command_request request = requests.of(i);
                 const cli::collective_prediction x = cli::predict_collective_on(
-                    a, clusters.get(a, [&](const row_source&) { return cli::resolve_cluster_gpus(topologies.of(i)); }));
+                    request.collective, clusters.get(a, [&](const row_source&) { return cli::resolve_cluster_gpus(request.topology); }));
                 write_numbers<cli::collective_number_columns>(out.t, i, x);
                 for (std::size_t k = 0; k < cli::collective_label_columns.size(); ++k)
                     w.label(k, i, cli::collective_label_columns[k].value(x), false);

@@ -11,15 +11,14 @@
 // unknown option, an option given twice, a value given to a flag, a missing value, the positional
 // arguments, --help. The readers then run in the order the options are declared, before the
 // command (not as CLI11 ->check validators, which run inside CLI11's parse, before those checks,
-// and would change which error a line with two of them reports). Options still read by name
-// (--gpus where it picks the cluster's nodes, and the collective's options, which the Python
-// module's rows share) are declared `opt::by_name`: the command reads them from `args`. A command whose checks of which options go together come before their values
-// (capacity) declares them `opt::later`: the request holds the text and its reader, and the
+// and would change which error a line with two of them reports). A command whose checks of which
+// options go together come before their values (capacity) declares them `opt::later`: the request holds the text and its reader, and the
 // command reads the value where its order puts it. A request that the Python module's rows fill
-// too (step and scale's) declares them `opt::given`, the same with the value as given: a command
-// line's text, or a number of a row, read as the number its text would read as (cli::reads), or a
-// model or cluster a row holds parsed (--model: model.hpp model_option; the topology flags:
-// topology.hpp topology_bound).
+// too (step and scale's, collective's) declares them `opt::given`, the same with the value as given:
+// a command line's text, or a number of a row, read as the number its text would read as
+// (cli::reads), or a model or cluster a row holds parsed. --model (model.hpp model_option), the
+// topology flags, --gpus where it gives the node count and the collective's options (topology.hpp
+// topology_bound, gpus_option, collective_bound) are given options of every command that takes them.
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -211,8 +210,7 @@ struct given {
 template <class R>
 struct bound_option {
     option_spec spec;
-    /// Writes the given value (a flag: the empty text) into the request; throws input_error. Empty
-    /// for an option read by name.
+    /// Writes the given value (a flag: the empty text) into the request; throws input_error.
     std::function<void(R&, const std::string&)> read;
     /// Writes a value given without a command line (the Python module's rows: a flag given True)
     /// into the request, for the options declared opt::given and the flags; else empty.
@@ -329,14 +327,6 @@ template <class R, class T, class Read>
             [take](R& r, const std::string& v) { take(r, given_value::of_text(v)); }, take};
 }
 
-/// Options the command reads by name from `args` (--gpus, the collective's options).
-template <class R>
-[[nodiscard]] std::vector<bound_option<R>> by_name(std::vector<option_spec> specs) {
-    std::vector<bound_option<R>> out;
-    for (option_spec& s : specs) out.push_back({std::move(s), {}});
-    return out;
-}
-
 }  // namespace opt
 
 /// The options `first` and then `more`, in that order.
@@ -348,7 +338,7 @@ template <class R>
 
 /// A command whose options are bound to its request `R`: the readers fill a default `R` from the
 /// options given, in declaration order, and `run` gets it with `args` (the positional arguments,
-/// --json, and the options read by name).
+/// --json, and the options' texts).
 template <class R>
 [[nodiscard]] command bound_command(std::string name, std::string summary, std::string usage,
                                     std::vector<bound_option<R>> options,
@@ -359,7 +349,7 @@ template <class R>
     c.run = [options = std::move(options), run = std::move(run)](const args& a, std::ostream& out) {
         R request{};
         for (std::size_t i = 0; i < options.size(); ++i)
-            if (const std::string* v = a.given(i); v != nullptr && options[i].read) options[i].read(request, *v);
+            if (const std::string* v = a.given(i); v != nullptr) options[i].read(request, *v);
         return run(request, a, out);
     };
     return c;

@@ -34,8 +34,8 @@ inline constexpr int demo_nodes = 16;
 /// What the options of `step` and `scale` of their own give: each value as given with its reader
 /// (cli::given), read where step_plan's order reads it, so that a line with several errors reports
 /// the one that order finds first. The Python module's rows fill the same request
-/// (python/rows.hpp), --model and the topology flags included (a model or cluster parsed before,
-/// there). --gpus is read by name (topology.hpp resolve_cluster_gpus).
+/// (python/rows.hpp), --model, the topology flags and --gpus included (a model or cluster parsed
+/// before, there).
 struct step_request {
     topology_request topology;
     std::optional<given<commscale::transformer>> model;
@@ -81,12 +81,11 @@ template <commscale::named_enum E>
 }  // namespace step_options_detail
 
 /// The options of `step` (and `scale`, which takes --nodes and --gpus as lists, and --strong), in
-/// the order of their help: --gpus read by name, the others bound to step_request. Built once: requests point to their readers.
+/// the order of their help, bound to step_request. Built once: requests point to their readers.
 inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     static const auto make = [](bool for_scale) {
         using r = step_request;
         using namespace commscale;
-        using opt::by_name;
         using opt::flag;
         using opt::given;
         using opt::text;

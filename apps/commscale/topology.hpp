@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <optional>
 #include <string>
@@ -181,16 +182,6 @@ template <class R>
     return topology_bound<R>([topology](R& r) -> topology_request& { return r.*topology; }, topology_options());
 }
 
-/// The topology flags and --gpus bound to a topology_request of their own (the Python module's rows).
-[[nodiscard]] inline const std::vector<bound_option<topology_request>>& topology_request_options() {
-    static const auto options = [] {
-        const auto self = [](topology_request& r) -> topology_request& { return r; };
-        auto o = topology_bound<topology_request>(self, topology_options());
-        o.push_back(gpus_option<topology_request>(self));
-        return o;
-    }();
-    return options;
-}
 
 /// The cluster the topology flags describe: --cluster (preset or file) or the default preset,
 /// then each explicit flag overrides its field. Derived fields follow an overridden link:
@@ -325,6 +316,76 @@ inline std::vector<option_spec> collective_options_spec() {
     };
 }
 
+/// What the options of the commands that run collectives give (collective_options_spec, and
+/// --bytes of `collective`): each value as given with its reader, read where
+/// read_collective_request's order reads it. --ranks and --ranks-per-node are read in the
+/// cluster's bounds (their `value`).
+struct collective_args {
+    std::optional<given<commscale::collective_op>> op;
+    std::optional<given<std::optional<commscale::algorithm>>> algo;  ///< nullopt: "fastest"
+    std::optional<given<commscale::efficiency_mode>> efficiency;
+    std::optional<given<long long>> ranks, ranks_per_node;
+    std::optional<given<commscale::data_size>> bytes;
+};
+
+namespace topology_detail {
+/// The readers of the collective's options, one of each for every request.
+struct collective_readers {
+    std::function<commscale::collective_op(const given_value&)> op = [](const given_value& v) {
+        return reads::choice<commscale::collective_op>(v, "--op");
+    };
+    std::function<std::optional<commscale::algorithm>(const given_value&)> algo =
+        [](const given_value& v) -> std::optional<commscale::algorithm> {
+        const std::string text = v.spelled();
+        // "fastest": the automatic choice among every algorithm of the library, not only NCCL's
+        if (text == "fastest") return std::nullopt;
+        return commscale::parse<commscale::algorithm>(text, "--algo");
+    };
+    std::function<commscale::efficiency_mode(const given_value&)> efficiency = [](const given_value& v) {
+        return reads::choice<commscale::efficiency_mode>(v, "--efficiency");
+    };
+    /// --ranks and --ranks-per-node: read by the command in the cluster's bounds, not by this reader
+    std::function<long long(const given_value&)> count = [](const given_value& v) {
+        return reads::integer(v, "--ranks", 1, std::numeric_limits<long long>::max());
+    };
+    std::function<commscale::data_size(const given_value&)> bytes = [](const given_value& v) { return reads::size(v, "--bytes"); };
+};
+[[nodiscard]] inline const collective_readers& collective_option_readers() {
+    static const collective_readers r;
+    return r;
+}
+}  // namespace topology_detail
+
+/// The collective's options (collective_options_spec) bound to the collective_args that
+/// `args_of(request)` gives.
+template <class R, class Args>
+[[nodiscard]] std::vector<bound_option<R>> collective_bound(Args args_of) {
+    using topology_detail::bind;
+    const topology_detail::collective_readers& x = topology_detail::collective_option_readers();
+    std::vector<bound_option<R>> out;
+    for (const option_spec& s : collective_options_spec()) {
+        const std::string& n = s.name;
+        if (n == "op") out.push_back(bind<commscale::collective_op, R>(s, [args_of](R& r) -> auto& { return args_of(r).op; }, x.op));
+        else if (n == "algo")
+            out.push_back(bind<std::optional<commscale::algorithm>, R>(s, [args_of](R& r) -> auto& { return args_of(r).algo; }, x.algo));
+        else if (n == "efficiency")
+            out.push_back(bind<commscale::efficiency_mode, R>(s, [args_of](R& r) -> auto& { return args_of(r).efficiency; }, x.efficiency));
+        else if (n == "ranks") out.push_back(bind<long long, R>(s, [args_of](R& r) -> auto& { return args_of(r).ranks; }, x.count));
+        else if (n == "ranks-per-node")
+            out.push_back(bind<long long, R>(s, [args_of](R& r) -> auto& { return args_of(r).ranks_per_node; }, x.count));
+        else throw std::logic_error("not a collective option: " + n);
+    }
+    return out;
+}
+
+/// --bytes (`collective`'s buffer size) bound to the collective_args that `args_of(request)` gives.
+template <class R, class Args>
+[[nodiscard]] bound_option<R> bytes_option(Args args_of) {
+    return topology_detail::bind<commscale::data_size, R>(
+        {"bytes", true, "the buffer size, nccl-tests convention (e.g. 1GiB, 8GB, 4194304)"},
+        [args_of](R& r) -> auto& { return args_of(r).bytes; }, topology_detail::collective_option_readers().bytes);
+}
+
 /// A parsed collective request: the operation, the group's placement and the model options.
 struct collective_request {
     commscale::collective_op op{};
@@ -336,24 +397,24 @@ struct collective_request {
 /// default), and the group: --ranks (default all GPUs of `c`) and --ranks-per-node (default
 /// min(ranks, GPUs per node)), consecutive GPUs; the group must fit on the cluster's nodes.
 /// `default_op` (e.g. the collective of a measured log) stands in for a missing --op.
-template <class Source>
-[[nodiscard]] collective_request read_collective_request(const Source& a, const commscale::cluster& c,
-                                                        std::optional<commscale::collective_op> default_op = std::nullopt) {
+[[nodiscard]] inline collective_request read_collective_request(const collective_args& a, const commscale::cluster& c,
+                                                               std::optional<commscale::collective_op> default_op = std::nullopt) {
     using namespace commscale;
     collective_request r;
-    if (default_op && !a.get("op")) r.op = *default_op;
-    else r.op = parse<collective_op>(a.require("op", "an operation: all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"), "--op");
-    if (auto v = a.get("algo")) {
-        // "fastest": the automatic choice among every algorithm of the library, not only NCCL's
-        if (*v == "fastest") r.options.candidates = algorithm_set::any;
-        else r.options.algo = parse<algorithm>(*v, "--algo");
+    if (default_op && !a.op) r.op = *default_op;
+    else if (!a.op) throw input_error("--op", "nothing (missing)", "an operation: all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv");
+    else r.op = **a.op;
+    if (a.algo) {
+        if (const std::optional<algorithm> algo = **a.algo) r.options.algo = *algo;
+        else r.options.candidates = algorithm_set::any;
     }
-    if (auto v = a.get("efficiency")) r.options.mode = parse<efficiency_mode>(*v, "--efficiency");
+    if (a.efficiency) r.options.mode = **a.efficiency;
     const long long total = static_cast<long long>(c.nodes) * c.node.gpus;
-    const int ranks = static_cast<int>(a.integer("ranks", total, 1, total));
+    const int ranks = static_cast<int>(a.ranks ? reads::integer(a.ranks->value, "--ranks", 1, total) : total);
     // on an NVLink domain spanning nodes (NVL72) the group is placed per domain (comm_view)
     const cluster v = comm_view(c);
-    const int per_node = static_cast<int>(a.integer("ranks-per-node", std::min(ranks, v.node.gpus), 1, v.node.gpus));
+    const int per_node = static_cast<int>(a.ranks_per_node ? reads::integer(a.ranks_per_node->value, "--ranks-per-node", 1, v.node.gpus)
+                                                           : std::min(ranks, v.node.gpus));
     r.group = placement{.ranks = ranks, .ranks_per_node = std::min(per_node, ranks), .stride = 1};
     if (r.group.nodes() > v.nodes)
         throw input_error("--ranks", std::to_string(ranks) + " at " + std::to_string(per_node) + " per node (" +
@@ -372,28 +433,47 @@ struct collective_prediction {
     commscale::collective_result result{};
 };
 
-/// The `collective` command's prediction on cluster `c` (what resolve_cluster_gpus gives for `a`):
-/// --op, --algo, --efficiency, the group, and --bytes (required, at least 1 byte).
-template <class Source>
-[[nodiscard]] collective_prediction predict_collective_on(const Source& a, const commscale::cluster& c) {
+/// The `collective` command's prediction on cluster `c` (what resolve_cluster_gpus gives for its
+/// topology): --op, --algo, --efficiency, the group, and --bytes (required, at least 1 byte).
+[[nodiscard]] inline collective_prediction predict_collective_on(const collective_args& a, const commscale::cluster& c) {
     using namespace commscale;
     collective_prediction x;
     x.cluster = c;
     x.request = read_collective_request(a, x.cluster);
-    if (!a.has("bytes")) throw input_error("--bytes", "nothing (missing)", "a size such as 1GiB");
-    const data_size size = a.size("bytes", bytes(0.0));
+    if (!a.bytes) throw input_error("--bytes", "nothing (missing)", "a size such as 1GiB");
+    const data_size size = **a.bytes;
     if (!(in_bytes(size) >= 1.0))
         throw input_error("--bytes", detail::number_text(in_bytes(size)), "a size of at least 1 byte");
     x.result = predict_collective(x.cluster, x.request.group, x.request.op, size, x.request.options);
     return x;
 }
 
+/// What the options of `collective` give: the topology flags, --gpus and the collective's options.
+struct collective_command_request {
+    topology_request topology;
+    collective_args collective;
+};
+
+/// The options of `collective`, in the order of its help: the topology flags, the collective's
+/// options, --gpus, --bytes. Built once: requests point to their readers.
+[[nodiscard]] inline const std::vector<bound_option<collective_command_request>>& collective_command_options() {
+    using r = collective_command_request;
+    static const auto options = [] {
+        const auto topology = [](r& x) -> topology_request& { return x.topology; };
+        const auto collective = [](r& x) -> collective_args& { return x.collective; };
+        std::vector<bound_option<r>> o = topology_bound<r>(topology, topology_options()) + collective_bound<r>(collective);
+        o.push_back(gpus_option<r>(topology));
+        o.push_back(bytes_option<r>(collective));
+        return o;
+    }();
+    return options;
+}
+
 /// The `collective` command's prediction from its options. predict_collective_on takes the cluster
-/// resolve_cluster_gpus gives for `a` (the Python module's batches resolve it once where no row
-/// changes it).
-template <class Source>
-[[nodiscard]] collective_prediction predict_collective_of(const topology_request& t, const Source& a) {
-    return predict_collective_on(a, resolve_cluster_gpus(t));
+/// resolve_cluster_gpus gives for its topology (the Python module's batches resolve it once where
+/// no row changes it).
+[[nodiscard]] inline collective_prediction predict_collective_of(const collective_command_request& r) {
+    return predict_collective_on(r.collective, resolve_cluster_gpus(r.topology));
 }
 
 /// The numbers of `collective --json` (io::collective_result_to_json) as columns.

@@ -59,8 +59,8 @@ cli::registrar reg_list{cli::command{
     },
     0, 0}};
 
-/// What `cluster`'s own option gives: --gpus, read after the cluster (the topology flags are read
-/// by name, topology.hpp) and after the check that --nodes is not given too, whose error quotes both.
+/// What `cluster`'s options give: the topology flags but --cluster (its NAME|FILE), and --gpus, read
+/// after the cluster and after the check that --nodes is not given too, whose error quotes both.
 struct cluster_request {
     cli::topology_request topology;
     std::optional<cli::later<long long>> gpus;

@@ -32,8 +32,8 @@ namespace plan_command {
 
 using namespace commscale;
 
-/// What `plan`'s own options give. The topology flags (--scale-up-domain too, which also bounds TP)
-/// and --model are read by name (topology.hpp, model.hpp), as the Python module's rows read them.
+/// What `plan`'s options give: the topology flags (--scale-up-domain too, which also bounds TP) and
+/// --model as given (topology.hpp, model.hpp), and its own.
 struct plan_request {
     /// the search as the options set it: defaults of the command for the Pareto factor and the CP tokens
     search_request search = [] {
