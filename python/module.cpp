@@ -422,7 +422,7 @@ py::object step_one(py::handle model, py::handle cluster, const py::dict& option
     try {
         const row_source a(b, 0);
         a.check();
-        doc = cli::step_document(cli::predict_step_of(request_rows(b, cli::step_options(false)).of(0), a));
+        doc = cli::step_document(cli::predict_step_of(request_rows(b, cli::step_options(false)).of(0)));
     } catch (...) {
         raise(current_row_failure());
     }
@@ -526,8 +526,8 @@ py::tuple steps(py::handle model, py::handle cluster, const py::dict& columns, u
         py::gil_scoped_release unlocked;
         const request_rows requests(b, cli::step_options(false));
         const cli::step_request first = b.rows > 0 ? requests.of(0) : cli::step_request{};
-        const auto read_cluster = [&first](const row_source& a) { return cli::step_cluster(first, a); };
-        const auto read_model = [&first](const row_source& a) { return cli::step_model(first, a); };
+        const auto read_cluster = [&first](const row_source&) { return cli::step_cluster(first); };
+        const auto read_model = [&first](const row_source&) { return cli::step_model(first); };
         const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, step_cluster_options());
         const auto models = find_invariant<commscale::transformer>(b, read_model, step_cluster_options());
         const auto scalars = scalar_failure(b);
@@ -537,9 +537,9 @@ py::tuple steps(py::handle model, py::handle cluster, const py::dict& columns, u
                 const row_source a(b, i);
                 a.check_sequences();
                 const cli::step_request request = requests.of(i);
-                const commscale::cluster c = clusters.get(a, [&request](const row_source& s) { return cli::step_cluster(request, s); });
-                const commscale::transformer m = models.get(a, [&request](const row_source& s) { return cli::step_model(request, s); });
-                const cli::step_prediction x = cli::predict_step_on(request, cli::is_demo(request, a), c, m);
+                const commscale::cluster c = clusters.get(a, [&request](const row_source&) { return cli::step_cluster(request); });
+                const commscale::transformer m = models.get(a, [&request](const row_source&) { return cli::step_model(request); });
+                const cli::step_prediction x = cli::predict_step_on(request, cli::is_demo(request), c, m);
                 write_numbers<cli::step_number_columns>(out.t, i, x);
                 for (std::size_t k = 0; k < cli::step_label_columns.size(); ++k)
                     w.label(k, i, cli::step_label_columns[k].value(x), true);  // catalog and interned names

@@ -177,40 +177,30 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     return scale ? scale_ : step;
 }
 
-/// True when no model, cluster or topology flag is given: the embedded demo runs. `Source` here and
-/// below is `args` or anything with its has/get/flag/integer/number/size members (the Python rows):
-/// what --gpus gives.
-template <class Source>
-[[nodiscard]] bool is_demo(const step_request& r, const Source& a) {
+/// True when no model, cluster, topology flag or --gpus is given: the embedded demo runs.
+[[nodiscard]] inline bool is_demo(const step_request& r) {
     return !r.model && !r.topology.cluster && !r.topology.gpus && !r.topology.overrides();
 }
 
-/// The cluster of a step command (demo: 16 DGX A100 nodes).
-template <class Source>
-[[nodiscard]] commscale::cluster step_cluster(const step_request& r, const Source& a) {
-    if (is_demo(r, a)) {
+/// The cluster of a step/scale command (demo: 16 DGX A100 nodes). `nodes_is_list` (scale) skips
+/// --nodes and --gpus.
+[[nodiscard]] inline commscale::cluster step_cluster(const step_request& r, bool nodes_is_list = false) {
+    if (is_demo(r)) {
         commscale::cluster c = commscale::cluster_by_name(demo_cluster, "--cluster");
         c.nodes = demo_nodes;
         return c;
     }
-    return resolve_cluster_gpus(r.topology);
-}
-
-/// The cluster of a step/scale command line (demo: 16 DGX A100 nodes). `nodes_is_list` (scale)
-/// skips --nodes and --gpus.
-[[nodiscard]] inline commscale::cluster step_cluster(const step_request& r, const args& a, bool nodes_is_list) {
-    if (nodes_is_list && !is_demo(r, a) && (r.topology.nodes || r.topology.gpus)) {
+    if (nodes_is_list && (r.topology.nodes || r.topology.gpus)) {
         topology_request t = r.topology;
         t.nodes.reset();
         return resolve_cluster(t);
     }
-    return step_cluster(r, a);
+    return resolve_cluster_gpus(r.topology);
 }
 
 /// The model of a step/scale command (demo: GPT-3 175B).
-template <class Source>
-[[nodiscard]] commscale::transformer step_model(const step_request& r, const Source& a) {
-    if (is_demo(r, a)) return commscale::model_by_name(demo_model, "--model");
+[[nodiscard]] inline commscale::transformer step_model(const step_request& r) {
+    if (is_demo(r)) return commscale::model_by_name(demo_model, "--model");
     return resolve_model(r.model);
 }
 
@@ -320,13 +310,11 @@ struct step_prediction {
     return x;
 }
 
-/// The `step` command's prediction from its options (cluster and model from `a`, the plan from
-/// `r`; docs/CLI.md "Training step").
-template <class Source>
-[[nodiscard]] step_prediction predict_step_of(const step_request& r, const Source& a) {
-    const commscale::cluster c = step_cluster(r, a);
-    const commscale::transformer m = step_model(r, a);
-    return predict_step_on(r, is_demo(r, a), c, m);
+/// The `step` command's prediction from its options (docs/CLI.md "Training step").
+[[nodiscard]] inline step_prediction predict_step_of(const step_request& r) {
+    const commscale::cluster c = step_cluster(r);
+    const commscale::transformer m = step_model(r);
+    return predict_step_on(r, is_demo(r), c, m);
 }
 
 /// The verdict of a step breakdown in words (`verdict` of step --json).
