@@ -1,11 +1,9 @@
 #pragma once
 // Rows of keyword values for the Python module's step and collective functions: what cs.step and
 // cs.collective receive (one row) and what cs.steps and cs.collectives receive (a column of values
-// per keyword, scalars broadcast). A row is a source of option values for the CLI's own readers
-// (topology.hpp takes any source with the members of cli::args) and fills the command's request
-// as its options would (request_rows: step's step_request, its model and topology flags included;
-// a collective's cli::topology_request), so a row gives
-// exactly what the command line gives for the same options, defaults and derivations included,
+// per keyword, scalars broadcast). A row fills the command's request as its options would
+// (request_rows: step's cli::step_request, collective's cli::collective_command_request), so a row
+// gives exactly what the command line gives for the same options, defaults and derivations included,
 // without text: a Python int or float is read as the number the CLI reads from its text, and
 // where the CLI would refuse the text the row refuses the same text with the same message
 // (cli::given_value, cli::reads).
@@ -128,57 +126,11 @@ struct batch {
 /// option's reader throws for a model or cluster whose parse failed).
 using row_failure = cli::parse_failed;
 
-/// One row of a batch as a source of option values: the members of cli::args that the CLI's
-/// readers use.
+/// One row of a batch: the checks of its values (request_rows fills the command's request from
+/// them).
 class row_source {
 public:
     row_source(const batch& b, std::size_t row) : b_(&b), row_(row) {}
-
-    /// The option's cell in this row; nullptr where it is left out (None, or False for an
-    /// option that takes a value, as the module's command lines leave it out). Inline up to the
-    /// test of the names' bits, which the compiler folds for the readers' literal names: most
-    /// options a row is asked for are not given.
-    [[nodiscard]] const cell* value(std::string_view name) const {
-        if (!b_->may_have(name)) return nullptr;
-        return cell_of(name);
-    }
-
-    /// A flag: True, or (for a `no-X` flag) X given as False.
-    [[nodiscard]] bool flag(std::string_view name) const {
-        if (!b_->may_have(name) && !(negated(name) && b_->may_have(name.substr(3)))) return false;
-        return flag_of(name);
-    }
-    [[nodiscard]] bool has(std::string_view name) const { return value(name) != nullptr || flag(name); }
-    [[nodiscard]] std::optional<std::string> get(std::string_view name) const {
-        const cell* v = value(name);
-        if (!v) return std::nullopt;
-        return v->as_text();
-    }
-    [[nodiscard]] std::string require(const std::string& name, const std::string& expected) const {
-        auto v = get(name);
-        if (!v) throw commscale::input_error("--" + name, "nothing (missing)", expected);
-        return *v;
-    }
-    /// As cli::args::integer: an int in range as it is, anything else read from its text.
-    [[nodiscard]] long long integer(std::string_view name, long long fallback, long long lo, long long hi) const {
-        const cell* v = value(name);
-        if (!v) return fallback;
-        return cli::reads::integer(given(*v), "--" + std::string(name), lo, hi);
-    }
-    /// As cli::args::number (parse_number): a float or int it accepts as it is (the double its
-    /// text reads as), anything else read from its text.
-    [[nodiscard]] double number(std::string_view name, double fallback) const {
-        const cell* v = value(name);
-        if (!v) return fallback;
-        return cli::reads::number(given(*v), "--" + std::string(name));
-    }
-    /// As cli::args::size (parse_size): a number of bytes it accepts as it is, anything else (a
-    /// text with a unit, an out-of-range number) read from its text.
-    [[nodiscard]] commscale::data_size size(std::string_view name, commscale::data_size fallback) const {
-        const cell* v = value(name);
-        if (!v) return fallback;
-        return cli::reads::size(given(*v), "--" + std::string(name));
-    }
 
     /// A cell as the value an option is given: an int or float as the number, anything else as its
     /// text.
@@ -220,30 +172,6 @@ private:
         if (c.spec->takes_value && v.k == cell::kind::boolean && v.boolean)
             throw commscale::input_error("--" + c.name, "True", "a value: " + (c.spec->help.empty() ? std::string("see --help") : c.spec->help));
     }
-    [[nodiscard]] static bool negated(std::string_view name) {
-        return name.size() > 3 && name[0] == 'n' && name[1] == 'o' && name[2] == '-';
-    }
-    [[gnu::noinline]] const cell* cell_of(std::string_view name) const {
-        const column* c = b_->find(name);
-        if (!c) return nullptr;
-        const cell& v = c->at(row_);
-        if (v.k == cell::kind::none || (v.k == cell::kind::boolean && !v.boolean)) return nullptr;
-        return &v;
-    }
-    [[gnu::noinline]] bool flag_of(std::string_view name) const {
-        if (const column* c = b_->find(name)) {
-            const cell& v = c->at(row_);
-            if (v.k == cell::kind::boolean && v.boolean) return true;
-        }
-        if (negated(name)) {
-            if (const column* c = b_->find(name.substr(3))) {
-                const cell& v = c->at(row_);
-                if (v.k == cell::kind::boolean && !v.boolean) return true;
-            }
-        }
-        return false;
-    }
-
     const batch* b_;
     std::size_t row_;
 };
@@ -251,7 +179,7 @@ private:
 /// A batch's keywords as the options of a command bound to its request `R` (options.hpp), each
 /// column bound once to its option: the request of a row holds what the command line's would for
 /// the same options. A flag given True sets it; a flag X given False sets no-X where the command
-/// has it (as row_source::flag reads it); None and False leave a value out.
+/// has it (as the command line's no-X would); None and False leave a value out.
 template <class R>
 class request_rows {
 public:
