@@ -422,7 +422,7 @@ py::object step_one(py::handle model, py::handle cluster, const py::dict& option
     try {
         const row_source a(b, 0);
         a.check();
-        doc = cli::step_document(cli::predict_step_of(request_rows(b, cli::step_options(false)).of(0), a));
+        doc = cli::step_document(cli::predict_step_of(request_rows(b, cli::step_options(false)).of(0)));
     } catch (...) {
         raise(current_row_failure());
     }
@@ -435,7 +435,7 @@ py::object collective_one(py::handle cluster, const py::dict& options, py::handl
     try {
         const row_source a(b, 0);
         a.check();
-        doc = commscale::io::collective_result_to_json(cli::predict_collective_of(a).result);
+        doc = commscale::io::collective_result_to_json(cli::predict_collective_of(request_rows(b, cli::collective_command_options()).of(0)).result);
     } catch (...) {
         raise(current_row_failure());
     }
@@ -524,21 +524,22 @@ py::tuple steps(py::handle model, py::handle cluster, const py::dict& columns, u
     python_table out(b.rows, cli::step_number_columns, cli::step_label_columns);
     {
         py::gil_scoped_release unlocked;
-        const auto read_cluster = [](const row_source& a) { return cli::step_cluster(a); };
-        const auto read_model = [](const row_source& a) { return cli::step_model(a); };
-        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster);
-        const auto models = find_invariant<commscale::transformer>(b, read_model);
-        const auto scalars = scalar_failure(b);
         const request_rows requests(b, cli::step_options(false));
+        const cli::step_request first = b.rows > 0 ? requests.of(0) : cli::step_request{};
+        const auto read_cluster = [&first](const row_source&) { return cli::step_cluster(first); };
+        const auto read_model = [&first](const row_source&) { return cli::step_model(first); };
+        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, step_cluster_options());
+        const auto models = find_invariant<commscale::transformer>(b, read_model, step_cluster_options());
+        const auto scalars = scalar_failure(b);
         for_each_row(b.rows, thread_count(threads), out.t, [&](std::size_t i, table_writer& w) {
             try {
                 if (scalars) throw row_failure{*scalars};
                 const row_source a(b, i);
                 a.check_sequences();
                 const cli::step_request request = requests.of(i);
-                const commscale::cluster c = clusters.get(a, read_cluster);
-                const commscale::transformer m = models.get(a, read_model);
-                const cli::step_prediction x = cli::predict_step_on(request, cli::is_demo(a), c, m);
+                const commscale::cluster c = clusters.get(a, [&request](const row_source&) { return cli::step_cluster(request); });
+                const commscale::transformer m = models.get(a, [&request](const row_source&) { return cli::step_model(request); });
+                const cli::step_prediction x = cli::predict_step_on(request, cli::is_demo(request), c, m);
                 write_numbers<cli::step_number_columns>(out.t, i, x);
                 for (std::size_t k = 0; k < cli::step_label_columns.size(); ++k)
                     w.label(k, i, cli::step_label_columns[k].value(x), true);  // catalog and interned names
@@ -555,15 +556,19 @@ py::tuple collectives(py::handle cluster, const py::dict& columns, unsigned thre
     python_table out(b.rows, cli::collective_number_columns, cli::collective_label_columns);
     {
         py::gil_scoped_release unlocked;
-        const auto read_cluster = [](const row_source& a) { return cli::resolve_cluster_gpus(a); };
-        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster);
+        const request_rows requests(b, cli::collective_command_options());
+        const cli::collective_command_request first = b.rows > 0 ? requests.of(0) : cli::collective_command_request{};
+        const auto read_cluster = [&first](const row_source&) { return cli::resolve_cluster_gpus(first.topology); };
+        const auto clusters = find_invariant<commscale::cluster>(b, read_cluster, cluster_options());
         const auto scalars = scalar_failure(b);
         for_each_row(b.rows, thread_count(threads), out.t, [&](std::size_t i, table_writer& w) {
             try {
                 if (scalars) throw row_failure{*scalars};
                 const row_source a(b, i);
                 a.check_sequences();
-                const cli::collective_prediction x = cli::predict_collective_on(a, clusters.get(a, read_cluster));
+                const cli::collective_command_request request = requests.of(i);
+                const cli::collective_prediction x = cli::predict_collective_on(
+                    request.collective, clusters.get(a, [&](const row_source&) { return cli::resolve_cluster_gpus(request.topology); }));
                 write_numbers<cli::collective_number_columns>(out.t, i, x);
                 for (std::size_t k = 0; k < cli::collective_label_columns.size(); ++k)
                     w.label(k, i, cli::collective_label_columns[k].value(x), false);

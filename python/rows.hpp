@@ -1,10 +1,9 @@
 #pragma once
 // Rows of keyword values for the Python module's step and collective functions: what cs.step and
 // cs.collective receive (one row) and what cs.steps and cs.collectives receive (a column of values
-// per keyword, scalars broadcast). A row is a source of option values for the CLI's own readers
-// (topology.hpp and model.hpp take any source with the members of cli::args) and fills the
-// command's request as its options would (request_rows: step's step_request), so a row gives
-// exactly what the command line gives for the same options, defaults and derivations included,
+// per keyword, scalars broadcast). A row fills the command's request as its options would
+// (request_rows: step's cli::step_request, collective's cli::collective_command_request), so a row
+// gives exactly what the command line gives for the same options, defaults and derivations included,
 // without text: a Python int or float is read as the number the CLI reads from its text, and
 // where the CLI would refuse the text the row refuses the same text with the same message
 // (cli::given_value, cli::reads).
@@ -85,11 +84,7 @@ struct column {
 };
 
 /// A model or cluster given to a call, parsed once before the rows: the value or why not.
-template <class T>
-struct parsed {
-    std::optional<T> value;
-    cli::failure error;  ///< when there is no value
-};
+using cli::parsed;
 
 /// What a call evaluates: its keywords, the models and clusters they name, and the row count.
 struct batch {
@@ -127,63 +122,15 @@ struct batch {
     }
 };
 
-/// A row that failed: the message and kind of failure the command line reports.
-struct row_failure {
-    cli::failure what;
-};
+/// A row that failed: the message and kind of failure the command line reports (also what an
+/// option's reader throws for a model or cluster whose parse failed).
+using row_failure = cli::parse_failed;
 
-/// One row of a batch as a source of option values: the members of cli::args that the CLI's
-/// readers use. `touched`, when set, collects the options read (to find what no row changes).
+/// One row of a batch: the checks of its values (request_rows fills the command's request from
+/// them).
 class row_source {
 public:
-    row_source(const batch& b, std::size_t row, std::vector<std::string>* touched = nullptr)
-        : b_(&b), row_(row), touched_(touched) {}
-
-    /// The option's cell in this row; nullptr where it is left out (None, or False for an
-    /// option that takes a value, as the module's command lines leave it out). Inline up to the
-    /// test of the names' bits, which the compiler folds for the readers' literal names: most
-    /// options a row is asked for are not given.
-    [[nodiscard]] const cell* value(std::string_view name) const {
-        if (!touched_ && !b_->may_have(name)) return nullptr;
-        return cell_of(name);
-    }
-
-    /// A flag: True, or (for a `no-X` flag) X given as False.
-    [[nodiscard]] bool flag(std::string_view name) const {
-        if (!touched_ && !b_->may_have(name) && !(negated(name) && b_->may_have(name.substr(3)))) return false;
-        return flag_of(name);
-    }
-    [[nodiscard]] bool has(std::string_view name) const { return value(name) != nullptr || flag(name); }
-    [[nodiscard]] std::optional<std::string> get(std::string_view name) const {
-        const cell* v = value(name);
-        if (!v) return std::nullopt;
-        return v->as_text();
-    }
-    [[nodiscard]] std::string require(const std::string& name, const std::string& expected) const {
-        auto v = get(name);
-        if (!v) throw commscale::input_error("--" + name, "nothing (missing)", expected);
-        return *v;
-    }
-    /// As cli::args::integer: an int in range as it is, anything else read from its text.
-    [[nodiscard]] long long integer(std::string_view name, long long fallback, long long lo, long long hi) const {
-        const cell* v = value(name);
-        if (!v) return fallback;
-        return cli::reads::integer(given(*v), "--" + std::string(name), lo, hi);
-    }
-    /// As cli::args::number (parse_number): a float or int it accepts as it is (the double its
-    /// text reads as), anything else read from its text.
-    [[nodiscard]] double number(std::string_view name, double fallback) const {
-        const cell* v = value(name);
-        if (!v) return fallback;
-        return cli::reads::number(given(*v), "--" + std::string(name));
-    }
-    /// As cli::args::size (parse_size): a number of bytes it accepts as it is, anything else (a
-    /// text with a unit, an out-of-range number) read from its text.
-    [[nodiscard]] commscale::data_size size(std::string_view name, commscale::data_size fallback) const {
-        const cell* v = value(name);
-        if (!v) return fallback;
-        return cli::reads::size(given(*v), "--" + std::string(name));
-    }
+    row_source(const batch& b, std::size_t row) : b_(&b), row_(row) {}
 
     /// A cell as the value an option is given: an int or float as the number, anything else as its
     /// text.
@@ -225,46 +172,18 @@ private:
         if (c.spec->takes_value && v.k == cell::kind::boolean && v.boolean)
             throw commscale::input_error("--" + c.name, "True", "a value: " + (c.spec->help.empty() ? std::string("see --help") : c.spec->help));
     }
-    [[nodiscard]] static bool negated(std::string_view name) {
-        return name.size() > 3 && name[0] == 'n' && name[1] == 'o' && name[2] == '-';
-    }
-    [[gnu::noinline]] const cell* cell_of(std::string_view name) const {
-        if (touched_) touched_->emplace_back(name);
-        const column* c = b_->find(name);
-        if (!c) return nullptr;
-        const cell& v = c->at(row_);
-        if (v.k == cell::kind::none || (v.k == cell::kind::boolean && !v.boolean)) return nullptr;
-        return &v;
-    }
-    [[gnu::noinline]] bool flag_of(std::string_view name) const {
-        if (touched_) touched_->emplace_back(name);
-        if (const column* c = b_->find(name)) {
-            const cell& v = c->at(row_);
-            if (v.k == cell::kind::boolean && v.boolean) return true;
-        }
-        if (negated(name)) {
-            if (touched_) touched_->emplace_back(name.substr(3));
-            if (const column* c = b_->find(name.substr(3))) {
-                const cell& v = c->at(row_);
-                if (v.k == cell::kind::boolean && !v.boolean) return true;
-            }
-        }
-        return false;
-    }
-
     const batch* b_;
     std::size_t row_;
-    std::vector<std::string>* touched_;
 };
 
 /// A batch's keywords as the options of a command bound to its request `R` (options.hpp), each
 /// column bound once to its option: the request of a row holds what the command line's would for
 /// the same options. A flag given True sets it; a flag X given False sets no-X where the command
-/// has it (as row_source::flag reads it); None and False leave a value out.
+/// has it (as the command line's no-X would); None and False leave a value out.
 template <class R>
 class request_rows {
 public:
-    request_rows(const batch& b, const std::vector<cli::bound_option<R>>& options) {
+    request_rows(const batch& b, const std::vector<cli::bound_option<R>>& options) : b_(&b) {
         const auto named = [&](std::string_view name) -> const cli::bound_option<R>* {
             for (const cli::bound_option<R>& o : options)
                 if (o.take && batch::same(o.spec.name, name)) return &o;
@@ -273,7 +192,7 @@ public:
         for (const column& c : b.columns) {
             const cli::bound_option<R>* on = named(c.name);
             const cli::bound_option<R>* off = !c.spec->takes_value ? named("no-" + c.name) : nullptr;
-            if (on || off) bindings_.push_back({&c, on, off});
+            if (on || off) bindings_.push_back({&c, on, off, parsed_of(c.name)});
         }
     }
 
@@ -282,8 +201,10 @@ public:
         R r{};
         for (const binding& x : bindings_) {
             const cell& v = x.c->at(row);
-            if (v.k == cell::kind::none || v.k == cell::kind::parsed) continue;
-            if (v.k == cell::kind::boolean) {
+            if (v.k == cell::kind::none) continue;
+            if (v.k == cell::kind::parsed) {
+                if (x.on && x.parsed != parsed_kind::none) x.on->take(r, value_of_parsed(x, v));
+            } else if (v.k == cell::kind::boolean) {
                 const cli::bound_option<R>* o = v.boolean ? x.on : x.off;
                 if (o && !o->spec.takes_value) o->take(r, cli::given_value{});
             } else if (x.on && x.on->spec.takes_value) {
@@ -294,30 +215,49 @@ public:
     }
 
 private:
+    /// Which of the batch's parsed values a column's parsed cells index.
+    enum class parsed_kind : unsigned char { none, model, cluster };
     struct binding {
         const column* c;
         const cli::bound_option<R>* on;   ///< the column's option
         const cli::bound_option<R>* off;  ///< no-X of a flag X, given False
+        parsed_kind parsed = parsed_kind::none;
     };
+    [[nodiscard]] static parsed_kind parsed_of(std::string_view name) {
+        if (batch::same(name, "model")) return parsed_kind::model;
+        if (batch::same(name, "cluster")) return parsed_kind::cluster;
+        return parsed_kind::none;
+    }
+    /// The value of parsed cell `v` of binding `x`: the batch's model or cluster it indexes.
+    [[nodiscard]] cli::given_value value_of_parsed(const binding& x, const cell& v) const {
+        const auto i = static_cast<std::size_t>(v.integer);
+        if (x.parsed == parsed_kind::model) return cli::given_value::of_parsed(b_->models.at(i));
+        return cli::given_value::of_parsed(b_->clusters.at(i));
+    }
+    const batch* b_;
     std::vector<binding> bindings_;
 };
 
-/// The parsed model or cluster of a row (`has("model")` / `has("cluster")`), or its failure.
-template <class T>
-[[nodiscard]] const T& parsed_value(const row_source& a, std::string_view name, const std::vector<parsed<T>>& values) {
-    const cell* v = a.value(name);
-    const parsed<T>& p = values.at(static_cast<std::size_t>(v->integer));
-    if (!p.value) throw row_failure{p.error};
-    return *p.value;
+/// The options a cluster depends on (cli::resolve_cluster_gpus): the topology flags and --gpus.
+[[nodiscard]] inline const std::vector<std::string>& cluster_options() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const cli::option_spec& o : cli::topology_options()) out.push_back(o.name);
+        out.push_back("gpus");
+        return out;
+    }();
+    return names;
 }
 
-/// The model --model gives in a row (found by the CLI's readers through argument-dependent lookup).
-[[nodiscard]] inline commscale::transformer given_model(const row_source& a, const std::string&) {
-    return parsed_value(a, "model", a.source().models);
-}
-/// The cluster --cluster gives in a row.
-[[nodiscard]] inline commscale::cluster given_cluster(const row_source& a, const std::string&) {
-    return parsed_value(a, "cluster", a.source().clusters);
+/// The options step's cluster and model depend on: the cluster's and --model (which, with them,
+/// picks the demo: cli::is_demo).
+[[nodiscard]] inline const std::vector<std::string>& step_cluster_options() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out = cluster_options();
+        out.push_back("model");
+        return out;
+    }();
+    return names;
 }
 
 /// The failure of the exception being handled, rows' own included.
@@ -348,18 +288,18 @@ struct invariant {
     }
 };
 
+/// `read` (of the first row's request) depends on the options `depends_on` only.
 template <class T, class Read>
-[[nodiscard]] invariant<T> find_invariant(const batch& b, Read&& read) {
+[[nodiscard]] invariant<T> find_invariant(const batch& b, Read&& read, const std::vector<std::string>& depends_on) {
     invariant<T> out;
     if (b.rows == 0) return out;
-    std::vector<std::string> touched;
-    const row_source first(b, 0, &touched);
+    const row_source first(b, 0);
     try {
         out.value = read(first);
     } catch (...) {
         out.error = current_row_failure();
     }
-    out.holds = std::none_of(touched.begin(), touched.end(), [&](const std::string& name) {
+    out.holds = std::none_of(depends_on.begin(), depends_on.end(), [&](const std::string& name) {
         const column* c = b.find(name);
         return c != nullptr && c->sequence && b.rows > 1;
     });

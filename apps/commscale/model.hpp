@@ -5,6 +5,7 @@
 // whose published shape is in data/models/llama2-7b.json).
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,7 @@
 #include <commscale/workload/models.hpp>
 
 #include "cli.hpp"
+#include "options.hpp"
 
 namespace cli {
 
@@ -42,25 +44,25 @@ inline parsed_model& parsed_model_slot() {
     return commscale::model_by_name(v, field);
 }
 
-/// The model a command line's --model gives (`a.has("model")`): its text read by load_model_value.
-/// Other sources of option values (the Python module's rows, which hold parsed models) overload
-/// it; the templates below find the overload by argument-dependent lookup.
-[[nodiscard]] inline commscale::transformer given_model(const args& a, const std::string& field) {
-    return load_model_value(*a.get("model"), field);
+/// --model's reader: a model parsed before (the Python module's rows) or the text read by
+/// load_model_value.
+[[nodiscard]] inline commscale::transformer read_model(const given_value& v, const std::string& field) {
+    return reads::parsed_or<commscale::transformer>(v, field, &load_model_value);
 }
 
-/// The model --model names (preset, config.json or inline JSON), or the default preset. Errors name
-/// --model (unknown preset, with "did you mean") or --model.<key> (a bad field in the file).
-/// `Source` is `args` or anything with its has/get/flag/integer/number members (the Python rows).
-template <class Source>
-[[nodiscard]] commscale::transformer resolve_model(const Source& a) {
-    if (!a.has("model")) return commscale::model_by_name(default_model_name, "--model");
-    return given_model(a, "--model");
+/// The model --model gives (preset, config.json or inline JSON; read here, where the command's
+/// order puts it), or the default preset. Errors name --model (unknown preset, with "did you
+/// mean") or --model.<key> (a bad field in the file).
+[[nodiscard]] inline commscale::transformer resolve_model(const std::optional<given<commscale::transformer>>& model) {
+    if (!model) return commscale::model_by_name(default_model_name, "--model");
+    return **model;
 }
 
-/// The option spec of --model, for a command's options list.
-[[nodiscard]] inline option_spec model_option() {
-    return {"model", true, "model preset name (commscale models) or a Hugging Face config.json file"};
+/// The --model option of a command, bound to the field `field` of its request.
+template <class R>
+[[nodiscard]] bound_option<R> model_option(std::optional<given<commscale::transformer>> R::*field) {
+    return opt::given<R>("model", field, &read_model,
+                         "model preset name (commscale models) or a Hugging Face config.json file");
 }
 
 }  // namespace cli

@@ -11,14 +11,14 @@
 // unknown option, an option given twice, a value given to a flag, a missing value, the positional
 // arguments, --help. The readers then run in the order the options are declared, before the
 // command (not as CLI11 ->check validators, which run inside CLI11's parse, before those checks,
-// and would change which error a line with two of them reports). Options still read by name (the
-// topology flags, --gpus where it picks the cluster's nodes, --model, and the collective's options,
-// which the Python module's rows share) are declared `opt::by_name`: the command reads them from
-// `args`. A command whose checks of which options go together come before their values
-// (capacity) declares them `opt::later`: the request holds the text and its reader, and the
+// and would change which error a line with two of them reports). A command whose checks of which
+// options go together come before their values (capacity) declares them `opt::later`: the request holds the text and its reader, and the
 // command reads the value where its order puts it. A request that the Python module's rows fill
-// too (step and scale's) declares them `opt::given`, the same with the value as given: a command
-// line's text, or a number of a row, read as the number its text would read as (cli::reads).
+// too (step and scale's, collective's) declares them `opt::given`, the same with the value as given:
+// a command line's text, or a number of a row, read as the number its text would read as
+// (cli::reads), or a model or cluster a row holds parsed. --model (model.hpp model_option), the
+// topology flags, --gpus where it gives the node count and the collective's options (topology.hpp
+// topology_bound, gpus_option, collective_bound) are given options of every command that takes them.
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -75,15 +75,30 @@ namespace cli {
     return out;
 }
 
-/// An option's value as given: a command line's text, or a number that the Python module's rows
-/// hold without text (an int, a float), which reads as the number its text would read as.
+/// A value parsed before it is given (the Python module parses each model and cluster of a call
+/// once): the value, or the failure of its parse.
+template <class T>
+struct parsed {
+    std::optional<T> value;
+    failure error;  ///< when there is no value
+};
+
+/// What an option's reader throws for a parsed value without one: the failure of its parse.
+struct parse_failed {
+    failure what;
+};
+
+/// An option's value as given: a command line's text, a number that the Python module's rows hold
+/// without text (an int, a float), which reads as the number its text would read as, or a value
+/// parsed before (`parsed<T>` of the type the option's reader gives: a model, a cluster).
 struct given_value {
-    enum class kind : unsigned char { text, integer, real };
+    enum class kind : unsigned char { text, integer, real, parsed };
     kind k = kind::text;
     std::string_view text;  ///< kind::text (held by whoever gave it: `args`, a row's column)
     union {
         long long integer = 0;  ///< kind::integer
         double real;            ///< kind::real
+        const void* object;     ///< kind::parsed: a `parsed<T>`, held by whoever gave it
     };
 
     [[nodiscard]] static given_value of_text(std::string_view t) {
@@ -103,11 +118,20 @@ struct given_value {
         v.real = r;
         return v;
     }
-    /// The text a command line would hold (a number as Python's str() writes it).
+    template <class T>
+    [[nodiscard]] static given_value of_parsed(const parsed<T>& p) {
+        given_value v;
+        v.k = kind::parsed;
+        v.object = &p;
+        return v;
+    }
+    /// The text a command line would hold (a number as Python's str() writes it; nothing for a
+    /// parsed value).
     [[nodiscard]] std::string spelled() const {
         switch (k) {
             case kind::integer: return std::to_string(integer);
             case kind::real: return float_text(real);
+            case kind::parsed: return std::string();
             case kind::text: break;
         }
         return std::string(text);
@@ -159,6 +183,18 @@ template <commscale::named_enum E>
     return commscale::parse<E>(v.spelled(), flag);
 }
 
+/// A value parsed before (kind::parsed, a `parsed<T>`), or parse_failed with its failure; else
+/// `load(text, flag)`.
+template <class T, class Load>
+[[nodiscard]] T parsed_or(const given_value& v, const std::string& flag, Load&& load) {
+    if (v.k == given_value::kind::parsed) {
+        const auto& p = *static_cast<const parsed<T>*>(v.object);
+        if (!p.value) throw parse_failed{p.error};
+        return *p.value;
+    }
+    return load(v.spelled(), flag);
+}
+
 }  // namespace reads
 
 /// An option's value as given and its reader, read where the command asks (opt::given): `*x` is
@@ -174,8 +210,7 @@ struct given {
 template <class R>
 struct bound_option {
     option_spec spec;
-    /// Writes the given value (a flag: the empty text) into the request; throws input_error. Empty
-    /// for an option read by name.
+    /// Writes the given value (a flag: the empty text) into the request; throws input_error.
     std::function<void(R&, const std::string&)> read;
     /// Writes a value given without a command line (the Python module's rows: a flag given True)
     /// into the request, for the options declared opt::given and the flags; else empty.
@@ -292,14 +327,6 @@ template <class R, class T, class Read>
             [take](R& r, const std::string& v) { take(r, given_value::of_text(v)); }, take};
 }
 
-/// Options the command reads by name from `args` (the topology flags, --model).
-template <class R>
-[[nodiscard]] std::vector<bound_option<R>> by_name(std::vector<option_spec> specs) {
-    std::vector<bound_option<R>> out;
-    for (option_spec& s : specs) out.push_back({std::move(s), {}});
-    return out;
-}
-
 }  // namespace opt
 
 /// The options `first` and then `more`, in that order.
@@ -311,7 +338,7 @@ template <class R>
 
 /// A command whose options are bound to its request `R`: the readers fill a default `R` from the
 /// options given, in declaration order, and `run` gets it with `args` (the positional arguments,
-/// --json, and the options read by name).
+/// --json, and the options' texts).
 template <class R>
 [[nodiscard]] command bound_command(std::string name, std::string summary, std::string usage,
                                     std::vector<bound_option<R>> options,
@@ -322,7 +349,7 @@ template <class R>
     c.run = [options = std::move(options), run = std::move(run)](const args& a, std::ostream& out) {
         R request{};
         for (std::size_t i = 0; i < options.size(); ++i)
-            if (const std::string* v = a.given(i); v != nullptr && options[i].read) options[i].read(request, *v);
+            if (const std::string* v = a.given(i); v != nullptr) options[i].read(request, *v);
         return run(request, a, out);
     };
     return c;

@@ -34,9 +34,11 @@ inline constexpr int demo_nodes = 16;
 /// What the options of `step` and `scale` of their own give: each value as given with its reader
 /// (cli::given), read where step_plan's order reads it, so that a line with several errors reports
 /// the one that order finds first. The Python module's rows fill the same request
-/// (python/rows.hpp). The topology flags, --gpus and --model are read by name (topology.hpp,
-/// model.hpp), as the rows' clusters and models are.
+/// (python/rows.hpp), --model, the topology flags and --gpus included (a model or cluster parsed
+/// before, there).
 struct step_request {
+    topology_request topology;
+    std::optional<given<commscale::transformer>> model;
     std::optional<given<commscale::framework>> stack;
     std::optional<given<int>> tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, zero, virtual_stages;
     std::optional<given<commscale::recompute>> recompute_mode;
@@ -79,31 +81,29 @@ template <commscale::named_enum E>
 }  // namespace step_options_detail
 
 /// The options of `step` (and `scale`, which takes --nodes and --gpus as lists, and --strong), in
-/// the order of their help: the topology flags, --gpus and --model read by name, the others bound
-/// to step_request. Built once: requests point to their readers.
+/// the order of their help, bound to step_request. Built once: requests point to their readers.
 inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     static const auto make = [](bool for_scale) {
         using r = step_request;
         using namespace commscale;
-        using opt::by_name;
         using opt::flag;
         using opt::given;
         using opt::text;
         using step_options_detail::integer;
         using step_options_detail::number;
         using step_options_detail::spelling;
+        const auto in_topology = [](r& x) -> topology_request& { return x.topology; };
         std::vector<option_spec> topology = topology_options();
         if (for_scale) {
             for (auto& x : topology)
                 if (x.name == "nodes") x.help = "comma-separated node counts, e.g. 1,2,4,8";
         }
         std::vector<bound_option<r>> o =
-            by_name<r>(std::move(topology)) +
-            by_name<r>({{"gpus", true,
-                         for_scale ? "comma-separated GPU counts instead of --nodes (each a multiple of the GPUs per node)"
-                                   : "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"},
-                        model_option()}) +
+            topology_bound<r>(in_topology, topology) +
             std::vector<bound_option<r>>{
+                for_scale ? gpus_option<r>(in_topology, "comma-separated GPU counts instead of --nodes (each a multiple of the GPUs per node)")
+                          : gpus_option<r>(in_topology),
+                model_option<r>(&r::model),
                 given<r>("tp", &r::tp, integer(1, plan_limits::degree), "tensor-parallel degree"),
                 given<r>("pp", &r::pp, integer(1, plan_limits::degree), "pipeline stages"),
                 given<r>("dp", &r::dp, integer(1, plan_limits::dp), "data-parallel degree (default: GPUs / (tp x pp x cp))"),
@@ -177,42 +177,31 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     return scale ? scale_ : step;
 }
 
-/// True when no model, cluster or topology flag is given: the embedded demo runs. `Source` here and
-/// below is `args` or anything with its has/get/flag/integer/number/size members (the Python rows):
-/// what the topology flags, --gpus and --model give.
-template <class Source>
-[[nodiscard]] bool is_demo(const Source& a) {
-    return !a.has("model") && !a.has("cluster") && !a.has("gpus") && !has_topology_override(a);
+/// True when no model, cluster, topology flag or --gpus is given: the embedded demo runs.
+[[nodiscard]] inline bool is_demo(const step_request& r) {
+    return !r.model && !r.topology.cluster && !r.topology.gpus && !r.topology.overrides();
 }
 
-/// The cluster of a step command (demo: 16 DGX A100 nodes).
-template <class Source>
-[[nodiscard]] commscale::cluster step_cluster(const Source& a) {
-    if (is_demo(a)) {
+/// The cluster of a step/scale command (demo: 16 DGX A100 nodes). `nodes_is_list` (scale) skips
+/// --nodes and --gpus.
+[[nodiscard]] inline commscale::cluster step_cluster(const step_request& r, bool nodes_is_list = false) {
+    if (is_demo(r)) {
         commscale::cluster c = commscale::cluster_by_name(demo_cluster, "--cluster");
         c.nodes = demo_nodes;
         return c;
     }
-    return resolve_cluster_gpus(a);
-}
-
-/// The cluster of a step/scale command line (demo: 16 DGX A100 nodes). `nodes_is_list` (scale)
-/// skips --nodes and --gpus.
-[[nodiscard]] inline commscale::cluster step_cluster(const args& a, bool nodes_is_list) {
-    if (nodes_is_list && !is_demo(a) && (a.has("nodes") || a.has("gpus"))) {
-        args b = a;
-        b.values_.erase("nodes");
-        b.values_.erase("gpus");
-        return resolve_cluster(b);
+    if (nodes_is_list && (r.topology.nodes || r.topology.gpus)) {
+        topology_request t = r.topology;
+        t.nodes.reset();
+        return resolve_cluster(t);
     }
-    return step_cluster(a);
+    return resolve_cluster_gpus(r.topology);
 }
 
 /// The model of a step/scale command (demo: GPT-3 175B).
-template <class Source>
-[[nodiscard]] commscale::transformer step_model(const Source& a) {
-    if (is_demo(a)) return commscale::model_by_name(demo_model, "--model");
-    return resolve_model(a);
+[[nodiscard]] inline commscale::transformer step_model(const step_request& r) {
+    if (is_demo(r)) return commscale::model_by_name(demo_model, "--model");
+    return resolve_model(r.model);
 }
 
 /// The plan the options describe on `gpus` GPUs (`demo`: no model, cluster or topology flag given,
@@ -321,13 +310,11 @@ struct step_prediction {
     return x;
 }
 
-/// The `step` command's prediction from its options (cluster and model from `a`, the plan from
-/// `r`; docs/CLI.md "Training step").
-template <class Source>
-[[nodiscard]] step_prediction predict_step_of(const step_request& r, const Source& a) {
-    const commscale::cluster c = step_cluster(a);
-    const commscale::transformer m = step_model(a);
-    return predict_step_on(r, is_demo(a), c, m);
+/// The `step` command's prediction from its options (docs/CLI.md "Training step").
+[[nodiscard]] inline step_prediction predict_step_of(const step_request& r) {
+    const commscale::cluster c = step_cluster(r);
+    const commscale::transformer m = step_model(r);
+    return predict_step_on(r, is_demo(r), c, m);
 }
 
 /// The verdict of a step breakdown in words (`verdict` of step --json).

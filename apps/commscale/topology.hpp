@@ -12,6 +12,9 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <limits>
+#include <stdexcept>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +29,7 @@
 #include <commscale/io/cluster_json.hpp>
 
 #include "cli.hpp"
+#include "options.hpp"
 
 namespace cli {
 
@@ -58,22 +62,126 @@ inline parsed_cluster& parsed_cluster_slot() {
     return commscale::parse<commscale::intra_fabric>(v, field);
 }
 
-/// The cluster a command line's --cluster gives (`a.has("cluster")`): its text read by
-/// load_cluster_value. Other sources of option values (the Python module's rows, which hold parsed
-/// clusters) overload it; the templates below find the overload by argument-dependent lookup.
-[[nodiscard]] inline commscale::cluster given_cluster(const args& a, const std::string& field) {
-    return load_cluster_value(*a.get("cluster"), field);
+/// --cluster's reader: a cluster parsed before (the Python module's rows) or the text read by
+/// load_cluster_value.
+[[nodiscard]] inline commscale::cluster read_cluster(const given_value& v, const std::string& field) {
+    return reads::parsed_or<commscale::cluster>(v, field, &load_cluster_value);
 }
 
-/// True if any topology flag is present (so the cluster is not exactly a preset). `Source` here and
-/// below is `args` or anything with its has/get/flag/integer/number members (the Python rows).
-template <class Source>
-[[nodiscard]] bool has_topology_override(const Source& a) {
-    for (const char* f : {"nodes", "gpus-per-node", "intra", "intra-fabric", "inter", "nics-per-node", "accelerator",
-                          "oversubscription"})
-        if (a.has(f)) return true;
-    return false;
+/// What the topology flags give: each value as given with its reader, read where resolve_cluster's
+/// order reads it (so a line with several errors reports the one that order finds first).
+struct topology_request {
+    std::optional<given<commscale::cluster>> cluster;
+    std::optional<given<long long>> nodes, gpus_per_node;
+    std::optional<given<commscale::link>> intra;
+    std::optional<given<commscale::intra_fabric>> intra_fabric;
+    std::optional<given<commscale::link>> inter;
+    std::optional<given<long long>> nics_per_node;
+    std::optional<given<std::string_view>> accelerator;
+    std::optional<given<double>> oversubscription;
+    std::optional<given<long long>> scale_up_domain;
+    /// --gpus where it gives the node count (step, collective, sweep: gpus_option; read by
+    /// resolve_cluster_gpus)
+    std::optional<given<long long>> gpus;
+
+    /// True if any topology flag but --cluster and --scale-up-domain is given (so the cluster is
+    /// not exactly a preset).
+    [[nodiscard]] bool overrides() const {
+        return nodes || gpus_per_node || intra || intra_fabric || inter || nics_per_node || accelerator || oversubscription;
+    }
+};
+
+namespace topology_detail {
+/// The readers of the topology flags, one of each for every request (requests point to them).
+struct readers {
+    std::function<commscale::cluster(const given_value&)> cluster = [](const given_value& v) { return read_cluster(v, "--cluster"); };
+    std::function<long long(const given_value&)> nodes = [](const given_value& v) {
+        return reads::integer(v, "--nodes", 1, commscale::cluster_limits::nodes);
+    };
+    std::function<long long(const given_value&)> gpus_per_node = [](const given_value& v) {
+        return reads::integer(v, "--gpus-per-node", 1, commscale::cluster_limits::gpus_per_node);
+    };
+    std::function<commscale::link(const given_value&)> intra = [](const given_value& v) {
+        return commscale::link_by_name(v.spelled(), "--intra");
+    };
+    std::function<commscale::intra_fabric(const given_value&)> intra_fabric = [](const given_value& v) {
+        return reads::choice<commscale::intra_fabric>(v, "--intra-fabric");
+    };
+    std::function<commscale::link(const given_value&)> inter = [](const given_value& v) {
+        return commscale::link_by_name(v.spelled(), "--inter");
+    };
+    std::function<long long(const given_value&)> nics_per_node = [](const given_value& v) {
+        return reads::integer(v, "--nics-per-node", 0, commscale::cluster_limits::nics_per_node);
+    };
+    std::function<std::string_view(const given_value&)> accelerator = [](const given_value& v) {
+        return commscale::accelerator_by_name(v.spelled(), "--accelerator").name;
+    };
+    std::function<double(const given_value&)> oversubscription = [](const given_value& v) {
+        return commscale::require_range("--oversubscription", reads::number(v, "--oversubscription"), 1.0, 1000.0);
+    };
+    std::function<long long(const given_value&)> scale_up_domain = [](const given_value& v) {
+        return reads::integer(v, "--scale-up-domain", 1, commscale::cluster_limits::scale_up_domain);
+    };
+    std::function<long long(const given_value&)> gpus = [](const given_value& v) {
+        return reads::integer(v, "--gpus", 1, commscale::cluster_limits::gpus);
+    };
+};
+[[nodiscard]] inline const readers& topology_readers() {
+    static const readers r;
+    return r;
 }
+/// Binds option `spec` to the field `field(request)` with the reader `read`.
+template <class T, class R, class Field>
+[[nodiscard]] bound_option<R> bind(option_spec spec, Field field, const std::function<T(const given_value&)>& read) {
+    auto take = [field, read = &read](R& r, const given_value& v) { field(r) = given<T>{v, read}; };
+    return {std::move(spec), [take](R& r, const std::string& v) { take(r, given_value::of_text(v)); }, take};
+}
+}  // namespace topology_detail
+
+/// The topology flags of `specs` (topology_options(), or some of them with a help of the command's
+/// own) bound to the topology_request that `topology(request)` gives.
+template <class R, class Topology>
+[[nodiscard]] std::vector<bound_option<R>> topology_bound(Topology topology, const std::vector<option_spec>& specs) {
+    using topology_detail::bind;
+    const topology_detail::readers& x = topology_detail::topology_readers();
+    std::vector<bound_option<R>> out;
+    for (const option_spec& s : specs) {
+        const std::string& n = s.name;
+        if (n == "cluster") out.push_back(bind<commscale::cluster, R>(s, [topology](R& r) -> auto& { return topology(r).cluster; }, x.cluster));
+        else if (n == "nodes") out.push_back(bind<long long, R>(s, [topology](R& r) -> auto& { return topology(r).nodes; }, x.nodes));
+        else if (n == "gpus-per-node")
+            out.push_back(bind<long long, R>(s, [topology](R& r) -> auto& { return topology(r).gpus_per_node; }, x.gpus_per_node));
+        else if (n == "intra") out.push_back(bind<commscale::link, R>(s, [topology](R& r) -> auto& { return topology(r).intra; }, x.intra));
+        else if (n == "intra-fabric")
+            out.push_back(bind<commscale::intra_fabric, R>(s, [topology](R& r) -> auto& { return topology(r).intra_fabric; }, x.intra_fabric));
+        else if (n == "inter") out.push_back(bind<commscale::link, R>(s, [topology](R& r) -> auto& { return topology(r).inter; }, x.inter));
+        else if (n == "nics-per-node")
+            out.push_back(bind<long long, R>(s, [topology](R& r) -> auto& { return topology(r).nics_per_node; }, x.nics_per_node));
+        else if (n == "accelerator")
+            out.push_back(bind<std::string_view, R>(s, [topology](R& r) -> auto& { return topology(r).accelerator; }, x.accelerator));
+        else if (n == "oversubscription")
+            out.push_back(bind<double, R>(s, [topology](R& r) -> auto& { return topology(r).oversubscription; }, x.oversubscription));
+        else if (n == "scale-up-domain")
+            out.push_back(bind<long long, R>(s, [topology](R& r) -> auto& { return topology(r).scale_up_domain; }, x.scale_up_domain));
+        else throw std::logic_error("not a topology flag: " + n);
+    }
+    return out;
+}
+
+/// --gpus N where it gives the node count (nodes = N / GPUs per node), bound to the
+/// topology_request that `topology(request)` gives.
+template <class R, class Topology>
+[[nodiscard]] bound_option<R> gpus_option(Topology topology, std::string help = "GPUs instead of --nodes (nodes = GPUs / GPUs per node)") {
+    return topology_detail::bind<long long, R>({"gpus", true, std::move(help)}, [topology](R& r) -> auto& { return topology(r).gpus; },
+                                               topology_detail::topology_readers().gpus);
+}
+
+/// Every topology flag bound to the topology_request `R::*topology` of a command's request.
+template <class R>
+[[nodiscard]] std::vector<bound_option<R>> topology_bound(topology_request R::*topology) {
+    return topology_bound<R>([topology](R& r) -> topology_request& { return r.*topology; }, topology_options());
+}
+
 
 /// The cluster the topology flags describe: --cluster (preset or file) or the default preset,
 /// then each explicit flag overrides its field. Derived fields follow an overridden link:
@@ -88,26 +196,25 @@ template <class Source>
 /// node, a multiple spans nodes on a switched fabric (e.g. 72 for an NVL72 rack of 4-GPU trays).
 /// A G below the node's GPUs is an error, except where `sub_node_domain` (plan: a limit on TP
 /// only) leaves the cluster as it is.
-template <class Source>
-[[nodiscard]] commscale::cluster resolve_cluster(const Source& a, bool sub_node_domain = false) {
+[[nodiscard]] inline commscale::cluster resolve_cluster(const topology_request& t, bool sub_node_domain = false) {
     using namespace commscale;
-    const bool given = a.has("cluster");
+    const bool given = t.cluster.has_value();
     cluster c{};
     if (given) {
-        c = given_cluster(a, "--cluster");
+        c = **t.cluster;
     } else {
         c = cluster_by_name(default_cluster_name, "--cluster");
     }
-    const bool custom = has_topology_override(a);
+    const bool custom = t.overrides();
     if (custom) c.name = detail::intern(given ? std::string(c.name) + "+flags" : std::string("custom"));
 
-    if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, cluster_limits::nodes));
-    if (a.has("gpus-per-node")) c.node.gpus = static_cast<int>(a.integer("gpus-per-node", c.node.gpus, 1, cluster_limits::gpus_per_node));
+    if (t.nodes) c.nodes = static_cast<int>(**t.nodes);
+    if (t.gpus_per_node) c.node.gpus = static_cast<int>(**t.gpus_per_node);
 
-    const bool intra_changed = a.has("intra") || a.has("intra-fabric");
-    if (auto v = a.get("intra")) {
-        c.node.intra = link_by_name(*v, "--intra");
-        if (!a.has("intra-fabric")) {
+    const bool intra_changed = t.intra || t.intra_fabric;
+    if (t.intra) {
+        c.node.intra = **t.intra;
+        if (!t.intra_fabric) {
             switch (c.node.intra.family) {
                 case link_family::pcie: c.node.fabric = intra_fabric::pcie; break;
                 case link_family::xgmi:
@@ -118,7 +225,7 @@ template <class Source>
                     break;
             }
         }
-        if (!given && !a.has("accelerator")) {
+        if (!given && !t.accelerator) {
             for (const auto& acc : all_accelerators()) {
                 if (acc.scale_up_link == c.node.intra.name) {
                     c.node.accelerator = acc.name;
@@ -127,19 +234,18 @@ template <class Source>
             }
         }
     }
-    if (auto v = a.get("intra-fabric")) c.node.fabric = parse_fabric(*v, "--intra-fabric");
+    if (t.intra_fabric) c.node.fabric = **t.intra_fabric;
     if (intra_changed) {
         // NVLS where the link's NVLink generation has it (hardware/links.hpp nvlink_switch_reduces)
         c.node.in_switch_reduction = c.node.fabric == intra_fabric::switched && nvlink_switch_reduces(c.node.intra);
     }
-    if (auto v = a.get("inter")) c.node.inter = link_by_name(*v, "--inter");
-    if (a.has("nics-per-node")) c.node.nics = static_cast<int>(a.integer("nics-per-node", c.node.nics, 0, cluster_limits::nics_per_node));
-    if (auto v = a.get("accelerator")) c.node.accelerator = accelerator_by_name(*v, "--accelerator").name;
-    if (a.has("oversubscription"))
-        c.oversubscription = require_range("--oversubscription", a.number("oversubscription", 1.0), 1.0, 1000.0);
+    if (t.inter) c.node.inter = **t.inter;
+    if (t.nics_per_node) c.node.nics = static_cast<int>(**t.nics_per_node);
+    if (t.accelerator) c.node.accelerator = **t.accelerator;
+    if (t.oversubscription) c.oversubscription = **t.oversubscription;
 
-    if (a.has("scale-up-domain")) {
-        const long long g = a.integer("scale-up-domain", 0, 1, cluster_limits::scale_up_domain);
+    if (t.scale_up_domain) {
+        const long long g = **t.scale_up_domain;
         if (g >= c.node.gpus || !sub_node_domain) {
             const int domain = g == c.node.gpus ? 0 : static_cast<int>(g);
             if (domain != (c.domain_spans_nodes() ? c.scale_up_domain : 0)) {
@@ -155,12 +261,11 @@ template <class Source>
         // Name the flag when the offending field came from one.
         const std::string& f = e.field();
         auto ends_with = [&](std::string_view suffix) { return f.size() >= suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0; };
-        if (ends_with(".scale_up_domain") && a.has("scale-up-domain"))
+        if (ends_with(".scale_up_domain") && t.scale_up_domain)
             throw input_error("--scale-up-domain", e.value(), e.expected());
-        auto flag_for = [&](std::string_view suffix, const char* flag) { return f.size() >= suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0 && a.has(flag); };
-        if (flag_for(".inter.nics_per_node", "nics-per-node")) throw input_error("--nics-per-node", e.value(), e.expected());
-        if (flag_for(".inter.link", "inter")) throw input_error("--inter", e.value(), e.expected());
-        if (f.size() >= 11 && f.compare(f.size() - 11, 11, ".inter.link") == 0 && a.has("nodes"))
+        if (ends_with(".inter.nics_per_node") && t.nics_per_node) throw input_error("--nics-per-node", e.value(), e.expected());
+        if (ends_with(".inter.link") && t.inter) throw input_error("--inter", e.value(), e.expected());
+        if (ends_with(".inter.link") && t.nodes)
             throw input_error("--nodes", std::to_string(c.nodes) + " (cluster '" + std::string(c.name) + "' has no inter-node link)",
                               "1, or an --inter LINK");
         throw;
@@ -181,15 +286,14 @@ template <class Source>
 
 /// resolve_cluster, with --gpus N as an alternative to --nodes (nodes = N / GPUs per node); both
 /// given is an error.
-template <class Source>
-[[nodiscard]] commscale::cluster resolve_cluster_gpus(const Source& a) {
+[[nodiscard]] inline commscale::cluster resolve_cluster_gpus(const topology_request& t) {
     using namespace commscale;
-    if (!a.has("gpus")) return resolve_cluster(a);
-    const long long n = a.integer("gpus", 0, 1, cluster_limits::gpus);
-    if (a.has("nodes"))
-        throw input_error("--gpus", std::to_string(n) + " together with --nodes " + a.get("nodes").value_or(""),
+    if (!t.gpus) return resolve_cluster(t);
+    const long long n = **t.gpus;
+    if (t.nodes)
+        throw input_error("--gpus", std::to_string(n) + " together with --nodes " + t.nodes->value.spelled(),
                           "either --gpus N or --nodes N, not both");
-    cluster c = resolve_cluster(a);
+    cluster c = resolve_cluster(t);
     c.nodes = nodes_for_gpus(n, c.node.gpus, c.name);
     if (c.nodes > cluster_limits::nodes)
         throw input_error("--gpus", std::to_string(n),
@@ -212,6 +316,76 @@ inline std::vector<option_spec> collective_options_spec() {
     };
 }
 
+/// What the options of the commands that run collectives give (collective_options_spec, and
+/// --bytes of `collective`): each value as given with its reader, read where
+/// read_collective_request's order reads it. --ranks and --ranks-per-node are read in the
+/// cluster's bounds (their `value`).
+struct collective_args {
+    std::optional<given<commscale::collective_op>> op;
+    std::optional<given<std::optional<commscale::algorithm>>> algo;  ///< nullopt: "fastest"
+    std::optional<given<commscale::efficiency_mode>> efficiency;
+    std::optional<given<long long>> ranks, ranks_per_node;
+    std::optional<given<commscale::data_size>> bytes;
+};
+
+namespace topology_detail {
+/// The readers of the collective's options, one of each for every request.
+struct collective_readers {
+    std::function<commscale::collective_op(const given_value&)> op = [](const given_value& v) {
+        return reads::choice<commscale::collective_op>(v, "--op");
+    };
+    std::function<std::optional<commscale::algorithm>(const given_value&)> algo =
+        [](const given_value& v) -> std::optional<commscale::algorithm> {
+        const std::string text = v.spelled();
+        // "fastest": the automatic choice among every algorithm of the library, not only NCCL's
+        if (text == "fastest") return std::nullopt;
+        return commscale::parse<commscale::algorithm>(text, "--algo");
+    };
+    std::function<commscale::efficiency_mode(const given_value&)> efficiency = [](const given_value& v) {
+        return reads::choice<commscale::efficiency_mode>(v, "--efficiency");
+    };
+    /// --ranks and --ranks-per-node: read by the command in the cluster's bounds, not by this reader
+    std::function<long long(const given_value&)> count = [](const given_value& v) {
+        return reads::integer(v, "--ranks", 1, std::numeric_limits<long long>::max());
+    };
+    std::function<commscale::data_size(const given_value&)> bytes = [](const given_value& v) { return reads::size(v, "--bytes"); };
+};
+[[nodiscard]] inline const collective_readers& collective_option_readers() {
+    static const collective_readers r;
+    return r;
+}
+}  // namespace topology_detail
+
+/// The collective's options (collective_options_spec) bound to the collective_args that
+/// `args_of(request)` gives.
+template <class R, class Args>
+[[nodiscard]] std::vector<bound_option<R>> collective_bound(Args args_of) {
+    using topology_detail::bind;
+    const topology_detail::collective_readers& x = topology_detail::collective_option_readers();
+    std::vector<bound_option<R>> out;
+    for (const option_spec& s : collective_options_spec()) {
+        const std::string& n = s.name;
+        if (n == "op") out.push_back(bind<commscale::collective_op, R>(s, [args_of](R& r) -> auto& { return args_of(r).op; }, x.op));
+        else if (n == "algo")
+            out.push_back(bind<std::optional<commscale::algorithm>, R>(s, [args_of](R& r) -> auto& { return args_of(r).algo; }, x.algo));
+        else if (n == "efficiency")
+            out.push_back(bind<commscale::efficiency_mode, R>(s, [args_of](R& r) -> auto& { return args_of(r).efficiency; }, x.efficiency));
+        else if (n == "ranks") out.push_back(bind<long long, R>(s, [args_of](R& r) -> auto& { return args_of(r).ranks; }, x.count));
+        else if (n == "ranks-per-node")
+            out.push_back(bind<long long, R>(s, [args_of](R& r) -> auto& { return args_of(r).ranks_per_node; }, x.count));
+        else throw std::logic_error("not a collective option: " + n);
+    }
+    return out;
+}
+
+/// --bytes (`collective`'s buffer size) bound to the collective_args that `args_of(request)` gives.
+template <class R, class Args>
+[[nodiscard]] bound_option<R> bytes_option(Args args_of) {
+    return topology_detail::bind<commscale::data_size, R>(
+        {"bytes", true, "the buffer size, nccl-tests convention (e.g. 1GiB, 8GB, 4194304)"},
+        [args_of](R& r) -> auto& { return args_of(r).bytes; }, topology_detail::collective_option_readers().bytes);
+}
+
 /// A parsed collective request: the operation, the group's placement and the model options.
 struct collective_request {
     commscale::collective_op op{};
@@ -223,24 +397,24 @@ struct collective_request {
 /// default), and the group: --ranks (default all GPUs of `c`) and --ranks-per-node (default
 /// min(ranks, GPUs per node)), consecutive GPUs; the group must fit on the cluster's nodes.
 /// `default_op` (e.g. the collective of a measured log) stands in for a missing --op.
-template <class Source>
-[[nodiscard]] collective_request read_collective_request(const Source& a, const commscale::cluster& c,
-                                                        std::optional<commscale::collective_op> default_op = std::nullopt) {
+[[nodiscard]] inline collective_request read_collective_request(const collective_args& a, const commscale::cluster& c,
+                                                               std::optional<commscale::collective_op> default_op = std::nullopt) {
     using namespace commscale;
     collective_request r;
-    if (default_op && !a.get("op")) r.op = *default_op;
-    else r.op = parse<collective_op>(a.require("op", "an operation: all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv"), "--op");
-    if (auto v = a.get("algo")) {
-        // "fastest": the automatic choice among every algorithm of the library, not only NCCL's
-        if (*v == "fastest") r.options.candidates = algorithm_set::any;
-        else r.options.algo = parse<algorithm>(*v, "--algo");
+    if (default_op && !a.op) r.op = *default_op;
+    else if (!a.op) throw input_error("--op", "nothing (missing)", "an operation: all_reduce reduce_scatter all_gather broadcast reduce all_to_all send_recv");
+    else r.op = **a.op;
+    if (a.algo) {
+        if (const std::optional<algorithm> algo = **a.algo) r.options.algo = *algo;
+        else r.options.candidates = algorithm_set::any;
     }
-    if (auto v = a.get("efficiency")) r.options.mode = parse<efficiency_mode>(*v, "--efficiency");
+    if (a.efficiency) r.options.mode = **a.efficiency;
     const long long total = static_cast<long long>(c.nodes) * c.node.gpus;
-    const int ranks = static_cast<int>(a.integer("ranks", total, 1, total));
+    const int ranks = static_cast<int>(a.ranks ? reads::integer(a.ranks->value, "--ranks", 1, total) : total);
     // on an NVLink domain spanning nodes (NVL72) the group is placed per domain (comm_view)
     const cluster v = comm_view(c);
-    const int per_node = static_cast<int>(a.integer("ranks-per-node", std::min(ranks, v.node.gpus), 1, v.node.gpus));
+    const int per_node = static_cast<int>(a.ranks_per_node ? reads::integer(a.ranks_per_node->value, "--ranks-per-node", 1, v.node.gpus)
+                                                           : std::min(ranks, v.node.gpus));
     r.group = placement{.ranks = ranks, .ranks_per_node = std::min(per_node, ranks), .stride = 1};
     if (r.group.nodes() > v.nodes)
         throw input_error("--ranks", std::to_string(ranks) + " at " + std::to_string(per_node) + " per node (" +
@@ -259,28 +433,47 @@ struct collective_prediction {
     commscale::collective_result result{};
 };
 
-/// The `collective` command's prediction on cluster `c` (what resolve_cluster_gpus gives for `a`):
-/// --op, --algo, --efficiency, the group, and --bytes (required, at least 1 byte).
-template <class Source>
-[[nodiscard]] collective_prediction predict_collective_on(const Source& a, const commscale::cluster& c) {
+/// The `collective` command's prediction on cluster `c` (what resolve_cluster_gpus gives for its
+/// topology): --op, --algo, --efficiency, the group, and --bytes (required, at least 1 byte).
+[[nodiscard]] inline collective_prediction predict_collective_on(const collective_args& a, const commscale::cluster& c) {
     using namespace commscale;
     collective_prediction x;
     x.cluster = c;
     x.request = read_collective_request(a, x.cluster);
-    if (!a.has("bytes")) throw input_error("--bytes", "nothing (missing)", "a size such as 1GiB");
-    const data_size size = a.size("bytes", bytes(0.0));
+    if (!a.bytes) throw input_error("--bytes", "nothing (missing)", "a size such as 1GiB");
+    const data_size size = **a.bytes;
     if (!(in_bytes(size) >= 1.0))
         throw input_error("--bytes", detail::number_text(in_bytes(size)), "a size of at least 1 byte");
     x.result = predict_collective(x.cluster, x.request.group, x.request.op, size, x.request.options);
     return x;
 }
 
+/// What the options of `collective` give: the topology flags, --gpus and the collective's options.
+struct collective_command_request {
+    topology_request topology;
+    collective_args collective;
+};
+
+/// The options of `collective`, in the order of its help: the topology flags, the collective's
+/// options, --gpus, --bytes. Built once: requests point to their readers.
+[[nodiscard]] inline const std::vector<bound_option<collective_command_request>>& collective_command_options() {
+    using r = collective_command_request;
+    static const auto options = [] {
+        const auto topology = [](r& x) -> topology_request& { return x.topology; };
+        const auto collective = [](r& x) -> collective_args& { return x.collective; };
+        std::vector<bound_option<r>> o = topology_bound<r>(topology, topology_options()) + collective_bound<r>(collective);
+        o.push_back(gpus_option<r>(topology));
+        o.push_back(bytes_option<r>(collective));
+        return o;
+    }();
+    return options;
+}
+
 /// The `collective` command's prediction from its options. predict_collective_on takes the cluster
-/// resolve_cluster_gpus gives for `a` (the Python module's batches resolve it once where no row
-/// changes it).
-template <class Source>
-[[nodiscard]] collective_prediction predict_collective_of(const Source& a) {
-    return predict_collective_on(a, resolve_cluster_gpus(a));
+/// resolve_cluster_gpus gives for its topology (the Python module's batches resolve it once where
+/// no row changes it).
+[[nodiscard]] inline collective_prediction predict_collective_of(const collective_command_request& r) {
+    return predict_collective_on(r.collective, resolve_cluster_gpus(r.topology));
 }
 
 /// The numbers of `collective --json` (io::collective_result_to_json) as columns.

@@ -380,6 +380,37 @@ def test_collectives_rows_equal_single_collectives_and_the_cli():
     assert table["size"] == sizes
 
 
+def test_rows_whose_topology_flags_or_model_vary_equal_single_calls():
+    # each row's cluster from its own flags (and the demo where a row gives no model, cluster or
+    # topology flag), its failures the single call's
+    clusters = [None, "dgx-h100", cs.cluster("dgx-a100"), "nope", "dgx-h100", None]
+    models = [None, "llama3-8b", None, "llama3-8b", "nope", cs.model("gpt2-large")]
+    rows = {"nodes": [None, 2, None, 1, 1, "x"], "intra": [None, None, "nvlink4", None, None, None],
+            "gpus": [None, None, None, None, None, 16], "tp": [None, 8, 2, 1, 1, 1]}
+    table = cs.steps(models, clusters, arrays=False, **rows)
+    for i in range(len(models)):
+        kw = {k: v[i] for k, v in rows.items() if v[i] is not None}
+        try:
+            expected = cs.step(models[i], clusters[i], **kw)
+        except ValueError as e:
+            assert table["error"][i] == str(e)
+            continue
+        assert_row_is(table, i, expected, "step")
+    sizes = [1 << 20, 1 << 30, "64MiB", 1 << 20, 1 << 30]
+    rows = {"nodes": [1, None, 2, 0, None], "gpus": [None, 16, None, None, 12], "ranks": [None, 8, 4, None, None],
+            "ranks_per_node": [None, 4, 2, None, None], "algo": ["ring", "fastest", None, None, "nope"]}
+    table = cs.collectives(["dgx-h100", cs.cluster("dgx-a100"), "dgx-h100", "dgx-h100", None], "all_reduce", sizes,
+                           arrays=False, **rows)
+    for i, c in enumerate(["dgx-h100", cs.cluster("dgx-a100"), "dgx-h100", "dgx-h100", None]):
+        kw = {k: v[i] for k, v in rows.items() if v[i] is not None}
+        try:
+            expected = cs.collective(c, "all_reduce", sizes[i], **kw)
+        except ValueError as e:
+            assert table["error"][i] == str(e)
+            continue
+        assert_row_is(table, i, expected, "collective")
+
+
 def test_a_grid_varies_the_cluster_and_the_model_too():
     nodes = [1, 2, 4, 8, 16]
     table = cs.steps(cs.model("llama3-8b"), "dgx-h100", nodes=nodes, tp=2, micro_batch=2, arrays=False)

@@ -22,14 +22,15 @@ namespace accuracy_command {
 
 using namespace commscale;
 
-/// What `accuracy`'s own options give (the topology flags are read by name, topology.hpp).
+/// What `accuracy`'s own options and the topology flags give.
 struct accuracy_request {
+    cli::topology_request topology;
     std::optional<std::string> svg;
 };
 
 std::vector<cli::bound_option<accuracy_request>> options() {
     using r = accuracy_request;
-    return cli::opt::by_name<r>(cli::topology_options()) +
+    return cli::topology_bound<r>(&r::topology) +
            std::vector<cli::bound_option<r>>{
                cli::opt::text<r>("svg", &r::svg, "write predicted against measured tokens/s per GPU (log-log) to FILE"),
            };
@@ -155,7 +156,7 @@ cli::registrar reg{cli::bound_command<accuracy_request>(
     options(),
     [](const accuracy_request& req, const cli::args& a, std::ostream& out) {
         const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
-        const cluster base = cli::resolve_cluster(a);
+        const cluster base = cli::resolve_cluster(req.topology);
         const accuracy_report rep = accuracy(runs, base);
         if (const auto& file = req.svg) {
             io::require_writable(*file, "--svg");

@@ -50,10 +50,12 @@ std::string readable(double v, int digits) { return v >= 1 && v < 1e12 ? cli::nu
 
 /// What capacity's own options give. Which options are present picks the mode (from_model) and the
 /// checks of which go together come first and quote the options as given, so each value is read
-/// where its mode reads it (cli::later), not before the command runs. The topology flags (with
-/// --accelerator and --scale-up-domain) and --model are read by name (topology.hpp, model.hpp);
-/// --gpus and --max-gpus are texts, their bounds the cluster's.
+/// where its mode reads it (cli::later, cli::given), not before the command runs. The checks of
+/// which options go together and --accelerator of the guessed-utilization mode read the options
+/// by name; --gpus and --max-gpus are texts, their bounds the cluster's.
 struct capacity_request {
+    cli::topology_request topology;
+    std::optional<cli::given<transformer>> model;
     std::optional<cli::later<flop_count>> flops;
     std::optional<cli::later<double>> params, tokens, flops_per_param_token, peak_tflops, utilization, weeks, days,
         price_per_gpu_hour, global_batch_tokens, compute_efficiency;
@@ -91,12 +93,12 @@ flop_count total_flops(const capacity_request& in, const cli::args& a) {
     }
     double params = 0;
     if (in.params) {
-        if (a.has("model")) throw input_error("--model", "'" + *a.get("model") + "' together with --params", "one of them");
+        if (in.model) throw input_error("--model", "'" + in.model->value.spelled() + "' together with --params", "one of them");
         params = **in.params;
         if (!(params >= 1 && params <= max_model_parameters))
             throw input_error("--params", "'" + in.params->text + "'", "a parameter count from 1 to 1e15");
-    } else if (a.has("model")) {
-        params = active_parameters(cli::resolve_model(a));  // FLOPs follow the active parameters (MoE)
+    } else if (in.model) {
+        params = active_parameters(cli::resolve_model(in.model));  // FLOPs follow the active parameters (MoE)
     } else {
         throw input_error("--flops", "nothing (missing)", "--flops Z, or --params P (or --model NAME) with --tokens D");
     }
@@ -281,10 +283,10 @@ int run_model(const capacity_request& in, const cli::args& a, std::ostream& out)
                           "--model NAME|FILE: capacity from the model needs the model's shape (it counts the FLOPs itself)");
     if (a.has("nodes"))
         throw input_error("--nodes", "'" + *a.get("nodes") + "'", "--gpus N for the time on N GPUs (capacity searches the count)");
-    if (!a.has("model"))
+    if (!in.model)
         throw input_error("--model", "nothing (missing)", "a model preset or config.json: capacity from the model plans its shape");
-    const transformer m = cli::resolve_model(a);
-    cluster c = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only
+    const transformer m = cli::resolve_model(in.model);
+    cluster c = cli::resolve_cluster(in.topology, true);  // --scale-up-domain below the node: a TP limit only
     const accelerator acc = accelerator_by_name(c.node.accelerator, "cluster.accelerator");
 
     // the planner's request, as `plan` builds it
@@ -305,7 +307,10 @@ int run_model(const capacity_request& in, const cli::args& a, std::ostream& out)
         sr.global_batch = static_cast<int>(sequences);
     }
     sr.threads = static_cast<int>(in.threads ? **in.threads : std::max(1u, std::thread::hardware_concurrency()));
-    sr.scale_up_domain = static_cast<int>(a.integer("scale-up-domain", 0, 1, search_limits::scale_up_domain));
+    // resolve_cluster reads it too, in the cluster's limits
+    sr.scale_up_domain = in.topology.scale_up_domain ? static_cast<int>(cli::reads::integer(in.topology.scale_up_domain->value, "--scale-up-domain", 1,
+                                                                                             search_limits::scale_up_domain))
+                                                     : 0;
     if (sr.scale_up_domain > 0 && sr.scale_up_domain % c.node.gpus != 0 && c.node.gpus % sr.scale_up_domain != 0)
         throw input_error("--scale-up-domain", std::to_string(sr.scale_up_domain),
                           "a divisor or a multiple of the " + std::to_string(c.node.gpus) + " GPUs per node");
@@ -578,7 +583,8 @@ std::vector<cli::bound_option<capacity_request>> capacity_options() {
         later<r>("tokens", &r::tokens, count, "training tokens, e.g. 300e9 or 15T"),
         later<r>("flops-per-param-token", &r::flops_per_param_token, number, "6 (default) or 8 (full recompute)"),
     };
-    o = o + cli::opt::by_name<r>({cli::model_option()}) + std::vector<cli::bound_option<r>>{
+    o = o + std::vector<cli::bound_option<r>>{
+        cli::model_option<r>(&r::model),
         later<r>("peak-tflops", &r::peak_tflops, number, "per-GPU peak TFLOPS"),
         later<r>("dtype", &r::precision, &parse<dtype>, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"),
         later<r>("utilization", &r::utilization, number, "fraction of peak sustained, in (0, 1]"),
@@ -620,7 +626,7 @@ std::vector<cli::bound_option<capacity_request>> capacity_options() {
     std::vector<cli::option_spec> topology = cli::topology_options();
     for (auto& t : topology)
         if (t.name == "accelerator") t.help = "accelerator name (commscale accelerators): the peak with --utilization, else the cluster's";
-    return o + cli::opt::by_name<r>(std::move(topology));
+    return o + cli::topology_bound<r>([](r& x) -> cli::topology_request& { return x.topology; }, topology);
 }
 
 cli::registrar reg{cli::bound_command<capacity_request>(

@@ -59,9 +59,10 @@ cli::registrar reg_list{cli::command{
     },
     0, 0}};
 
-/// What `cluster`'s own option gives: --gpus, read after the cluster (the topology flags are read
-/// by name, topology.hpp) and after the check that --nodes is not given too, whose error quotes both.
+/// What `cluster`'s options give: the topology flags but --cluster (its NAME|FILE), and --gpus, read
+/// after the cluster and after the check that --nodes is not given too, whose error quotes both.
 struct cluster_request {
+    cli::topology_request topology;
     std::optional<cli::later<long long>> gpus;
 };
 
@@ -69,7 +70,7 @@ std::vector<cli::bound_option<cluster_request>> cluster_options() {
     std::vector<cli::option_spec> topology;
     for (auto& t : cli::topology_options())
         if (t.name != "cluster") topology.push_back(std::move(t));
-    return cli::opt::by_name<cluster_request>(std::move(topology)) +
+    return cli::topology_bound<cluster_request>([](cluster_request& r) -> cli::topology_request& { return r.topology; }, topology) +
            std::vector<cli::bound_option<cluster_request>>{cli::opt::later<cluster_request>(
                "gpus", &cluster_request::gpus,
                [](const std::string& v, const std::string& flag) { return cli::args::parse_int(flag, v, 1, commscale::cluster_limits::gpus); },
@@ -85,18 +86,17 @@ cli::registrar reg_one{cli::bound_command<cluster_request>(
     cluster_options(),
     [](const cluster_request& req, const cli::args& a, std::ostream& out) {
         // NAME|FILE stands for --cluster; --nodes/--gpus alone keep the preset's name.
-        cli::args b = a;
-        b.values_["cluster"] = a.positional[0];
-        b.values_.erase("nodes");
-        b.values_.erase("gpus");
-        cluster c = cli::has_topology_override(b) ? cli::resolve_cluster(b) : cli::load_cluster_value(a.positional[0], "cluster");
+        cli::topology_request t = req.topology;
+        t.cluster = cli::given<cluster>{cli::given_value::of_text(a.positional[0]), &cli::topology_detail::topology_readers().cluster};
+        t.nodes.reset();
+        cluster c = t.overrides() ? cli::resolve_cluster(t) : cli::load_cluster_value(a.positional[0], "cluster");
         if (req.gpus) {
-            if (a.has("nodes"))
-                throw commscale::input_error("--gpus", req.gpus->text + " together with --nodes " + *a.get("nodes"),
+            if (req.topology.nodes)
+                throw commscale::input_error("--gpus", req.gpus->text + " together with --nodes " + req.topology.nodes->value.spelled(),
                                              "either --gpus N or --nodes N, not both");
             c.nodes = cli::nodes_for_gpus(**req.gpus, c.node.gpus, c.name);
         }
-        if (a.has("nodes")) c.nodes = static_cast<int>(a.integer("nodes", c.nodes, 1, commscale::cluster_limits::nodes));
+        if (req.topology.nodes) c.nodes = static_cast<int>(**req.topology.nodes);
         commscale::validate(c, "cluster");
         if (a.flag("json")) {
             nlohmann::json j = commscale::io::cluster_to_json(c);

@@ -16,27 +16,15 @@ namespace {
 // Named inside the anonymous namespace so that the commands compile as one unity translation unit.
 namespace collective_command {
 
-/// `collective` has no option of its own beyond what the Python module's rows share: the topology
-/// flags, --gpus, the collective's options and --bytes are all read by name (topology.hpp
-/// predict_collective_of), so its request is empty.
-struct collective_options {};
-
-std::vector<cli::bound_option<collective_options>> options() {
-    using r = collective_options;
-    return cli::opt::by_name<r>(cli::topology_options()) + cli::opt::by_name<r>(cli::collective_options_spec()) +
-           cli::opt::by_name<r>({{"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"},
-                                 {"bytes", true, "the buffer size, nccl-tests convention (e.g. 1GiB, 8GB, 4194304)"}});
-}
-
-cli::registrar reg{cli::bound_command<collective_options>(
+cli::registrar reg{cli::bound_command<cli::collective_command_request>(
     "collective",
     "predict one collective (time, algbw, busbw, bottleneck) on a cluster",
     "usage: commscale collective --op OP --bytes SIZE [topology] [--algo ALGO] [--ranks N] [--ranks-per-node R] [--json]\n"
     "Predicts one collective on a group of consecutive GPUs (all by default); --bytes counts the buffer as nccl-tests does.\n"
     "--json: {op, algorithm, ranks, nodes, bytes, time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck}",
-    options(),
-    [](const collective_options&, const cli::args& a, std::ostream& out) {
-        const cli::collective_prediction x = cli::predict_collective_of(a);
+    cli::collective_command_options(),
+    [](const cli::collective_command_request& request, const cli::args& a, std::ostream& out) {
+        const cli::collective_prediction x = cli::predict_collective_of(request);
         const commscale::cluster& c = x.cluster;
         const cli::collective_request& req = x.request;
         const commscale::collective_result& r = x.result;

@@ -38,15 +38,16 @@ namespace fit_command {
 
 using namespace commscale;
 
-/// What `fit`'s own options give (the topology flags are read by name, topology.hpp).
+/// What `fit`'s own options and the topology flags give.
 struct fit_request {
+    cli::topology_request topology;
     std::optional<collective_op> op;  ///< the collective to fit where a log holds several
     std::optional<std::string> out, svg;
 };
 
 std::vector<cli::bound_option<fit_request>> options() {
     using r = fit_request;
-    return cli::opt::by_name<r>(cli::topology_options()) +
+    return cli::topology_bound<r>(&r::topology) +
            std::vector<cli::bound_option<r>>{
                cli::opt::custom<r>("op", "the collective of the log (default: the one the log names)",
                               [](r& x, const std::string& v) { x.op = parse<collective_op>(v, "--op"); }),
@@ -158,7 +159,7 @@ cli::registrar reg{cli::bound_command<fit_request>(
         if (ranks < 2)
             throw input_error("LOG", std::to_string(ranks) + " ranks", "a log of at least 2 ranks (device lines or busbw/algbw)");
         // the system: the user's, or the log's (calibrate/measurements.hpp cluster_for_log)
-        const cluster c = (a.has("cluster") || cli::has_topology_override(a)) ? cli::resolve_cluster(a) : cluster_for_log(m);
+        const cluster c = (req.topology.cluster || req.topology.overrides()) ? cli::resolve_cluster(req.topology) : cluster_for_log(m);
         const placement g = placement_for_log(c, m);
         std::vector<fit_point> pts;
         for (const auto& r : m.rows)

@@ -19,14 +19,15 @@ namespace fit_compute_command {
 
 using namespace commscale;
 
-/// What `fit-compute`'s own options give (the topology flags are read by name, topology.hpp).
+/// What `fit-compute`'s own options and the topology flags give.
 struct fit_compute_request {
+    cli::topology_request topology;
     bool cross_validate = true;  ///< the leave-one-model-out and leave-one-accelerator-out fits
 };
 
 std::vector<cli::bound_option<fit_compute_request>> options() {
     using r = fit_compute_request;
-    return cli::opt::by_name<r>(cli::topology_options()) +
+    return cli::topology_bound<r>(&r::topology) +
            std::vector<cli::bound_option<r>>{
                cli::opt::flag<r>("no-cross-validation", &r::cross_validate,
                             "skip the leave-one-model-out and leave-one-accelerator-out fits", false),
@@ -61,7 +62,7 @@ cli::registrar reg{cli::bound_command<fit_compute_request>(
     options(),
     [](const fit_compute_request& req, const cli::args& a, std::ostream& out) {
         const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
-        const cluster base = cli::resolve_cluster(a);
+        const cluster base = cli::resolve_cluster(req.topology);
         compute_fit_options opt;
         opt.cross_validate = req.cross_validate;
         const compute_fit_result f = compute_fit(runs, base, opt);

@@ -23,14 +23,15 @@ namespace fit_step_command {
 
 using namespace commscale;
 
-/// What `fit-step`'s own options give (the topology flags are read by name, topology.hpp).
+/// What `fit-step`'s own options and the topology flags give.
 struct fit_step_request {
+    cli::topology_request topology;
     std::optional<std::string> out, svg;
 };
 
 std::vector<cli::bound_option<fit_step_request>> options() {
     using r = fit_step_request;
-    return cli::opt::by_name<r>(cli::topology_options()) +
+    return cli::topology_bound<r>(&r::topology) +
            std::vector<cli::bound_option<r>>{
                cli::opt::text<r>("out", &r::out, "write the calibrated cluster JSON (readable by --cluster) to FILE"),
                cli::opt::text<r>("svg", &r::svg, "write measured vs predicted step time per run to FILE"),
@@ -105,7 +106,7 @@ cli::registrar reg{cli::bound_command<fit_step_request>(
     options(),
     [](const fit_step_request& req, const cli::args& a, std::ostream& out) {
         const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
-        const cluster base = cli::resolve_cluster(a);
+        const cluster base = cli::resolve_cluster(req.topology);
         const step_fit f = fit_step(runs, base);
         cluster calibrated = base;
         calibrated.compute = f.calibration;

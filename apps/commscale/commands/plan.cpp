@@ -32,8 +32,8 @@ namespace plan_command {
 
 using namespace commscale;
 
-/// What `plan`'s own options give. The topology flags (--scale-up-domain too, which also bounds TP)
-/// and --model are read by name (topology.hpp, model.hpp), as the Python module's rows read them.
+/// What `plan`'s options give: the topology flags (--scale-up-domain too, which also bounds TP) and
+/// --model as given (topology.hpp, model.hpp), and its own.
 struct plan_request {
     /// the search as the options set it: defaults of the command for the Pareto factor and the CP tokens
     search_request search = [] {
@@ -42,6 +42,8 @@ struct plan_request {
         s.pareto_max_slowdown = default_pareto_max_slowdown;
         return s;
     }();
+    cli::topology_request topology;
+    std::optional<cli::given<transformer>> model;
     std::optional<long long> gpus;
     std::optional<int> global_batch, seq, threads;
     framework stack = framework::megatron_core;
@@ -121,11 +123,11 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
     using r = plan_request;
     using namespace cli::opt;
     using cli::bound_option;
-    using cli::topology_options;
     using cli::model_option;
     auto search = [](auto member) { return [member](r& x) -> auto& { return x.search.*member; }; };
-    return by_name<r>(topology_options()) + by_name<r>({model_option()}) +
+    return cli::topology_bound<r>(&r::topology) +
            std::vector<bound_option<r>>{
+               model_option<r>(&r::model),
                integer<r>("gpus", &r::gpus, 1, search_limits::gpus, "GPUs to plan for (the node count is GPUs / GPUs per node)"),
                integer<r>("global-batch", &r::global_batch, 1, plan_limits::global_batch, "sequences per optimizer step"),
                integer<r>("seq", &r::seq, 1, plan_limits::seq, "sequence length in tokens (default min(2048, model context))"),
@@ -172,12 +174,12 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
     "      virtual_stages, sequence_parallel, step_s, mfu, memory_per_gpu_GiB, ...}], pareto, candidates, shard, ...}",
     plan_options(),
     [](const plan_request& req, const cli::args& a, std::ostream& out) {
-        const transformer m = cli::resolve_model(a);
+        const transformer m = cli::resolve_model(req.model);
         if (!req.gpus) throw input_error("--gpus", "nothing (missing)", "the number of GPUs to plan for");
         const long long gpus = *req.gpus;
-        const cluster given = cli::resolve_cluster(a, true);  // --scale-up-domain below the node: a TP limit only
+        const cluster given = cli::resolve_cluster(req.topology, true);  // --scale-up-domain below the node: a TP limit only
         const cluster c = cluster_for_gpus(given, gpus, "--gpus");
-        if (a.has("nodes") && given.nodes != c.nodes)
+        if (req.topology.nodes && given.nodes != c.nodes)
             throw input_error("--gpus", std::to_string(gpus),
                               "--nodes x GPUs per node (" + std::to_string(static_cast<long long>(given.nodes) * given.node.gpus) +
                                   "), or drop --nodes");
@@ -188,8 +190,10 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
         r.global_batch = *req.global_batch;
         r.seq = req.seq.value_or(m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048);
         r.threads = req.threads.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-        // a topology flag (resolve_cluster reads it too), so read by name
-        r.scale_up_domain = static_cast<int>(a.integer("scale-up-domain", 0, 1, search_limits::scale_up_domain));
+        // resolve_cluster reads it too, in the cluster's limits
+        r.scale_up_domain = req.topology.scale_up_domain ? static_cast<int>(cli::reads::integer(req.topology.scale_up_domain->value, "--scale-up-domain", 1,
+                                                                                                search_limits::scale_up_domain))
+                                                         : 0;
         if (r.scale_up_domain > 0 && r.scale_up_domain % c.node.gpus != 0 && c.node.gpus % r.scale_up_domain != 0)
             throw input_error("--scale-up-domain", std::to_string(r.scale_up_domain),
                               "a divisor or a multiple of the " + std::to_string(c.node.gpus) +

@@ -120,17 +120,20 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
     "JSON: {model, cluster, mode, rows: [{nodes, gpus, dp, global_batch, efficiency, speedup, <step keys>}]}",
     cli::step_options(true),
     [](const cli::step_request& request, const cli::args& a, std::ostream& out) {
-        cluster c = cli::step_cluster(a, true);
-        if (a.has("gpus") && a.has("nodes"))
-            throw input_error("--gpus", a.get("gpus").value_or("") + " together with --nodes " + a.get("nodes").value_or(""),
+        cluster c = cli::step_cluster(request, true);
+        // --nodes and --gpus are lists here, read from their text
+        const auto& gpus = request.topology.gpus;
+        const auto& nodes = request.topology.nodes;
+        if (gpus && nodes)
+            throw input_error("--gpus", gpus->value.spelled() + " together with --nodes " + nodes->value.spelled(),
                               "either --gpus N,... or --nodes N,..., not both");
         std::vector<int> counts;
-        if (auto g = a.get("gpus")) {
-            for (int n : parse_gpu_counts(*g)) counts.push_back(cli::nodes_for_gpus(n, c.node.gpus, c.name));
+        if (gpus) {
+            for (int n : parse_gpu_counts(gpus->value.spelled())) counts.push_back(cli::nodes_for_gpus(n, c.node.gpus, c.name));
         } else {
-            counts = parse_nodes(a.get("nodes").value_or(cli::is_demo(a) ? "8,16,32,64" : "1,2,4,8"));
+            counts = parse_nodes(nodes ? nodes->value.spelled() : cli::is_demo(request) ? "8,16,32,64" : "1,2,4,8");
         }
-        const transformer m = cli::step_model(a);
+        const transformer m = cli::step_model(request);
         // The plan is written for the first node count that can hold its layout (TP x PP x CP
         // dividing the GPUs, the batch dividing, ...); smaller counts are skipped and listed.
         std::vector<scale_skip> skipped;
@@ -139,7 +142,7 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
         while (!counts.empty()) {
             c.nodes = counts.front();
             try {
-                first = cli::step_plan(request, cli::is_demo(a), m, static_cast<long long>(c.nodes) * c.node.gpus);
+                first = cli::step_plan(request, cli::is_demo(request), m, static_cast<long long>(c.nodes) * c.node.gpus);
                 break;
             } catch (const input_error& e) {
                 if (!first_error) first_error = e;

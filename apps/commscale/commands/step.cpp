@@ -87,7 +87,7 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
     "would take with enough memory.",
     cli::step_options(false),
     [](const cli::step_request& request, const cli::args& a, std::ostream& out) {
-        const cli::step_prediction x = cli::predict_step_of(request, a);
+        const cli::step_prediction x = cli::predict_step_of(request);
         const cluster& c = x.cluster;
         const transformer& m = x.model;
         const plan& p = x.plan;

@@ -94,9 +94,11 @@ std::string render_svg(const std::vector<row>& rows, const std::vector<measured_
     return cli::svg::document({&top, &bottom}, title);
 }
 
-/// What `sweep`'s own options give (the topology flags, --gpus and the collective's options are read
-/// by name, topology.hpp, as for `collective`).
+/// What `sweep`'s options give: the topology flags, --gpus and the collective's options as for
+/// `collective` (topology.hpp), and its own.
 struct sweep_request {
+    cli::topology_request topology;
+    cli::collective_args collective;
     std::optional<commscale::data_size> min, max;
     std::optional<double> factor;
     std::optional<std::string> svg, measured;
@@ -104,9 +106,9 @@ struct sweep_request {
 
 std::vector<cli::bound_option<sweep_request>> options() {
     using r = sweep_request;
-    return cli::opt::by_name<r>(cli::topology_options()) + cli::opt::by_name<r>(cli::collective_options_spec()) +
-           cli::opt::by_name<r>({{"gpus", true, "GPUs instead of --nodes (nodes = GPUs / GPUs per node)"}}) +
+    return cli::topology_bound<r>(&r::topology) + cli::collective_bound<r>([](r& x) -> cli::collective_args& { return x.collective; }) +
            std::vector<cli::bound_option<r>>{
+               cli::gpus_option<r>([](r& x) -> cli::topology_request& { return x.topology; }),
                cli::opt::size<r>("min", &r::min, "smallest size (e.g. 8B, 1KiB)"),
                cli::opt::size<r>("max", &r::max, "largest size (e.g. 8GiB)"),
                cli::opt::custom<r>("factor", "size multiplier between rows, > 1 (default 2)",
@@ -125,13 +127,13 @@ cli::registrar reg{cli::bound_command<sweep_request>(
     options(),
     [](const sweep_request& sw, const cli::args& a, std::ostream& out) {
         using namespace commscale;
-        const cluster c = cli::resolve_cluster_gpus(a);
+        const cluster c = cli::resolve_cluster_gpus(sw.topology);
         // The measured log, when given: its collective, ranks and sizes stand in for missing flags.
         std::optional<measurement_set> log;
         if (const auto& path = sw.measured) {
             if (path->empty()) throw input_error("--measured", "an empty path", "a measured log file (or - for stdin)");
             std::optional<collective_op> want;
-            if (auto v = a.get("op")) want = parse<collective_op>(*v, "--op");
+            if (sw.collective.op) want = **sw.collective.op;
             for (auto& set : read_measurements(*path, want, "--measured"))
                 if (!want || set.op == *want) {
                     log = std::move(set);
@@ -141,8 +143,8 @@ cli::registrar reg{cli::bound_command<sweep_request>(
                 throw input_error("--measured", *path + " has no " + std::string(to_string(*want)) + " table",
                                   "a log with a table of the --op collective");
         }
-        cli::collective_request req = cli::read_collective_request(a, c, log ? std::optional(log->op) : std::nullopt);
-        if (log && log->ranks > 0 && !a.get("ranks")) {
+        cli::collective_request req = cli::read_collective_request(sw.collective, c, log ? std::optional(log->op) : std::nullopt);
+        if (log && log->ranks > 0 && !sw.collective.ranks) {
             const long long total = static_cast<long long>(c.nodes) * c.node.gpus;
             if (log->ranks > total)
                 throw input_error("--measured", std::to_string(log->ranks) + " ranks in the log",
@@ -153,7 +155,7 @@ cli::registrar reg{cli::bound_command<sweep_request>(
             int per_node = std::min(log->ranks, v.node.gpus);
             if (!c.domain_spans_nodes() && log->nodes > 0 && log->ranks % log->nodes == 0)
                 per_node = std::min(per_node, log->ranks / log->nodes);
-            if (a.get("ranks-per-node")) per_node = std::min(req.group.ranks_per_node, log->ranks);
+            if (sw.collective.ranks_per_node) per_node = std::min(req.group.ranks_per_node, log->ranks);
             req.group = placement{.ranks = log->ranks, .ranks_per_node = per_node, .stride = 1};
             if (req.group.nodes() > v.nodes)
                 throw input_error("--measured", std::to_string(log->ranks) + " ranks at " + std::to_string(per_node) + " per node",
