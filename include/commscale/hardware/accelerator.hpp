@@ -51,6 +51,23 @@ static_assert(detail::in_enum_order(dtype_spellings));
     return 16.0;
 }
 
+/// @brief Ranges of the accelerator figures the JSON reader accepts: far beyond any built part (a
+/// GB300 has 288 GB at 8 TB/s and 160 SMs), so that a figure outside is a unit slip or a typo.
+struct accelerator_limits {
+    static constexpr double memory_GiB = 1e9;             ///< HBM capacity, GiB
+    static constexpr double memory_bandwidth_GBps = 1e9;  ///< HBM bandwidth, GB/s
+    static constexpr double min_peak_tflops = 1e-3;       ///< a dense peak, TFLOPS (1 GFLOP/s) ...
+    static constexpr double max_peak_tflops = 1e9;        ///< ... to 1e9 TFLOPS
+    static constexpr double min_compute_efficiency = 0.01;  ///< best-shape matmul fraction of peak, ...
+    static constexpr double max_compute_efficiency = 1.0;   ///< ... at most the peak
+    static constexpr double min_power_W = 1.0;            ///< board power, W (1 W ...
+    static constexpr double max_power_W = 1e6;            ///< ... to 1 MW)
+    static constexpr int compute_units = 1'000'000;       ///< SMs / CUs
+    static constexpr double min_fp8_mamf_ratio = 0.01;    ///< FP8 over BF16 best-shape fraction ...
+    static constexpr double max_fp8_mamf_ratio = 10.0;
+    static constexpr double max_exponentials_per_bf16_flop = 1.0;
+};
+
 /// @brief One accelerator model.
 struct accelerator {
     std::string_view name;                                   ///< e.g. "a100-80gb-sxm"

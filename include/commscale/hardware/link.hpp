@@ -77,6 +77,17 @@ inline constexpr std::array<name_entry<line_encoding>, 5> line_encoding_spelling
 static_assert(detail::in_enum_order(line_encoding_spellings));
 [[nodiscard]] constexpr const auto& name_table(line_encoding) { return line_encoding_spellings; }
 
+/// @brief Largest link figures the JSON reader accepts: far beyond any built link (NVLink5 is 900
+/// GB/s per direction, an 800 Gb/s NIC 100 GB/s), so that a larger figure is a unit slip.
+struct link_limits {
+    static constexpr double per_direction_GBps = 1e9;  ///< per direction, GB/s (1 EB/s)
+    static constexpr double duplex_GBps = 2 * per_direction_GBps;  ///< both directions, GB/s
+    static constexpr double per_lane_GBps = per_direction_GBps;    ///< one lane, GB/s
+    static constexpr double latency_us = 1e6;  ///< one-way latency, us (1 s)
+    static constexpr int lanes = 1024;  ///< lanes per link (PCIe x16: 16)
+    static constexpr int links = 1024;  ///< links per GPU (NVLink5: 18)
+};
+
 /// @brief One link (a port, a NIC, or a GPU's scale-up complement), per direction.
 struct link {
     std::string_view name;               ///< catalog name, e.g. "nvlink4", "ib-ndr-4x", "pcie5-x16"

@@ -103,13 +103,13 @@ inline void require_consistent(const std::string& field, double given, double im
     for (const char* k : {"per_direction_GBps", "per_direction"}) {
         if (!r.has(k)) continue;
         if (per_dir) throw input_error(r.field(k), "a second per-direction figure", "one of per_direction_GBps, per_direction");
-        per_dir = std::string(k) == "per_direction_GBps" ? r.number(k, 0, 1e9) * giga : r.quantity(k, quantity_kind::rate);
+        per_dir = std::string(k) == "per_direction_GBps" ? r.number(k, 0, link_limits::per_direction_GBps) * giga : r.quantity(k, quantity_kind::rate);
         per_dir_key = k;
     }
     for (const char* k : {"duplex_GBps", "duplex"}) {
         if (!r.has(k)) continue;
         if (dup) throw input_error(r.field(k), "a second duplex figure", "one of duplex_GBps, duplex");
-        dup = std::string(k) == "duplex_GBps" ? r.number(k, 0, 2e9) * giga : r.quantity(k, quantity_kind::rate);
+        dup = std::string(k) == "duplex_GBps" ? r.number(k, 0, link_limits::duplex_GBps) * giga : r.quantity(k, quantity_kind::rate);
         dup_key = k;
     }
     if (per_dir && dup)
@@ -126,9 +126,9 @@ inline void require_consistent(const std::string& field, double given, double im
         throw input_error(r.field(per_dir ? per_dir_key : dup_key), detail::number_text(in_GBps(l.per_direction)) + " GB/s",
                           "a bandwidth of at least 0.001 GB/s (1 MB/s) per direction");
 
-    if (r.has("lanes")) l.lanes = r.int32("lanes", 1, 1024);
-    if (r.has("links")) l.links = r.int32("links", 1, 1024);
-    if (r.has("per_lane_GBps")) l.per_lane = bytes_per_second(r.number("per_lane_GBps", 0, 1e9) * giga);
+    if (r.has("lanes")) l.lanes = r.int32("lanes", 1, link_limits::lanes);
+    if (r.has("links")) l.links = r.int32("links", 1, link_limits::links);
+    if (r.has("per_lane_GBps")) l.per_lane = bytes_per_second(r.number("per_lane_GBps", 0, link_limits::per_lane_GBps) * giga);
     else if (r.has("per_lane")) l.per_lane = r.rate("per_lane");
     else if (!base || per_dir || dup)
         l.per_lane = l.per_direction / static_cast<double>(l.lanes * l.links);
@@ -137,7 +137,7 @@ inline void require_consistent(const std::string& field, double given, double im
 
     const bool has_us = r.has("latency_us"), has_t = r.has("latency");
     if (has_us && has_t) throw input_error(r.field("latency"), "a second latency", "one of latency_us, latency");
-    if (has_us) l.latency = seconds(r.number("latency_us", 0, 1e6) * 1e-6);  // up to 1 s
+    if (has_us) l.latency = seconds(r.number("latency_us", 0, link_limits::latency_us) * 1e-6);
     else if (has_t) {
         l.latency = r.time("latency");
         if (in_seconds(*l.latency) > 1.0)
@@ -195,7 +195,7 @@ inline void require_consistent(const std::string& field, double given, double im
 
     if (r.has("memory_GiB") && r.has("memory"))
         throw input_error(r.field("memory"), "a second memory size", "one of memory_GiB, memory");
-    if (r.has("memory_GiB")) a.memory = bytes(r.number("memory_GiB", 0, 1e9) * gibi);
+    if (r.has("memory_GiB")) a.memory = bytes(r.number("memory_GiB", 0, accelerator_limits::memory_GiB) * gibi);
     else if (r.has("memory")) a.memory = r.size("memory");
     else if (!base) throw input_error(r.field("memory_GiB"), "nothing (missing)", "the memory capacity in GiB");
     // At least 1 MB (1e6 B): smaller is a unit slip, not an accelerator's memory.
@@ -206,7 +206,7 @@ inline void require_consistent(const std::string& field, double given, double im
     if (r.has("memory_bandwidth_GBps") && r.has("memory_bandwidth"))
         throw input_error(r.field("memory_bandwidth"), "a second memory bandwidth",
                           "one of memory_bandwidth_GBps, memory_bandwidth");
-    if (r.has("memory_bandwidth_GBps")) a.memory_bandwidth = bytes_per_second(r.number("memory_bandwidth_GBps", 0, 1e9) * giga);
+    if (r.has("memory_bandwidth_GBps")) a.memory_bandwidth = bytes_per_second(r.number("memory_bandwidth_GBps", 0, accelerator_limits::memory_bandwidth_GBps) * giga);
     else if (r.has("memory_bandwidth")) a.memory_bandwidth = r.rate("memory_bandwidth");
     else if (!base)
         throw input_error(r.field("memory_bandwidth_GBps"), "nothing (missing)", "the memory bandwidth in GB/s");
@@ -218,9 +218,9 @@ inline void require_consistent(const std::string& field, double given, double im
         for (std::size_t i = 0; i < dtype_count; ++i) {
             const std::string key(to_string(static_cast<dtype>(i)));
             if (p.has(key)) {
-                // 1 GFLOP/s (0.001 TFLOPS) up to 1e9 TFLOPS: a slower "peak" is a unit slip.
-                const double t = p.number(key, 0, 1e9);
-                if (!(t >= 1e-3))
+                // a slower "peak" than accelerator_limits::min_peak_tflops is a unit slip
+                const double t = p.number(key, 0, accelerator_limits::max_peak_tflops);
+                if (!(t >= accelerator_limits::min_peak_tflops))
                     throw input_error(p.field(key), detail::number_text(t), "TFLOPS in [0.001, 1e9], or null if unsupported");
                 a.dense_peak[i] = flops_per_second(t * tera);
             } else if (j.at("peak_tflops").contains(key)) {
@@ -241,19 +241,22 @@ inline void require_consistent(const std::string& field, double given, double im
     } else if (!base) {
         throw input_error(r.field("scale_up_link"), "nothing (missing)", "a catalog link name, e.g. nvlink4");
     }
-    if (r.has("compute_efficiency")) a.compute_efficiency = r.number("compute_efficiency", 0.01, 1.0);
+    if (r.has("compute_efficiency")) a.compute_efficiency = r.number("compute_efficiency", accelerator_limits::min_compute_efficiency,
+                                                                        accelerator_limits::max_compute_efficiency);
     else if (!base) a.compute_efficiency = default_compute_efficiency;
     if (r.has("source")) a.source = detail::intern(r.string("source"));
     else if (!base) a.source = "user-supplied";
     if (r.has("power_W")) {
         if (j.at("power_W").is_null()) a.power = std::nullopt;
-        else a.power = r.number("power_W", 1.0, 1e6);  // 1 W .. 1 MW per accelerator
+        else a.power = r.number("power_W", accelerator_limits::min_power_W, accelerator_limits::max_power_W);
     }
     // Absent on an object that is not a catalog entry: 0 units (no wave quantization), ratio 1,
     // 0 exponentials (not priced apart), the accelerator struct's defaults.
-    a.compute_units = r.int32_or("compute_units", a.compute_units, 0, 1'000'000);
-    a.fp8_mamf_ratio = r.number_or("fp8_mamf_ratio", a.fp8_mamf_ratio, 0.01, 10.0);
-    a.exponentials_per_bf16_flop = r.number_or("exponentials_per_bf16_flop", a.exponentials_per_bf16_flop, 0.0, 1.0);
+    a.compute_units = r.int32_or("compute_units", a.compute_units, 0, accelerator_limits::compute_units);
+    a.fp8_mamf_ratio = r.number_or("fp8_mamf_ratio", a.fp8_mamf_ratio, accelerator_limits::min_fp8_mamf_ratio,
+                                   accelerator_limits::max_fp8_mamf_ratio);
+    a.exponentials_per_bf16_flop = r.number_or("exponentials_per_bf16_flop", a.exponentials_per_bf16_flop, 0.0,
+                                                 accelerator_limits::max_exponentials_per_bf16_flop);
     if (r.has("device_names")) {
         const nlohmann::json& names = r.array("device_names");
         if (names.size() > a.device_names.size())
