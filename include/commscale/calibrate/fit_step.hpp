@@ -110,16 +110,19 @@ struct prepared_run {
 inline constexpr std::size_t step_fit_scales = 4;
 inline constexpr std::array<std::string_view, step_fit_scales> step_fit_names{"kernel_efficiency", "attention_efficiency",
                                                                               "overlap_slowdown", "kernel_overhead"};
-inline constexpr std::array<double, step_fit_scales> step_fit_lower{0.05, 0.05, 0.0, 0.0};
-inline constexpr std::array<double, step_fit_scales> step_fit_upper{1.5, 1.5, 5.0, 20.0};
+inline constexpr std::array<double, step_fit_scales> step_fit_lower{compute_calibration::min_efficiency,
+                                                                    compute_calibration::min_efficiency, 0.0, 0.0};
+inline constexpr std::array<double, step_fit_scales> step_fit_upper{
+    compute_calibration::max_efficiency, compute_calibration::max_efficiency, compute_calibration::max_overlap_slowdown,
+    compute_calibration::max_kernel_overhead};
 using scale_vector = std::array<double, step_fit_scales>;
 
 [[nodiscard]] inline double predict_with(const prepared_run& pr, const scale_vector& v, const step_options& o) {
     cluster c = pr.c;
-    c.compute.kernel_efficiency = std::clamp(v[0], 0.05, 1.5);
-    c.compute.attention_efficiency = std::clamp(v[1], 0.05, 1.5);
-    c.compute.overlap_slowdown = std::clamp(v[2], 0.0, 5.0);
-    c.compute.kernel_overhead = std::clamp(v[3], 0.0, 20.0);
+    c.compute.kernel_efficiency = std::clamp(v[0], step_fit_lower[0], step_fit_upper[0]);
+    c.compute.attention_efficiency = std::clamp(v[1], step_fit_lower[1], step_fit_upper[1]);
+    c.compute.overlap_slowdown = std::clamp(v[2], step_fit_lower[2], step_fit_upper[2]);
+    c.compute.kernel_overhead = std::clamp(v[3], step_fit_lower[3], step_fit_upper[3]);
     return in_seconds(predict_step(pr.run->model, c, pr.acc, pr.run->p, o).step);
 }
 

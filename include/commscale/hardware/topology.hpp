@@ -46,6 +46,9 @@ struct cluster_limits {
     static constexpr int gpus_per_node = 1024;
     /// NICs per node (`inter.nics_per_node`): as many as GPUs per node.
     static constexpr int nics_per_node = gpus_per_node;
+    /// Leaf-to-spine oversubscription (`inter.oversubscription`): 1000:1, far beyond any fabric
+    /// built (7:1 is a steep one).
+    static constexpr double oversubscription = 1000.0;
     /// A GPU count (the CLI's `--gpus`): 1e9, about `nodes` x `gpus_per_node`.
     static constexpr long long gpus = 1'000'000'000;
     /// Ranks of one collective group (`placement::ranks`): 1e8, a group spanning 100 GPUs of
@@ -84,6 +87,12 @@ struct node_spec {
 /// (the accelerator's GEMM efficiency, FlashAttention's curve, the memory-bound fraction of HBM
 /// bandwidth). 1 = uncalibrated, the documented figures as they are.
 struct compute_calibration {
+    /// Ranges of the scales (the cluster JSON's `compute_calibration` and fit-step's bounds):
+    /// a kernel or attention rate 0.05-1.5x the documented one, the overlap slow-down 0-5x, the
+    /// per-kernel overhead 0-20x.
+    static constexpr double min_efficiency = 0.05, max_efficiency = 1.5;
+    static constexpr double max_overlap_slowdown = 5.0, max_kernel_overhead = 20.0;
+
     double kernel_efficiency = 1.0;     ///< GEMM, attention and memory-bound kernels alike
     double attention_efficiency = 1.0;  ///< the attention core, on top of kernel_efficiency
     double overlap_slowdown = 1.0;      ///< scale on overlap_compute_slowdown (compute lost beside overlapped comm)
@@ -204,7 +213,7 @@ inline void validate(const cluster& c, std::string_view where = "cluster") {
                           "an integer in [0, " + std::to_string(cluster_limits::nics_per_node) + "]");
     if (c.nodes > 1 && c.node.nics < 1)
         throw input_error(w + ".inter.nics_per_node", "0", "at least 1 NIC per node when nodes > 1");
-    if (!(c.oversubscription >= 1.0) || c.oversubscription > 1000.0)
+    if (!(c.oversubscription >= 1.0) || c.oversubscription > cluster_limits::oversubscription)
         throw input_error(w + ".inter.oversubscription", detail::number_text(c.oversubscription),
                           "a ratio in [1, 1000] (1 = non-blocking, 7 = 7:1)");
     if (c.nodes_per_leaf < 1)

@@ -196,7 +196,7 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
         const json_reader inter = r.object("inter");
         c.node.inter = link_from_json(inter.raw("link"), inter.field("link"));
         c.node.nics = inter.int32_or("nics_per_node", c.node.gpus, 0, cluster_limits::nics_per_node);
-        c.oversubscription = inter.number_or("oversubscription", 1.0, 1.0, 1000.0);
+        c.oversubscription = inter.number_or("oversubscription", 1.0, 1.0, cluster_limits::oversubscription);
         c.nodes_per_leaf = inter.int32_or("nodes_per_leaf", 32, 1, cluster_limits::nodes);
         c.rail_optimized = inter.boolean_or("rail_optimized", true);
         c.in_network_reduction = inter.boolean_or("in_network_reduction", false);
@@ -215,10 +215,11 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
     if (r.has("compute_calibration")) {
         // written by `commscale fit-step --out`; "fitted_from" (what the fit used) is informational
         const json_reader cc = r.object("compute_calibration");
-        c.compute.kernel_efficiency = cc.number_or("kernel_efficiency", 1.0, 0.05, 1.5);
-        c.compute.attention_efficiency = cc.number_or("attention_efficiency", 1.0, 0.05, 1.5);
-        c.compute.overlap_slowdown = cc.number_or("overlap_slowdown", 1.0, 0.0, 5.0);
-        c.compute.kernel_overhead = cc.number_or("kernel_overhead", 1.0, 0.0, 20.0);
+        using k = compute_calibration;
+        c.compute.kernel_efficiency = cc.number_or("kernel_efficiency", 1.0, k::min_efficiency, k::max_efficiency);
+        c.compute.attention_efficiency = cc.number_or("attention_efficiency", 1.0, k::min_efficiency, k::max_efficiency);
+        c.compute.overlap_slowdown = cc.number_or("overlap_slowdown", 1.0, 0.0, k::max_overlap_slowdown);
+        c.compute.kernel_overhead = cc.number_or("kernel_overhead", 1.0, 0.0, k::max_kernel_overhead);
         cc.ignore({"fitted_from"});
         cc.finish();
     }
