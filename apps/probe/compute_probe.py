@@ -85,10 +85,11 @@ def section(name, fn, doc):
 
 
 # --------------------------------------------------------------------------------------- GEMMs
-def bf16_gemm(m, n, k, layout):
+def bf16_gemm(m, n, k, layout, timer=bench):
     """Times one BF16 GEMM with output m x n and reduction k in nn.Linear's layouts:
     'fprop' Y = X W^T (X m x k, W n x k); 'dgrad' dX = dY W (dY m x k, W k x n);
-    'wgrad' dW = dY^T X (dY k x m transposed, X k x n); 'nn' plain row-major."""
+    'wgrad' dW = dY^T X (dY k x m transposed, X k x n); 'nn' plain row-major. `timer`: bench, or
+    graph_bench for CUDA-graph replays."""
     if layout == "fprop":
         a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
         b = torch.randn(n, k, device=dev, dtype=torch.bfloat16).t()
@@ -99,18 +100,18 @@ def bf16_gemm(m, n, k, layout):
         a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
         b = torch.randn(k, n, device=dev, dtype=torch.bfloat16)
     out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
-    s = bench(lambda: torch.matmul(a, b, out=out))
+    s = timer(lambda: torch.matmul(a, b, out=out))
     del a, b, out
     return s
 
 
-def fp8_gemm(m, n, k, fast_accum):
+def fp8_gemm(m, n, k, fast_accum, timer=bench):
     """Times one FP8 E4M3 GEMM, output m x n (BF16), reduction k, per-tensor scales, TN layout."""
     a = torch.randn(m, k, device=dev, dtype=torch.bfloat16).to(torch.float8_e4m3fn)
     b = torch.randn(n, k, device=dev, dtype=torch.bfloat16).to(torch.float8_e4m3fn).t()
     sa = torch.tensor(1.0, device=dev)
     sb = torch.tensor(1.0, device=dev)
-    s = bench(lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+    s = timer(lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
                                        use_fast_accum=fast_accum))
     del a, b
     return s
@@ -170,7 +171,7 @@ def gemms():
     return {"rows": rows, "best": best}
 
 
-def graph_bench(fn, reps=20):
+def graph_bench(fn, reps=20, target_s=TARGET_S):
     """Mean GPU seconds per call of fn, captured `reps` times into a CUDA graph and replayed: the
     kernels run back to back with no host launch between them (the GPU time of short kernels,
     which a Python loop cannot keep fed)."""
@@ -184,7 +185,7 @@ def graph_bench(fn, reps=20):
     with torch.cuda.graph(graph):
         for _ in range(reps):
             fn()
-    return bench(graph.replay) / reps
+    return bench(graph.replay, target_s=target_s) / reps
 
 
 def gemm_m_sweep():
@@ -198,18 +199,10 @@ def gemm_m_sweep():
     ms = list(range(64, 2048, 64)) + list(range(2048, 8193, 256))
     for name, n, k in shapes:
         for m in ms:
-            a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
-            b = torch.randn(n, k, device=dev, dtype=torch.bfloat16).t()
-            out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
-            rows.append(row("bf16", m, n, k, graph_bench(lambda: torch.matmul(a, b, out=out)), layout="fprop",
+            rows.append(row("bf16", m, n, k, bf16_gemm(m, n, k, "fprop", timer=graph_bench), layout="fprop",
                             search="m_sweep", timing="graph", gemm=name))
-            a8, b8 = a.to(torch.float8_e4m3fn), b.t().contiguous().to(torch.float8_e4m3fn).t()
-            one = torch.tensor(1.0, device=dev)
-            rows.append(row("fp8", m, n, k, graph_bench(lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one,
-                                                                                  out_dtype=torch.bfloat16,
-                                                                                  use_fast_accum=True)),
-                            layout="tn", search="m_sweep", timing="graph", gemm=name, fast_accum=True))
-            del a, b, out, a8, b8
+            rows.append(row("fp8", m, n, k, fp8_gemm(m, n, k, True, timer=graph_bench), layout="tn",
+                            search="m_sweep", timing="graph", gemm=name, fast_accum=True))
     return {"rows": rows}
 
 # ----------------------------------------------------------------------------------- attention
@@ -398,19 +391,8 @@ def overhead():
     torch.cuda.synchronize()
     eager_wall = (time.perf_counter() - t0) / n
     eager_gpu = bench(lambda: z.add_(1.0), target_s=0.05, max_iters=20000)
-    graph = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            z.add_(1.0)
-    torch.cuda.current_stream().wait_stream(s)
-    per_graph = 1000
-    with torch.cuda.graph(graph):
-        for _ in range(per_graph):
-            z.add_(1.0)
-    replay = bench(graph.replay, target_s=0.05) / per_graph
-    # dependent mid-size GEMMs: 1024^3 BF16, alone against back-to-back in a graph
+    replay = graph_bench(lambda: z.add_(1.0), reps=1000, target_s=0.05)
+    # a 1024^3 BF16 GEMM launched from Python
     a = torch.randn(1024, 1024, device=dev, dtype=torch.bfloat16)
     b = torch.randn(1024, 1024, device=dev, dtype=torch.bfloat16)
     c = torch.empty(1024, 1024, device=dev, dtype=torch.bfloat16)

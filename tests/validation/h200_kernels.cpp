@@ -48,6 +48,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <commscale/calibrate/errors.hpp>
 #include <commscale/calibrate/nccl_tests.hpp>
 #include <commscale/hardware/accelerators.hpp>
 #include <commscale/hardware/clusters.hpp>
@@ -58,23 +59,54 @@ using Catch::Matchers::WithinRel;
 
 namespace h200_kernels {
 
+nlohmann::json read_measurements_file(const std::string& name) {
+    std::ifstream in(std::string(COMMSCALE_DATA_DIR) + "/measurements/" + name);
+    REQUIRE(in.good());
+    return nlohmann::json::parse(in);
+}
+
 const nlohmann::json& measured() {
-    static const nlohmann::json j = [] {
-        std::ifstream in(std::string(COMMSCALE_DATA_DIR) + "/measurements/h200_compute_kernels.json");
-        REQUIRE(in.good());
-        return nlohmann::json::parse(in);
-    }();
+    static const nlohmann::json j = read_measurements_file("h200_compute_kernels.json");
     return j;
 }
 
-double median(std::vector<double> v) {
-    REQUIRE(!v.empty());
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+constexpr double tflops = 1e12;
+
+/// The layer GEMMs' time without fast accumulation over their time with it, for each input- and
+/// weight-gradient GEMM of a probe file's FP8 rows (the kernel figure of fp8_backward_slowdown).
+std::vector<double> split_accumulator_ratios(const nlohmann::json& j) {
+    std::map<std::tuple<std::string, int, int, std::string, std::string>, std::pair<double, double>> fp8;
+    for (const auto& r : j["gemm"]["rows"])
+        if (r["search"] == "layer" && r["dtype"] == "fp8") {
+            auto& pair = fp8[{r["model"].get<std::string>(), r["tp"].get<int>(), r["tokens"].get<int>(),
+                              r["gemm"].get<std::string>(), r["phase"].get<std::string>()}];
+            (r["fast_accum"].get<bool>() ? pair.first : pair.second) = r["seconds"].get<double>();
+        }
+    std::vector<double> split;
+    for (const auto& [key, pair] : fp8)
+        if (std::get<4>(key) != "fprop") split.push_back(pair.second / pair.first);
+    return split;
 }
 
-constexpr double tflops = 1e12;
+/// |log(predicted / measured)| of each GEMM of a probe file's M sweep in `type`: the GEMM roofline
+/// (detail::gemm_seconds, wave quantization over `units` SMs, 0 for none) plus the per-kernel
+/// overhead, at the dtype's large-GEMM rate (the median of the runs from 4,096 tokens, so that
+/// the shape dependence alone is compared).
+std::vector<double> m_sweep_errors(const nlohmann::json& j, const accelerator& acc, const std::string& type, int units) {
+    std::vector<double> large, error;
+    for (const auto& r : j["gemm_m_sweep"]["rows"])
+        if (r["dtype"] == type && r["m"].get<int>() >= 4096) large.push_back(r["tflops"].get<double>());
+    compute_params c = compute_params_for(acc, type == "fp8" ? dtype::fp8 : dtype::bf16, kernel_constants);
+    c.gemm_efficiency = median(large) * tflops / c.gemm_peak.value();
+    c.compute_units = units;
+    c.finish();
+    for (const auto& r : j["gemm_m_sweep"]["rows"])
+        if (r["dtype"] == type)
+            error.push_back(std::fabs(std::log((detail::gemm_seconds(r["m"], r["n"], r["k"], c) + c.kernel_overhead_s) /
+                                               r["seconds"].get<double>())));
+    return error;
+}
+
 
 }  // namespace h200_kernels
 
@@ -104,7 +136,6 @@ TEST_CASE("validation: H200 kernels, a transformer layer's GEMMs", "[validation]
     // four GEMMs in one phase group (forward; backward = input + weight gradients)
     struct sums { double measured = 0, predicted = 0; };
     std::map<std::tuple<std::string, std::string, int, int, std::string>, sums> groups;
-    std::map<std::tuple<std::string, int, int, std::string, std::string>, std::pair<double, double>> fp8_accumulation;
     const compute_params bf16 = compute_params_for(acc, dtype::bf16, kernel_constants);
     const compute_params fp8 = compute_params_for(acc, dtype::fp8, kernel_constants);
     for (const auto& r : j["gemm"]["rows"]) {
@@ -114,12 +145,8 @@ TEST_CASE("validation: H200 kernels, a transformer layer's GEMMs", "[validation]
         const int tp = r["tp"], tokens = r["tokens"];
         const bool fast = type == "fp8" && r["fast_accum"].get<bool>();
         const bool backward = phase != "fprop";
-        if (type == "fp8") {
-            auto& pair = fp8_accumulation[{model, tp, tokens, r["gemm"].get<std::string>(), phase}];
-            (fast ? pair.first : pair.second) = s;
-            // Transformer Engine's choice: fast accumulation forward, split backward
-            if (fast == backward) continue;
-        }
+        // Transformer Engine's choice: fast accumulation forward, split backward
+        if (type == "fp8" && fast == backward) continue;
         const compute_params& c = type == "fp8" ? fp8 : bf16;
         double predicted = detail::gemm_seconds(m, n, k, c);
         if (backward) predicted *= c.backward_gemm_slowdown;
@@ -145,9 +172,7 @@ TEST_CASE("validation: H200 kernels, a transformer layer's GEMMs", "[validation]
 
     // the kernel figure of fp8_backward_slowdown: the backward GEMMs without fast accumulation
     // against with it, median over the 160 input- and weight-gradient GEMMs
-    std::vector<double> split;
-    for (const auto& [key, pair] : fp8_accumulation)
-        if (std::get<4>(key) != "fprop") split.push_back(pair.second / pair.first);
+    const std::vector<double> split = split_accumulator_ratios(j);
     REQUIRE(split.size() == 160);
     CHECK_THAT(median(split), WithinRel(kernel_constants.fp8_backward_slowdown, 0.01));
     // the fitted value carries FP8 work the model does not itemize (current-scaling amax passes,
@@ -253,22 +278,8 @@ TEST_CASE("validation: H200 kernels, GEMMs of 64-8,192 tokens: the roofline and 
     // runs from 4,096 tokens, so that the shape dependence alone is compared): the small-M end is
     // the weights' read from HBM and the kernel's fixed cost, as the model has them
     for (const std::string type : {"bf16", "fp8"}) {
-        std::vector<double> large;
-        for (const auto& r : j["gemm_m_sweep"]["rows"])
-            if (r["dtype"] == type && r["m"].get<int>() >= 4096) large.push_back(r["tflops"].get<double>());
-        compute_params c = compute_params_for(h200_sxm, type == "fp8" ? dtype::fp8 : dtype::bf16, kernel_constants);
-        c.gemm_efficiency = median(large) * tflops / c.gemm_peak.value();
-        c.compute_units = 0;  // no wave quantization
-        c.finish();
-        compute_params waves = c;
-        waves.compute_units = h200_sxm.compute_units;
-        std::vector<double> error, wave_error;
-        for (const auto& r : j["gemm_m_sweep"]["rows"]) {
-            if (r["dtype"] != type) continue;
-            const double m = r["m"], n = r["n"], k = r["k"], s = r["seconds"];
-            error.push_back(std::fabs(std::log((detail::gemm_seconds(m, n, k, c) + c.kernel_overhead_s) / s)));
-            wave_error.push_back(std::fabs(std::log((detail::gemm_seconds(m, n, k, waves) + c.kernel_overhead_s) / s)));
-        }
+        const std::vector<double> error = m_sweep_errors(j, h200_sxm, type, 0);
+        const std::vector<double> wave_error = m_sweep_errors(j, h200_sxm, type, h200_sxm.compute_units);
         REQUIRE(error.size() == 6 * 56);
         INFO(type << ": median |log error| " << median(error) << ", with waves " << median(wave_error));
         CHECK(median(error) < 0.06);  // measured 0.038 (BF16), 0.043 (FP8); with the waves 0.17
@@ -282,9 +293,7 @@ TEST_CASE("validation: H100 kernels, the same probe on the part most calibration
     // accumulator 1.046x; a copy at 2.98 TB/s; cuDNN attention 0.57 of the BF16 peak at 16K tokens;
     // the M sweep 4.6% (BF16) and 5.2% (FP8) off the roofline without waves, 15-17% with them.
     using namespace h200_kernels;
-    std::ifstream in(std::string(COMMSCALE_DATA_DIR) + "/measurements/h100_compute_kernels.json");
-    REQUIRE(in.good());
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = read_measurements_file("h100_compute_kernels.json");
     const auto acc = accelerator_for_device(j["device"]["name"].get<std::string>());
     REQUIRE(acc.has_value());
     CHECK(acc->name == "h100-sxm");
@@ -301,31 +310,12 @@ TEST_CASE("validation: H100 kernels, the same probe on the part most calibration
             CHECK(r["bytes_per_s"].get<double>() > 0.8 * acc->memory_bandwidth.value());
         }
     // the split accumulator as on the H200 (the prior of fp8_backward_slowdown) within 1%
-    std::map<std::tuple<std::string, int, int, std::string, std::string>, std::pair<double, double>> fp8;
-    for (const auto& r : j["gemm"]["rows"])
-        if (r["search"] == "layer" && r["dtype"] == "fp8") {
-            auto& pair = fp8[{r["model"].get<std::string>(), r["tp"].get<int>(), r["tokens"].get<int>(),
-                              r["gemm"].get<std::string>(), r["phase"].get<std::string>()}];
-            (r["fast_accum"].get<bool>() ? pair.first : pair.second) = r["seconds"].get<double>();
-        }
-    std::vector<double> split;
-    for (const auto& [key, pair] : fp8)
-        if (std::get<4>(key) != "fprop") split.push_back(pair.second / pair.first);
+    const std::vector<double> split = split_accumulator_ratios(j);
     REQUIRE(split.size() == 160);
     CHECK_THAT(median(split), WithinRel(kernel_constants.fp8_backward_slowdown, 0.01));
     // the M sweep: the roofline without waves plus the per-kernel overhead within 6% (median)
     for (const std::string type : {"bf16", "fp8"}) {
-        std::vector<double> large, error;
-        for (const auto& r : j["gemm_m_sweep"]["rows"])
-            if (r["dtype"] == type && r["m"].get<int>() >= 4096) large.push_back(r["tflops"].get<double>());
-        compute_params c = compute_params_for(*acc, type == "fp8" ? dtype::fp8 : dtype::bf16, kernel_constants);
-        c.gemm_efficiency = median(large) * tflops / c.gemm_peak.value();
-        c.compute_units = 0;
-        c.finish();
-        for (const auto& r : j["gemm_m_sweep"]["rows"])
-            if (r["dtype"] == type)
-                error.push_back(std::fabs(std::log((detail::gemm_seconds(r["m"], r["n"], r["k"], c) + c.kernel_overhead_s) /
-                                                   r["seconds"].get<double>())));
+        const std::vector<double> error = m_sweep_errors(j, *acc, type, 0);
         INFO(type << ": median |log error| " << median(error));
         CHECK(median(error) < 0.06);
     }

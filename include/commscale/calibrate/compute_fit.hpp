@@ -122,12 +122,6 @@ namespace detail {
     }
 }
 
-[[nodiscard]] inline bool in_fit_range(const compute_constants& k) {
-    return k.gemm_shape_efficiency <= 1.0 && k.attention_efficiency <= 1.0 && k.te_attention_efficiency <= 1.0 &&
-           k.memory_efficiency <= 1.0 && k.kernel_overhead_s <= 1e-3 && k.grouped_gemm_efficiency <= 1.0 &&
-           k.moe_launch_overhead_s <= 1e-3 && k.fp8_backward_slowdown >= 0.5 && k.fp8_backward_slowdown <= 3.0;
-}
-
 [[nodiscard]] inline compute_constants constants_at(const Eigen::VectorXd& theta) {
     compute_constants k = kernel_constants;
     for (std::size_t i = 0; i < compute_fit_parameter_names.size(); ++i)
@@ -190,7 +184,7 @@ struct compute_fit_case {
     auto solve = [&](double sigma) {
         auto residuals = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
             const compute_constants k = constants_at(full(x));
-            const bool ok = in_fit_range(k);
+            const bool ok = in_range(k);
             for (Eigen::Index i = 0; i < m; ++i)
                 r[i] = ok ? robust(log_error(*sel[static_cast<std::size_t>(i)], k) / sigma) : std::numeric_limits<double>::quiet_NaN();
             for (Eigen::Index j = 0; j < n; ++j) r[m + j] = x[j] / compute_fit_prior_sigma;

@@ -151,17 +151,20 @@ namespace detail {
 }
 }  // namespace detail
 
-/// @brief Throws input_error naming `where`.<field> unless every constant is in range: the
-/// efficiencies in (0, 1], the per-kernel overheads in [0, 1 ms], the FP8 backward slow-down in [0.5, 3].
+/// @brief Whether every constant is in range: the efficiencies in (0, 1], the per-kernel
+/// overheads in [0, 1 ms], the FP8 backward slow-down in [0.5, 3].
+[[nodiscard]] constexpr bool in_range(const compute_constants& k) {
+    const auto in_unit = [](double v) { return v > 0.0 && v <= 1.0; };
+    return in_unit(k.gemm_shape_efficiency) && in_unit(k.attention_efficiency) && in_unit(k.te_attention_efficiency) &&
+           in_unit(k.memory_efficiency) && in_unit(k.grouped_gemm_efficiency) && in_unit(k.ssd_scan_efficiency) &&
+           k.fp8_backward_slowdown >= 0.5 && k.fp8_backward_slowdown <= 3.0 && k.moe_launch_overhead_s >= 0.0 &&
+           k.moe_launch_overhead_s <= 1e-3 && k.kernel_overhead_s >= 0.0 && k.kernel_overhead_s <= 1e-3;
+}
+
+/// @brief Throws input_error naming `where`.<field> unless in_range(k).
 inline void validate(const compute_constants& k, std::string_view where) {
     // one inline test on the predictor's path; the field is found (and named) only on failure
-    const auto in_unit = [](double v) { return v > 0.0 && v <= 1.0; };
-    if (in_unit(k.gemm_shape_efficiency) && in_unit(k.attention_efficiency) && in_unit(k.te_attention_efficiency) &&
-        in_unit(k.memory_efficiency) && in_unit(k.grouped_gemm_efficiency) && in_unit(k.ssd_scan_efficiency) &&
-        k.fp8_backward_slowdown >= 0.5 && k.fp8_backward_slowdown <= 3.0 &&
-        k.moe_launch_overhead_s >= 0.0 && k.moe_launch_overhead_s <= 1e-3 && k.kernel_overhead_s >= 0.0 &&
-        k.kernel_overhead_s <= 1e-3)
-        return;
+    if (in_range(k)) return;
     detail::throw_compute_constants(k, where);
 }
 
