@@ -65,6 +65,8 @@ struct accelerator_limits {
     static constexpr int compute_units = 1'000'000;       ///< SMs / CUs
     static constexpr double min_fp8_mamf_ratio = 0.01;    ///< FP8 over BF16 best-shape fraction ...
     static constexpr double max_fp8_mamf_ratio = 10.0;
+    static constexpr double min_fp4_gemm_ratio = 0.01;    ///< FP4 over BF16 GEMM fraction of peak ...
+    static constexpr double max_fp4_gemm_ratio = 10.0;
     static constexpr double max_exponentials_per_bf16_flop = 1.0;
 };
 
@@ -86,6 +88,10 @@ struct accelerator {
     /// GEMM efficiency of FP8 and MXFP8 training is compute_efficiency times this; 1 where no FP8
     /// figure is published.
     double fp8_mamf_ratio = 1.0;
+    /// The GEMM rate of NVFP4 and MXFP4 training as a fraction of the FP4 peak, over the BF16 GEMM
+    /// rate as a fraction of the BF16 peak, at the same shapes: the GEMM efficiency of FP4 training
+    /// is compute_efficiency times this; 1 where no FP4 figure is known (see the catalog entries).
+    double fp4_gemm_ratio = 1.0;
     /// Softmax exponentials per clock per SM over dense BF16 tensor-core FLOPs per clock per SM:
     /// the exponential rate is the dense BF16 peak times this; 0 = not known (the exponentials are
     /// then not priced apart).

@@ -16,6 +16,14 @@
 ///   the Blackwell technical brief (Blackwell Ultra 160) and AMD's CDNA 2/3/4 whitepapers.
 /// * fp8_mamf_ratio: the FP8 over the BF16 best-shape matmul fraction of ml-engineering's "Maximum
 ///   Achievable Matmul FLOPS" table (stas00/ml-engineering compute/accelerator/README.md).
+/// * fp4_gemm_ratio: NVFP4 GEMMs run at a lower fraction of their peak than BF16's. Measured on
+///   B300 only: the 12 GEMMs (fprop, dgrad, wgrad) of a 5B-parameter layer (hidden 4096, FFN
+///   16384, 15,872 tokens) on pre-quantized inputs take 13.102 ms in BF16, 7.161 in MXFP8 and
+///   3.764 in NVFP4 (NVIDIA/TransformerEngine docs/examples/gemm_profiling/gemm_profiling.rst,
+///   "Autocast vs Pre-quantized"): NVFP4 3.48x BF16 against a 6x peak ratio, 0.580. B200 and
+///   GB200 (no FP4 measurement; FP4 peak twice their FP8 peak, where B300's is three times): the
+///   B300's NVFP4 over MXFP8 kernel gain at those shapes, 1.90x, over their FP8 rate, 1.90 x
+///   fp8_mamf_ratio / 2. Replace with a measurement where one exists.
 /// * exponentials_per_bf16_flop: the special function units run 16 exp2 (MUFU.EX2) per clock per
 ///   SM on Ampere, Hopper and Blackwell (CUDA C++ Programming Guide, "Arithmetic Instructions"
 ///   throughput table), against the dense BF16 tensor-core FLOPs per clock per SM (A100
@@ -236,6 +244,7 @@ inline constexpr accelerator b200{
     .power = 1000.0,  // HGX B200: up to 1,000 W per GPU
     .compute_units = 148,  // Blackwell technical brief: 148 SMs
     .fp8_mamf_ratio = 0.763 / 0.776,  // MAMF FP8 3432.5/4500 = 0.763 against BF16 0.776
+    .fp4_gemm_ratio = (7.161 / 3.764) * (0.763 / 0.776) / 2.0,  // B300's NVFP4/MXFP8 kernel gain over the FP8 rate (see above)
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // 16 exp2 per 8,192 BF16 FLOPs per SM clock (2.25 PFLOP/s = 148 SMs x 1.86 GHz x 8,192)
     .device_names = {"b200"},
     .reference_cluster = "dgx-b200",
@@ -256,6 +265,7 @@ inline constexpr accelerator b300{
     .power = 1100.0,
     .compute_units = 160,  // Blackwell Ultra: 160 SMs
     .fp8_mamf_ratio = 0.745 / 0.786,  // MAMF FP8 3353.3/4500 = 0.745 against BF16 0.786
+    .fp4_gemm_ratio = (13.102 / 3.764) / 6.0,  // TE gemm_profiling: NVFP4 3.48x BF16 at a 6x peak ratio
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // Blackwell Ultra doubles the SFU rate (NVIDIA technical blog "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
     .device_names = {"b300"},
     .reference_cluster = "dgx-b300",
@@ -276,6 +286,7 @@ inline constexpr accelerator gb200{
     .power = 1200.0,
     .compute_units = 148,  // as B200: 148 SMs
     .fp8_mamf_ratio = 0.723 / 0.729,  // MAMF FP8 3615.6/5000 = 0.723 against BF16 0.729
+    .fp4_gemm_ratio = (7.161 / 3.764) * (0.723 / 0.729) / 2.0,  // as B200 (see above)
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // as B200
     .device_names = {"gb200"},
     .reference_cluster = "gb200-nvl72",
@@ -297,6 +308,7 @@ inline constexpr accelerator gb300{
     .power = 1400.0,
     .compute_units = 160,  // as B300: 160 SMs
     .fp8_mamf_ratio = 0.745 / 0.786,  // as B300 (the same chip, no figure of its own)
+    .fp4_gemm_ratio = (13.102 / 3.764) / 6.0,  // as B300
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // as B300
     .device_names = {"gb300"},
     .reference_cluster = "gb300-nvl72",

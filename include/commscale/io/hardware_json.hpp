@@ -9,7 +9,8 @@
 /// * accelerator: {name, display_name, memory_GiB, memory_bandwidth_GBps, peak_tflops: {fp32, tf32,
 ///   bf16, fp16, fp8, mxfp8, nvfp4, fp4} (dense, null where unsupported), scale_up_link, compute_efficiency,
 ///   source, power_W (board power in watts, null if unpublished), compute_units (SMs / CUs, 0 if
-///   unknown), fp8_mamf_ratio (FP8 over BF16 best-shape matmul fraction), exponentials_per_bf16_flop
+///   unknown), fp8_mamf_ratio (FP8 over BF16 best-shape matmul fraction), fp4_gemm_ratio (FP4 over BF16
+///   GEMM fraction of peak), exponentials_per_bf16_flop
 ///   (softmax exponentials per dense BF16 FLOP, 0 if unknown), device_names (parts of the names CUDA
 ///   and ROCm report, lower-case), reference_cluster (the preset a log of it defaults to; null: the
 ///   default cluster)}
@@ -171,6 +172,7 @@ inline void require_consistent(const std::string& field, double given, double im
     j["power_W"] = a.power ? nlohmann::json(*a.power) : nlohmann::json(nullptr);
     j["compute_units"] = a.compute_units;
     j["fp8_mamf_ratio"] = a.fp8_mamf_ratio;
+    j["fp4_gemm_ratio"] = a.fp4_gemm_ratio;
     j["exponentials_per_bf16_flop"] = a.exponentials_per_bf16_flop;
     nlohmann::json names = nlohmann::json::array();
     for (const std::string_view d : a.device_names)
@@ -250,11 +252,13 @@ inline void require_consistent(const std::string& field, double given, double im
         if (j.at("power_W").is_null()) a.power = std::nullopt;
         else a.power = r.number("power_W", accelerator_limits::min_power_W, accelerator_limits::max_power_W);
     }
-    // Absent on an object that is not a catalog entry: 0 units (no wave quantization), ratio 1,
+    // Absent on an object that is not a catalog entry: 0 units (no wave quantization), ratios 1,
     // 0 exponentials (not priced apart), the accelerator struct's defaults.
     a.compute_units = r.int32_or("compute_units", a.compute_units, 0, accelerator_limits::compute_units);
     a.fp8_mamf_ratio = r.number_or("fp8_mamf_ratio", a.fp8_mamf_ratio, accelerator_limits::min_fp8_mamf_ratio,
                                    accelerator_limits::max_fp8_mamf_ratio);
+    a.fp4_gemm_ratio = r.number_or("fp4_gemm_ratio", a.fp4_gemm_ratio, accelerator_limits::min_fp4_gemm_ratio,
+                                   accelerator_limits::max_fp4_gemm_ratio);
     a.exponentials_per_bf16_flop = r.number_or("exponentials_per_bf16_flop", a.exponentials_per_bf16_flop, 0.0,
                                                  accelerator_limits::max_exponentials_per_bf16_flop);
     if (r.has("device_names")) {

@@ -202,6 +202,12 @@ struct compute_params {
     byte_rate memory_bandwidth{};
     double memory_efficiency = default_memory_efficiency;
     double gemm_input_bytes = 2.0;  ///< bytes per GEMM input element (1 for fp8, 0.5 for fp4)
+    /// HBM bytes per GEMM-input element of a pass that finds the tensor's amax before its cast
+    /// (NVFP4's per-tensor scale: 2; amax_pass_bytes_for); the cast itself reads 2 bytes and writes
+    /// gemm_input_bytes (cast_bytes)
+    double amax_pass_bytes = 0;
+    /// @brief HBM bytes that quantizing one bf16 GEMM-input element moves.
+    [[nodiscard]] constexpr double cast_bytes() const { return 2.0 + gemm_input_bytes + amax_pass_bytes; }
     int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
     double backward_gemm_slowdown = 1.0;  ///< compute_constants::fp8_backward_slowdown for per-tensor fp8, else 1
     double attention_scale = 1.0;   ///< calibration scale on FlashAttention's efficiency (fit-step)
@@ -338,6 +344,17 @@ struct routed_gemms {
 }
 }  // namespace detail
 
+/// @brief Bytes per GEMM-input element of the amax pass that quantizing to `precision` runs
+/// before the cast (compute_params::amax_pass_bytes): NVFP4 reads each bf16 tensor once more to
+/// find its amax for the per-tensor FP32 scale (fused there with the random Hadamard transform of
+/// the weight-gradient inputs; Transformer Engine docs/examples/gemm_profiling, "What GEMMs Do Not
+/// Cover"): 2. Held against that page's B300 measurement: NVFP4's quantization adds 2.689 ms to a
+/// 5B layer's 12 GEMMs and MXFP8's 1.823 (autocast less pre-quantized), 1.48x, against (2 + 2 +
+/// 0.5625) / (2 + 1.03125) = 1.51x here (test `validation: TE GEMM profiling`). MXFP8 and MXFP4
+/// scale each block by its own maximum within the cast, and per-tensor FP8 takes its scale from the
+/// amax history (delayed scaling): 0.
+[[nodiscard]] constexpr double amax_pass_bytes_for(dtype precision) { return precision == dtype::nvfp4 ? 2.0 : 0.0; }
+
 /// @brief Compute parameters for accelerator `acc` training in `precision` on `stack` under the
 /// constants `k` (by default the fitted ones): GEMMs at the accelerator's MAMF figure x
 /// k.gemm_shape_efficiency; attention at the stack's kernel's efficiency (Transformer Engine's in
@@ -349,8 +366,9 @@ struct routed_gemms {
     c.gemm_peak = peak_for(acc, precision, "plan.dtype");
     c.bf16_peak = acc.peak(dtype::bf16) ? *acc.peak(dtype::bf16) : c.gemm_peak;
     const bool fp8_rate = precision == dtype::fp8 || precision == dtype::mxfp8;
+    const bool fp4_rate = precision == dtype::nvfp4 || precision == dtype::fp4;
     c.bf16_gemm_efficiency = std::min(1.0, acc.compute_efficiency * k.gemm_shape_efficiency);
-    c.gemm_efficiency = c.bf16_gemm_efficiency * (fp8_rate ? acc.fp8_mamf_ratio : 1.0);
+    c.gemm_efficiency = c.bf16_gemm_efficiency * (fp8_rate ? acc.fp8_mamf_ratio : fp4_rate ? acc.fp4_gemm_ratio : 1.0);
     c.memory_efficiency = k.memory_efficiency;
     c.attention_efficiency = stack == framework::megatron_core ? k.te_attention_efficiency : k.attention_efficiency;
     c.kernel_overhead_s = k.kernel_overhead_s;
@@ -359,6 +377,7 @@ struct routed_gemms {
     c.ssd_scan_efficiency = k.ssd_scan_efficiency;
     c.memory_bandwidth = acc.memory_bandwidth.value() > 0 ? acc.memory_bandwidth : bytes_per_second(2e12);
     c.gemm_input_bytes = dtype_bytes(precision);
+    c.amax_pass_bytes = amax_pass_bytes_for(precision);
     c.compute_units = acc.compute_units;
     c.exponentials_per_s = c.bf16_peak.value() * acc.exponentials_per_bf16_flop;
     if (precision == dtype::fp8) c.backward_gemm_slowdown = k.fp8_backward_slowdown;
@@ -538,10 +557,10 @@ namespace detail {
     const double mixer = mamba * 2.0 * (m.mamba_conv_channels() + d_in) / t;
     double bytes_fwd = 2.0 * T * (replicated + act + mixer);
     if (c.gemm_input_bytes < 2.0)
-        bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (att * (h + q / t) + mamba * (h + d_in / t) + (dense + moe) * h + f_token / t);
+        bytes_fwd += T * c.cast_bytes() * (att * (h + q / t) + mamba * (h + d_in / t) + (dense + moe) * h + f_token / t);
     const double permutations = permutation_kernels(m, p);
     const double permute = permutation_bytes(m, permutations, moe_copies);
-    if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * (2.0 + c.gemm_input_bytes) * h;
+    if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * c.cast_bytes() * h;
     // backward: twice the forward traffic (the permutations once), and the conv1d recomputed (read
     // and write its channels)
     const double conv_recompute = 2.0 * T * mamba * 2.0 * m.mamba_conv_channels() / t;
@@ -581,8 +600,9 @@ namespace detail {
 /// * Element-wise, forward, in bf16 element accesses per token: two norms (read + write h each,
 ///   4h), two residual adds with dropout (read 2h + write h + mask, 7h), replicated on every TP
 ///   rank unless sequence parallelism splits them by t; the activation function (gated: read 2f
-///   write f; plain: read f write f) and rotary embedding on Q and K (2 (q + kv)) split by t; fp8
-///   adds a cast (read 2 B + write 1 B) of each GEMM input. Backward: twice the forward traffic
+///   write f; plain: read f write f) and rotary embedding on Q and K (2 (q + kv)) split by t; low
+///   precision adds a cast of each GEMM input (read 2 B, write 1 B in fp8; compute_params::
+///   cast_bytes). Backward: twice the forward traffic
 ///   (an element-wise backward reads the output gradient and a saved input and writes a gradient).
 /// * Hybrid models (transformer::is_hybrid): the mean over the pattern's layers, each one block:
 ///   attention layers their projections and core (full length), MLP and MoE layers as above,
@@ -668,13 +688,13 @@ namespace detail {
                           : m.is_mla() ? 2.0 * (a * m.qk_rope_head_dim / t + m.qk_rope_head_dim)
                                        : 2.0 * (q + kv) / t;
     double bytes_fwd = 2.0 * T * (replicated + act + rotary);
-    if (c.gemm_input_bytes < 2.0) bytes_fwd += T * (2.0 + c.gemm_input_bytes) * (h + q / t + h + f_token / t);
+    if (c.gemm_input_bytes < 2.0) bytes_fwd += T * c.cast_bytes() * (h + q / t + h + f_token / t);
     // MoE token permutations as the dispatcher runs them (detail::permutation_bytes), the backward
     // over the same bytes; in low precision the experts' FC1 input is quantized per routed copy
     // after the permutation (the FC2 input, k expert widths per token, is in the casts above)
     const double permutations = detail::permutation_kernels(m, p);
     const double permute = detail::permutation_bytes(m, permutations, moe_copies);
-    if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * (2.0 + c.gemm_input_bytes) * h;
+    if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * c.cast_bytes() * h;
     r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute, c));
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer

@@ -73,6 +73,7 @@ TEST_CASE("every catalog entry survives a JSON round trip") {
         CHECK(back.power == a.power);
         CHECK(back.compute_units == a.compute_units);
         CHECK(back.fp8_mamf_ratio == a.fp8_mamf_ratio);
+        CHECK(back.fp4_gemm_ratio == a.fp4_gemm_ratio);
         CHECK(back.exponentials_per_bf16_flop == a.exponentials_per_bf16_flop);
     }
 }
@@ -152,12 +153,15 @@ TEST_CASE("accelerator JSON: names, overrides, new parts and errors") {
     // exponentials not priced apart
     CHECK(mine.compute_units == 0);
     CHECK(mine.fp8_mamf_ratio == 1.0);
+    CHECK(mine.fp4_gemm_ratio == 1.0);
     CHECK(mine.exponentials_per_bf16_flop == 0.0);
     const accelerator counted = read_acc(R"({"name": "h100-sxm", "compute_units": 100})");
     CHECK(counted.compute_units == 100);
     CHECK(counted.fp8_mamf_ratio == h100_sxm.fp8_mamf_ratio);
     CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "compute_units": -1})"), Contains("accelerator.compute_units"));
     CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "fp8_mamf_ratio": 0})"), Contains("accelerator.fp8_mamf_ratio"));
+    CHECK_THROWS_WITH(read_acc(R"({"name": "b200", "fp4_gemm_ratio": -0.5})"), Contains("accelerator.fp4_gemm_ratio"));
+    CHECK(read_acc(R"({"name": "b200", "fp4_gemm_ratio": 0.7})").fp4_gemm_ratio == 0.7);
     CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "exponentials_per_bf16_flop": 2})"),
                       Contains("accelerator.exponentials_per_bf16_flop"));
     CHECK_THROWS_WITH(accelerator_from_json(json("h100"), "cluster.accelerator"),
