@@ -119,11 +119,11 @@ inline constexpr compute_constants kernel_constants{};
 inline constexpr compute_constants fitted_compute_constants{
     .gemm_shape_efficiency = 0.8419,
     .attention_efficiency = 0.3369,
-    .te_attention_efficiency = 0.5793,
-    .memory_efficiency = 0.6845,
-    .kernel_overhead_s = 2.04e-06,
-    .moe_launch_overhead_s = 2.643e-05,
-    .fp8_backward_slowdown = 1.2286};
+    .te_attention_efficiency = 0.5767,
+    .memory_efficiency = 0.6848,
+    .kernel_overhead_s = 2.034e-06,
+    .moe_launch_overhead_s = 2.638e-05,
+    .fp8_backward_slowdown = 1.2252};
 
 namespace detail {
 /// Names the first out-of-range constant of validate(compute_constants) (cold path).
@@ -457,7 +457,12 @@ namespace detail {
     const double heads_here = static_cast<double>(m.heads) / t;
     if (p.attention == attention_kernel::flash) {
         const double fwd_flops = 0.5 * 2.0 * T * span * a * (d_qk + d_v) / t;
-        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s, c.attention_efficiency);
+        // under context parallelism each kernel covers the rank's s / c queries: Transformer Engine's
+        // ring attention (AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/attention/
+        // dot_product_attention/context_parallel.py) holds two of 2c chunks of the sequence per rank
+        // and runs one fused-attention call per step against the keys of one peer, so the
+        // efficiency is the one of an s / c sequence
+        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s / p.cp, c.attention_efficiency);
         // one softmax exponential per score computed, in the forward and again in the backward
         // (which recomputes P from the saved log-sum-exp), on the special function units, which
         // the tensor cores wait for between the two GEMMs (FlashAttention-3 Sec. 3; NVIDIA,
@@ -584,7 +589,8 @@ namespace detail {
 ///   and weight gradients, two GEMMs of the same FLOPs with their own output shapes. Each GEMM at
 ///   the accelerator's large-GEMM efficiency x its wave quantization, or memory-bound.
 /// * Attention core, flash: 4 T s q / t FLOPs forward (QK^T and AV; half of them skipped by the
-///   causal mask), 2.5 x in the backward, at flash_attention_efficiency(s) of the bf16 peak,
+///   causal mask), 2.5 x in the backward, at flash_attention_efficiency(s / c) of the bf16 peak
+///   (under CP each kernel covers s / c queries),
 ///   plus one softmax exponential per computed score in each (T s a / 2t) at the accelerator's
 ///   exponential rate (exponentials_per_bf16_flop).
 ///   Unfused: the two batched GEMMs (s/c x d)(d x s) and (s/c x s)(s x d) per head on the
