@@ -67,6 +67,8 @@ struct accelerator_limits {
     static constexpr double max_fp8_mamf_ratio = 10.0;
     static constexpr double min_fp4_gemm_ratio = 0.01;    ///< FP4 over BF16 GEMM fraction of peak ...
     static constexpr double max_fp4_gemm_ratio = 10.0;
+    static constexpr double min_flash_attention_2_ratio = 0.01;  ///< FlashAttention-2's fraction of peak over A100's ...
+    static constexpr double max_flash_attention_2_ratio = 10.0;
     static constexpr double max_exponentials_per_bf16_flop = 1.0;
 };
 
@@ -92,6 +94,11 @@ struct accelerator {
     /// rate as a fraction of the BF16 peak, at the same shapes: the GEMM efficiency of FP4 training
     /// is compute_efficiency times this; 1 where no FP4 figure is known (see the catalog entries).
     double fp4_gemm_ratio = 1.0;
+    /// FlashAttention-2's fraction of this accelerator's BF16 peak over its fraction of the A100's
+    /// (the kernel the PyTorch stacks run; compute_constants::attention_efficiency is the A100's):
+    /// the kernel does not use Hopper's warpgroup tensor-core instructions, so it keeps a smaller
+    /// share of the larger peak. 1 where no figure is known (see the catalog entries).
+    double flash_attention_2_ratio = 1.0;
     /// Softmax exponentials per clock per SM over dense BF16 tensor-core FLOPs per clock per SM:
     /// the exponential rate is the dense BF16 peak times this; 0 = not known (the exponentials are
     /// then not priced apart).

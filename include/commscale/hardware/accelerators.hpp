@@ -24,6 +24,13 @@
 ///   GB200 (no FP4 measurement; FP4 peak twice their FP8 peak, where B300's is three times): the
 ///   B300's NVFP4 over MXFP8 kernel gain at those shapes, 1.90x, over their FP8 rate, 1.90 x
 ///   fp8_mamf_ratio / 2. Replace with a measurement where one exists.
+/// * flash_attention_2_ratio: FlashAttention-2, causal, head dim 128, forward + backward at 16K
+///   tokens, runs at 189 of 312 TFLOP/s on A100 and 328 of 989 on H100 (Dao-AILab/flash-attention
+///   README, "Performance"; FlashAttention-3, Shah et al. 2024: "FlashAttention-2 achieves only
+///   35% utilization on H100"). The attention core (layer_compute_time) reproduces both with
+///   compute_constants' kernel figure 0.6 when Hopper's flash efficiency is 0.553 of the A100's
+///   (the softmax exponentials, priced apart at each part's rate, take the rest): 0.553 on the
+///   Hopper parts; 1 (no figure) elsewhere. Test `validation: FlashAttention-2 on Hopper`.
 /// * exponentials_per_bf16_flop: the special function units run 16 exp2 (MUFU.EX2) per clock per
 ///   SM on Ampere, Hopper and Blackwell (CUDA C++ Programming Guide, "Arithmetic Instructions"
 ///   throughput table), against the dense BF16 tensor-core FLOPs per clock per SM (A100
@@ -156,6 +163,7 @@ inline constexpr accelerator h100_sxm{
     .power = 700.0,  // H100 datasheet: SXM max TDP up to 700 W
     .compute_units = 132,  // H100 whitepaper: SXM5 132 SMs
     .fp8_mamf_ratio = 0.709 / 0.803,  // MAMF FP8 1402.6/1979 = 0.709 against BF16 0.803
+    .flash_attention_2_ratio = 0.553,  // FA2 328 of 989 TFLOP/s against 189 of 312 on A100 (see above)
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // 16 exp2 per 4,096 BF16 FLOPs per SM clock (989.4 TFLOP/s = 132 SMs x 1.83 GHz x 4,096)
     .device_names = {"h100", "h100 80gb hbm3"},
     .reference_cluster = "dgx-h100",
@@ -173,6 +181,7 @@ inline constexpr accelerator h100_pcie{
     .power = 350.0,  // H100 datasheet: PCIe max TDP 300-350 W
     .compute_units = 114,  // H100 whitepaper: PCIe 114 SMs
     // fp8_mamf_ratio 1: no FP8 MAMF figure
+    .flash_attention_2_ratio = 0.553,  // Hopper, as H100 SXM
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
     .device_names = {"h100 pcie"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
@@ -190,6 +199,7 @@ inline constexpr accelerator h800_sxm{
     .power = std::nullopt,  // H800 datasheet gives no board power
     .compute_units = h100_sxm.compute_units,
     .fp8_mamf_ratio = h100_sxm.fp8_mamf_ratio,
+    .flash_attention_2_ratio = h100_sxm.flash_attention_2_ratio,
     .exponentials_per_bf16_flop = h100_sxm.exponentials_per_bf16_flop,
     .device_names = {"h800"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
@@ -224,6 +234,7 @@ inline constexpr accelerator gh200{
     .power = std::nullopt,  // GH200 module power is configurable 450-1,000 W, CPU and GPU together
     .compute_units = h100_sxm.compute_units,
     .fp8_mamf_ratio = h200_sxm.fp8_mamf_ratio,
+    .flash_attention_2_ratio = h100_sxm.flash_attention_2_ratio,
     .exponentials_per_bf16_flop = h100_sxm.exponentials_per_bf16_flop,
     .device_names = {"gh200"},
     .reference_cluster = "hgx-h200",  // the nearest preset: H100 silicon on NVLink4

@@ -10,7 +10,8 @@
 ///   bf16, fp16, fp8, mxfp8, nvfp4, fp4} (dense, null where unsupported), scale_up_link, compute_efficiency,
 ///   source, power_W (board power in watts, null if unpublished), compute_units (SMs / CUs, 0 if
 ///   unknown), fp8_mamf_ratio (FP8 over BF16 best-shape matmul fraction), fp4_gemm_ratio (FP4 over BF16
-///   GEMM fraction of peak), exponentials_per_bf16_flop
+///   GEMM fraction of peak), flash_attention_2_ratio (FlashAttention-2's fraction of peak over the
+///   A100's), exponentials_per_bf16_flop
 ///   (softmax exponentials per dense BF16 FLOP, 0 if unknown), device_names (parts of the names CUDA
 ///   and ROCm report, lower-case), reference_cluster (the preset a log of it defaults to; null: the
 ///   default cluster)}
@@ -173,6 +174,7 @@ inline void require_consistent(const std::string& field, double given, double im
     j["compute_units"] = a.compute_units;
     j["fp8_mamf_ratio"] = a.fp8_mamf_ratio;
     j["fp4_gemm_ratio"] = a.fp4_gemm_ratio;
+    j["flash_attention_2_ratio"] = a.flash_attention_2_ratio;
     j["exponentials_per_bf16_flop"] = a.exponentials_per_bf16_flop;
     nlohmann::json names = nlohmann::json::array();
     for (const std::string_view d : a.device_names)
@@ -259,6 +261,9 @@ inline void require_consistent(const std::string& field, double given, double im
                                    accelerator_limits::max_fp8_mamf_ratio);
     a.fp4_gemm_ratio = r.number_or("fp4_gemm_ratio", a.fp4_gemm_ratio, accelerator_limits::min_fp4_gemm_ratio,
                                    accelerator_limits::max_fp4_gemm_ratio);
+    a.flash_attention_2_ratio = r.number_or("flash_attention_2_ratio", a.flash_attention_2_ratio,
+                                            accelerator_limits::min_flash_attention_2_ratio,
+                                            accelerator_limits::max_flash_attention_2_ratio);
     a.exponentials_per_bf16_flop = r.number_or("exponentials_per_bf16_flop", a.exponentials_per_bf16_flop, 0.0,
                                                  accelerator_limits::max_exponentials_per_bf16_flop);
     if (r.has("device_names")) {

@@ -370,7 +370,10 @@ struct routed_gemms {
     c.bf16_gemm_efficiency = std::min(1.0, acc.compute_efficiency * k.gemm_shape_efficiency);
     c.gemm_efficiency = c.bf16_gemm_efficiency * (fp8_rate ? acc.fp8_mamf_ratio : fp4_rate ? acc.fp4_gemm_ratio : 1.0);
     c.memory_efficiency = k.memory_efficiency;
-    c.attention_efficiency = stack == framework::megatron_core ? k.te_attention_efficiency : k.attention_efficiency;
+    // FlashAttention-2 (the PyTorch stacks) at its A100 fraction scaled to this part's
+    // (accelerator::flash_attention_2_ratio); Transformer Engine's kernels have their own constant
+    c.attention_efficiency = stack == framework::megatron_core ? k.te_attention_efficiency
+                                                               : k.attention_efficiency * acc.flash_attention_2_ratio;
     c.kernel_overhead_s = k.kernel_overhead_s;
     c.grouped_gemm_efficiency = k.grouped_gemm_efficiency;
     c.moe_launch_overhead_s = k.moe_launch_overhead_s;
