@@ -30,7 +30,8 @@
 ///   35% utilization on H100"). The attention core (layer_compute_time) reproduces both with
 ///   compute_constants' kernel figure 0.6 when Hopper's flash efficiency is 0.553 of the A100's
 ///   (the softmax exponentials, priced apart at each part's rate, take the rest): 0.553 on the
-///   Hopper parts; 1 (no figure) elsewhere. Test `validation: FlashAttention-2 on Hopper`.
+///   Hopper parts; 1 (no figure) elsewhere. Test `validation: FlashAttention-2 on Hopper against
+///   A100`.
 /// * exponentials_per_bf16_flop: the special function units run 16 exp2 (MUFU.EX2) per clock per
 ///   SM on Ampere, Hopper and Blackwell (CUDA C++ Programming Guide, "Arithmetic Instructions"
 ///   throughput table), against the dense BF16 tensor-core FLOPs per clock per SM (A100
