@@ -466,7 +466,7 @@ inline void read_bottleneck(const json_reader& r, collective_result& out) {
     p.micro_batch = r.int32("micro_batch", 1, plan_limits::micro_batch);
     p.global_batch = r.int32("global_batch", 1, plan_limits::global_batch);
     p.seq = r.int32("seq", 1, plan_limits::seq);
-    p.zero = r.int32("zero", 0, 3);
+    p.zero = r.int32("zero", 0, plan_limits::zero);
     p.recompute_mode = parse<recompute>(r.string("recompute"), r.field("recompute"));
     p.schedule = parse<pipeline_schedule>(r.string("schedule"), r.field("schedule"));
     p.virtual_stages = r.int32("virtual_stages", 1, 1 << 16);
@@ -617,7 +617,7 @@ inline void read_bottleneck(const json_reader& r, collective_result& out) {
     p.cp = r.int32("cp", 1, big);
     p.ep = r.int32("ep", 1, big);
     p.micro_batch = r.int32("micro_batch", 1, big);
-    p.zero = r.int32("zero", 0, 3);
+    p.zero = r.int32("zero", 0, plan_limits::zero);
     p.recompute_mode = parse<recompute>(r.string("recompute"), r.field("recompute"));
     p.schedule = parse<pipeline_schedule>(r.string("schedule"), r.field("schedule"));
     p.virtual_stages = r.int32("virtual_stages", 1, big);
