@@ -11,12 +11,13 @@
 // unknown option, an option given twice, a value given to a flag, a missing value, the positional
 // arguments, --help. The readers then run in the order the options are declared, before the
 // command (not as CLI11 ->check validators, which run inside CLI11's parse, before those checks,
-// and would change which error a line with two of them reports). A command whose checks of which
-// options go together come before their values (capacity) declares them `opt::later`: the request holds the text and its reader, and the
-// command reads the value where its order puts it. A request that the Python module's rows fill
-// too (step and scale's, collective's) declares them `opt::given`, the same with the value as given:
-// a command line's text, or a number of a row, read as the number its text would read as
-// (cli::reads), or a model or cluster a row holds parsed. --model (model.hpp model_option), the
+// and would change which error a line with two of them reports). An option whose value the command
+// reads where its own order puts it is declared `opt::given`: the request holds the value as given
+// and its reader, and the command reads the value when it asks (capacity, whose checks of which
+// options go together come before their values, and cluster). The value as given is a command
+// line's text, or, where the Python module's rows fill the request (step and scale's,
+// collective's), a number of a row, read as the number its text would read as (cli::reads), or a
+// model or cluster a row holds parsed. --model (model.hpp model_option), the
 // topology flags, --gpus where it gives the node count and the collective's options (topology.hpp
 // topology_bound, gpus_option, collective_bound) are given options of every command that takes them.
 #include <charconv>
@@ -217,15 +218,6 @@ struct bound_option {
     std::function<void(R&, const given_value&)> take = {};
 };
 
-/// An option's text as given and its reader, read when the command asks (opt::later): `*x` is the
-/// value (or the reader's input_error), `x.text` the text, which errors quote.
-template <class T>
-struct later {
-    std::string text;
-    std::function<T(const std::string&)> read;
-    [[nodiscard]] T operator*() const { return read(text); }
-};
-
 namespace options_detail {
 template <class T>
 struct value_of {
@@ -302,21 +294,12 @@ template <class R>
     return {{std::move(name), true, std::move(help)}, std::move(read)};
 }
 
-/// An option read where the command asks for it (`*field`: `parse(text, "--name")`), not before it
-/// runs: for a command whose checks of which options go together come first and quote the options
-/// as given (capacity, cluster), so that a line with two errors reports the one the command's own
-/// order finds first.
-template <class R, class T, class Parse>
-[[nodiscard]] bound_option<R> later(std::string name, std::optional<cli::later<T>> R::*field, Parse parse, std::string help) {
-    std::function<T(const std::string&)> read = [parse, flag = "--" + name](const std::string& v) -> T { return parse(v, flag); };
-    return {{std::move(name), true, std::move(help)},
-            [field, read = std::move(read)](R& r, const std::string& v) { r.*field = cli::later<T>{v, read}; }};
-}
-
-/// An option read where the command asks for it (`*field`: `read(value)`, the value as given),
-/// as opt::later, for a command whose request the Python module's rows fill too (step, scale):
-/// they give a number without its text. `read(value, "--name")` is one of cli::reads's readers
-/// or built on them.
+/// An option read where the command asks for it (`*field`: `read(value)`, the value as given), not
+/// before it runs: for a command whose checks of which options go together come first and quote
+/// the options as given (capacity, cluster: `x.value.spelled()`), so that a line with two errors
+/// reports the one the command's own order finds first, and for a command whose request the
+/// Python module's rows fill too (step, scale), which give a number without its text.
+/// `read(value, "--name")` is one of cli::reads's readers or built on them.
 template <class R, class T, class Read>
 [[nodiscard]] bound_option<R> given(std::string name, std::optional<cli::given<T>> R::*field, Read read, std::string help) {
     // one reader for every copy of the option, so that the requests may point to it

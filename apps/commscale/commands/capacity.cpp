@@ -50,45 +50,63 @@ std::string readable(double v, int digits) { return v >= 1 && v < 1e12 ? cli::nu
 
 /// What capacity's own options give. Which options are present picks the mode (from_model) and the
 /// checks of which go together come first and quote the options as given, so each value is read
-/// where its mode reads it (cli::later, cli::given), not before the command runs. The checks of
-/// which options go together and --accelerator of the guessed-utilization mode read the options
-/// by name; --gpus and --max-gpus are texts, their bounds the cluster's.
+/// where its mode reads it (cli::given), not before the command runs. Those checks read the
+/// request's fields (named_option: the option's name and its text as given); --gpus and
+/// --max-gpus are texts, their bounds the cluster's.
 struct capacity_request {
     cli::topology_request topology;
     std::optional<cli::given<transformer>> model;
-    std::optional<cli::later<flop_count>> flops;
-    std::optional<cli::later<double>> params, tokens, flops_per_param_token, peak_tflops, utilization, weeks, days,
+    std::optional<cli::given<flop_count>> flops;
+    std::optional<cli::given<double>> params, tokens, flops_per_param_token, peak_tflops, utilization, weeks, days,
         price_per_gpu_hour, global_batch_tokens, compute_efficiency;
-    std::optional<cli::later<long long>> global_batch, seq, min_cp_tokens, threads;
-    std::optional<cli::later<dtype>> precision;
-    std::optional<cli::later<framework>> stack;
-    std::optional<cli::later<efficiency_mode>> efficiency;
-    std::optional<cli::later<duration>> mtbf, checkpoint_time, restart_time, checkpoint_interval;
+    std::optional<cli::given<long long>> global_batch, seq, min_cp_tokens, threads;
+    std::optional<cli::given<dtype>> precision;
+    std::optional<cli::given<framework>> stack;
+    std::optional<cli::given<efficiency_mode>> efficiency;
+    std::optional<cli::given<duration>> mtbf, checkpoint_time, restart_time, checkpoint_interval;
     std::optional<std::string> gpus, max_gpus, mtbf_per, rank_by, svg;
 };
 
-/// Exactly one of `names` must be present; returns it.
-std::string exactly_one(const cli::args& a, std::initializer_list<const char*> names, const std::string& expected) {
+/// The text of an option as given, which errors quote.
+template <class T>
+std::string text(const cli::given<T>& v) {
+    return v.value.spelled();
+}
+
+/// An option of the request: its name and its text as given (nullopt where it is not given).
+struct named_option {
+    const char* name;
+    std::optional<std::string> text;
+};
+template <class T>
+named_option option(const char* name, const std::optional<cli::given<T>>& v) {
+    return {name, v ? std::optional<std::string>(text(*v)) : std::nullopt};
+}
+named_option option(const char* name, const std::optional<std::string>& v) { return {name, v}; }
+
+/// Exactly one of `options` must be given; returns its name.
+std::string exactly_one(std::initializer_list<named_option> options, const std::string& expected) {
     std::string found;
-    for (const char* n : names) {
-        if (!a.has(n)) continue;
+    for (const named_option& o : options) {
+        if (!o.text) continue;
         if (!found.empty())
-            throw input_error("--" + std::string(n), "'" + *a.get(n) + "' together with --" + found, expected);
-        found = n;
+            throw input_error("--" + std::string(o.name), "'" + *o.text + "' together with --" + found, expected);
+        found = o.name;
     }
-    if (found.empty()) throw input_error("--" + std::string(*names.begin()), "nothing (missing)", expected);
+    if (found.empty()) throw input_error("--" + std::string(options.begin()->name), "nothing (missing)", expected);
     return found;
 }
 
-flop_count total_flops(const capacity_request& in, const cli::args& a) {
+flop_count total_flops(const capacity_request& in) {
     if (in.flops) {
-        for (const char* other : {"params", "tokens", "model", "flops-per-param-token"})
-            if (a.has(other))
-                throw input_error("--" + std::string(other), "'" + a.get(other).value_or("") + "' together with --flops",
+        for (const named_option& other : {option("params", in.params), option("tokens", in.tokens), option("model", in.model),
+                                          option("flops-per-param-token", in.flops_per_param_token)})
+            if (other.text)
+                throw input_error("--" + std::string(other.name), "'" + *other.text + "' together with --flops",
                                   "either --flops, or --params/--model with --tokens");
         const flop_count f = **in.flops;
         if (!(in_flops(f) >= capacity_min_flops))
-            throw input_error("--flops", "'" + in.flops->text + "'", "a FLOP count from 1 to 1e30 (1e-30 to 1e9 ZFLOP)");
+            throw input_error("--flops", "'" + text(*in.flops) + "'", "a FLOP count from 1 to 1e30 (1e-30 to 1e9 ZFLOP)");
         return f;
     }
     double params = 0;
@@ -96,7 +114,7 @@ flop_count total_flops(const capacity_request& in, const cli::args& a) {
         if (in.model) throw input_error("--model", "'" + in.model->value.spelled() + "' together with --params", "one of them");
         params = **in.params;
         if (!(params >= 1 && params <= max_model_parameters))
-            throw input_error("--params", "'" + in.params->text + "'", "a parameter count from 1 to 1e15");
+            throw input_error("--params", "'" + text(*in.params) + "'", "a parameter count from 1 to 1e15");
     } else if (in.model) {
         params = active_parameters(cli::resolve_model(in.model));  // FLOPs follow the active parameters (MoE)
     } else {
@@ -105,11 +123,11 @@ flop_count total_flops(const capacity_request& in, const cli::args& a) {
     if (!in.tokens) throw input_error("--tokens", "nothing (missing)", "a token count, e.g. 300e9 or 15T");
     const double tokens = **in.tokens;
     if (!(tokens >= 1 && tokens <= max_tokens))
-        throw input_error("--tokens", "'" + in.tokens->text + "'", "a token count from 1 to 1e18");
+        throw input_error("--tokens", "'" + text(*in.tokens) + "'", "a token count from 1 to 1e18");
     double k = 6;
     if (const auto& v = in.flops_per_param_token) {
         k = **v;
-        if (k != 6 && k != 8) throw input_error("--flops-per-param-token", "'" + v->text + "'", "6 (no recompute) or 8 (full recompute)");
+        if (k != 6 && k != 8) throw input_error("--flops-per-param-token", "'" + text(*v) + "'", "6 (no recompute) or 8 (full recompute)");
     }
     const flop_count f = approx_training_flops(params, tokens, k);
     if (!(in_flops(f) <= capacity_max_flops))
@@ -125,45 +143,53 @@ flop_count total_flops(const capacity_request& in, const cli::args& a) {
     return f;
 }
 
-flop_rate peak(const capacity_request& in, const cli::args& a) {
-    const auto which = exactly_one(a, {"peak-tflops", "accelerator"}, "--peak-tflops T or --accelerator NAME");
+flop_rate peak(const capacity_request& in) {
+    const auto which = exactly_one({option("peak-tflops", in.peak_tflops), option("accelerator", in.topology.accelerator)},
+                                   "--peak-tflops T or --accelerator NAME");
     if (which == "peak-tflops") {
-        if (in.precision) throw input_error("--dtype", "'" + in.precision->text + "' with --peak-tflops", "--dtype only with --accelerator");
+        if (in.precision) throw input_error("--dtype", "'" + text(*in.precision) + "' with --peak-tflops", "--dtype only with --accelerator");
         const double t = **in.peak_tflops;
         if (!(t * tera >= capacity_min_peak) || t * tera > capacity_max_peak)
-            throw input_error("--peak-tflops", "'" + in.peak_tflops->text + "'", "a per-GPU peak from 0.001 to 1e6 TFLOPS");
+            throw input_error("--peak-tflops", "'" + text(*in.peak_tflops) + "'", "a per-GPU peak from 0.001 to 1e6 TFLOPS");
         return flops_per_second(t * tera);
     }
-    const auto acc = accelerator_by_name(*a.get("accelerator"), "--accelerator");
+    const auto acc = accelerator_by_name(text(*in.topology.accelerator), "--accelerator");
     const dtype d = in.precision ? **in.precision : dtype::bf16;
     return peak_for(acc, d, "--dtype");
 }
 
 /// The options only capacity from the model takes (the guessed-utilization mode refuses them).
-constexpr const char* model_only_options[] = {
-    "cluster", "nodes", "gpus-per-node", "intra", "intra-fabric", "inter", "nics-per-node", "oversubscription",
-    "scale-up-domain", "global-batch", "global-batch-tokens", "seq", "framework", "compute-efficiency", "efficiency",
-    "mtbf", "mtbf-per", "checkpoint-time", "restart-time", "checkpoint-interval", "rank-by", "max-gpus",
-    "min-cp-tokens", "threads", "svg"};
+std::vector<named_option> model_only_options(const capacity_request& in) {
+    const cli::topology_request& t = in.topology;
+    return {option("cluster", t.cluster), option("nodes", t.nodes), option("gpus-per-node", t.gpus_per_node),
+            option("intra", t.intra), option("intra-fabric", t.intra_fabric), option("inter", t.inter),
+            option("nics-per-node", t.nics_per_node), option("oversubscription", t.oversubscription),
+            option("scale-up-domain", t.scale_up_domain), option("global-batch", in.global_batch),
+            option("global-batch-tokens", in.global_batch_tokens), option("seq", in.seq), option("framework", in.stack),
+            option("compute-efficiency", in.compute_efficiency), option("efficiency", in.efficiency), option("mtbf", in.mtbf),
+            option("mtbf-per", in.mtbf_per), option("checkpoint-time", in.checkpoint_time),
+            option("restart-time", in.restart_time), option("checkpoint-interval", in.checkpoint_interval),
+            option("rank-by", in.rank_by), option("max-gpus", in.max_gpus), option("min-cp-tokens", in.min_cp_tokens),
+            option("threads", in.threads), option("svg", in.svg)};
+}
 
 /// --price-per-gpu-hour P: a price in [0, 1e6] per GPU-hour (any currency); nullopt if absent.
 std::optional<double> price_per_gpu_hour(const capacity_request& in) {
     const auto& v = in.price_per_gpu_hour;
     if (!v) return std::nullopt;
     const double x = **v;
-    if (!(x <= 1e6)) throw input_error("--price-per-gpu-hour", "'" + v->text + "'", "a price in [0, 1e6] per GPU-hour");
+    if (!(x <= 1e6)) throw input_error("--price-per-gpu-hour", "'" + text(*v) + "'", "a price in [0, 1e6] per GPU-hour");
     return x;
 }
 
 /// True when the question is one for the model: --cluster or a topology flag other than
 /// --accelerator (which the guessed-utilization mode also takes), and neither --utilization nor
 /// --peak-tflops.
-bool from_model(const cli::args& a) {
-    if (a.has("utilization") || a.has("peak-tflops")) return false;
-    for (const char* f : {"cluster", "nodes", "gpus-per-node", "intra", "intra-fabric", "inter", "nics-per-node",
-                          "oversubscription", "scale-up-domain"})
-        if (a.has(f)) return true;
-    return false;
+bool from_model(const capacity_request& in) {
+    if (in.utilization || in.peak_tflops) return false;
+    const cli::topology_request& t = in.topology;
+    return t.cluster || t.nodes || t.gpus_per_node || t.intra || t.intra_fabric || t.inter || t.nics_per_node ||
+           t.oversubscription || t.scale_up_domain;
 }
 
 // ---------------------------------------------------------------- capacity from the model
@@ -276,13 +302,13 @@ std::string render_svg(const model_capacity_result& res, const std::optional<dur
 
 int run_model(const capacity_request& in, const cli::args& a, std::ostream& out) {
     if (in.params)
-        throw input_error("--params", "'" + in.params->text + "' with --cluster",
+        throw input_error("--params", "'" + text(*in.params) + "' with --cluster",
                           "--model NAME|FILE: capacity from the model needs the model's shape");
     if (in.flops_per_param_token)
-        throw input_error("--flops-per-param-token", "'" + in.flops_per_param_token->text + "' with --cluster",
+        throw input_error("--flops-per-param-token", "'" + text(*in.flops_per_param_token) + "' with --cluster",
                           "--model NAME|FILE: capacity from the model needs the model's shape (it counts the FLOPs itself)");
-    if (a.has("nodes"))
-        throw input_error("--nodes", "'" + *a.get("nodes") + "'", "--gpus N for the time on N GPUs (capacity searches the count)");
+    if (in.topology.nodes)
+        throw input_error("--nodes", "'" + text(*in.topology.nodes) + "'", "--gpus N for the time on N GPUs (capacity searches the count)");
     if (!in.model)
         throw input_error("--model", "nothing (missing)", "a model preset or config.json: capacity from the model plans its shape");
     const transformer m = cli::resolve_model(in.model);
@@ -294,7 +320,7 @@ int run_model(const capacity_request& in, const cli::args& a, std::ostream& out)
     const int ctx = m.max_seq > 0 ? m.max_seq : default_seq;
     sr.seq = static_cast<int>(in.seq ? **in.seq : std::min(default_seq, ctx));
     if (in.global_batch && in.global_batch_tokens)
-        throw input_error("--global-batch", "'" + in.global_batch->text + "' together with --global-batch-tokens",
+        throw input_error("--global-batch", "'" + text(*in.global_batch) + "' together with --global-batch-tokens",
                           "one of them (sequences, or tokens)");
     if (in.global_batch) {
         sr.global_batch = static_cast<int>(**in.global_batch);
@@ -302,7 +328,7 @@ int run_model(const capacity_request& in, const cli::args& a, std::ostream& out)
         const double batch_tokens = in.global_batch_tokens ? **in.global_batch_tokens : default_batch_tokens;
         const double sequences = std::max(1.0, std::round(batch_tokens / sr.seq));
         if (!(batch_tokens >= 1) || sequences > plan_limits::global_batch)
-            throw input_error("--global-batch-tokens", "'" + (in.global_batch_tokens ? in.global_batch_tokens->text : "") + "'",
+            throw input_error("--global-batch-tokens", "'" + (in.global_batch_tokens ? text(*in.global_batch_tokens) : "") + "'",
                               "tokens per step from 1 to " + std::to_string(plan_limits::global_batch) + " sequences");
         sr.global_batch = static_cast<int>(sequences);
     }
@@ -327,35 +353,36 @@ int run_model(const capacity_request& in, const cli::args& a, std::ostream& out)
     q.model_flops_per_step = model_flops(m, sr.seq, sr.global_batch);
     q.peak = peak_rate;
     if (in.tokens && in.flops)
-        throw input_error("--flops", "'" + in.flops->text + "' together with --tokens", "either --tokens D or --flops F");
+        throw input_error("--flops", "'" + text(*in.flops) + "' together with --tokens", "either --tokens D or --flops F");
     if (in.flops) {
         // the model's own count: F / (model FLOPs per token at this sequence length)
         const double f = in_flops(**in.flops);
         q.tokens = f / in_flops(model_flops_per_token(m, sr.seq));
         if (!(q.tokens >= 1) || q.tokens > max_tokens)
-            throw input_error("--flops", "'" + in.flops->text + "'",
+            throw input_error("--flops", "'" + text(*in.flops) + "'",
                               "the FLOPs of 1 to 1e18 tokens of " + std::string(m.name) + " (" +
                                   sig(in_flops(model_flops_per_token(m, sr.seq))) + " FLOPs per token)");
     } else {
         if (!in.tokens) throw input_error("--tokens", "nothing (missing)", "a token count, e.g. 15T, or --flops F");
         q.tokens = **in.tokens;
         if (!(q.tokens >= 1 && q.tokens <= max_tokens))
-            throw input_error("--tokens", "'" + in.tokens->text + "'", "a token count from 1 to 1e18");
+            throw input_error("--tokens", "'" + text(*in.tokens) + "'", "a token count from 1 to 1e18");
     }
-    const auto mode = exactly_one(a, {"weeks", "days", "gpus"}, "one of --weeks W, --days N, --gpus N");
+    const auto mode = exactly_one({option("weeks", in.weeks), option("days", in.days), option("gpus", in.gpus)},
+                                  "one of --weeks W, --days N, --gpus N");
     q.granule = c.domain_spans_nodes() ? c.scale_up_domain : c.node.gpus;
     q.gpus_per_node = c.node.gpus;
     const long long most = static_cast<long long>(cluster_limits::nodes) * c.node.gpus;
     q.max_gpus = in.max_gpus ? cli::args::parse_int("--max-gpus", *in.max_gpus, q.granule, most)
                              : std::min(default_capacity_max_gpus, most);
-    const cli::later<double>* time = mode == "weeks" ? &*in.weeks : mode == "days" ? &*in.days : nullptr;
+    const cli::given<double>* time = mode == "weeks" ? &*in.weeks : mode == "days" ? &*in.days : nullptr;
     if (mode == "gpus") {
         q.gpus = cli::args::parse_int("--gpus", *in.gpus, 1, most);
         (void)cli::nodes_for_gpus(q.gpus, c.node.gpus, c.name);
     } else {
         q.deadline = **time * (mode == "weeks" ? one_week : one_day);
         if (!(in_seconds(*q.deadline) >= capacity_min_time) || in_seconds(*q.deadline) > capacity_max_time)
-            throw input_error("--" + mode, "'" + time->text + "'", "a training time from one minute to 1,000 years");
+            throw input_error("--" + mode, "'" + text(*time) + "'", "a training time from one minute to 1,000 years");
     }
     // failures (defaults: predict/capacity.hpp, from the Llama 3 paper)
     const std::string per = in.mtbf_per.value_or("gpu");
@@ -364,22 +391,22 @@ int run_model(const capacity_request& in, const cli::args& a, std::ostream& out)
     if (const auto& v = in.mtbf) {
         q.mtbf = **v;  // inf, infinite or none: no failures
         if (!(in_seconds(q.mtbf) >= 60))
-            throw input_error("--mtbf", "'" + v->text + "'", "a time of at least one minute (50677h, 2000d), or inf for no failures");
+            throw input_error("--mtbf", "'" + text(*v) + "'", "a time of at least one minute (50677h, 2000d), or inf for no failures");
     } else if (q.mtbf_per_node) {
         throw input_error("--mtbf-per", "node without --mtbf", "an --mtbf T per node (the default MTBF is per GPU)");
     }
     q.checkpoint_time = in.checkpoint_time ? **in.checkpoint_time : default_checkpoint_time(total_parameters(m));
     if (in_seconds(q.checkpoint_time) > goodput_max_time)
-        throw input_error("--checkpoint-time", "'" + (in.checkpoint_time ? in.checkpoint_time->text : "") + "'", "a time in [0, 1e7] s");
+        throw input_error("--checkpoint-time", "'" + (in.checkpoint_time ? text(*in.checkpoint_time) : "") + "'", "a time in [0, 1e7] s");
     if (const auto& v = in.restart_time) {
         q.restart_time = **v;
         if (in_seconds(q.restart_time) > goodput_max_time)
-            throw input_error("--restart-time", "'" + v->text + "'", "a time in [0, 1e7] s");
+            throw input_error("--restart-time", "'" + text(*v) + "'", "a time in [0, 1e7] s");
     }
     if (const auto& v = in.checkpoint_interval) {
         q.checkpoint_interval = **v;
         if (!(in_seconds(*q.checkpoint_interval) > 0) || in_seconds(*q.checkpoint_interval) > goodput_max_interval)
-            throw input_error("--checkpoint-interval", "'" + v->text + "'", "a time in (0, 1e9] s (default: Young's sqrt(2 x checkpoint x MTBF))");
+            throw input_error("--checkpoint-interval", "'" + text(*v) + "'", "a time in (0, 1e9] s (default: Young's sqrt(2 x checkpoint x MTBF))");
     }
     const std::optional<double> price = price_per_gpu_hour(in);
     q.price_per_gpu_hour = price.value_or(0.0);
@@ -402,7 +429,7 @@ int run_model(const capacity_request& in, const cli::args& a, std::ostream& out)
         const std::string best = res.answer.feasible
                                      ? "the fastest: " + span(in_seconds(res.answer.time.wall)) + " on " + std::to_string(res.answer.gpus) + " GPUs"
                                      : "no plan fits on any count evaluated";
-        throw input_error("--" + mode, "'" + time->text + "' (" + best + ")",
+        throw input_error("--" + mode, "'" + text(*time) + "' (" + best + ")",
                           "a deadline some count up to " + std::to_string(q.max_gpus) +
                               " GPUs meets (more time, fewer tokens, a larger --global-batch, or --max-gpus)");
     }
@@ -502,27 +529,28 @@ int run_model(const capacity_request& in, const cli::args& a, std::ostream& out)
 }
 
 int run_utilization(const capacity_request& in, const cli::args& a, std::ostream& out) {
-    for (const char* only : model_only_options)
-        if (a.has(only))
-            throw input_error("--" + std::string(only), "'" + a.get(only).value_or("true") + "' with --utilization",
-                              "--" + std::string(only) + " only in capacity from the model (--cluster NAME or topology flags, no --utilization)");
-    const flop_count f = total_flops(in, a);
-    const flop_rate p = peak(in, a);
+    for (const named_option& only : model_only_options(in))
+        if (only.text)
+            throw input_error("--" + std::string(only.name), "'" + *only.text + "' with --utilization",
+                              "--" + std::string(only.name) + " only in capacity from the model (--cluster NAME or topology flags, no --utilization)");
+    const flop_count f = total_flops(in);
+    const flop_rate p = peak(in);
     if (!in.utilization)
         throw input_error("--utilization", "nothing (missing)", "a fraction in (0, 1], e.g. 0.4 (or --cluster NAME to plan from the model)");
     const double u = **in.utilization;
     if (!(u >= capacity_min_utilization && u <= 1))
-        throw input_error("--utilization", "'" + in.utilization->text + "'", "a fraction in [0.0001, 1]");
-    const auto mode = exactly_one(a, {"weeks", "days", "gpus"}, "one of --weeks W, --days N, --gpus N");
+        throw input_error("--utilization", "'" + text(*in.utilization) + "'", "a fraction in [0.0001, 1]");
+    const auto mode = exactly_one({option("weeks", in.weeks), option("days", in.days), option("gpus", in.gpus)},
+                                  "one of --weeks W, --days N, --gpus N");
     capacity_plan plan;
     if (mode == "gpus") {
         const double g = static_cast<double>(cli::args::parse_int("--gpus", *in.gpus, 1, cluster_limits::gpus));
         plan = plan_for_gpus(f, p, u, g);
     } else {
-        const cli::later<double>& time = mode == "weeks" ? *in.weeks : *in.days;
+        const cli::given<double>& time = mode == "weeks" ? *in.weeks : *in.days;
         const duration deadline = *time * (mode == "weeks" ? one_week : one_day);
         if (!(in_seconds(deadline) >= capacity_min_time) || in_seconds(deadline) > capacity_max_time)
-            throw input_error("--" + mode, "'" + time.text + "'", "a training time from one minute to 1,000 years");
+            throw input_error("--" + mode, "'" + text(time) + "'", "a training time from one minute to 1,000 years");
         const double needed = gpus_needed(f, p, u, deadline);
         if (!(needed <= capacity_max_gpus)) {
             // the options the GPU count comes from: work / (peak x utilization x deadline)
@@ -562,65 +590,72 @@ int run_utilization(const capacity_request& in, const cli::args& a, std::ostream
 }
 
 int run(const capacity_request& in, const cli::args& a, std::ostream& out) {
-    if (from_model(a)) return run_model(in, a, out);
+    if (from_model(in)) return run_model(in, a, out);
     return run_utilization(in, a, out);
 }
 
 std::vector<cli::bound_option<capacity_request>> capacity_options() {
     using r = capacity_request;
-    using cli::opt::later;
+    using cli::opt::given;
     using cli::opt::text;
-    // the readers: the library's parsers of the text and the option's name
-    const auto number = &parse_number;
-    const auto count = &parse_count;
-    const auto time = &parse_time;
+    // the readers: cli::reads's readers of the value as given, or the library's parsers of its text,
+    // and the option's name
+    const auto number = &cli::reads::number;
+    const auto of_text = [](auto parse) {
+        return [parse](const cli::given_value& v, const std::string& flag) { return parse(v.spelled(), flag); };
+    };
+    const auto count = of_text(&parse_count);
+    const auto time = of_text(&parse_time);
     const auto integer = [](long long lo, long long hi) {
-        return [lo, hi](const std::string& v, const std::string& flag) { return cli::args::parse_int(flag, v, lo, hi); };
+        return [lo, hi](const cli::given_value& v, const std::string& flag) { return cli::reads::integer(v, flag, lo, hi); };
     };
     std::vector<cli::bound_option<r>> o = {
-        later<r>("flops", &r::flops, &parse_flop_count, "total training FLOPs (420ZFLOP, 420Z or 4.2e23)"),
-        later<r>("params", &r::params, count, "parameter count, e.g. 175e9 or 175B"),
-        later<r>("tokens", &r::tokens, count, "training tokens, e.g. 300e9 or 15T"),
-        later<r>("flops-per-param-token", &r::flops_per_param_token, number, "6 (default) or 8 (full recompute)"),
+        given<r>("flops", &r::flops, of_text(&parse_flop_count), "total training FLOPs (420ZFLOP, 420Z or 4.2e23)"),
+        given<r>("params", &r::params, count, "parameter count, e.g. 175e9 or 175B"),
+        given<r>("tokens", &r::tokens, count, "training tokens, e.g. 300e9 or 15T"),
+        given<r>("flops-per-param-token", &r::flops_per_param_token, number, "6 (default) or 8 (full recompute)"),
     };
     o = o + std::vector<cli::bound_option<r>>{
         cli::model_option<r>(&r::model),
-        later<r>("peak-tflops", &r::peak_tflops, number, "per-GPU peak TFLOPS"),
-        later<r>("dtype", &r::precision, &parse<dtype>, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"),
-        later<r>("utilization", &r::utilization, number, "fraction of peak sustained, in (0, 1]"),
-        later<r>("weeks", &r::weeks, number, "training time in weeks"),
-        later<r>("days", &r::days, number, "training time in days"),
+        given<r>("peak-tflops", &r::peak_tflops, number, "per-GPU peak TFLOPS"),
+        given<r>("dtype", &r::precision, &cli::reads::choice<dtype>, "fp32, tf32, bf16 (default), fp16, fp8, mxfp8, nvfp4 or fp4"),
+        given<r>("utilization", &r::utilization, number, "fraction of peak sustained, in (0, 1]"),
+        given<r>("weeks", &r::weeks, number, "training time in weeks"),
+        given<r>("days", &r::days, number, "training time in days"),
         text<r>("gpus", &r::gpus, "number of GPUs"),
-        later<r>("price-per-gpu-hour", &r::price_per_gpu_hour, number, "price of one GPU-hour: the answer carries the cost"),
-        later<r>("global-batch", &r::global_batch, integer(1, plan_limits::global_batch),
+        given<r>("price-per-gpu-hour", &r::price_per_gpu_hour, number, "price of one GPU-hour: the answer carries the cost"),
+        given<r>("global-batch", &r::global_batch, integer(1, plan_limits::global_batch),
                  "from the model: sequences per optimizer step"),
-        later<r>("global-batch-tokens", &r::global_batch_tokens, count,
+        given<r>("global-batch-tokens", &r::global_batch_tokens, count,
                  "from the model: tokens per optimizer step, e.g. 4M (default 4,194,304)"),
-        later<r>("seq", &r::seq, integer(1, plan_limits::seq), "from the model: sequence length (default min(4096, model context))"),
-        later<r>("framework", &r::stack, &parse<framework>,
+        given<r>("seq", &r::seq, integer(1, plan_limits::seq), "from the model: sequence length (default min(4096, model context))"),
+        given<r>("framework", &r::stack, &cli::reads::choice<framework>,
                  "megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp (default megatron-core)"),
-        later<r>("compute-efficiency", &r::compute_efficiency,
-                 [](const std::string& v, const std::string& flag) { return require_range(flag, parse_number(v, flag), 1e-6, 1.0); },
+        given<r>("compute-efficiency", &r::compute_efficiency,
+                 [](const cli::given_value& v, const std::string& flag) {
+                     return require_range(flag, cli::reads::number(v, flag), 1e-6, 1.0);
+                 },
                  "achievable fraction of peak, overriding the default"),
-        later<r>("efficiency", &r::efficiency, &parse<efficiency_mode>, "collective model: ideal|default"),
-        later<r>("mtbf", &r::mtbf,
-                 [](const std::string& v, const std::string& flag) {
-                     if (v == "inf" || v == "infinite" || v == "none") return seconds(std::numeric_limits<double>::infinity());
-                     return parse_time(v, flag);
+        given<r>("efficiency", &r::efficiency, &cli::reads::choice<efficiency_mode>, "collective model: ideal|default"),
+        given<r>("mtbf", &r::mtbf,
+                 [](const cli::given_value& v, const std::string& flag) {
+                     const std::string t = v.spelled();
+                     if (t == "inf" || t == "infinite" || t == "none") return seconds(std::numeric_limits<double>::infinity());
+                     return parse_time(t, flag);
                  },
                  "mean time between interruptions per GPU (default 50677h, Llama 3) or per node; inf: none"),
         text<r>("mtbf-per", &r::mtbf_per, "gpu (default) or node: what --mtbf is per"),
-        later<r>("checkpoint-time", &r::checkpoint_time, time,
+        given<r>("checkpoint-time", &r::checkpoint_time, time,
                  "time one checkpoint stops training (default: 14 B/parameter at 2 TB/s)"),
-        later<r>("restart-time", &r::restart_time, time, "time from an interruption to training again (default 10min)"),
-        later<r>("checkpoint-interval", &r::checkpoint_interval, time,
+        given<r>("restart-time", &r::restart_time, time, "time from an interruption to training again (default 10min)"),
+        given<r>("checkpoint-interval", &r::checkpoint_interval, time,
                  "compute time between checkpoints (default: Young's sqrt(2 x checkpoint x job MTBF))"),
         text<r>("rank-by", &r::rank_by,
                 "time (default: the fewest GPUs) or cost (the fewest GPU-hours) among counts meeting the deadline"),
         text<r>("max-gpus", &r::max_gpus, "largest GPU count searched (default 131072)"),
-        later<r>("min-cp-tokens", &r::min_cp_tokens, integer(0, plan_limits::seq),
+        given<r>("min-cp-tokens", &r::min_cp_tokens, integer(0, plan_limits::seq),
                  "fewest tokens per context-parallel rank tried with cp >= 2 (default 4096; 0: any)"),
-        later<r>("threads", &r::threads, integer(1, search_limits::threads), "planner threads (default: the machine's cores)"),
+        given<r>("threads", &r::threads, integer(1, search_limits::threads), "planner threads (default: the machine's cores)"),
         text<r>("svg", &r::svg, "write the scaling curve (time to train vs GPUs, the deadline marked) as an SVG file"),
     };
     std::vector<cli::option_spec> topology = cli::topology_options();

@@ -63,7 +63,7 @@ cli::registrar reg_list{cli::command{
 /// after the cluster and after the check that --nodes is not given too, whose error quotes both.
 struct cluster_request {
     cli::topology_request topology;
-    std::optional<cli::later<long long>> gpus;
+    std::optional<cli::given<long long>> gpus;
 };
 
 std::vector<cli::bound_option<cluster_request>> cluster_options() {
@@ -71,9 +71,11 @@ std::vector<cli::bound_option<cluster_request>> cluster_options() {
     for (auto& t : cli::topology_options())
         if (t.name != "cluster") topology.push_back(std::move(t));
     return cli::topology_bound<cluster_request>([](cluster_request& r) -> cli::topology_request& { return r.topology; }, topology) +
-           std::vector<cli::bound_option<cluster_request>>{cli::opt::later<cluster_request>(
+           std::vector<cli::bound_option<cluster_request>>{cli::opt::given<cluster_request>(
                "gpus", &cluster_request::gpus,
-               [](const std::string& v, const std::string& flag) { return cli::args::parse_int(flag, v, 1, commscale::cluster_limits::gpus); },
+               [](const cli::given_value& v, const std::string& flag) {
+                   return cli::reads::integer(v, flag, 1, commscale::cluster_limits::gpus);
+               },
                "total GPUs (nodes = N / GPUs per node)")};
 }
 
@@ -92,7 +94,7 @@ cli::registrar reg_one{cli::bound_command<cluster_request>(
         cluster c = t.overrides() ? cli::resolve_cluster(t) : cli::load_cluster_value(a.positional[0], "cluster");
         if (req.gpus) {
             if (req.topology.nodes)
-                throw commscale::input_error("--gpus", req.gpus->text + " together with --nodes " + req.topology.nodes->value.spelled(),
+                throw commscale::input_error("--gpus", req.gpus->value.spelled() + " together with --nodes " + req.topology.nodes->value.spelled(),
                                              "either --gpus N or --nodes N, not both");
             c.nodes = cli::nodes_for_gpus(**req.gpus, c.node.gpus, c.name);
         }

@@ -951,11 +951,14 @@ inline collective_calibration calibrate_sorted(const cluster& c, std::span<const
                               "measurements whose fit is a usable calibration: " + std::string(what) + " in [" +
                                   detail::number_text(lo) + ", " + detail::number_text(hi) + "]");
     };
-    for (const duration& lat : out.fitted.step_latency) outside("a step latency (s)", in_seconds(lat), 0.0, 1.0);
-    outside("the efficiency", out.fitted.efficiency, 1e-6, 1.0);
-    outside("the half size (B)", in_bytes(out.fitted.half_size), 0.0, 1e18);
-    outside("the exponent", out.fitted.exponent, 1e-3, 8.0);
-    for (const double f : out.calibrated.comm.protocol_bandwidth) outside("a protocol bandwidth fraction", f, 1e-6, 1.0);
+    using lim = comm_params_limits;
+    for (const duration& lat : out.fitted.step_latency)
+        outside("a step latency (s)", in_seconds(lat), 0.0, lim::latency_us / 1e6);
+    outside("the efficiency", out.fitted.efficiency, lim::min_efficiency, lim::max_efficiency);
+    outside("the half size (B)", in_bytes(out.fitted.half_size), 0.0, detail::absurd_limit(quantity_kind::size));
+    outside("the exponent", out.fitted.exponent, lim::min_exponent, lim::max_exponent);
+    for (const double f : out.calibrated.comm.protocol_bandwidth)
+        outside("a protocol bandwidth fraction", f, lim::min_protocol_bandwidth, lim::max_protocol_bandwidth);
     return out;
 }
 

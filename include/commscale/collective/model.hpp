@@ -541,18 +541,6 @@ template <algorithm a>
     return std::max(ti, tn) * x.min_inv_fraction * (1.0 - 1e-9);
 }
 
-/// busbw_factor(op, n) with 1/n known (no division).
-[[nodiscard]] constexpr double busbw_factor_of(collective_op op, int n, double inv_n) {
-    const double m = (static_cast<double>(n) - 1.0) * inv_n;
-    switch (op) {
-        case collective_op::all_reduce: return 2.0 * m;
-        case collective_op::reduce_scatter:
-        case collective_op::all_gather:
-        case collective_op::all_to_all: return m;
-        default: return 1.0;
-    }
-}
-
 [[noreturn]] inline void bad_placement(const char* field, long long v, const std::string& expected) {
     throw input_error(std::string("placement.") + field, std::to_string(v), expected);
 }
@@ -716,9 +704,10 @@ namespace detail {
     // Built once, every field set (no zeroing of the result first).
     const duration t = seconds(best.time());
     const byte_rate alg = algbw(bytes, t);
+    const double share = (static_cast<double>(p.n) - 1.0) * p.inv_n;  // (n-1)/n, by the 1/n at hand
     return collective_result{.op = op, .algo = chosen, .ranks = g.ranks, .nodes = p.nodes, .bytes = bytes,
                              .time = t, .latency = seconds(best.latency), .transfer = seconds(best.transfer),
-                             .algbw = alg, .busbw = detail::busbw_factor_of(op, p.n, p.inv_n) * alg,
+                             .algbw = alg, .busbw = detail::busbw_factor_of_share(op, share) * alg,
                              .bottleneck = v.kind, .bottleneck_link = limiting, .sharing = v.sharing,
                              .proto = best.proto};
 }

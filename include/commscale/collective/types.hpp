@@ -17,22 +17,31 @@ namespace commscale {
 /// @brief Collective operations (nccl-tests naming).
 enum class collective_op { all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv };
 
+namespace detail {
+/// busbw_factor(op, n) from the share (n-1)/n as the caller computes it (the collective model's
+/// hot path multiplies by its 1/n instead of dividing): all_reduce 2x the share; reduce_scatter,
+/// all_gather, all_to_all the share; broadcast, reduce, send_recv 1.
+[[nodiscard]] constexpr double busbw_factor_of_share(collective_op op, double share) {
+    switch (op) {
+        case collective_op::all_reduce: return 2.0 * share;
+        case collective_op::reduce_scatter:
+        case collective_op::all_gather:
+        case collective_op::all_to_all: return share;
+        case collective_op::broadcast:
+        case collective_op::reduce:
+        case collective_op::send_recv: return 1.0;
+    }
+    return 1.0;
+}
+}  // namespace detail
+
 /// @brief nccl-tests bus-bandwidth factor (nccl-tests doc/PERFORMANCE.md): all_reduce 2(n-1)/n;
 /// reduce_scatter, all_gather, all_to_all (n-1)/n; broadcast, reduce, send_recv 1.
 /// busbw = algbw x factor is the per-rank link traffic rate of a ring, comparable across n.
 [[nodiscard]] constexpr double busbw_factor(collective_op op, int n) {
     if (n < 1) return 0.0;
     const double nd = static_cast<double>(n);
-    switch (op) {
-        case collective_op::all_reduce: return 2.0 * (nd - 1.0) / nd;
-        case collective_op::reduce_scatter:
-        case collective_op::all_gather:
-        case collective_op::all_to_all: return (nd - 1.0) / nd;
-        case collective_op::broadcast:
-        case collective_op::reduce:
-        case collective_op::send_recv: return 1.0;
-    }
-    return 1.0;
+    return detail::busbw_factor_of_share(op, (nd - 1.0) / nd);
 }
 
 /// @brief CLI/JSON spellings of the operations (nccl-tests naming): `to_string`, `parse<collective_op>`.

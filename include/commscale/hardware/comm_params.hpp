@@ -88,6 +88,27 @@ struct link_class_params {
     double exponent = 0.5;
 };
 
+/// @brief Ranges of the realistic-mode parameters that the cluster JSON's "calibration" object
+/// (io/cluster_json.hpp) accepts, and that calibration's fit must land in to be written there:
+/// far beyond any measured system (latencies of microseconds, efficiencies below 1, 32 channels,
+/// tens of GB/s per channel), so that a value outside is a unit slip or a typo.
+struct comm_params_limits {
+    static constexpr double latency_us = 1e6;  ///< base and per-step latencies, us (1 s)
+    static constexpr double min_efficiency = 1e-6;  ///< a link class's large-message efficiency ...
+    static constexpr double max_efficiency = 1.0;   ///< ... at most the peak
+    /// Exponent of the saturation curve: up to 8 (fitted shapes have 0.25 to 4, calibrate.hpp), so
+    /// that with half sizes up to 1e18 B (half_size x ranks / size)^exponent stays far below the
+    /// largest double.
+    static constexpr double min_exponent = 1e-3;
+    static constexpr double max_exponent = 8.0;
+    static constexpr double min_protocol_bandwidth = 1e-6;  ///< a protocol's fraction of the bandwidth ...
+    static constexpr double max_protocol_bandwidth = 1.0;   ///< ... at most all of it
+    static constexpr double min_reduction_efficiency = 1e-6;  ///< NVLS and SHARP, fraction of the closed form ...
+    static constexpr double max_reduction_efficiency = 10.0;
+    static constexpr int channels = 1024;                   ///< channels of the per-channel cap (NCCL: up to 32)
+    static constexpr double channel_bandwidth_GBps = 1e6;  ///< one channel's cap, GB/s
+};
+
 /// @brief All realistic-mode parameters. Defaults:
 /// * base and per-step latencies: NCCL's published tuning constants (2.x; Ring column, see
 ///   ANCHORS.md "NCCL tuning model"): base 6.6 / 14 / 8.4 us (LL / LL128 / Simple); per step

@@ -71,15 +71,14 @@ template <std::size_t N>
 
 /// Reads one link class's parameters over `p` (fields absent keep their value).
 inline void read_link_class(const json_reader& r, link_class_params& p) {
+    using lim = comm_params_limits;
     if (r.has("step_latency_us")) {
-        const auto v = number_array<protocol_count>(r, "step_latency_us", 0.0, 1e6);
+        const auto v = number_array<protocol_count>(r, "step_latency_us", 0.0, lim::latency_us);
         for (std::size_t i = 0; i < protocol_count; ++i) p.step_latency[i] = seconds(v[i] * 1e-6);
     }
-    if (r.has("efficiency")) p.efficiency = r.number("efficiency", 1e-6, 1.0);
+    if (r.has("efficiency")) p.efficiency = r.number("efficiency", lim::min_efficiency, lim::max_efficiency);
     if (r.has("half_size")) p.half_size = r.size("half_size");
-    // Exponents up to 8 (fitted shapes have 0.25 to 4, calibrate.hpp): with half sizes up to
-    // 1e18 B, (half_size x ranks / size)^exponent then stays far below the largest double.
-    if (r.has("exponent")) p.exponent = r.number("exponent", 1e-3, 8.0);
+    if (r.has("exponent")) p.exponent = r.number("exponent", lim::min_exponent, lim::max_exponent);
     r.finish();
 }
 
@@ -132,24 +131,28 @@ inline void read_link_class(const json_reader& r, link_class_params& p) {
 /// (so a partial object is a partial calibration); unknown keys are rejected. Errors name the
 /// path, e.g. `cluster.calibration.net.efficiency`.
 [[nodiscard]] inline comm_params comm_params_from_json(const nlohmann::json& j, const std::string& path) {
+    using lim = comm_params_limits;
     const json_reader r(j, path);
     comm_params p{};
     if (r.has("base_latency_us")) {
-        const auto v = detail::number_array<protocol_count>(r, "base_latency_us", 0.0, 1e6);
+        const auto v = detail::number_array<protocol_count>(r, "base_latency_us", 0.0, lim::latency_us);
         for (std::size_t i = 0; i < protocol_count; ++i) p.base_latency[i] = seconds(v[i] * 1e-6);
     }
     if (r.has("protocol_bandwidth")) {
-        const auto v = detail::number_array<protocol_count>(r, "protocol_bandwidth", 1e-6, 1.0);
+        const auto v = detail::number_array<protocol_count>(r, "protocol_bandwidth", lim::min_protocol_bandwidth,
+                                                              lim::max_protocol_bandwidth);
         for (std::size_t i = 0; i < protocol_count; ++i) p.protocol_bandwidth[i] = v[i];
     }
     if (const std::string key(to_string(link_class::nvlink)); r.has(key)) detail::read_link_class(r.object(key), p.nvlink);
     if (const std::string key(to_string(link_class::pci)); r.has(key)) detail::read_link_class(r.object(key), p.pci);
     if (const std::string key(to_string(link_class::net)); r.has(key)) detail::read_link_class(r.object(key), p.net);
-    if (r.has("nvls_efficiency")) p.nvls_efficiency = r.number("nvls_efficiency", 1e-6, 10.0);
-    if (r.has("sharp_efficiency")) p.sharp_efficiency = r.number("sharp_efficiency", 1e-6, 10.0);
-    if (r.has("channels")) p.channels = r.int32("channels", 0, 1024);
+    if (r.has("nvls_efficiency"))
+        p.nvls_efficiency = r.number("nvls_efficiency", lim::min_reduction_efficiency, lim::max_reduction_efficiency);
+    if (r.has("sharp_efficiency"))
+        p.sharp_efficiency = r.number("sharp_efficiency", lim::min_reduction_efficiency, lim::max_reduction_efficiency);
+    if (r.has("channels")) p.channels = r.int32("channels", 0, lim::channels);
     if (r.has("channel_bandwidth_GBps")) {
-        const auto v = detail::number_array<protocol_count>(r, "channel_bandwidth_GBps", 0.0, 1e6);
+        const auto v = detail::number_array<protocol_count>(r, "channel_bandwidth_GBps", 0.0, lim::channel_bandwidth_GBps);
         for (std::size_t i = 0; i < protocol_count; ++i) {
             // 0 = uncapped; a cap must be a hardware rate (>= 1 MB/s), else every time overflows
             if (v[i] != 0)

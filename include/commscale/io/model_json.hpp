@@ -124,7 +124,7 @@ namespace detail {
     }
     using lim = model_size_limits;  // generous bounds (workload/transformer.hpp), named by the key
     auto int_key = [&](std::initializer_list<const char*> keys, int fallback, bool required,
-                       int hi = 1 << 30) -> std::pair<int, const char*> {
+                       int hi = lim::bounded_count) -> std::pair<int, const char*> {
         const char* k = detail::first_key(r, keys);
         if (!k) {
             if (required) throw input_error(r.field(*keys.begin()), "nothing (missing)", "an integer >= 1");
@@ -192,7 +192,8 @@ namespace detail {
     m.ffn = ffn;
     if (m.ffn == 0 && type == "mpt") {
         // MPT: the MLP is expansion_ratio x d_model (llm-foundry MPTConfig, default 4)
-        const double ratio = r.has("expansion_ratio") ? r.number("expansion_ratio", 0.125, 64.0) : 4.0;
+        const double ratio =
+            r.has("expansion_ratio") ? r.number("expansion_ratio", lim::min_expansion_ratio, lim::max_expansion_ratio) : 4.0;
         m.ffn = static_cast<int>(std::lround(ratio * m.hidden));
     }
     if (m.ffn == 0) m.ffn = 4 * m.hidden;  // GPT-2's n_inner = null means 4 x n_embd (hidden <= 2^20)
@@ -271,7 +272,7 @@ namespace detail {
         if (r.has("mamba_num_heads")) {
             shape.mamba_heads = r.int32("mamba_num_heads", 1, lim::hidden);
         } else {
-            const double expand = r.has("expand") ? r.number("expand", 0.0625, 64.0) : 2.0;
+            const double expand = r.has("expand") ? r.number("expand", lim::min_mamba_expand, lim::max_mamba_expand) : 2.0;
             const double inner = expand * m.hidden;
             if (std::fmod(inner, shape.mamba_head_dim) != 0.0)
                 throw input_error(r.field("mamba_head_dim"), std::to_string(shape.mamba_head_dim),
@@ -281,8 +282,8 @@ namespace detail {
         }
         shape.ssm_state = r.int32_or("ssm_state_size", 128, 1, lim::hidden);
         shape.mamba_groups = r.int32_or("n_groups", 8, 1, lim::hidden);
-        shape.conv_kernel = r.int32_or("conv_kernel", 4, 1, 1 << 10);
-        shape.ssm_chunk = r.int32_or("chunk_size", 128, 1, 1 << 16);
+        shape.conv_kernel = r.int32_or("conv_kernel", 4, 1, lim::conv_kernel);
+        shape.ssm_chunk = r.int32_or("chunk_size", 128, 1, lim::ssm_chunk);
         if (shape.mamba_heads % shape.mamba_groups != 0)
             throw input_error(r.field("mamba_num_heads"), std::to_string(shape.mamba_heads),
                               "a multiple of n_groups (" + std::to_string(shape.mamba_groups) + ")");

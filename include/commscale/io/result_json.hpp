@@ -5,7 +5,8 @@
 /// Written by `*_to_json` (or the `io::to_json` overloads) and read back, validated, by
 /// `*_from_json` (or `io::from_json<T>`): every error is an input_error naming the field path
 /// under the `path` argument (`shard-0.json.plans[3].breakdown.compute_s`), the value given and
-/// what is accepted; unknown keys are rejected with "did you mean".
+/// what is accepted; unknown keys are rejected with "did you mean". Each type's keys are named
+/// once, in its field table (`result_detail::*_fields`), which the writer and the reader both run.
 ///
 /// Round trips: `*_from_json(*_to_json(x))` gives back every value the JSON carries: to the bit
 /// where it is written in the base unit (seconds, bytes; GiB, a power of two, too), and where it is
@@ -51,9 +52,11 @@
 ///   efficiency (ideal|default)}, shard ("i/N"),
 ///   threads (a search), merged_shards and search_s_max (a merge of shards), note (when given)}.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <istream>
 #include <limits>
 #include <optional>
@@ -153,30 +156,174 @@ inline void require_same(const json_reader& r, const std::string& key, const nlo
     return r.number(key, 0.0, max_number);
 }
 
-/// The collective bottleneck of the `limiting` object {kind, link, sharing} into `out`, checked
-/// against `bottleneck`, the same in describe_bottleneck's words (errors name `limiting.KEY` or
-/// `bottleneck`). A link outside the catalog is kept by name.
-inline void read_bottleneck(const json_reader& r, collective_result& out) {
-    const json_reader l = r.object("limiting");
-    out.bottleneck = parse<bottleneck_kind>(l.string("kind"), l.field("kind"));
-    const bool has_link = out.bottleneck != bottleneck_kind::none && out.bottleneck != bottleneck_kind::latency;
-    out.bottleneck_link = {};
-    if (!has_link) {
-        if (!l.raw("link").is_null())
-            throw input_error(l.field("link"), l.raw("link").dump(), "null (a " + std::string(to_string(out.bottleneck)) + " bottleneck names no link)");
-    } else {
-        const std::string name = l.string("link");
-        if (name.empty()) throw input_error(l.field("link"), "''", "a link name");
-        if (const auto known = find_link(name)) out.bottleneck_link = known->name;
-        else out.bottleneck_link = commscale::detail::intern(name);
+/// Largest time in microseconds accepted in a result (max_seconds).
+inline constexpr double max_us = max_seconds * 1e6;
+
+// A result type's field table: one function template `fields(io, x)` that names each key once,
+// with how its value is written and read back. With a field_writer (x const) it fills the JSON
+// object (whose keys print sorted, whatever the table's order); with a field_reader it reads the
+// object back in the table's order, which is the order the reader's errors are found in.
+
+/// The writing side of a field table: emplaces each value into `o`.
+struct field_writer {
+    nlohmann::json::object_t& o;
+
+    template <class V>
+    void put(const char* key, V&& v) const {
+        o.emplace(key, std::forward<V>(v));
     }
-    out.sharing = l.int32("sharing", 1, 1 << 30);
-    l.finish();
-    const std::string words = describe_bottleneck(out);
-    if (r.string("bottleneck") != words)
-        throw input_error(r.field("bottleneck"), "'" + r.string("bottleneck") + "'",
-                          "'" + words + "' (the limiting object in words)");
-}
+    void seconds(const char* key, duration t) const { put(key, in_seconds(t)); }
+    /// A time that documents written before it lack.
+    void optional_seconds(const char* key, duration t) const { put(key, in_seconds(t)); }
+    void us(const char* key, duration t) const { put(key, in_us(t)); }
+    void gib(const char* key, data_size s) const { put(key, in_bytes(s) / gibi); }
+    void byte_count(const char* key, data_size s) const { put(key, in_bytes(s)); }
+    /// Bytes as an integer.
+    void whole_bytes(const char* key, data_size s) const { put(key, static_cast<long long>(std::llround(in_bytes(s)))); }
+    void number(const char* key, double v, double /*lo*/, double /*hi*/) const { put(key, v); }
+    void int32(const char* key, int v, int /*lo*/, int /*hi*/) const { put(key, v); }
+    void integer(const char* key, long long v, long long /*lo*/, long long /*hi*/) const { put(key, v); }
+    void boolean(const char* key, bool v) const { put(key, v); }
+    void text(const char* key, const std::string& v) const { put(key, v); }
+    void tflops(const char* key, flop_rate f) const { put(key, in_tflops(f)); }
+    void GBps(const char* key, byte_rate r) const { put(key, in_GBps(r)); }
+    /// A rate in Gbps, null where unbounded (infinite).
+    void Gbps_or_null(const char* key, byte_rate r) const {
+        const double v = in_Gbps(r);
+        if (std::isfinite(v)) put(key, v);
+        else put(key, nullptr);
+    }
+    /// One of an enum's spellings (to_string; read by parse<E>).
+    template <named_enum E>
+    void choice(const char* key, E v) const {
+        put(key, std::string(to_string(v)));
+    }
+    /// A value the fields read before give: written, and read back as equal to it (require_same,
+    /// naming `source`).
+    void same(const char* key, nlohmann::json v, const char* /*source*/) const { put(key, std::move(v)); }
+    /// A number in [lo, hi] that the fields read before give (same).
+    void derived(const char* key, double v, double /*lo*/, double /*hi*/, const char* /*source*/) const { put(key, v); }
+    /// A text the fields read before give, read back as equal to it ('text' (what) in the error).
+    void words(const char* key, std::string v, const char* /*what*/) const { put(key, std::move(v)); }
+    /// A flag written only when set (read back absent = false), so that documents without it
+    /// keep their JSON.
+    void flag_when_set(const char* key, bool v) const {
+        if (v) put(key, true);
+    }
+    /// A nested object: `fields(io)` with the object's own writer.
+    template <class Fields>
+    void object(const char* key, Fields&& fields) const {
+        nlohmann::json j = nlohmann::json::object();
+        fields(field_writer{j.get_ref<nlohmann::json::object_t&>()});
+        put(key, std::move(j));
+    }
+    /// A key of its own rule: `write(put)` calls put(value) (or does not, to leave the key out);
+    /// `read(reader, key)` reads it.
+    template <class Write, class Read>
+    void custom(const char* key, Write&& write, Read&& /*read*/) const {
+        write([&](auto&& v) { put(key, std::forward<decltype(v)>(v)); });
+    }
+    /// A check of the values read so far, `check(reader)` (nothing to write).
+    template <class Check>
+    void check(Check&& /*check*/) const {}
+    /// A value that repeats what fields read after it give (`value()`): written; the reader checks
+    /// its range here and, at compare_repeated, that it equals `value()`, in `rank` order.
+    template <class Value>
+    void repeated_number(const char* key, int /*rank*/, double /*lo*/, double /*hi*/, Value&& value) const {
+        put(key, value());
+    }
+    template <class Value>
+    void repeated_int32(const char* key, int /*rank*/, int /*lo*/, int /*hi*/, Value&& value) const {
+        put(key, value());
+    }
+    template <class Value>
+    void repeated_text(const char* key, int /*rank*/, Value&& value) const {
+        put(key, value());
+    }
+    void compare_repeated(const char* /*source*/) const {}
+};
+
+/// The reading side of a field table: reads each value from `r` (errors name `r`'s path.KEY).
+struct field_reader {
+    explicit field_reader(const json_reader& reader) : r(reader) {}
+
+    const json_reader& r;
+
+    void seconds(const char* key, duration& t) const { t = time_s(r, key); }
+    void optional_seconds(const char* key, duration& t) const {
+        if (r.has(key)) t = time_s(r, key);
+    }
+    void us(const char* key, duration& t) const { t = from_us(r.number(key, 0.0, max_us)); }
+    void gib(const char* key, data_size& s) const { s = result_detail::gib(r, key); }
+    void byte_count(const char* key, data_size& s) const { s = bytes(result_detail::byte_count(r, key)); }
+    void whole_bytes(const char* key, data_size& s) const { s = bytes(static_cast<double>(r.integer(key, 0, 1LL << 53))); }
+    void number(const char* key, double& v, double lo, double hi) const { v = r.number(key, lo, hi); }
+    void int32(const char* key, int& v, int lo, int hi) const { v = r.int32(key, lo, hi); }
+    void integer(const char* key, long long& v, long long lo, long long hi) const { v = r.integer(key, lo, hi); }
+    void boolean(const char* key, bool& v) const { v = r.boolean(key); }
+    void text(const char* key, std::string& v) const { v = r.string(key); }
+    void tflops(const char* key, flop_rate& f) const { f = from_tflops(r.number(key, 0.0, max_number)); }
+    void GBps(const char* key, byte_rate& x) const { x = from_GBps(r.number(key, 0.0, max_number)); }
+    void Gbps_or_null(const char* key, byte_rate& x) const {
+        (void)r.raw(key);  // required, possibly null
+        x = r.has(key) ? from_Gbps(r.number(key, 0.0, max_number)) : bytes_per_second(std::numeric_limits<double>::infinity());
+    }
+    template <named_enum E>
+    void choice(const char* key, E& v) const {
+        v = parse<E>(r.string(key), r.field(key));
+    }
+    void same(const char* key, const nlohmann::json& v, const char* source) const { require_same(r, key, v, source); }
+    void derived(const char* key, double v, double lo, double hi, const char* source) const {
+        (void)r.number(key, lo, hi);
+        require_same(r, key, v, source);
+    }
+    void words(const char* key, const std::string& v, const char* what) const {
+        if (r.string(key) != v) throw input_error(r.field(key), "'" + r.string(key) + "'", "'" + v + "' (" + what + ")");
+    }
+    void flag_when_set(const char* key, bool& v) const { v = r.boolean_or(key, false); }
+    template <class Fields>
+    void object(const char* key, Fields&& fields) const {
+        const json_reader sub = r.object(key);
+        fields(field_reader{sub});
+        sub.finish();
+    }
+    template <class Write, class Read>
+    void custom(const char* key, Write&& /*write*/, Read&& read) const {
+        read(r, std::string(key));
+    }
+    template <class Check>
+    void check(Check&& f) const {
+        f(r);
+    }
+    template <class Value>
+    void repeated_number(const char* key, int rank, double lo, double hi, Value&& value) const {
+        (void)r.number(key, lo, hi);
+        repeats_.push_back({rank, key, value});
+    }
+    template <class Value>
+    void repeated_int32(const char* key, int rank, int lo, int hi, Value&& value) const {
+        (void)r.int32(key, lo, hi);
+        repeats_.push_back({rank, key, value});
+    }
+    template <class Value>
+    void repeated_text(const char* key, int rank, Value&& value) const {
+        (void)r.string(key);
+        repeats_.push_back({rank, key, value});
+    }
+    void compare_repeated(const char* source) const {
+        std::stable_sort(repeats_.begin(), repeats_.end(), [](const repeat& a, const repeat& b) { return a.rank < b.rank; });
+        for (const repeat& x : repeats_) require_same(r, x.key, x.value(), source);
+        repeats_.clear();
+    }
+
+private:
+    struct repeat {
+        int rank;
+        const char* key;
+        std::function<nlohmann::json()> value;
+    };
+    mutable std::vector<repeat> repeats_;
+};
 
 }  // namespace result_detail
 
@@ -201,24 +348,56 @@ inline void read_bottleneck(const json_reader& r, collective_result& out) {
 
 // ---------------------------------------------------------------- collective_result
 
+namespace result_detail {
+/// collective_result's field table (field_writer, field_reader).
+template <class IO, class C>
+void collective_result_fields(const IO& io, C& c) {
+    io.choice("op", c.op);
+    io.choice("algorithm", c.algo);
+    io.int32("ranks", c.ranks, 1, 1 << 30);
+    io.int32("nodes", c.nodes, 1, 1 << 30);
+    io.whole_bytes("bytes", c.bytes);
+    io.us("time_us", c.time);
+    io.GBps("algbw_GBps", c.algbw);
+    io.GBps("busbw_GBps", c.busbw);
+    io.us("latency_us", c.latency);
+    io.us("transfer_us", c.transfer);
+    io.object("limiting", [&](const auto& l) {
+        l.choice("kind", c.bottleneck);
+        // a catalog name or any other name (kept); null for none and latency
+        l.custom(
+            "link",
+            [&](auto put) {
+                if (c.bottleneck_link.empty()) put(nullptr);
+                else put(std::string(c.bottleneck_link));
+            },
+            [&](const auto& r, const auto& key) {
+                const bool has_link = c.bottleneck != bottleneck_kind::none && c.bottleneck != bottleneck_kind::latency;
+                c.bottleneck_link = {};
+                if (!has_link) {
+                    if (!r.raw(key).is_null())
+                        throw input_error(r.field(key), r.raw(key).dump(),
+                                          "null (a " + std::string(to_string(c.bottleneck)) + " bottleneck names no link)");
+                } else {
+                    const std::string name = r.string(key);
+                    if (name.empty()) throw input_error(r.field(key), "''", "a link name");
+                    if (const auto known = find_link(name)) c.bottleneck_link = known->name;
+                    else c.bottleneck_link = commscale::detail::intern(name);
+                }
+            });
+        l.int32("sharing", c.sharing, 1, 1 << 30);
+    });
+    io.words("bottleneck", describe_bottleneck(c), "the limiting object in words");
+}
+}  // namespace result_detail
+
 /// @brief The CLI.md JSON of one collective prediction: {op, algorithm, ranks, nodes, bytes
 /// (integer), time_us, algbw_GBps, busbw_GBps, latency_us, transfer_us, bottleneck (in words),
 /// limiting: {kind (bottleneck_kind), link (catalog name, null for none and latency), sharing}}.
 [[nodiscard]] inline nlohmann::json collective_result_to_json(const collective_result& r) {
-    return {{"op", std::string(to_string(r.op))},
-            {"algorithm", std::string(to_string(r.algo))},
-            {"ranks", r.ranks},
-            {"nodes", r.nodes},
-            {"bytes", static_cast<long long>(std::llround(in_bytes(r.bytes)))},
-            {"time_us", in_us(r.time)},
-            {"algbw_GBps", in_GBps(r.algbw)},
-            {"busbw_GBps", in_GBps(r.busbw)},
-            {"latency_us", in_us(r.latency)},
-            {"transfer_us", in_us(r.transfer)},
-            {"bottleneck", describe_bottleneck(r)},
-            {"limiting", {{"kind", std::string(to_string(r.bottleneck))},
-                          {"link", r.bottleneck_link.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::string(r.bottleneck_link))},
-                          {"sharing", r.sharing}}}};
+    nlohmann::json j = nlohmann::json::object();
+    result_detail::collective_result_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, r);
+    return j;
 }
 
 /// @brief Reads collective_result_to_json's object (errors name `path.KEY`): every key required;
@@ -228,21 +407,9 @@ inline void read_bottleneck(const json_reader& r, collective_result& out) {
 /// Simple.
 [[nodiscard]] inline collective_result collective_result_from_json(const nlohmann::json& j,
                                                                    const std::string& path = "collective") {
-    using namespace result_detail;
     const json_reader r(j, path);
     collective_result c{};
-    c.op = parse<collective_op>(r.string("op"), r.field("op"));
-    c.algo = parse<algorithm>(r.string("algorithm"), r.field("algorithm"));
-    c.ranks = r.int32("ranks", 1, 1 << 30);
-    c.nodes = r.int32("nodes", 1, 1 << 30);
-    c.bytes = bytes(static_cast<double>(r.integer("bytes", 0, 1LL << 53)));
-    const double max_us = max_seconds * 1e6;
-    c.time = from_us(r.number("time_us", 0.0, max_us));
-    c.algbw = from_GBps(r.number("algbw_GBps", 0.0, max_number));
-    c.busbw = from_GBps(r.number("busbw_GBps", 0.0, max_number));
-    c.latency = from_us(r.number("latency_us", 0.0, max_us));
-    c.transfer = from_us(r.number("transfer_us", 0.0, max_us));
-    read_bottleneck(r, c);
+    result_detail::collective_result_fields(result_detail::field_reader{r}, c);
     c.proto = protocol::simple;
     r.finish();
     return c;
@@ -250,72 +417,75 @@ inline void read_bottleneck(const json_reader& r, collective_result& out) {
 
 // ---------------------------------------------------------------- step_breakdown
 
+namespace result_detail {
+/// step_breakdown's field table (field_writer, field_reader).
+template <class IO, class B>
+void step_breakdown_fields(const IO& io, B& b) {
+    io.seconds("step_s", b.step);
+    io.seconds("compute_s", b.compute);
+    io.seconds("bubble_s", b.bubble);
+    io.seconds("tp_comm_s", b.tp.total);
+    io.seconds("tp_comm_exposed_s", b.tp.exposed);
+    io.seconds("pp_comm_s", b.pp.total);
+    io.seconds("pp_comm_exposed_s", b.pp.exposed);
+    io.seconds("dp_comm_s", b.dp.total);
+    io.seconds("dp_comm_exposed_s", b.dp.exposed);
+    io.seconds("cp_comm_s", b.cp.total);
+    io.seconds("cp_comm_exposed_s", b.cp.exposed);
+    io.seconds("ep_comm_s", b.ep.total);
+    io.seconds("ep_comm_exposed_s", b.ep.exposed);
+    io.seconds("exposed_comm_s", b.exposed_comm);
+    io.custom(
+        "bottleneck_detail", [&](auto put) { put(std::string(to_string(b.bottleneck))); },
+        [&](const auto& r, const auto& key) { b.bottleneck = step_bottleneck_of(r.string(key), r.field(key)); });
+    io.same("bottleneck", std::string(contract_bottleneck(b.bottleneck)), "the CLI.md word for bottleneck_detail");
+    io.number("mfu", b.mfu, 0.0, max_number);
+    io.number("hfu", b.hfu, 0.0, max_number);
+    io.tflops("tflops_per_gpu", b.model_flops_per_gpu);
+    io.tflops("hardware_tflops_per_gpu", b.hardware_flops_per_gpu);
+    io.number("tokens_per_s", b.tokens_per_s, 0.0, max_number);
+    io.object("memory_breakdown_GiB", [&](const auto& m) {
+        m.gib("weights", b.memory.state.weights);
+        m.gib("gradients", b.memory.state.gradients);
+        m.gib("optimizer", b.memory.state.optimizer);
+        m.gib("activations", b.memory.activations);
+    });
+    io.derived("memory_per_gpu_GiB", in_bytes(b.memory.total()) / gibi, 0.0, max_gib, "the sum of memory_breakdown_GiB");
+    io.gib("memory_capacity_GiB", b.memory_capacity);
+    io.boolean("fits_in_memory", b.fits_in_memory);
+    io.number("bubble_fraction", b.bubble_fraction, 0.0, 1.0);
+    io.int32("micro_batches", b.micro_batches, 0, 1 << 30);
+    io.number("compute_efficiency", b.efficiency, 0.0, max_number);
+    io.seconds("dp_window_s", b.dp_window);
+    io.byte_count("dp_inter_node_bytes_per_node", b.dp_inter_node_bytes);
+    io.seconds("optimizer_s", b.optimizer);
+    io.seconds("overlap_slowdown_s", b.overlap_slowdown);
+    io.seconds("stage_microbatch_s", b.stage_microbatch);
+    io.object("layer_s", [&](const auto& l) {
+        l.seconds("gemm_fwd", b.layer.gemm_fwd);
+        l.seconds("attention_fwd", b.layer.attention_fwd);
+        l.seconds("elementwise_fwd", b.layer.elementwise_fwd);
+        l.seconds("gemm_bwd", b.layer.gemm_bwd);
+        l.seconds("attention_bwd", b.layer.attention_bwd);
+        l.seconds("elementwise_bwd", b.layer.elementwise_bwd);
+        // hybrid models' Mamba-2 scan (absent from documents written before it)
+        l.optional_seconds("scan_fwd", b.layer.scan_fwd);
+        l.optional_seconds("scan_bwd", b.layer.scan_bwd);
+    });
+    io.Gbps_or_null("required_inter_node_Gbps", b.required_inter_node);
+    // will-it-scale-to-n-gpus's rule: the DP bytes within the whole compute time of the step
+    io.Gbps_or_null("required_inter_node_step_Gbps", b.required_inter_node_step);
+}
+}  // namespace result_detail
+
 /// @brief The CLI.md JSON of one step breakdown (`step --json`'s keys besides the context, and
 /// each plan's `breakdown` in `plan --json`): times in s, memory in GiB, rates in TFLOP/s and
 /// Gbps, `bottleneck` in the CLI.md vocabulary (contract_bottleneck) and `bottleneck_detail`
-/// exact. Built by emplace rather than from an initializer list: several times faster, and the
-/// Python module builds one of these per step() call.
+/// exact. Emplaced into the object rather than built from an initializer list: several times
+/// faster, and the Python module builds one of these per step() call.
 [[nodiscard]] inline nlohmann::json step_breakdown_to_json(const step_breakdown& r) {
     nlohmann::json j = nlohmann::json::object();
-    auto& o = j.get_ref<nlohmann::json::object_t&>();
-    auto put = [&o](const char* key, auto&& value) { o.emplace(key, std::forward<decltype(value)>(value)); };
-    put("step_s", in_seconds(r.step));
-    put("compute_s", in_seconds(r.compute));
-    put("bubble_s", in_seconds(r.bubble));
-    put("tp_comm_s", in_seconds(r.tp.total));
-    put("tp_comm_exposed_s", in_seconds(r.tp.exposed));
-    put("pp_comm_s", in_seconds(r.pp.total));
-    put("pp_comm_exposed_s", in_seconds(r.pp.exposed));
-    put("dp_comm_s", in_seconds(r.dp.total));
-    put("dp_comm_exposed_s", in_seconds(r.dp.exposed));
-    put("cp_comm_s", in_seconds(r.cp.total));
-    put("cp_comm_exposed_s", in_seconds(r.cp.exposed));
-    put("ep_comm_s", in_seconds(r.ep.total));
-    put("ep_comm_exposed_s", in_seconds(r.ep.exposed));
-    put("exposed_comm_s", in_seconds(r.exposed_comm));
-    put("bottleneck", std::string(contract_bottleneck(r.bottleneck)));
-    put("bottleneck_detail", std::string(to_string(r.bottleneck)));
-    put("mfu", r.mfu);
-    put("hfu", r.hfu);
-    put("tflops_per_gpu", in_tflops(r.model_flops_per_gpu));
-    put("hardware_tflops_per_gpu", in_tflops(r.hardware_flops_per_gpu));
-    put("tokens_per_s", r.tokens_per_s);
-    put("memory_per_gpu_GiB", in_bytes(r.memory.total()) / gibi);
-    put("memory_capacity_GiB", in_bytes(r.memory_capacity) / gibi);
-    nlohmann::json memory = nlohmann::json::object();
-    auto& mo = memory.get_ref<nlohmann::json::object_t&>();
-    mo.emplace("weights", in_bytes(r.memory.state.weights) / gibi);
-    mo.emplace("gradients", in_bytes(r.memory.state.gradients) / gibi);
-    mo.emplace("optimizer", in_bytes(r.memory.state.optimizer) / gibi);
-    mo.emplace("activations", in_bytes(r.memory.activations) / gibi);
-    put("memory_breakdown_GiB", std::move(memory));
-    put("fits_in_memory", r.fits_in_memory);
-    put("bubble_fraction", r.bubble_fraction);
-    put("micro_batches", r.micro_batches);
-    put("compute_efficiency", r.efficiency);
-    put("dp_window_s", in_seconds(r.dp_window));
-    put("dp_inter_node_bytes_per_node", in_bytes(r.dp_inter_node_bytes));
-    put("optimizer_s", in_seconds(r.optimizer));
-    put("overlap_slowdown_s", in_seconds(r.overlap_slowdown));
-    put("stage_microbatch_s", in_seconds(r.stage_microbatch));
-    nlohmann::json layer = nlohmann::json::object();
-    auto& lo = layer.get_ref<nlohmann::json::object_t&>();
-    lo.emplace("gemm_fwd", in_seconds(r.layer.gemm_fwd));
-    lo.emplace("attention_fwd", in_seconds(r.layer.attention_fwd));
-    lo.emplace("elementwise_fwd", in_seconds(r.layer.elementwise_fwd));
-    lo.emplace("gemm_bwd", in_seconds(r.layer.gemm_bwd));
-    lo.emplace("attention_bwd", in_seconds(r.layer.attention_bwd));
-    lo.emplace("elementwise_bwd", in_seconds(r.layer.elementwise_bwd));
-    lo.emplace("scan_fwd", in_seconds(r.layer.scan_fwd));
-    lo.emplace("scan_bwd", in_seconds(r.layer.scan_bwd));
-    put("layer_s", std::move(layer));
-    const double need = in_Gbps(r.required_inter_node);
-    if (std::isfinite(need)) put("required_inter_node_Gbps", need);
-    else put("required_inter_node_Gbps", nullptr);
-    // will-it-scale-to-n-gpus's rule: the DP bytes within the whole compute time of the step
-    const double need_step = in_Gbps(r.required_inter_node_step);
-    if (std::isfinite(need_step)) put("required_inter_node_step_Gbps", need_step);
-    else put("required_inter_node_step_Gbps", nullptr);
+    result_detail::step_breakdown_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, r);
     return j;
 }
 
@@ -325,199 +495,21 @@ inline void read_bottleneck(const json_reader& r, collective_result& out) {
 /// `memory_per_gpu_GiB` the sum of `memory_breakdown_GiB`; the required_inter_node rates null
 /// (unbounded) or a number. Fields the JSON does not carry keep their defaults (file comment).
 [[nodiscard]] inline step_breakdown step_breakdown_from_json(const nlohmann::json& j, const std::string& path = "step") {
-    using namespace result_detail;
     const json_reader r(j, path);
     step_breakdown b{};
-    b.step = time_s(r, "step_s");
-    b.compute = time_s(r, "compute_s");
-    b.bubble = time_s(r, "bubble_s");
-    b.tp = {time_s(r, "tp_comm_s"), time_s(r, "tp_comm_exposed_s")};
-    b.pp = {time_s(r, "pp_comm_s"), time_s(r, "pp_comm_exposed_s")};
-    b.dp = {time_s(r, "dp_comm_s"), time_s(r, "dp_comm_exposed_s")};
-    b.cp = {time_s(r, "cp_comm_s"), time_s(r, "cp_comm_exposed_s")};
-    b.ep = {time_s(r, "ep_comm_s"), time_s(r, "ep_comm_exposed_s")};
-    b.exposed_comm = time_s(r, "exposed_comm_s");
-    b.bottleneck = step_bottleneck_of(r.string("bottleneck_detail"), r.field("bottleneck_detail"));
-    require_same(r, "bottleneck", std::string(contract_bottleneck(b.bottleneck)), "the CLI.md word for bottleneck_detail");
-    b.mfu = r.number("mfu", 0.0, max_number);
-    b.hfu = r.number("hfu", 0.0, max_number);
-    b.model_flops_per_gpu = from_tflops(r.number("tflops_per_gpu", 0.0, max_number));
-    b.hardware_flops_per_gpu = from_tflops(r.number("hardware_tflops_per_gpu", 0.0, max_number));
-    b.tokens_per_s = r.number("tokens_per_s", 0.0, max_number);
-    {
-        const json_reader m = r.object("memory_breakdown_GiB");
-        b.memory.state.weights = gib(m, "weights");
-        b.memory.state.gradients = gib(m, "gradients");
-        b.memory.state.optimizer = gib(m, "optimizer");
-        b.memory.activations = gib(m, "activations");
-        m.finish();
-    }
-    (void)r.number("memory_per_gpu_GiB", 0.0, max_gib);
-    require_same(r, "memory_per_gpu_GiB", in_bytes(b.memory.total()) / gibi, "the sum of memory_breakdown_GiB");
-    b.memory_capacity = gib(r, "memory_capacity_GiB");
-    b.fits_in_memory = r.boolean("fits_in_memory");
-    b.bubble_fraction = r.number("bubble_fraction", 0.0, 1.0);
-    b.micro_batches = r.int32("micro_batches", 0, 1 << 30);
-    b.efficiency = r.number("compute_efficiency", 0.0, max_number);
-    b.dp_window = time_s(r, "dp_window_s");
-    b.dp_inter_node_bytes = bytes(byte_count(r, "dp_inter_node_bytes_per_node"));
-    b.optimizer = time_s(r, "optimizer_s");
-    b.overlap_slowdown = time_s(r, "overlap_slowdown_s");
-    b.stage_microbatch = time_s(r, "stage_microbatch_s");
-    {
-        const json_reader l = r.object("layer_s");
-        b.layer.gemm_fwd = time_s(l, "gemm_fwd");
-        b.layer.attention_fwd = time_s(l, "attention_fwd");
-        b.layer.elementwise_fwd = time_s(l, "elementwise_fwd");
-        b.layer.gemm_bwd = time_s(l, "gemm_bwd");
-        b.layer.attention_bwd = time_s(l, "attention_bwd");
-        b.layer.elementwise_bwd = time_s(l, "elementwise_bwd");
-        // hybrid models' Mamba-2 scan (absent from documents written before it)
-        if (l.has("scan_fwd")) b.layer.scan_fwd = time_s(l, "scan_fwd");
-        if (l.has("scan_bwd")) b.layer.scan_bwd = time_s(l, "scan_bwd");
-        l.finish();
-    }
-    auto rate = [&](const char* key) {
-        (void)r.raw(key);  // required, possibly null
-        if (!r.has(key)) return bytes_per_second(std::numeric_limits<double>::infinity());
-        return from_Gbps(r.number(key, 0.0, max_number));
-    };
-    b.required_inter_node = rate("required_inter_node_Gbps");
-    b.required_inter_node_step = rate("required_inter_node_step_Gbps");
+    result_detail::step_breakdown_fields(result_detail::field_reader{r}, b);
     r.finish();
     return b;
 }
 
 // ---------------------------------------------------------------- plan
 
-/// @brief The JSON of a plan as `step`/`scale --json` write it (key `plan`): the parallel layout
-/// and every option the framework profile resolved, with `stage_layers` for a model of `layers`
-/// layers (parallel/plan.hpp `stage_layers`).
-[[nodiscard]] inline nlohmann::json plan_to_json(const plan& p, int layers) {
-    nlohmann::json stages = nlohmann::json::array();
-    for (int i = 0; i < p.pp; ++i) stages.push_back(stage_layers(p, layers, i));
-    nlohmann::json j = nlohmann::json::object();
-    auto& o = j.get_ref<nlohmann::json::object_t&>();
-    auto put = [&o](const char* key, auto&& value) { o.emplace(key, std::forward<decltype(value)>(value)); };
-    put("tp", p.tp);
-    put("pp", p.pp);
-    put("dp", p.dp);
-    put("cp", p.cp);
-    put("ep", p.ep);
-    put("etp", p.expert_tp());
-    put("micro_batch", p.micro_batch);
-    put("global_batch", p.global_batch);
-    put("seq", p.seq);
-    put("zero", p.zero);
-    put("recompute", std::string(to_string(p.recompute_mode)));
-    put("schedule", std::string(to_string(p.schedule)));
-    put("virtual_stages", p.chunks());
-    put("sequence_parallel", p.sequence_parallel);
-    put("dtype", std::string(to_string(p.precision)));
-    put("framework", std::string(to_string(p.stack)));
-    put("gradient_bytes", p.gradient_bytes);
-    put("optimizer_state_bytes", p.optimizer_state_bytes);
-    put("bucket_bytes", in_bytes(p.bucket) >= whole_gradient_bucket ? 0.0 : in_bytes(p.bucket));  // 0: one bucket
-    put("bucket_per_dp_bytes", in_bytes(p.bucket_per_dp));
-    nlohmann::json overlap = nlohmann::json::object();
-    auto& ov = overlap.get_ref<nlohmann::json::object_t&>();
-    ov.emplace("dp", p.overlap.dp);
-    ov.emplace("tp", p.overlap.tp);
-    ov.emplace("pp", p.overlap.pp);
-    ov.emplace("zero", p.overlap.zero);
-    ov.emplace("cp", p.overlap.cp);
-    put("overlap", std::move(overlap));
-    put("attention", std::string(to_string(p.attention)));
-    put("reduce_every_micro_batch", p.reduce_every_micro_batch);
-    put("expert_load", p.expert_load);
-    put("capacity_factor", p.capacity_factor);
-    put("pad_to_capacity", p.pad_to_capacity);
-    put("stage_layers", std::move(stages));
-    // written only when set, so plans without them keep their JSON (read back absent = false)
-    if (p.account_for_embedding_in_pipeline_split) put("account_for_embedding_in_pipeline_split", true);
-    if (p.account_for_loss_in_pipeline_split) put("account_for_loss_in_pipeline_split", true);
-    if (p.cpu_offloading_num_layers > 0) put("cpu_offloading_num_layers", p.cpu_offloading_num_layers);
-    if (p.recompute_modules != 0) put("recompute_modules", recompute_modules_names(p.recompute_modules));
-    put("moe_token_dispatcher", std::string(to_string(p.dispatcher)));
-    return j;
-}
-
-/// @brief plan_to_json with the layers of model `m`.
-[[nodiscard]] inline nlohmann::json plan_to_json(const plan& p, const transformer& m) { return plan_to_json(p, m.layers); }
-
-/// @brief Reads plan_to_json's object (errors name `path.KEY`): every key required; degrees in
-/// [1, 2^20] (dp [1, 2^24]), micro_batch [1, 2^24], global_batch [1, 2^30], seq [1, 2^26], zero
-/// 0-3, gradient_bytes 1, 2 or 4, sizes in [0, 1e18] bytes, expert_load [1, 1e6],
-/// capacity_factor 0 or [1e-3, 1e6], names as plan.hpp/framework.hpp spell them; `stage_layers`
-/// pp counts, at least pp x V layers in all, that the even split or given first/last stage counts
-/// produce. The plan is not
-/// checked against a model or cluster (`validate` does that).
-[[nodiscard]] inline plan plan_from_json(const nlohmann::json& j, const std::string& path = "plan") {
-    using namespace result_detail;
-    const json_reader r(j, path);
-    plan p{};
-    p.tp = r.int32("tp", 1, plan_limits::degree);
-    p.pp = r.int32("pp", 1, plan_limits::degree);
-    p.dp = r.int32("dp", 1, plan_limits::dp);
-    p.cp = r.int32("cp", 1, plan_limits::degree);
-    p.ep = r.int32("ep", 1, plan_limits::degree);
-    const int etp = r.int32("etp", 1, plan_limits::degree);
-    p.etp = etp == p.tp ? 0 : etp;
-    p.micro_batch = r.int32("micro_batch", 1, plan_limits::micro_batch);
-    p.global_batch = r.int32("global_batch", 1, plan_limits::global_batch);
-    p.seq = r.int32("seq", 1, plan_limits::seq);
-    p.zero = r.int32("zero", 0, 3);
-    p.recompute_mode = parse<recompute>(r.string("recompute"), r.field("recompute"));
-    p.schedule = parse<pipeline_schedule>(r.string("schedule"), r.field("schedule"));
-    p.virtual_stages = r.int32("virtual_stages", 1, 1 << 16);
-    if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
-        throw input_error(r.field("virtual_stages"), std::to_string(p.virtual_stages),
-                          "1 with the " + std::string(to_string(p.schedule)) + " schedule");
-    p.sequence_parallel = r.boolean("sequence_parallel");
-    p.precision = parse<dtype>(r.string("dtype"), r.field("dtype"));
-    p.stack = parse<framework>(r.string("framework"), r.field("framework"));
-    p.gradient_bytes = r.int32("gradient_bytes", 1, 4);
-    if (p.gradient_bytes == 3) throw input_error(r.field("gradient_bytes"), "3", "1, 2 or 4");
-    // absent in files of earlier versions: fp32 main parameters and moments
-    p.optimizer_state_bytes = r.has("optimizer_state_bytes")
-                                  ? r.int32("optimizer_state_bytes", 0, plan_limits::optimizer_state_bytes)
-                                  : 12;
-    const double bucket = byte_count(r, "bucket_bytes");
-    p.bucket = bytes(bucket == 0 ? whole_gradient_bucket : bucket);
-    p.bucket_per_dp = bytes(byte_count(r, "bucket_per_dp_bytes"));
-    {
-        const json_reader ov = r.object("overlap");
-        p.overlap.dp = ov.boolean("dp");
-        p.overlap.tp = ov.boolean("tp");
-        p.overlap.pp = ov.boolean("pp");
-        p.overlap.zero = ov.boolean("zero");
-        p.overlap.cp = ov.boolean("cp");
-        ov.finish();
-    }
-    const std::string attention = r.string("attention");
-    if (attention == "flash") p.attention = attention_kernel::flash;
-    else if (attention == "unfused") p.attention = attention_kernel::unfused;
-    else throw unknown_name(r.field("attention"), attention, std::array<std::string_view, 2>{"flash", "unfused"});
-    p.reduce_every_micro_batch = r.boolean("reduce_every_micro_batch");
-    p.expert_load = r.number("expert_load", 1.0, 1e6);
-    p.capacity_factor = r.number("capacity_factor", 0.0, 1e6);
-    if (p.capacity_factor != 0 && p.capacity_factor < 1e-3)
-        throw input_error(r.field("capacity_factor"), commscale::detail::number_text(p.capacity_factor), "0 (dropless) or a number in [0.001, 1e6]");
-    p.pad_to_capacity = r.boolean("pad_to_capacity");
-    p.account_for_embedding_in_pipeline_split = r.boolean_or("account_for_embedding_in_pipeline_split", false);
-    p.account_for_loss_in_pipeline_split = r.boolean_or("account_for_loss_in_pipeline_split", false);
-    p.cpu_offloading_num_layers =
-        static_cast<int>(r.integer_or("cpu_offloading_num_layers", 0, 0, plan_limits::stage_layers));
-    if (r.has("recompute_modules"))
-        p.recompute_modules = recompute_modules_from_names(r.string("recompute_modules"), r.field("recompute_modules"));
-    // absent in files of earlier versions: the framework's
-    p.dispatcher = r.has("moe_token_dispatcher")
-                       ? parse<moe_token_dispatcher>(r.string("moe_token_dispatcher"), r.field("moe_token_dispatcher"))
-                       : profile_of(p.stack).dispatcher;
-
-    // stage_layers: pp counts; back to first/last_stage_layers (0 where the even split gives them)
-    const nlohmann::json& sl = r.array("stage_layers");
-    const std::string sl_field = r.field("stage_layers");
+namespace result_detail {
+/// plan_from_json's `stage_layers` at `key`: pp counts, back to first/last_stage_layers (0 where
+/// the even split gives them).
+inline void read_stage_layers(const json_reader& r, const std::string& key, plan& p) {
+    const nlohmann::json& sl = r.array(key);
+    const std::string sl_field = r.field(key);
     if (sl.size() != static_cast<std::size_t>(p.pp))
         throw input_error(sl_field, "an array of " + std::to_string(sl.size()), "an array of pp = " + std::to_string(p.pp) + " layer counts");
     std::vector<int> counts;
@@ -560,169 +552,401 @@ inline void read_bottleneck(const json_reader& r, collective_result& out) {
                           "the layers of each stage as the plan splits them: evenly, or given first/last stage counts "
                           "with the rest even, or with the embedding/loss counted as pipeline layers "
                           "(account_for_*_in_pipeline_split)");
+}
+
+/// plan's field table (field_writer, field_reader); `layers`, the model's, gives the written
+/// stage_layers.
+template <class IO, class P>
+void plan_fields(const IO& io, P& p, int layers) {
+    io.int32("tp", p.tp, 1, plan_limits::degree);
+    io.int32("pp", p.pp, 1, plan_limits::degree);
+    io.int32("dp", p.dp, 1, plan_limits::dp);
+    io.int32("cp", p.cp, 1, plan_limits::degree);
+    io.int32("ep", p.ep, 1, plan_limits::degree);
+    // written resolved; equal to tp it reads as 0 (which means tp)
+    io.custom(
+        "etp", [&](auto put) { put(p.expert_tp()); },
+        [&](const auto& r, const auto& key) {
+            const int etp = r.int32(key, 1, plan_limits::degree);
+            p.etp = etp == p.tp ? 0 : etp;
+        });
+    io.int32("micro_batch", p.micro_batch, 1, plan_limits::micro_batch);
+    io.int32("global_batch", p.global_batch, 1, plan_limits::global_batch);
+    io.int32("seq", p.seq, 1, plan_limits::seq);
+    io.int32("zero", p.zero, 0, plan_limits::zero);
+    io.choice("recompute", p.recompute_mode);
+    io.choice("schedule", p.schedule);
+    io.custom(
+        "virtual_stages", [&](auto put) { put(p.chunks()); },
+        [&](const auto& r, const auto& key) {
+            p.virtual_stages = r.int32(key, 1, 1 << 16);
+            if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
+                throw input_error(r.field(key), std::to_string(p.virtual_stages),
+                                  "1 with the " + std::string(to_string(p.schedule)) + " schedule");
+        });
+    io.boolean("sequence_parallel", p.sequence_parallel);
+    io.choice("dtype", p.precision);
+    io.choice("framework", p.stack);
+    io.custom(
+        "gradient_bytes", [&](auto put) { put(p.gradient_bytes); },
+        [&](const auto& r, const auto& key) {
+            p.gradient_bytes = r.int32(key, 1, 4);
+            if (p.gradient_bytes == 3) throw input_error(r.field(key), "3", "1, 2 or 4");
+        });
+    // absent in files of earlier versions: fp32 main parameters and moments
+    io.custom(
+        "optimizer_state_bytes", [&](auto put) { put(p.optimizer_state_bytes); },
+        [&](const auto& r, const auto& key) {
+            p.optimizer_state_bytes = r.has(key) ? r.int32(key, 0, plan_limits::optimizer_state_bytes) : 12;
+        });
+    // 0: one bucket (at least whole_gradient_bucket)
+    io.custom(
+        "bucket_bytes", [&](auto put) { put(in_bytes(p.bucket) >= whole_gradient_bucket ? 0.0 : in_bytes(p.bucket)); },
+        [&](const auto& r, const auto& key) {
+            const double bucket = byte_count(r, key);
+            p.bucket = bytes(bucket == 0 ? whole_gradient_bucket : bucket);
+        });
+    io.byte_count("bucket_per_dp_bytes", p.bucket_per_dp);
+    io.object("overlap", [&](const auto& ov) {
+        ov.boolean("dp", p.overlap.dp);
+        ov.boolean("tp", p.overlap.tp);
+        ov.boolean("pp", p.overlap.pp);
+        ov.boolean("zero", p.overlap.zero);
+        ov.boolean("cp", p.overlap.cp);
+    });
+    io.custom(
+        "attention", [&](auto put) { put(std::string(to_string(p.attention))); },
+        [&](const auto& r, const auto& key) {
+            const std::string attention = r.string(key);
+            if (attention == "flash") p.attention = attention_kernel::flash;
+            else if (attention == "unfused") p.attention = attention_kernel::unfused;
+            else throw unknown_name(r.field(key), attention, std::array<std::string_view, 2>{"flash", "unfused"});
+        });
+    io.boolean("reduce_every_micro_batch", p.reduce_every_micro_batch);
+    io.number("expert_load", p.expert_load, 1.0, 1e6);
+    io.custom(
+        "capacity_factor", [&](auto put) { put(p.capacity_factor); },
+        [&](const auto& r, const auto& key) {
+            p.capacity_factor = r.number(key, 0.0, 1e6);
+            if (p.capacity_factor != 0 && p.capacity_factor < 1e-3)
+                throw input_error(r.field(key), commscale::detail::number_text(p.capacity_factor),
+                                  "0 (dropless) or a number in [0.001, 1e6]");
+        });
+    io.boolean("pad_to_capacity", p.pad_to_capacity);
+    io.flag_when_set("account_for_embedding_in_pipeline_split", p.account_for_embedding_in_pipeline_split);
+    io.flag_when_set("account_for_loss_in_pipeline_split", p.account_for_loss_in_pipeline_split);
+    // only when > 0 (absent reads as 0)
+    io.custom(
+        "cpu_offloading_num_layers",
+        [&](auto put) {
+            if (p.cpu_offloading_num_layers > 0) put(p.cpu_offloading_num_layers);
+        },
+        [&](const auto& r, const auto& key) {
+            p.cpu_offloading_num_layers = static_cast<int>(r.integer_or(key, 0, 0, plan_limits::stage_layers));
+        });
+    // only when any (Megatron-Core's names, comma-separated)
+    io.custom(
+        "recompute_modules",
+        [&](auto put) {
+            if (p.recompute_modules != 0) put(recompute_modules_names(p.recompute_modules));
+        },
+        [&](const auto& r, const auto& key) {
+            if (r.has(key)) p.recompute_modules = recompute_modules_from_names(r.string(key), r.field(key));
+        });
+    // absent in files of earlier versions: the framework's
+    io.custom(
+        "moe_token_dispatcher", [&](auto put) { put(std::string(to_string(p.dispatcher))); },
+        [&](const auto& r, const auto& key) {
+            p.dispatcher = r.has(key) ? parse<moe_token_dispatcher>(r.string(key), r.field(key)) : profile_of(p.stack).dispatcher;
+        });
+    io.custom(
+        "stage_layers",
+        [&](auto put) {
+            nlohmann::json stages = nlohmann::json::array();
+            for (int i = 0; i < p.pp; ++i) stages.push_back(stage_layers(p, layers, i));
+            put(std::move(stages));
+        },
+        [&](const auto& r, const auto& key) { read_stage_layers(r, key, p); });
+}
+}  // namespace result_detail
+
+/// @brief The JSON of a plan as `step`/`scale --json` write it (key `plan`): the parallel layout
+/// and every option the framework profile resolved, with `stage_layers` for a model of `layers`
+/// layers (parallel/plan.hpp `stage_layers`).
+[[nodiscard]] inline nlohmann::json plan_to_json(const plan& p, int layers) {
+    nlohmann::json j = nlohmann::json::object();
+    result_detail::plan_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, p, layers);
+    return j;
+}
+
+/// @brief plan_to_json with the layers of model `m`.
+[[nodiscard]] inline nlohmann::json plan_to_json(const plan& p, const transformer& m) { return plan_to_json(p, m.layers); }
+
+/// @brief Reads plan_to_json's object (errors name `path.KEY`): every key required; degrees in
+/// [1, 2^20] (dp [1, 2^24]), micro_batch [1, 2^24], global_batch [1, 2^30], seq [1, 2^26], zero
+/// 0-3, gradient_bytes 1, 2 or 4, sizes in [0, 1e18] bytes, expert_load [1, 1e6],
+/// capacity_factor 0 or [1e-3, 1e6], names as plan.hpp/framework.hpp spell them; `stage_layers`
+/// pp counts, at least pp x V layers in all, that the even split or given first/last stage counts
+/// produce. The plan is not
+/// checked against a model or cluster (`validate` does that).
+[[nodiscard]] inline plan plan_from_json(const nlohmann::json& j, const std::string& path = "plan") {
+    const json_reader r(j, path);
+    plan p{};
+    result_detail::plan_fields(result_detail::field_reader{r}, p, 0);
     r.finish();
     return p;
 }
 
 // ---------------------------------------------------------------- planned (a plan-search entry)
 
-/// @brief One entry of `plan --json`'s plans/pareto: the plan's layout, the headline numbers and
-/// the full breakdown (step_breakdown_to_json) under `breakdown`.
-[[nodiscard]] inline nlohmann::json planned_to_json(const planned& x) {
-    const plan& p = x.p;
-    const step_breakdown& r = x.r;
-    const double mem = in_bytes(r.memory.total());
-    nlohmann::json j = {{"tp", p.tp},
-            {"pp", p.pp},
-            {"dp", p.dp},
-            {"cp", p.cp},
-            {"ep", p.ep},
-            {"micro_batch", p.micro_batch},
-            {"zero", p.zero},
-            {"recompute", std::string(to_string(p.recompute_mode))},
-            {"schedule", std::string(to_string(p.schedule))},
-            {"virtual_stages", p.chunks()},
-            {"sequence_parallel", p.sequence_parallel},
-            {"step_s", in_seconds(r.step)},
-            {"mfu", r.mfu},
-            {"memory_per_gpu_GiB", mem / gibi},
-            {"memory_per_gpu_bytes", mem},
-            {"memory_headroom_GiB", (in_bytes(r.memory_capacity) - mem) / gibi},
-            {"bottleneck", std::string(contract_bottleneck(r.bottleneck))},
-            {"micro_batches", r.micro_batches},
-            {"breakdown", step_breakdown_to_json(r)}};
-    // the pipeline-split flags only when set (plan_to_json's rule): read back absent = false
-    if (p.account_for_embedding_in_pipeline_split) j["account_for_embedding_in_pipeline_split"] = true;
-    if (p.account_for_loss_in_pipeline_split) j["account_for_loss_in_pipeline_split"] = true;
+namespace result_detail {
+/// planned's field table (field_writer, field_reader): the plan's layout fields (of `gpus` GPUs
+/// where > 0), the headline numbers, which repeat the breakdown's, and the breakdown.
+template <class IO, class X>
+void planned_fields(const IO& io, X& x, long long gpus) {
+    auto& p = x.p;
+    constexpr int big = 1 << 30;
+    io.int32("tp", p.tp, 1, big);
+    io.int32("pp", p.pp, 1, big);
+    io.int32("dp", p.dp, 1, big);
+    io.int32("cp", p.cp, 1, big);
+    io.int32("ep", p.ep, 1, big);
+    io.int32("micro_batch", p.micro_batch, 1, big);
+    io.int32("zero", p.zero, 0, plan_limits::zero);
+    io.choice("recompute", p.recompute_mode);
+    io.choice("schedule", p.schedule);
+    io.custom(
+        "virtual_stages", [&](auto put) { put(p.chunks()); },
+        [&](const auto& r, const auto& key) {
+            p.virtual_stages = r.int32(key, 1, big);
+            if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
+                throw input_error(r.field(key), std::to_string(p.virtual_stages),
+                                  "1 with the " + std::string(to_string(p.schedule)) + " schedule");
+        });
+    io.boolean("sequence_parallel", p.sequence_parallel);
+    io.flag_when_set("account_for_embedding_in_pipeline_split", p.account_for_embedding_in_pipeline_split);
+    io.flag_when_set("account_for_loss_in_pipeline_split", p.account_for_loss_in_pipeline_split);
     // expert tensor parallelism only when it differs from tp (read back absent = tp)
-    if (p.expert_tp() != p.tp) j["etp"] = p.expert_tp();
+    io.custom(
+        "etp",
+        [&](auto put) {
+            if (p.expert_tp() != p.tp) put(p.expert_tp());
+        },
+        [&](const auto& r, const auto& key) {
+            if (r.has(key)) {
+                const int etp = r.int32(key, 1, big);
+                p.etp = etp == p.tp ? 0 : etp;
+            }
+        });
+    io.check([&](const json_reader& r) {
+        if (gpus > 0 && p.gpus() != gpus)
+            throw input_error(r.field("tp"), std::to_string(p.tp) + " (tp x pp x dp x cp = " + std::to_string(p.gpus()) + ")",
+                              "a plan whose tp x pp x dp x cp is the search's " + std::to_string(gpus) + " GPUs");
+    });
+    // the headline numbers: ranges checked here, equality with the breakdown's once it is read
+    const auto mem = [&x] { return in_bytes(x.r.memory.total()); };
+    io.repeated_number("step_s", 0, 1e-12, max_seconds, [&x] { return in_seconds(x.r.step); });
+    io.repeated_number("memory_per_gpu_bytes", 3, 0.0, max_number, mem);
+    io.repeated_number("mfu", 1, 0.0, 1.0, [&x] { return x.r.mfu; });
+    io.repeated_number("memory_per_gpu_GiB", 2, 0.0, max_gib, [mem] { return mem() / gibi; });
+    io.repeated_number("memory_headroom_GiB", 4, -max_gib, max_gib,
+                       [&x, mem] { return (in_bytes(x.r.memory_capacity) - mem()) / gibi; });
+    io.repeated_text("bottleneck", 5, [&x] { return std::string(contract_bottleneck(x.r.bottleneck)); });
+    io.repeated_int32("micro_batches", 6, 1, big, [&x] { return x.r.micro_batches; });
+    io.custom(
+        "breakdown", [&](auto put) { put(step_breakdown_to_json(x.r)); },
+        [&](const auto& r, const auto& key) { x.r = step_breakdown_from_json(r.raw(key), r.field(key)); });
+    io.compare_repeated("as the breakdown gives it");
+}
+}  // namespace result_detail
+
+/// @brief One entry of `plan --json`'s plans/pareto: the plan's layout, the headline numbers and
+/// the full breakdown (step_breakdown_to_json) under `breakdown`; the pipeline-split flags only
+/// when set (plan_to_json's rule: read back absent = false).
+[[nodiscard]] inline nlohmann::json planned_to_json(const planned& x) {
+    nlohmann::json j = nlohmann::json::object();
+    result_detail::planned_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, x, 0);
     return j;
 }
-
 
 /// @brief Reads planned_to_json's object (errors name `path.KEY`): every key required; the
 /// layout as plan_from_json reads it, step_s in [1e-12, 1e9] s, mfu in [0, 1], memory in [0, 1e18]
 /// bytes, and the headline numbers equal to what the breakdown gives. With `gpus` > 0, tp x pp x
 /// dp x cp must equal it (error naming `path.tp`). The plan's other fields keep their defaults.
 [[nodiscard]] inline planned planned_from_json(const nlohmann::json& j, const std::string& path = "plan", long long gpus = 0) {
-    using namespace result_detail;
     if (!j.is_object()) throw input_error(path, json_type_name(j), "a plan object of `plan --json`");
     const json_reader r(j, path);
     planned x{};
-    plan& p = x.p;
-    const int big = 1 << 30;
-    p.tp = r.int32("tp", 1, big);
-    p.pp = r.int32("pp", 1, big);
-    p.dp = r.int32("dp", 1, big);
-    p.cp = r.int32("cp", 1, big);
-    p.ep = r.int32("ep", 1, big);
-    p.micro_batch = r.int32("micro_batch", 1, big);
-    p.zero = r.int32("zero", 0, 3);
-    p.recompute_mode = parse<recompute>(r.string("recompute"), r.field("recompute"));
-    p.schedule = parse<pipeline_schedule>(r.string("schedule"), r.field("schedule"));
-    p.virtual_stages = r.int32("virtual_stages", 1, big);
-    if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
-        throw input_error(r.field("virtual_stages"), std::to_string(p.virtual_stages),
-                          "1 with the " + std::string(to_string(p.schedule)) + " schedule");
-    p.sequence_parallel = r.boolean("sequence_parallel");
-    p.account_for_embedding_in_pipeline_split = r.boolean_or("account_for_embedding_in_pipeline_split", false);
-    p.account_for_loss_in_pipeline_split = r.boolean_or("account_for_loss_in_pipeline_split", false);
-    if (r.has("etp")) {
-        const int etp = r.int32("etp", 1, big);
-        p.etp = etp == p.tp ? 0 : etp;
-    }
-    if (gpus > 0 && p.gpus() != gpus)
-        throw input_error(r.field("tp"), std::to_string(p.tp) + " (tp x pp x dp x cp = " + std::to_string(p.gpus()) + ")",
-                          "a plan whose tp x pp x dp x cp is the search's " + std::to_string(gpus) + " GPUs");
-    (void)r.number("step_s", 1e-12, max_seconds);
-    (void)r.number("memory_per_gpu_bytes", 0.0, max_number);
-    (void)r.number("mfu", 0.0, 1.0);
-    (void)r.number("memory_per_gpu_GiB", 0.0, max_gib);
-    (void)r.number("memory_headroom_GiB", -max_gib, max_gib);
-    (void)r.string("bottleneck");
-    (void)r.int32("micro_batches", 1, big);
-    x.r = step_breakdown_from_json(r.raw("breakdown"), r.field("breakdown"));
-    // the headline numbers repeat the breakdown's
-    const nlohmann::json again = planned_to_json(x);
-    for (const char* key : {"step_s", "mfu", "memory_per_gpu_GiB", "memory_per_gpu_bytes", "memory_headroom_GiB", "bottleneck",
-                            "micro_batches"})
-        require_same(r, key, again.at(key), "as the breakdown gives it");
+    result_detail::planned_fields(result_detail::field_reader{r}, x, gpus);
     r.finish();
     return x;
 }
 
 // ---------------------------------------------------------------- search_result and search_report
 
+namespace result_detail {
+/// search_result's field table (field_writer, field_reader): its keys in `plan --json`; the plans
+/// read are of `gpus` GPUs where > 0.
+template <class IO, class S>
+void search_result_fields(const IO& io, S& s, long long gpus) {
+    io.integer("candidates", s.candidates, 0, 1LL << 60);
+    io.integer("evaluated", s.evaluated, 0, 1LL << 60);
+    io.integer("feasible", s.feasible, 0, 1LL << 60);
+    // absent in files of older versions
+    io.custom(
+        "rejected", [&](auto put) { put(s.rejected); },
+        [&](const auto& r, const auto& key) { s.rejected = r.integer_or(key, 0, 0, 1LL << 60); });
+    io.number("search_s", s.search_s, 0.0, max_seconds);
+    // an array of planned_to_json objects
+    auto write_plans = [](const auto& list) {
+        return [l = &list](auto put) {
+            nlohmann::json out = nlohmann::json::array();
+            for (const auto& x : *l) out.push_back(planned_to_json(x));
+            put(std::move(out));
+        };
+    };
+    auto read_plans = [gpus](auto& list) {
+        return [l = &list, gpus](const auto& r, const auto& key) {
+            const nlohmann::json& arr = r.raw(key);
+            if (!arr.is_array()) throw input_error(r.field(key), json_type_name(arr), "an array of plans");
+            for (std::size_t n = 0; n < arr.size(); ++n)
+                l->push_back(planned_from_json(arr[n], r.field(key) + "[" + std::to_string(n) + "]", gpus));
+        };
+    };
+    io.custom("plans", write_plans(s.top), read_plans(s.top));
+    io.custom("pareto", write_plans(s.pareto), read_plans(s.pareto));
+}
+
+/// search_report's field table (field_writer, field_reader): the search's context, its space,
+/// and the search_result keys with every plan on `gpus` GPUs.
+template <class IO, class S>
+void search_report_fields(const IO& io, S& s) {
+    auto& q = s.request;
+    io.text("model", s.model);
+    io.text("cluster", s.cluster);
+    io.text("accelerator", s.accelerator);
+    io.custom(
+        "nodes", [&](auto put) { put(s.nodes); },
+        [&](const auto& r, const auto& key) { s.nodes = static_cast<int>(r.integer(key, 1, cluster_limits::nodes)); });
+    io.custom(
+        "gpus", [&](auto put) { put(s.gpus); },
+        [&](const auto& r, const auto& key) {
+            s.gpus = r.integer(key, 1, search_limits::gpus);
+            if (s.gpus % s.nodes != 0)
+                throw input_error(r.field(key), std::to_string(s.gpus), "a multiple of nodes (" + std::to_string(s.nodes) + ")");
+        });
+    io.int32("global_batch", q.global_batch, 1, plan_limits::global_batch);
+    io.int32("seq", q.seq, 1, plan_limits::seq);
+    io.int32("top", q.top_k, 1, search_limits::top_k);
+    // a search's; a merge of shards has none
+    io.custom(
+        "threads",
+        [&](auto put) {
+            if (s.has_threads) put(q.threads);
+        },
+        [&](const auto& r, const auto& key) {
+            s.has_threads = r.has(key);
+            if (s.has_threads) q.threads = r.int32(key, 1, search_limits::threads);
+        });
+    io.custom(
+        "note",
+        [&](auto put) {
+            if (!s.note.empty()) put(s.note);
+        },
+        [&](const auto& r, const auto& key) {
+            if (r.has(key)) s.note = r.string(key);
+        });
+    // a merge of shards'
+    io.custom(
+        "merged_shards",
+        [&](auto put) {
+            if (s.merged_shards) put(*s.merged_shards);
+        },
+        [&](const auto& r, const auto& key) {
+            if (r.has(key)) s.merged_shards = r.int32(key, 1, 1 << 30);
+        });
+    io.custom(
+        "search_s_max",
+        [&](auto put) {
+            if (s.search_s_max) put(*s.search_s_max);
+        },
+        [&](const auto& r, const auto& key) {
+            if (r.has(key)) s.search_s_max = r.number(key, 0.0, max_seconds);
+        });
+    io.object("space", [&](const auto& space) {
+        space.int32("scale_up_domain", q.scale_up_domain, 1, search_limits::scale_up_domain);
+        space.int32("max_micro_batch", q.max_micro_batch, 0, search_limits::max_micro_batch);
+        space.int32("max_virtual_stages", q.max_virtual_stages, 0, plan_limits::virtual_stages);
+        space.int32("max_cp", q.max_cp, 0, search_limits::max_cp);
+        // absent in files of older versions: the unbounded search they ran
+        space.custom(
+            "min_cp_tokens", [&](auto put) { put(q.min_cp_tokens); },
+            [&](const auto& r, const auto& key) {
+                if (r.has(key)) q.min_cp_tokens = r.int32(key, 0, plan_limits::seq);
+            });
+        space.custom(
+            "pareto_max_slowdown", [&](auto put) { put(q.pareto_max_slowdown); },
+            [&](const auto& r, const auto& key) {
+                if (r.has(key)) {
+                    q.pareto_max_slowdown = r.number(key, 0.0, 1e6);
+                    if (q.pareto_max_slowdown != 0 && q.pareto_max_slowdown < 1)
+                        throw input_error(r.field(key), commscale::detail::number_text(q.pareto_max_slowdown),
+                                          "0 (the whole front) or a factor in [1, 1e6]");
+                }
+            });
+        space.boolean("sequence_parallel", q.try_sequence_parallel);
+        space.custom(
+            "zero_bubble", [&](auto put) { put(q.try_zero_bubble); },
+            [&](const auto& r, const auto& key) { q.try_zero_bubble = r.boolean_or(key, true); });
+        // absent in files of older versions
+        space.custom(
+            "pipeline_split", [&](auto put) { put(q.try_pipeline_split); },
+            [&](const auto& r, const auto& key) { q.try_pipeline_split = r.boolean_or(key, true); });
+        space.choice("dtype", q.base.precision);
+        space.choice("framework", q.base.stack);
+        // null: the default
+        space.custom(
+            "compute_efficiency",
+            [&](auto put) {
+                put(q.base.compute_efficiency ? nlohmann::json(*q.base.compute_efficiency) : nlohmann::json(nullptr));
+            },
+            [&](const auto& r, const auto& key) {
+                if (r.has(key)) q.base.compute_efficiency = r.number(key, 1e-6, 1.0);
+                else r.ignore({key.c_str()});
+            });
+        space.custom(
+            "efficiency", [&](auto put) { put(q.options.mode == efficiency_mode::ideal ? "ideal" : "default"); },
+            [&](const auto& r, const auto& key) { q.options.mode = parse<efficiency_mode>(r.string(key), r.field(key)); });
+    });
+    io.custom(
+        "shard", [&](auto put) { put(std::to_string(q.shard) + "/" + std::to_string(q.shards)); },
+        [&](const auto& r, const auto& key) { std::tie(q.shard, q.shards) = parse_shard(r.string(key), r.field(key)); });
+    search_result_fields(io, s.result, s.gpus);
+}
+}  // namespace result_detail
+
 /// @brief The search_result keys of `plan --json`: {candidates, evaluated, feasible, rejected,
 /// search_s, plans, pareto}.
 [[nodiscard]] inline nlohmann::json search_result_to_json(const search_result& s) {
-    nlohmann::json plans = nlohmann::json::array(), pareto = nlohmann::json::array();
-    for (const auto& x : s.top) plans.push_back(planned_to_json(x));
-    for (const auto& x : s.pareto) pareto.push_back(planned_to_json(x));
-    return {{"candidates", s.candidates}, {"evaluated", s.evaluated}, {"feasible", s.feasible}, {"rejected", s.rejected},
-            {"search_s", s.search_s},     {"plans", std::move(plans)},  {"pareto", std::move(pareto)}};
+    nlohmann::json j = nlohmann::json::object();
+    result_detail::search_result_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, s, 0);
+    return j;
 }
-
-namespace result_detail {
-/// Reads the search_result keys through `r` (the caller finishes it); plans of `gpus` GPUs when > 0.
-[[nodiscard]] inline search_result search_fields(const json_reader& r, long long gpus) {
-    search_result s;
-    s.candidates = r.integer("candidates", 0, 1LL << 60);
-    s.evaluated = r.integer("evaluated", 0, 1LL << 60);
-    s.feasible = r.integer("feasible", 0, 1LL << 60);
-    s.rejected = r.integer_or("rejected", 0, 0, 1LL << 60);  // absent in files of older versions
-    s.search_s = r.number("search_s", 0.0, max_seconds);
-    for (const char* list : {"plans", "pareto"}) {
-        const nlohmann::json& arr = r.raw(list);
-        if (!arr.is_array()) throw input_error(r.field(list), json_type_name(arr), "an array of plans");
-        auto& out = std::string_view(list) == "plans" ? s.top : s.pareto;
-        for (std::size_t n = 0; n < arr.size(); ++n)
-            out.push_back(planned_from_json(arr[n], r.field(list) + "[" + std::to_string(n) + "]", gpus));
-    }
-    return s;
-}
-}  // namespace result_detail
 
 /// @brief Reads search_result_to_json's object (errors name `path.KEY`): counts in [0, 2^60]
 /// (`rejected` may be absent: 0), search_s in [0, 1e9] s, plans as planned_from_json reads them.
 [[nodiscard]] inline search_result search_result_from_json(const nlohmann::json& j, const std::string& path = "search") {
     const json_reader r(j, path);
-    search_result s = result_detail::search_fields(r, 0);
+    search_result s;
+    result_detail::search_result_fields(result_detail::field_reader{r}, s, 0);
     r.finish();
     return s;
 }
 
 /// @brief The whole `plan --json` document (CLI.md "Calibration and planning"; search_report).
 [[nodiscard]] inline nlohmann::json search_report_to_json(const search_report& s) {
-    const search_request& q = s.request;
-    nlohmann::json j = search_result_to_json(s.result);
-    j["model"] = s.model;
-    j["cluster"] = s.cluster;
-    j["accelerator"] = s.accelerator;
-    j["nodes"] = s.nodes;
-    j["gpus"] = s.gpus;
-    j["global_batch"] = q.global_batch;
-    j["seq"] = q.seq;
-    j["top"] = q.top_k;
-    j["space"] = {{"scale_up_domain", q.scale_up_domain},
-                  {"max_micro_batch", q.max_micro_batch},
-                  {"max_virtual_stages", q.max_virtual_stages},
-                  {"max_cp", q.max_cp},
-                  {"min_cp_tokens", q.min_cp_tokens},
-                  {"pareto_max_slowdown", q.pareto_max_slowdown},
-                  {"sequence_parallel", q.try_sequence_parallel},
-                  {"zero_bubble", q.try_zero_bubble},
-                  {"pipeline_split", q.try_pipeline_split},
-                  {"dtype", std::string(to_string(q.base.precision))},
-                  {"framework", std::string(to_string(q.base.stack))},
-                  {"compute_efficiency",
-                   q.base.compute_efficiency ? nlohmann::json(*q.base.compute_efficiency) : nlohmann::json(nullptr)},
-                  {"efficiency", q.options.mode == efficiency_mode::ideal ? "ideal" : "default"}};
-    j["shard"] = std::to_string(q.shard) + "/" + std::to_string(q.shards);
-    if (s.has_threads) j["threads"] = q.threads;
-    if (s.merged_shards) j["merged_shards"] = *s.merged_shards;
-    if (s.search_s_max) j["search_s_max"] = *s.search_s_max;
-    if (!s.note.empty()) j["note"] = s.note;
+    nlohmann::json j = nlohmann::json::object();
+    result_detail::search_report_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, s);
     return j;
 }
 
@@ -734,51 +958,9 @@ namespace result_detail {
 /// default); shard "i/N"; the optional threads [1, 4096], note, merged_shards [1, 2^30] and
 /// search_s_max [0, 1e9]; the search_result keys, with every plan on `gpus` GPUs.
 [[nodiscard]] inline search_report search_report_from_json(const nlohmann::json& j, const std::string& path = "search") {
-    using namespace result_detail;
     const json_reader r(j, path);
     search_report s;
-    search_request& q = s.request;
-    s.model = r.string("model");
-    s.cluster = r.string("cluster");
-    s.accelerator = r.string("accelerator");
-    s.nodes = static_cast<int>(r.integer("nodes", 1, cluster_limits::nodes));
-    s.gpus = r.integer("gpus", 1, search_limits::gpus);
-    if (s.gpus % s.nodes != 0)
-        throw input_error(r.field("gpus"), std::to_string(s.gpus), "a multiple of nodes (" + std::to_string(s.nodes) + ")");
-    q.global_batch = r.int32("global_batch", 1, plan_limits::global_batch);
-    q.seq = r.int32("seq", 1, plan_limits::seq);
-    q.top_k = r.int32("top", 1, search_limits::top_k);
-    s.has_threads = r.has("threads");
-    if (s.has_threads) q.threads = r.int32("threads", 1, search_limits::threads);
-    if (r.has("note")) s.note = r.string("note");
-    if (r.has("merged_shards")) s.merged_shards = r.int32("merged_shards", 1, 1 << 30);
-    if (r.has("search_s_max")) s.search_s_max = r.number("search_s_max", 0.0, max_seconds);
-    {
-        const json_reader space = r.object("space");
-        q.scale_up_domain = space.int32("scale_up_domain", 1, search_limits::scale_up_domain);
-        q.max_micro_batch = space.int32("max_micro_batch", 0, search_limits::max_micro_batch);
-        q.max_virtual_stages = space.int32("max_virtual_stages", 0, plan_limits::virtual_stages);
-        q.max_cp = space.int32("max_cp", 0, search_limits::max_cp);
-        // absent in files of older versions: the unbounded search they ran
-        if (space.has("min_cp_tokens")) q.min_cp_tokens = space.int32("min_cp_tokens", 0, plan_limits::seq);
-        if (space.has("pareto_max_slowdown")) {
-            q.pareto_max_slowdown = space.number("pareto_max_slowdown", 0.0, 1e6);
-            if (q.pareto_max_slowdown != 0 && q.pareto_max_slowdown < 1)
-                throw input_error(space.field("pareto_max_slowdown"), commscale::detail::number_text(q.pareto_max_slowdown),
-                                  "0 (the whole front) or a factor in [1, 1e6]");
-        }
-        q.try_sequence_parallel = space.boolean("sequence_parallel");
-        q.try_zero_bubble = space.boolean_or("zero_bubble", true);
-        q.try_pipeline_split = space.boolean_or("pipeline_split", true);  // absent in files of older versions
-        q.base.precision = parse<dtype>(space.string("dtype"), space.field("dtype"));
-        q.base.stack = parse<framework>(space.string("framework"), space.field("framework"));
-        if (space.has("compute_efficiency")) q.base.compute_efficiency = space.number("compute_efficiency", 1e-6, 1.0);
-        else space.ignore({"compute_efficiency"});  // null: the default
-        q.options.mode = parse<efficiency_mode>(space.string("efficiency"), space.field("efficiency"));
-        space.finish();
-    }
-    std::tie(q.shard, q.shards) = parse_shard(r.string("shard"), r.field("shard"));
-    s.result = search_fields(r, s.gpus);
+    result_detail::search_report_fields(result_detail::field_reader{r}, s);
     r.finish();
     return s;
 }

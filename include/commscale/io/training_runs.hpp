@@ -53,6 +53,14 @@
 
 namespace commscale {
 
+/// @brief Ranges of a runs CSV's columns beyond the plan's (plan_limits): far beyond any
+/// published run (the largest have ~1e5 GPUs), so that a value outside is a typo.
+struct training_run_limits {
+    static constexpr long long gpus = 1LL << 24;  ///< GPUs of one run
+    /// A measurement (step_s, tflops_per_gpu, tokens_per_s_per_gpu): positive and below 1e12.
+    static constexpr double measurement = 1e12;
+};
+
 /// @brief One measured training run: the model, the plan, and what was measured.
 struct training_run {
     std::string label;     ///< "runs.csv:3 (llama3-8b, 8 GPUs)"
@@ -230,7 +238,7 @@ namespace detail {
             } catch (const std::exception&) {
                 used = 0;
             }
-            if (used != v->size() || !(x > 0) || !(x < 1e12))
+            if (used != v->size() || !(x > 0) || !(x < training_run_limits::measurement))
                 throw input_error(where + ": column " + col, "'" + *v + "'", "a positive number");
             return x;
         };
@@ -254,7 +262,7 @@ namespace detail {
         };
         if (!r.not_expressible.empty()) {
             // kept as published: the label, the sizes and the measurement; nothing else is validated
-            r.gpus = integer("gpus", 0, 1, 1LL << 24);
+            r.gpus = integer("gpus", 0, 1, training_run_limits::gpus);
             r.p.global_batch = static_cast<int>(integer("global_batch", 1, 1, plan_limits::global_batch));
             r.p.seq = static_cast<int>(integer("seq", 2048, 1, plan_limits::seq));
             r.step_s = number("step_s");
@@ -291,7 +299,7 @@ namespace detail {
                 r.model = model_by_name(model_text, field);
             }
         }
-        r.gpus = integer("gpus", 0, 1, 1LL << 24);
+        r.gpus = integer("gpus", 0, 1, training_run_limits::gpus);
         plan& p = r.p;
         if (const auto v = cell("framework")) p.stack = parse<framework>(*v, where + ": column framework");
         apply_framework(p, p.stack);
@@ -312,7 +320,7 @@ namespace detail {
         p.global_batch = static_cast<int>(integer("global_batch", 1, 1, plan_limits::global_batch));
         p.seq = static_cast<int>(integer("seq", r.model.max_seq > 0 ? std::min(2048, r.model.max_seq) : 2048, 1, plan_limits::seq));
         if (const auto v = cell("dtype")) p.precision = parse<dtype>(*v, where + ": column dtype");
-        p.zero = static_cast<int>(integer("zero", p.zero, 0, 3));
+        p.zero = static_cast<int>(integer("zero", p.zero, 0, plan_limits::zero));
         if (const auto v = cell("recompute")) p.recompute_mode = parse<recompute>(*v, where + ": column recompute");
         if (const auto v = cell("sequence_parallel")) {
             if (*v == "true" || *v == "1" || *v == "yes") p.sequence_parallel = true;

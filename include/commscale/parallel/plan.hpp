@@ -136,6 +136,8 @@ struct plan_limits {
     static constexpr int stage_layers = 1 << 20;
     /// Bytes of optimizer state per parameter: 32, twice fp32 main parameters with three fp32 states.
     static constexpr int optimizer_state_bytes = 32;
+    /// ZeRO stages: 0 (none) to 3 (parameters sharded too, FSDP).
+    static constexpr int zero = 3;
 };
 
 /// @brief A parallelization plan. Aggregate; write it with designated initializers.
@@ -538,7 +540,7 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (p.recompute_modules >= (1u << recompute_module_names.size()))
         throw input_error("plan.recompute_modules", std::to_string(p.recompute_modules),
                           "a bitmask of the recompute_module values (below " + std::to_string(1u << recompute_module_names.size()) + ")");
-    if (p.zero < 0 || p.zero > 3)
+    if (p.zero < 0 || p.zero > plan_limits::zero)
         throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
     if (p.gradient_bytes != 1 && p.gradient_bytes != 2 && p.gradient_bytes != 4)
         throw input_error("plan.gradient_bytes", std::to_string(p.gradient_bytes), "1, 2 or 4 bytes per gradient element");

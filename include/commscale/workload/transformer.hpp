@@ -428,6 +428,19 @@ struct model_size_limits {
     static constexpr int vocab = 1 << 24;
     static constexpr int experts = 1 << 16;
     static constexpr int max_seq = 1 << 30;
+    /// A config.json count that another field bounds (attention heads by hidden, KV heads by
+    /// heads, experts per token by experts): any positive int up to 2^30.
+    static constexpr int bounded_count = 1 << 30;
+    /// MPT's expansion_ratio (ffn / hidden, llm-foundry default 4): 1/8 to 64.
+    static constexpr double min_expansion_ratio = 0.125;
+    static constexpr double max_expansion_ratio = 64.0;
+    /// Mamba-2's expand (mixer inner width / hidden, default 2): 1/16 to 64.
+    static constexpr double min_mamba_expand = 0.0625;
+    static constexpr double max_mamba_expand = 64.0;
+    /// Mamba-2 causal convolution width (conv_kernel, typically 4): 2^10.
+    static constexpr int conv_kernel = 1 << 10;
+    /// Mamba-2 SSD scan chunk (chunk_size, typically 128-256): 2^16.
+    static constexpr int ssm_chunk = 1 << 16;
 };
 
 /// @brief Throws input_error (field path `<field>.<member>`) unless the shape is possible:
@@ -459,8 +472,8 @@ namespace detail {
                                 {"mamba_head_dim", y.mamba_head_dim, model_size_limits::hidden},
                                 {"ssm_state", y.ssm_state, model_size_limits::hidden},
                                 {"mamba_groups", y.mamba_groups, model_size_limits::hidden},
-                                {"conv_kernel", y.conv_kernel, 1 << 10},
-                                {"ssm_chunk", y.ssm_chunk, 1 << 16}};
+                                {"conv_kernel", y.conv_kernel, model_size_limits::conv_kernel},
+                                {"ssm_chunk", y.ssm_chunk, model_size_limits::ssm_chunk}};
     validate_hybrid_pattern(y.pattern, m.layers, hybrid_field + ".pattern");
     const auto n = m.hybrid_layer_counts();
     for (const auto& f : sizes) {
