@@ -117,7 +117,7 @@ struct readers {
         return commscale::accelerator_by_name(v.spelled(), "--accelerator").name;
     };
     std::function<double(const given_value&)> oversubscription = [](const given_value& v) {
-        return commscale::require_range("--oversubscription", reads::number(v, "--oversubscription"), 1.0, 1000.0);
+        return commscale::require_range("--oversubscription", reads::number(v, "--oversubscription"), 1.0, commscale::cluster_limits::oversubscription);
     };
     std::function<long long(const given_value&)> scale_up_domain = [](const given_value& v) {
         return reads::integer(v, "--scale-up-domain", 1, commscale::cluster_limits::scale_up_domain);
