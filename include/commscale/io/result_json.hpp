@@ -160,9 +160,18 @@ inline void require_same(const json_reader& r, const std::string& key, const nlo
 inline constexpr double max_us = max_seconds * 1e6;
 
 // A result type's field table: one function template `fields(io, x)` that names each key once,
-// with how its value is written and read back. With a field_writer (x const) it fills the JSON
-// object (whose keys print sorted, whatever the table's order); with a field_reader it reads the
-// object back in the table's order, which is the order the reader's errors are found in.
+// with how its value is written and read back. With a field_writer it fills the JSON object
+// (whose keys print sorted, whatever the table's order); with a field_reader it reads the object
+// back in the table's order, which is the order the reader's errors are found in.
+
+/// The object a field table writes from, as the non-const reference the table's readers assign
+/// through: a field_writer never calls a reader, so nothing is written to it. Instantiating the
+/// table on a const object instead would make the readers' assignments ill-formed, which some
+/// compilers (clang) diagnose even in the readers the writer never calls.
+template <class T>
+[[nodiscard]] T& written_from(const T& x) {
+    return const_cast<T&>(x);  // NOLINT(cppcoreguidelines-pro-type-const-cast): read only (see above)
+}
 
 /// The writing side of a field table: emplaces each value into `o`.
 struct field_writer {
@@ -396,7 +405,7 @@ void collective_result_fields(const IO& io, C& c) {
 /// limiting: {kind (bottleneck_kind), link (catalog name, null for none and latency), sharing}}.
 [[nodiscard]] inline nlohmann::json collective_result_to_json(const collective_result& r) {
     nlohmann::json j = nlohmann::json::object();
-    result_detail::collective_result_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, r);
+    result_detail::collective_result_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, result_detail::written_from(r));
     return j;
 }
 
@@ -485,7 +494,7 @@ void step_breakdown_fields(const IO& io, B& b) {
 /// faster, and the Python module builds one of these per step() call.
 [[nodiscard]] inline nlohmann::json step_breakdown_to_json(const step_breakdown& r) {
     nlohmann::json j = nlohmann::json::object();
-    result_detail::step_breakdown_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, r);
+    result_detail::step_breakdown_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, result_detail::written_from(r));
     return j;
 }
 
@@ -675,7 +684,7 @@ void plan_fields(const IO& io, P& p, int layers) {
 /// layers (parallel/plan.hpp `stage_layers`).
 [[nodiscard]] inline nlohmann::json plan_to_json(const plan& p, int layers) {
     nlohmann::json j = nlohmann::json::object();
-    result_detail::plan_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, p, layers);
+    result_detail::plan_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, result_detail::written_from(p), layers);
     return j;
 }
 
@@ -765,7 +774,7 @@ void planned_fields(const IO& io, X& x, long long gpus) {
 /// when set (plan_to_json's rule: read back absent = false).
 [[nodiscard]] inline nlohmann::json planned_to_json(const planned& x) {
     nlohmann::json j = nlohmann::json::object();
-    result_detail::planned_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, x, 0);
+    result_detail::planned_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, result_detail::written_from(x), 0);
     return j;
 }
 
@@ -929,7 +938,7 @@ void search_report_fields(const IO& io, S& s) {
 /// search_s, plans, pareto}.
 [[nodiscard]] inline nlohmann::json search_result_to_json(const search_result& s) {
     nlohmann::json j = nlohmann::json::object();
-    result_detail::search_result_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, s, 0);
+    result_detail::search_result_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, result_detail::written_from(s), 0);
     return j;
 }
 
@@ -946,7 +955,7 @@ void search_report_fields(const IO& io, S& s) {
 /// @brief The whole `plan --json` document (CLI.md "Calibration and planning"; search_report).
 [[nodiscard]] inline nlohmann::json search_report_to_json(const search_report& s) {
     nlohmann::json j = nlohmann::json::object();
-    result_detail::search_report_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, s);
+    result_detail::search_report_fields(result_detail::field_writer{j.get_ref<nlohmann::json::object_t&>()}, result_detail::written_from(s));
     return j;
 }
 
