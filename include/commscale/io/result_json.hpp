@@ -563,6 +563,20 @@ inline void read_stage_layers(const json_reader& r, const std::string& key, plan
                           "(account_for_*_in_pipeline_split)");
 }
 
+/// The `virtual_stages` field of a plan (plan_fields, planned_fields): written resolved
+/// (plan::chunks), read in [1, `hi`] and 1 unless the schedule, read before it, is interleaved.
+template <class IO, class P>
+void virtual_stages_field(const IO& io, P& p, int hi) {
+    io.custom(
+        "virtual_stages", [&](auto put) { put(p.chunks()); },
+        [&](const auto& r, const auto& key) {
+            p.virtual_stages = r.int32(key, 1, hi);
+            if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
+                throw input_error(r.field(key), std::to_string(p.virtual_stages),
+                                  "1 with the " + std::string(to_string(p.schedule)) + " schedule");
+        });
+}
+
 /// plan's field table (field_writer, field_reader); `layers`, the model's, gives the written
 /// stage_layers.
 template <class IO, class P>
@@ -585,14 +599,7 @@ void plan_fields(const IO& io, P& p, int layers) {
     io.int32("zero", p.zero, 0, plan_limits::zero);
     io.choice("recompute", p.recompute_mode);
     io.choice("schedule", p.schedule);
-    io.custom(
-        "virtual_stages", [&](auto put) { put(p.chunks()); },
-        [&](const auto& r, const auto& key) {
-            p.virtual_stages = r.int32(key, 1, 1 << 16);
-            if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
-                throw input_error(r.field(key), std::to_string(p.virtual_stages),
-                                  "1 with the " + std::string(to_string(p.schedule)) + " schedule");
-        });
+    virtual_stages_field(io, p, 1 << 16);
     io.boolean("sequence_parallel", p.sequence_parallel);
     io.choice("dtype", p.precision);
     io.choice("framework", p.stack);
@@ -724,14 +731,7 @@ void planned_fields(const IO& io, X& x, long long gpus) {
     io.int32("zero", p.zero, 0, plan_limits::zero);
     io.choice("recompute", p.recompute_mode);
     io.choice("schedule", p.schedule);
-    io.custom(
-        "virtual_stages", [&](auto put) { put(p.chunks()); },
-        [&](const auto& r, const auto& key) {
-            p.virtual_stages = r.int32(key, 1, big);
-            if (p.schedule != pipeline_schedule::interleaved && p.virtual_stages != 1)
-                throw input_error(r.field(key), std::to_string(p.virtual_stages),
-                                  "1 with the " + std::string(to_string(p.schedule)) + " schedule");
-        });
+    virtual_stages_field(io, p, big);
     io.boolean("sequence_parallel", p.sequence_parallel);
     io.flag_when_set("account_for_embedding_in_pipeline_split", p.account_for_embedding_in_pipeline_split);
     io.flag_when_set("account_for_loss_in_pipeline_split", p.account_for_loss_in_pipeline_split);
