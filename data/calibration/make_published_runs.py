@@ -116,6 +116,15 @@ def main(path):
             recipe = "" if nemo2407 else recipe_for(r["model"], acc, dt)
             if fsdp:
                 notes.append(f"Megatron-FSDP over {r['fsdp']} GPUs (table's FSDP column) as ZeRO-3")
+        # GPT-OSS 120B on 64 B200: the table's row states EP 8, the base value of Megatron-Bridge r0.2.0's
+        # BASE_GPT_OSS_120B_CONFIG, which GPT_OSS_120B_B200_BF16_BASE_CONFIG overrides with
+        # expert_model_parallel_size=64 (scripts/performance/configs/gpt_oss/workload_base_configs.py);
+        # its MBS 4 and GBS 512 are that recipe's, and its GA 2 (512 / (4 x 64 DP ranks)) holds for
+        # either EP. The recipe's EP 64 is recorded: with EP 8 the expert weights' DP gradients (8-way
+        # across nodes, 29 GB per rank in bf16) and with EP 64 the all-to-all crosses the nodes' NICs.
+        if r["model"] == "GPT OSS 120B" and acc == "B200" and ep == 8:
+            ep = 64
+            notes.append("EP 64 from the release's recipe (GPT_OSS_120B_B200_BF16_BASE_CONFIG); the table's EP 8 is the base config's value")
         etp = "1" if moe else ""
         emb = loss = "false"
         if MODELS[r["model"]] == "llama3-405b" and not nemo2407:

@@ -69,17 +69,21 @@ struct compute_constants {
     /// GEMM on B200 with DeepSeek-V3 shapes runs its forward at 65.6% of peak against the FP8 best
     /// shape's 76.3% (pytorch/ao torchao/prototype/moe_training README; ml-engineering MAMF): 0.86.
     double grouped_gemm_efficiency = 0.86;
-    /// Time per kernel of an MoE layer's expert computation that waits for its CPU launch, in
-    /// seconds. Forward: Megatron-Core's all-to-all dispatcher copies the tokens per expert to the
-    /// host and synchronizes once per MoE layer forward (MoEAlltoAllTokenDispatcher.
-    /// _maybe_dtoh_and_synchronize, megatron/core/transformer/moe/token_dispatcher.py), so the GPU
-    /// drains and each following kernel (the per-expert GEMMs, permutation, quantization) waits for
-    /// its launch. Backward: Transformer Engine's GroupedLinear launches the dgrad and wgrad GEMM of
-    /// each local expert (and its gradient's quantization) from Python (_GroupedLinear.backward,
-    /// general_grouped_gemm), kernels of a few hundred tokens that finish before the next launch, so
-    /// the backward's expert kernels are launch-bound as well. Kernel figure: a CUDA launch takes
-    /// 5-20 us on the CPU (HolisticTraceAnalysis kernel launch stats): 5 us.
-    double moe_launch_overhead_s = 5e-6;
+    /// Time per kernel of an MoE layer's expert computation (layer_kernels::moe_forward and
+    /// moe_backward: each local expert's GEMMs and their quantization, the activation, the
+    /// dispatcher's permutations), in seconds, with dropless routing. Forward: Megatron-Core's
+    /// dispatchers copy the tokens per expert to the host and synchronize once per MoE layer
+    /// (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize; the flex dispatcher's
+    /// num_permuted_tokens, megatron/core/transformer/moe/token_dispatcher.py), so the GPU drains
+    /// and the kernels after it run as the CPU launches them: max(kernels x this, their GEMM time)
+    /// (detail::moe_forward_launch_seconds). Backward: no synchronization, but Transformer Engine's
+    /// GroupedLinear runs the dgrad and wgrad GEMM of each local expert as its own cuBLASLt call on
+    /// one of several streams (general_grouped_gemm -> nvte_multi_tensor_gemm), each charged in
+    /// full. Kernel figure: that multi-stream path runs 8 expert GEMMs of 128 tokens (N = K =
+    /// 2,048, NVFP4) in 0.267 ms on SM100, GEMMs alone with the operands prepared beforehand
+    /// (NVIDIA/TransformerEngine PR 3134, benchmarks/linear/benchmark_grouped_linear.py, "pure"
+    /// multi-stream row), 33 us per GEMM against 0.1 us of tensor work: 3.3e-5.
+    double moe_launch_overhead_s = 3.3e-5;
     /// Slow-down of the backward GEMMs (input and weight gradients) in FP8 training with per-tensor
     /// scaling (`dtype::fp8`), against the forward GEMM's rate, and of the FP8 work that the model
     /// does not itemize beside them. Transformer Engine runs the backward GEMMs with cuBLASLt's split
@@ -122,7 +126,7 @@ inline constexpr compute_constants fitted_compute_constants{
     .te_attention_efficiency = 0.5767,
     .memory_efficiency = 0.6848,
     .kernel_overhead_s = 2.034e-06,
-    .moe_launch_overhead_s = 2.638e-05,
+    .moe_launch_overhead_s = 3.233e-05,
     .fp8_backward_slowdown = 1.2252};
 
 namespace detail {
@@ -250,13 +254,17 @@ struct layer_shape {
     /// plan::dispatcher with expert parallelism; without it (ep x etp = 1) no dispatch, the
     /// all-to-all dispatcher's local permutations
     moe_token_dispatcher dispatcher = moe_token_dispatcher::alltoall;
+    /// dropless MoE routing: the dispatcher synchronizes with the host once per MoE layer (false
+    /// with plan::pad_to_capacity, whose shapes are static; detail::moe_forward_launch_seconds)
+    bool host_sync = true;
 
     constexpr layer_shape() = default;
     /// @brief The layer's view of `p` (implicit: the layer functions take a plan where they did).
     constexpr layer_shape(const plan& p)  // NOLINT(google-explicit-constructor)
         : tp(p.tp), cp(p.cp), ep(p.ep), etp(p.expert_tp()), micro_batch(p.micro_batch), seq(p.seq),
           sequence_parallel(p.sequence_parallel), attention(p.attention), expert_load(p.effective_expert_load()),
-          dispatcher(static_cast<long long>(p.ep) * p.expert_tp() > 1 ? p.dispatcher : moe_token_dispatcher::alltoall) {}
+          dispatcher(static_cast<long long>(p.ep) * p.expert_tp() > 1 ? p.dispatcher : moe_token_dispatcher::alltoall),
+          host_sync(!p.pad_to_capacity) {}
     [[nodiscard]] constexpr int expert_tp() const { return etp; }
     [[nodiscard]] constexpr double effective_expert_load() const { return expert_load; }
     [[nodiscard]] constexpr bool operator==(const layer_shape&) const = default;
@@ -394,6 +402,29 @@ struct routed_gemms {
     return peak * seq / (seq + flash_attention_half_seq);
 }
 
+namespace detail {
+/// Time of an MoE layer's expert kernels beyond their work (compute_constants::
+/// moe_launch_overhead_s), forward: `kernels` of them (layer_kernels::moe_forward) whose routed
+/// GEMMs take `gpu` seconds. Dropless routing synchronizes with the host once per MoE layer
+/// (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize; the flex dispatcher's
+/// num_permuted_tokens; megatron/core/transformer/moe/token_dispatcher.py), so the GPU drains and
+/// runs each following kernel as the CPU launches it: max(kernels x launch - gpu, kernels x
+/// kernel_overhead_s). Dropping and padding to the capacity (plan::pad_to_capacity: Megatron-Core's
+/// drop_and_pad, static shapes, cuda_sync_point "no_sync") keeps the CPU ahead: kernel_overhead_s
+/// apiece.
+[[nodiscard]] constexpr double moe_forward_launch_seconds(double kernels, double gpu, const layer_shape& p, const compute_params& c) {
+    const double floor = c.kernel_overhead_s * kernels;
+    if (!p.host_sync) return floor;
+    return std::max(c.moe_launch_overhead_s * kernels - gpu, floor);
+}
+/// The same, backward: `kernels` (layer_kernels::moe_backward) at moe_launch_overhead_s each, with
+/// or without the synchronization (Transformer Engine's multi-stream grouped GEMM, one cuBLASLt
+/// call per expert and operand gradient; compute_constants::moe_launch_overhead_s).
+[[nodiscard]] constexpr double moe_backward_launch_seconds(double kernels, const compute_params& c) {
+    return c.moe_launch_overhead_s * kernels;
+}
+}  // namespace detail
+
 /// @brief Kernels one layer launches for one micro-batch, forward and backward (a mean over the
 /// model's layers where MoE and dense layers differ).
 struct layer_kernels {
@@ -516,7 +547,7 @@ namespace detail {
     const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), f = m.ffn, d_in = m.mamba_inner();
     const double att = m.attention_fraction(), mamba = m.mamba_fraction(), dense = m.dense_mlp_fraction();
     const double moe = m.is_moe() ? m.moe_fraction() : 0.0;
-    double gf = 0, gb = 0, gemm_kernels = 0, moe_copies = 0;
+    double gf = 0, gb = 0, gemm_kernels = 0, moe_copies = 0, moe_gpu_fwd = 0;
     auto add = [&](gemm_pair x, double weight) {
         gf += weight * x.fwd;
         gb += weight * x.bwd;
@@ -537,6 +568,7 @@ namespace detail {
         const auto routed = routed_expert_gemms(m, p, c);
         add(routed.up, moe);
         add(routed.down, moe);
+        moe_gpu_fwd = moe * (routed.up.fwd + routed.down.fwd);
         gemm_kernels += moe * 2.0 * (std::max(1.0, static_cast<double>(m.experts) / p.ep) - 1.0);
         moe_copies = moe * routed_copies(m, p);
         if (m.shared_experts > 0) {
@@ -575,8 +607,9 @@ namespace detail {
     r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute, c));
     r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute, c));
     const layer_kernels n = count_hybrid_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep, permutations);
-    r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + c.moe_launch_overhead_s * n.moe_forward);
-    r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
+    r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + moe_forward_launch_seconds(n.moe_forward, moe_gpu_fwd, p, c));
+    r.overhead_bwd =
+        seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + moe_backward_launch_seconds(n.moe_backward, c));
     return r;
 }
 }  // namespace detail
@@ -633,6 +666,7 @@ namespace detail {
     // GEMMs
     double gf = 0, gb = 0, gemm_kernels = 0;  // forward GEMM kernels (layer mean)
     double moe_copies = 0;  // MoE: routed token copies on this rank (mean over the layers)
+    double moe_gpu_fwd = 0;  // the routed experts' forward GEMM time (mean over the layers)
     auto add = [&](detail::gemm_pair x, double weight = 1.0) {
         gf += weight * x.fwd;
         gb += weight * x.bwd;
@@ -664,6 +698,7 @@ namespace detail {
         const auto routed = detail::routed_expert_gemms(m, p, c);
         add(routed.up, moe);
         add(routed.down, moe);
+        moe_gpu_fwd = moe * (routed.up.fwd + routed.down.fwd);
         // Transformer Engine's GroupedLinear launches one GEMM per local expert (general_grouped_gemm
         // -> nvte_multi_stream_cublas_gemm, transformer_engine/pytorch/cpp_extensions/gemm.py):
         // E / ep kernels per grouped GEMM, one of which `add` counted
@@ -708,8 +743,10 @@ namespace detail {
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
     const layer_kernels n = detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep, permutations);
-    r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + c.moe_launch_overhead_s * n.moe_forward);
-    r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
+    r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) +
+                             detail::moe_forward_launch_seconds(n.moe_forward, moe_gpu_fwd, p, c));
+    r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) +
+                             detail::moe_backward_launch_seconds(n.moe_backward, c));
     return r;
 }
 

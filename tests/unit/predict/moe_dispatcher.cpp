@@ -96,9 +96,13 @@ TEST_CASE("the dispatcher's permutations: two passes for all-to-all (with the so
     CHECK_THAT(in_seconds(a2a.elementwise_fwd - deep.elementwise_fwd), WithinRel(sort * per_byte, 1e-9));
     // the backward runs each permutation once in reverse, over the same bytes
     CHECK_THAT(in_seconds(a2a.elementwise_bwd - hybrid.elementwise_bwd), WithinRel((permute + sort) * per_byte, 1e-9));
-    // and launches them: two sort kernels more for all-to-all, two permutation kernels fewer for HybridEP
-    CHECK_THAT(in_seconds(a2a.overhead_fwd - deep.overhead_fwd), WithinRel(2.0 * c.moe_launch_overhead_s, 1e-9));
-    CHECK(in_seconds(deep.overhead_fwd) > in_seconds(hybrid.overhead_fwd));
+    // and launches them: two sort kernels more for all-to-all, two permutation kernels fewer for
+    // HybridEP, each charged in full in the backward (twice the forward's kernels); the forward's
+    // four local experts of 8,192 tokens keep the GPU busier than the launches, which then cost
+    // kernel_overhead_s apiece
+    CHECK_THAT(in_seconds(a2a.overhead_bwd - deep.overhead_bwd), WithinRel(4.0 * c.moe_launch_overhead_s, 1e-9));
+    CHECK(in_seconds(deep.overhead_bwd) > in_seconds(hybrid.overhead_bwd));
+    CHECK_THAT(in_seconds(a2a.overhead_fwd - deep.overhead_fwd), WithinRel(2.0 * c.kernel_overhead_s, 1e-9));
     // one local expert per rank (32 experts on EP 32): no sort
     p.ep = 32;
     p.dp = 32;
@@ -107,6 +111,47 @@ TEST_CASE("the dispatcher's permutations: two passes for all-to-all (with the so
     p.dispatcher = moe_token_dispatcher::deepep;
     const layer_time deep_one = layer_compute_time(m, p, c);
     CHECK(in_seconds(a2a_one.elementwise_fwd) == in_seconds(deep_one.elementwise_fwd));
+}
+
+TEST_CASE("dropless routing: the forward's expert kernels wait for their launches after the host synchronization, "
+          "drop and pad does not synchronize") {
+    // Qwen3-30B-A3B on 8 B200 in MXFP8, EP 8, one sequence of 4,096: 16 local experts of 256 tokens
+    // each, GEMMs of a few microseconds against 69 kernels launched one by one
+    const transformer& m = models::qwen3_30b_a3b;
+    const compute_params c = compute_params_for(*find_accelerator("b200"), dtype::mxfp8);
+    plan p{.tp = 1, .pp = 1, .dp = 8, .ep = 8, .etp = 1, .micro_batch = 1, .global_batch = 8, .seq = 4096};
+    p.dispatcher = moe_token_dispatcher::alltoall;
+    const layer_time dropless = layer_compute_time(m, p, c);
+    const double permutations = detail::permutation_kernels(m, p);
+    // forward: 16 experts x (FC1 + FC2) x (GEMM + its input's quantization) + activation + 4 permutations
+    CHECK(permutations == 4.0);
+    const double experts_fwd = 16.0 * 2.0 * 2.0 + 1.0 + permutations;
+    const auto routed = detail::routed_expert_gemms(m, p, c);
+    const double work = routed.up.fwd + routed.down.fwd;
+    CHECK(work < experts_fwd * c.moe_launch_overhead_s);  // launch-bound
+    // the rest of the layer's kernels at kernel_overhead_s: the difference to drop-and-pad is the
+    // launches less the GEMM work they overlap, forward only
+    p.capacity_factor = 1.0;
+    p.pad_to_capacity = true;
+    const layer_time padded = layer_compute_time(m, p, c);
+    CHECK_THAT(in_seconds(dropless.overhead_fwd - padded.overhead_fwd),
+               WithinRel(experts_fwd * (c.moe_launch_overhead_s - c.kernel_overhead_s) - work, 1e-9));
+    CHECK(in_seconds(dropless.overhead_bwd) == in_seconds(padded.overhead_bwd));
+    CHECK(in_seconds(dropless.gemm_fwd) == in_seconds(padded.gemm_fwd));
+    // with 64 sequences per micro-batch the experts' GEMMs outlast their launches: the forward's
+    // expert kernels cost kernel_overhead_s apiece, synchronized or not
+    plan big = p;
+    big.capacity_factor = 0.0;
+    big.pad_to_capacity = false;
+    big.micro_batch = 64;
+    big.global_batch = 512;
+    const auto routed_big = detail::routed_expert_gemms(m, big, c);
+    CHECK(routed_big.up.fwd + routed_big.down.fwd > experts_fwd * c.moe_launch_overhead_s);
+    plan big_padded = big;
+    big_padded.capacity_factor = 1.0;
+    big_padded.pad_to_capacity = true;
+    CHECK_THAT(in_seconds(layer_compute_time(m, big, c).overhead_fwd),
+               WithinRel(in_seconds(layer_compute_time(m, big_padded, c).overhead_fwd), 1e-12));
 }
 
 TEST_CASE("all-to-all against HybridEP on 8 H100: Megatron-LM's single-MoE-layer benchmark") {
