@@ -10,7 +10,7 @@
 // drop_and_pad, whose shapes are static and whose dispatcher does not synchronize with the host
 // (token_dispatcher.py: `if not self.drop_and_pad` around the device-to-host copy). The model then
 // charges the forward's expert kernels at compute_constants::kernel_overhead_s instead of
-// launching them one by one after the synchronization (detail::moe_forward_launch_seconds). The
+// launching them one by one after the synchronization (detail::set_kernel_overheads). The
 // table does not state the dispatcher (the capacity factor needs `alltoall`), recompute or CUDA
 // graphs: none are assumed.
 //

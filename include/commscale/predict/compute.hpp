@@ -76,7 +76,7 @@ struct compute_constants {
     /// (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize; the flex dispatcher's
     /// num_permuted_tokens, megatron/core/transformer/moe/token_dispatcher.py), so the GPU drains
     /// and the kernels after it run as the CPU launches them: max(kernels x this, their GEMM time)
-    /// (detail::moe_forward_launch_seconds). Backward: no synchronization, but Transformer Engine's
+    /// (detail::set_kernel_overheads). Backward: no synchronization, but Transformer Engine's
     /// GroupedLinear runs the dgrad and wgrad GEMM of each local expert as its own cuBLASLt call on
     /// one of several streams (general_grouped_gemm -> nvte_multi_tensor_gemm), each charged in
     /// full. Kernel figure: that multi-stream path runs 8 expert GEMMs of 128 tokens (N = K =
@@ -255,7 +255,7 @@ struct layer_shape {
     /// all-to-all dispatcher's local permutations
     moe_token_dispatcher dispatcher = moe_token_dispatcher::alltoall;
     /// dropless MoE routing: the dispatcher synchronizes with the host once per MoE layer (false
-    /// with plan::pad_to_capacity, whose shapes are static; detail::moe_forward_launch_seconds)
+    /// with plan::pad_to_capacity, whose shapes are static; detail::set_kernel_overheads)
     bool host_sync = true;
 
     constexpr layer_shape() = default;
@@ -402,28 +402,6 @@ struct routed_gemms {
     return peak * seq / (seq + flash_attention_half_seq);
 }
 
-namespace detail {
-/// Time of an MoE layer's expert kernels beyond their work (compute_constants::
-/// moe_launch_overhead_s), forward: `kernels` of them (layer_kernels::moe_forward) whose routed
-/// GEMMs take `gpu` seconds. Dropless routing synchronizes with the host once per MoE layer
-/// (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize; the flex dispatcher's
-/// num_permuted_tokens; megatron/core/transformer/moe/token_dispatcher.py), so the GPU drains and
-/// runs each following kernel as the CPU launches it: max(kernels x launch - gpu, kernels x
-/// kernel_overhead_s). Dropping and padding to the capacity (plan::pad_to_capacity: Megatron-Core's
-/// drop_and_pad, static shapes, cuda_sync_point "no_sync") keeps the CPU ahead: kernel_overhead_s
-/// apiece.
-[[nodiscard]] constexpr double moe_forward_launch_seconds(double kernels, double gpu, const layer_shape& p, const compute_params& c) {
-    const double floor = c.kernel_overhead_s * kernels;
-    if (!p.host_sync) return floor;
-    return std::max(c.moe_launch_overhead_s * kernels - gpu, floor);
-}
-/// The same, backward: `kernels` (layer_kernels::moe_backward) at moe_launch_overhead_s each, with
-/// or without the synchronization (Transformer Engine's multi-stream grouped GEMM, one cuBLASLt
-/// call per expert and operand gradient; compute_constants::moe_launch_overhead_s).
-[[nodiscard]] constexpr double moe_backward_launch_seconds(double kernels, const compute_params& c) {
-    return c.moe_launch_overhead_s * kernels;
-}
-}  // namespace detail
 
 /// @brief Kernels one layer launches for one micro-batch, forward and backward (a mean over the
 /// model's layers where MoE and dense layers differ).
@@ -434,6 +412,24 @@ struct layer_kernels {
 };
 
 namespace detail {
+/// The per-kernel overheads of one layer (`n`, count_layer_kernels / count_hybrid_layer_kernels):
+/// kernel_overhead_s for each kernel outside the MoE experts; the experts' kernels
+/// (compute_constants::moe_launch_overhead_s) forward after the dropless dispatcher's host
+/// synchronization (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize; the flex dispatcher's
+/// num_permuted_tokens; megatron/core/transformer/moe/token_dispatcher.py), when the GPU drains and
+/// runs each following kernel as the CPU launches it: max(kernels x launch - `moe_gpu_fwd`, the
+/// routed GEMMs' forward time, kernels x kernel_overhead_s); dropping and padding to the capacity
+/// (layer_shape::host_sync false: Megatron-Core's drop_and_pad, static shapes, cuda_sync_point
+/// "no_sync") keeps the CPU ahead, kernel_overhead_s apiece. Backward, with or without the
+/// synchronization, moe_launch_overhead_s each (Transformer Engine's multi-stream grouped GEMM, one
+/// cuBLASLt call per expert and operand gradient).
+inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double moe_gpu_fwd, const layer_shape& p,
+                                 const compute_params& c) {
+    const double moe_floor = c.kernel_overhead_s * n.moe_forward;
+    const double moe_fwd = p.host_sync ? std::max(c.moe_launch_overhead_s * n.moe_forward - moe_gpu_fwd, moe_floor) : moe_floor;
+    r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + moe_fwd);
+    r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
+}
 /// Kernels of one layer, as Megatron-Core with Transformer Engine launches them: forward, each GEMM
 /// (`gemms`, counted by the layer), the attention kernel, two norms, two fused bias-dropout-residual
 /// adds, the activation, the rotary embedding where the model has one, the MoE router, the top-k
@@ -607,9 +603,7 @@ namespace detail {
     r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute, c));
     r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute, c));
     const layer_kernels n = count_hybrid_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep, permutations);
-    r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + moe_forward_launch_seconds(n.moe_forward, moe_gpu_fwd, p, c));
-    r.overhead_bwd =
-        seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + moe_backward_launch_seconds(n.moe_backward, c));
+    set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;
 }
 }  // namespace detail
@@ -743,10 +737,7 @@ namespace detail {
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
     const layer_kernels n = detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0, p.ep, permutations);
-    r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) +
-                             detail::moe_forward_launch_seconds(n.moe_forward, moe_gpu_fwd, p, c));
-    r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) +
-                             detail::moe_backward_launch_seconds(n.moe_backward, c));
+    detail::set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;
 }
 
