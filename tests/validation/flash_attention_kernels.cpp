@@ -9,6 +9,7 @@
 //
 // Recorded when written: A100 168 TFLOP/s (0.89 of 189), H100 292 (0.89 of 328); H100 over A100
 // 1.73 against 1.74 published; B200 over H100 at head dim 64 1.17 against 1.17.
+#include "attention_fixtures.hpp"
 #include "catch_shim.hpp"
 
 #include <commscale/hardware/accelerators.hpp>
@@ -25,13 +26,8 @@ namespace {
 double flash2_tflops(const accelerator& acc, int head_dim = 128) {
     constexpr int seq = 16384;
     const int heads = 2048 / head_dim;
-    const transformer m{.name = "flash-attention-benchmark", .layers = 1, .hidden = 2048, .heads = heads, .kv_heads = heads,
-                        .ffn = 8192, .vocab = 32000, .max_seq = seq, .source = "flash-attention README"};
-    layer_shape shape;
-    shape.micro_batch = 1;
-    shape.seq = seq;
     const compute_params c = compute_params_for(acc, dtype::bf16, kernel_constants, framework::fsdp);
-    const auto core = detail::attention_core_seconds(m, shape, c, seq);
+    const auto core = attention_test::core_seconds(c, heads, 1, seq);
     const double flops = 3.5 * 4.0 * seq * static_cast<double>(seq) * head_dim * heads / 2.0;
     return flops / (core.fwd + core.bwd) / 1e12;
 }

@@ -37,6 +37,7 @@
 //   Python loop; the fitted kernel_overhead_s (2.0 us) lies between.
 // * grouped expert GEMMs (torch._grouped_mm) at 0.72-1.10 of the dense GEMM's rate, median 0.95,
 //   against grouped_gemm_efficiency 0.86.
+#include "attention_fixtures.hpp"
 #include "catch_shim.hpp"
 
 #include <algorithm>
@@ -199,14 +200,9 @@ TEST_CASE("validation: H200 kernels, attention against the fitted attention cons
         const int seq = r["seq"], batch = r["batch"];
         if (seq < 2048) continue;
         const bool cudnn = r["backend"] == "cudnn";
-        const transformer m{.name = "attention-probe", .layers = 1, .hidden = 2048, .heads = 16, .kv_heads = 16,
-                            .ffn = 8192, .vocab = 32000, .max_seq = seq, .source = "compute_probe.py"};
-        layer_shape shape;
-        shape.micro_batch = batch;
-        shape.seq = seq;
         const compute_params c = compute_params_for(h200_sxm, dtype::bf16, cudnn ? fitted_compute_constants : kernel_constants,
                                                     cudnn ? framework::megatron_core : framework::fsdp);
-        const auto core = detail::attention_core_seconds(m, shape, c, seq);
+        const auto core = attention_test::core_seconds(c, 16, batch, seq);
         const double measured_s = r["fwd_s"].get<double>() + r["bwd_s"].get<double>();
         const double ratio = (core.fwd + core.bwd) / measured_s;  // predicted / measured time
         INFO(r["backend"].get<std::string>() << " seq " << seq << ": predicted / measured fwd+bwd time " << ratio
