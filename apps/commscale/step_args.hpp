@@ -333,6 +333,8 @@ struct step_prediction {
         case step_bottleneck::bubble: return "bound by the pipeline bubble (more micro-batches, fewer stages, or interleaving)";
         case step_bottleneck::cp_comm: return "bound by context-parallel K/V exchange";
         case step_bottleneck::ep_comm: return "bound by expert-parallel all-to-all";
+        case step_bottleneck::offload:
+            return "bound by activation offloading to host memory (offload fewer layers, or a faster host link)";
     }
     return "";
 }
@@ -382,6 +384,8 @@ inline constexpr auto step_number_columns = [] {
         c{"ep_comm_s", real, [](x_t x) { return in_seconds(x.result.ep.total); }},
         c{"ep_comm_exposed_s", real, [](x_t x) { return in_seconds(x.result.ep.exposed); }},
         c{"exposed_comm_s", real, [](x_t x) { return in_seconds(x.result.exposed_comm); }},
+        c{"offload_s", real, [](x_t x) { return in_seconds(x.result.offload.total); }},
+        c{"offload_exposed_s", real, [](x_t x) { return in_seconds(x.result.offload.exposed); }},
         c{"mfu", real, [](x_t x) { return x.result.mfu; }},
         c{"hfu", real, [](x_t x) { return x.result.hfu; }},
         c{"tflops_per_gpu", real, [](x_t x) { return in_tflops(x.result.model_flops_per_gpu); }},

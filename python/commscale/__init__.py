@@ -477,7 +477,8 @@ def sweep(cluster=None, op="all_reduce", **options):
 def step(model=None, cluster=None, **options):
     """``commscale step --json``: one training step's time, breakdown, MFU, memory and bottleneck
     (docs/CLI.md "Training step"): step_s, compute_s, bubble_s, tp/pp/dp/cp/ep_comm_s and their
-    ``_exposed_s``, exposed_comm_s, bottleneck (compute, tp_comm, pp_comm, dp_comm, bubble or
+    ``_exposed_s``, exposed_comm_s, offload_s and offload_exposed_s (activation CPU offloading's
+    host copies and the waits for them), bottleneck (compute, tp_comm, pp_comm, dp_comm, bubble or
     memory), mfu, hfu, tflops_per_gpu, tokens_per_s, megatron_model_flops_per_token,
     megatron_tflops_per_gpu, memory_per_gpu_GiB, fits_in_memory, required_inter_node_Gbps, the
     plan as resolved, and more. Options: tp, pp, dp (default GPUs / (tp pp cp)), cp, ep, etp,

@@ -107,8 +107,10 @@ class StepResult(TypedDict):
     ep_comm_s: float
     ep_comm_exposed_s: float
     exposed_comm_s: float
+    offload_s: float
+    offload_exposed_s: float
     bottleneck: str  # compute tp_comm pp_comm dp_comm bubble memory
-    bottleneck_detail: str  # the above, cp_comm or ep_comm
+    bottleneck_detail: str  # the above, cp_comm, ep_comm or offload
     mfu: float
     hfu: float
     tflops_per_gpu: float
@@ -167,7 +169,8 @@ StepColumns = TypedDict("StepColumns", {
     "step_s": _Column, "compute_s": _Column, "bubble_s": _Column, "tp_comm_s": _Column,
     "tp_comm_exposed_s": _Column, "pp_comm_s": _Column, "pp_comm_exposed_s": _Column, "dp_comm_s": _Column,
     "dp_comm_exposed_s": _Column, "cp_comm_s": _Column, "cp_comm_exposed_s": _Column, "ep_comm_s": _Column,
-    "ep_comm_exposed_s": _Column, "exposed_comm_s": _Column, "mfu": _Column, "hfu": _Column,
+    "ep_comm_exposed_s": _Column, "exposed_comm_s": _Column, "offload_s": _Column,
+    "offload_exposed_s": _Column, "mfu": _Column, "hfu": _Column,
     "tflops_per_gpu": _Column, "hardware_tflops_per_gpu": _Column, "tokens_per_s": _Column,
     "memory_per_gpu_GiB": _Column, "memory_capacity_GiB": _Column, "memory_breakdown_GiB.weights": _Column,
     "memory_breakdown_GiB.gradients": _Column, "memory_breakdown_GiB.optimizer": _Column,

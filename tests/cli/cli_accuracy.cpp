@@ -201,4 +201,12 @@ TEST_CASE("accuracy: published runs the memory model now admits (issue 24, part 
     // Megatron-Core refuses num_layers >= the model's layers; the error names field, value, range
     require_invalid(gb200 + " --cpu-offloading-num-layers 80", "cpu_offloading_num_layers");
     require_invalid(gb200 + " --cpu-offloading-num-layers -1", "--cpu-offloading-num-layers");
+    // the host copies and the waits for them are keys of their own (over C2C the recipe's copies
+    // hide: tests/unit/predict/step_offload.cpp); Megatron-Core refuses offloading with PP
+    CHECK(with["offload_s"].get<double>() > 0.0);
+    CHECK(with["offload_exposed_s"].get<double>() < with["offload_s"].get<double>());
+    CHECK(without["offload_s"].get<double>() == 0.0);
+    require_invalid("step --model llama3-70b --cluster gb200-nvl72 --gpus 64 --micro-batch 2 --global-batch 256 "
+                    "--seq 8192 --dtype fp8 --cpu-offloading-num-layers 10 --pp 2",
+                    "cpu_offloading_num_layers");
 }

@@ -41,6 +41,13 @@
 ///   throughput table), against the dense BF16 tensor-core FLOPs per clock per SM (A100
 ///   whitepaper; FlashAttention-3, Shah et al. 2024 Sec. 3: "989 TFLOPS of FP16 matmul but only
 ///   3.9 TFLOPS of special functions").
+/// * host_bandwidth: the GPU's link to host memory, per direction, as each GPU gets it while all copy
+///   at once (activation CPU offloading, predict/step.hpp). HGX/DGX and OAM parts: their PCIe host
+///   interface (datasheets: A100 "PCIe Gen4 64 GB/s", H100 "PCIe Gen5 128 GB/s", both directions)
+///   at the PCI-SIG x16 rate, 31.5 (Gen4) or 63.0 (Gen5) GB/s. GH200: NVLink-C2C, 900 GB/s both
+///   directions (GH200 datasheet), 450. GB200 and GB300: one Grace CPU's NVLink-C2C, 900 GB/s both
+///   directions, serves the superchip's two GPUs (NVIDIA GB200 NVL72 product page; Grace's
+///   LPDDR5X, up to 512 GB/s, is not the narrower side): 225 GB/s per GPU and direction.
 
 #include <array>
 #include <optional>
@@ -76,6 +83,10 @@ namespace detail {
 inline constexpr double unsupported = -1.0;
 }  // namespace detail
 
+/// @brief PCIe Gen4 x16 per direction, 16 x 16 GT/s x 128/130 / 8 = 31.5 GB/s (PCI-SIG PCIe 4.0 base
+/// specification; hardware/links.hpp `pcie<4, 16>`).
+inline constexpr byte_rate pcie4_x16_rate = bytes_per_second(16.0 * 16.0 * giga * 128.0 / 130.0 / 8.0);
+
 /// @brief NVIDIA V100 SXM2 32GB: fp32 15.7, fp16 tensor 125 TFLOPS; no tf32/bf16/fp8; HBM2 900 GB/s;
 /// 6 NVLink2 links. Efficiency: no MAMF measurement -> default_compute_efficiency (fp16 GEMM).
 inline constexpr accelerator v100_sxm2{
@@ -86,6 +97,7 @@ inline constexpr accelerator v100_sxm2{
     .source = "NVIDIA Tesla V100 datasheet (SXM2): FP32 15.7, Tensor 125 TFLOPS, 32 GB HBM2 900 GB/s, NVLink 300 GB/s",
     .power = 300.0,  // V100 SXM2 datasheet: max power 300 W
     .compute_units = 80,  // V100 whitepaper: 80 SMs
+    .host_bandwidth = bytes_per_second(16.0 * 8.0 * giga * 128.0 / 130.0 / 8.0),  // PCIe Gen3 x16: 15.75 GB/s
     .device_names = {"v100-sxm2"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
 };
@@ -102,6 +114,7 @@ inline constexpr accelerator a100_40gb_sxm{
     .power = 400.0,  // A100 datasheet: SXM max TDP 400 W
     .compute_units = 108,  // A100 whitepaper: 108 SMs
     .exponentials_per_bf16_flop = 16.0 / 2048.0,  // 16 exp2 per 2,048 BF16 FLOPs per SM clock (1,024 FMA)
+    .host_bandwidth = pcie4_x16_rate,  // A100 datasheet: PCIe Gen4 64 GB/s (both directions)
     .device_names = {"a100-sxm4-40gb"},
     .reference_cluster = "dgx-a100",
 };
@@ -151,6 +164,7 @@ inline constexpr accelerator a800_80gb_sxm{
     .compute_units = a100_80gb_sxm.compute_units,
     .fp8_mamf_ratio = a100_80gb_sxm.fp8_mamf_ratio,
     .exponentials_per_bf16_flop = a100_80gb_sxm.exponentials_per_bf16_flop,
+    .host_bandwidth = a100_80gb_sxm.host_bandwidth,
     .device_names = {"a800"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
 };
@@ -170,6 +184,7 @@ inline constexpr accelerator h100_sxm{
     .fp8_mamf_ratio = 0.709 / 0.803,  // MAMF FP8 1402.6/1979 = 0.709 against BF16 0.803
     .flash_attention_2_ratio = 0.553,  // FA2 328 of 989 TFLOP/s against 189 of 312 on A100 (see above)
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // 16 exp2 per 4,096 BF16 FLOPs per SM clock (989.4 TFLOP/s = 132 SMs x 1.83 GHz x 4,096)
+    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // H100 datasheet: PCIe Gen5 128 GB/s (both directions)
     .device_names = {"h100", "h100 80gb hbm3"},
     .reference_cluster = "dgx-h100",
 };
@@ -188,6 +203,7 @@ inline constexpr accelerator h100_pcie{
     // fp8_mamf_ratio 1: no FP8 MAMF figure
     .flash_attention_2_ratio = 0.553,  // Hopper, as H100 SXM
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
+    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // H100 datasheet: PCIe Gen5 128 GB/s
     .device_names = {"h100 pcie"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
 };
@@ -206,6 +222,7 @@ inline constexpr accelerator h800_sxm{
     .fp8_mamf_ratio = h100_sxm.fp8_mamf_ratio,
     .flash_attention_2_ratio = h100_sxm.flash_attention_2_ratio,
     .exponentials_per_bf16_flop = h100_sxm.exponentials_per_bf16_flop,
+    .host_bandwidth = h100_sxm.host_bandwidth,
     .device_names = {"h800"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
 };
@@ -241,6 +258,7 @@ inline constexpr accelerator gh200{
     .fp8_mamf_ratio = h200_sxm.fp8_mamf_ratio,
     .flash_attention_2_ratio = h100_sxm.flash_attention_2_ratio,
     .exponentials_per_bf16_flop = h100_sxm.exponentials_per_bf16_flop,
+    .host_bandwidth = bytes_per_second(450.0 * giga),  // GH200 datasheet: NVLink-C2C 900 GB/s both directions
     .device_names = {"gh200"},
     .reference_cluster = "hgx-h200",  // the nearest preset: H100 silicon on NVLink4
 };
@@ -263,6 +281,7 @@ inline constexpr accelerator b200{
     .fp4_gemm_ratio = (7.161 / 3.764) * (0.763 / 0.776) / 2.0,  // B300's NVFP4/MXFP8 kernel gain over the FP8 rate (see above)
     .flash_attention_2_ratio = 0.286,  // FA2 345.8 TFLOP/s against 296 on H100 (see above)
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // 16 exp2 per 8,192 BF16 FLOPs per SM clock (2.25 PFLOP/s = 148 SMs x 1.86 GHz x 8,192)
+    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // HGX B200: PCIe Gen5 x16 to the x86 host
     .device_names = {"b200"},
     .reference_cluster = "dgx-b200",
 };
@@ -285,6 +304,7 @@ inline constexpr accelerator b300{
     .fp4_gemm_ratio = (13.102 / 3.764) / 6.0,  // TE gemm_profiling: NVFP4 3.48x BF16 at a 6x peak ratio
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // Blackwell Ultra doubles the SFU rate (NVIDIA technical blog "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
+    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // HGX B300: PCIe Gen5 host CPUs
     .device_names = {"b300"},
     .reference_cluster = "dgx-b300",
 };
@@ -307,6 +327,7 @@ inline constexpr accelerator gb200{
     .fp4_gemm_ratio = (7.161 / 3.764) * (0.723 / 0.729) / 2.0,  // as B200 (see above)
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // as B200
+    .host_bandwidth = bytes_per_second(225.0 * giga),  // NVLink-C2C 900 GB/s both directions per Grace, two GPUs (see above)
     .device_names = {"gb200"},
     .reference_cluster = "gb200-nvl72",
 };
@@ -330,6 +351,7 @@ inline constexpr accelerator gb300{
     .fp4_gemm_ratio = (13.102 / 3.764) / 6.0,  // as B300
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // as B300
+    .host_bandwidth = bytes_per_second(225.0 * giga),  // as GB200: one Grace per two GPUs (see above)
     .device_names = {"gb300"},
     .reference_cluster = "gb300-nvl72",
 };
@@ -345,6 +367,7 @@ inline constexpr accelerator mi250x{
               "efficiency: ml-engineering MAMF MI250X 147.0/191.5 per GCD",
     .power = 560.0,  // MI250X datasheet: 560 W peak TBP
     .compute_units = 220,  // AMD CDNA 2 whitepaper: 2 x 110 CUs
+    .host_bandwidth = pcie4_x16_rate,  // MI250X OAM: PCIe Gen4 x16 host interface
     .device_names = {"mi250"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
 };
@@ -360,6 +383,7 @@ inline constexpr accelerator mi300x{
               "192GB HBM3 5.3 TB/s, 896 GB/s Infinity Fabric; efficiency: ml-engineering MAMF MI300X 668.4/1300",
     .power = 750.0,  // MI300X datasheet: 750 W peak TBP
     .compute_units = 304,  // AMD CDNA 3 whitepaper: 304 CUs
+    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // MI300X OAM: PCIe Gen5 x16 host interface
     .device_names = {"mi300"},
     .reference_cluster = "mi300x-roce",
 };
@@ -395,6 +419,7 @@ inline constexpr accelerator mi355x{
               "Infinity Fabric 153.6 GB/s per link, 1,400 W TBP",
     .power = 1400.0,
     .compute_units = 256,  // AMD CDNA 4 whitepaper: 256 CUs
+    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // MI355X OAM: PCIe Gen5 x16 host interface
     .device_names = {"mi355"},
     .reference_cluster = "mi355x-roce",
 };
@@ -409,6 +434,7 @@ inline constexpr accelerator gaudi2{
     .source = "Intel Gaudi2 whitepaper: MME BF16 432, FP8 865 TFLOPS, 96GB HBM2e 2.45 TB/s, 24 x 100 GbE RoCE; "
               "efficiency: ml-engineering MAMF Gaudi 2 418.7/432",
     .power = 600.0,  // Gaudi2 HL-225H: 600 W TDP
+    .host_bandwidth = pcie4_x16_rate,  // Gaudi2 HL-225: PCIe Gen4 x16 host interface
     .device_names = {"hl-225", "gaudi2"},
     .reference_cluster = "gaudi2-hls",
 };
@@ -425,6 +451,7 @@ inline constexpr accelerator l40s{
               "48GB GDDR6 864 GB/s, PCIe Gen4 x16",
     .power = 350.0,  // L40S datasheet: max power 350 W
     .compute_units = 142,  // Ada whitepaper: L40S 142 SMs
+    .host_bandwidth = pcie4_x16_rate,  // L40S datasheet: PCIe Gen4 x16 64 GB/s
     .device_names = {"l40s"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
 };

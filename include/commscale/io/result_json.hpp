@@ -88,9 +88,11 @@ namespace commscale {
 
 /// @brief The CLI.md vocabulary of a step's `bottleneck` (compute tp_comm pp_comm dp_comm bubble
 /// memory): context- and expert-parallel communication, which like TP's run inside every layer,
-/// report as tp_comm; `bottleneck_detail` keeps the exact kind (cp_comm, ep_comm).
+/// report as tp_comm; the waits for activation offloading's host copies, which stall the compute
+/// stream, as compute; `bottleneck_detail` keeps the exact kind (cp_comm, ep_comm, offload).
 [[nodiscard]] constexpr std::string_view contract_bottleneck(step_bottleneck b) {
     if (b == step_bottleneck::cp_comm || b == step_bottleneck::ep_comm) return "tp_comm";
+    if (b == step_bottleneck::offload) return "compute";
     return to_string(b);
 }
 
@@ -133,10 +135,10 @@ inline constexpr double max_seconds = 1e9, max_gib = 1e9, max_number = 1e18;
 
 /// The step bottleneck named `name` (to_string(step_bottleneck)), errors naming `field`.
 [[nodiscard]] inline step_bottleneck step_bottleneck_of(const std::string& name, const std::string& field) {
-    constexpr std::array<step_bottleneck, 8> all{step_bottleneck::compute, step_bottleneck::tp_comm, step_bottleneck::pp_comm,
+    constexpr std::array<step_bottleneck, 9> all{step_bottleneck::compute, step_bottleneck::tp_comm, step_bottleneck::pp_comm,
                                                  step_bottleneck::dp_comm, step_bottleneck::bubble,  step_bottleneck::memory,
-                                                 step_bottleneck::cp_comm, step_bottleneck::ep_comm};
-    std::array<std::string_view, 8> names{};
+                                                 step_bottleneck::cp_comm, step_bottleneck::ep_comm, step_bottleneck::offload};
+    std::array<std::string_view, 9> names{};
     for (std::size_t i = 0; i < all.size(); ++i) {
         names[i] = to_string(all[i]);
         if (names[i] == name) return all[i];
@@ -444,6 +446,8 @@ void step_breakdown_fields(const IO& io, B& b) {
     io.seconds("ep_comm_s", b.ep.total);
     io.seconds("ep_comm_exposed_s", b.ep.exposed);
     io.seconds("exposed_comm_s", b.exposed_comm);
+    io.seconds("offload_s", b.offload.total);
+    io.seconds("offload_exposed_s", b.offload.exposed);
     io.custom(
         "bottleneck_detail", [&](auto put) { put(std::string(to_string(b.bottleneck))); },
         [&](const auto& r, const auto& key) { b.bottleneck = step_bottleneck_of(r.string(key), r.field(key)); });

@@ -584,6 +584,18 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (p.cpu_offloading_num_layers >= m.layers && p.cpu_offloading_num_layers > 0)
         throw input_error("plan.cpu_offloading_num_layers", std::to_string(p.cpu_offloading_num_layers),
                           "fewer than the model's layers (" + std::to_string(m.layers) + "), 0 = off");
+    // ... and activation CPU offloading with pipeline parallelism or with activation recomputation
+    // (megatron/core/transformer/transformer_config.py, core_v0.15-0.17: "Currently there is no
+    // support for Pipeline parallelism with CPU offloading", "CPU offloading does not work when
+    // activation recomputation is enabled")
+    if (p.cpu_offloading_num_layers > 0 && p.pp > 1)
+        throw input_error("plan.cpu_offloading_num_layers", std::to_string(p.cpu_offloading_num_layers) + " with pp " + std::to_string(p.pp),
+                          "0 with pipeline parallelism (Megatron-Core offloads activations only with pp = 1)");
+    if (p.cpu_offloading_num_layers > 0 && (p.recompute_mode != recompute::none || p.recompute_modules != 0))
+        throw input_error("plan.cpu_offloading_num_layers",
+                          std::to_string(p.cpu_offloading_num_layers) + " with recompute " +
+                              (p.recompute_modules != 0 ? std::string("modules") : std::string(to_string(p.recompute_mode))),
+                          "0 with activation recomputation (Megatron-Core does not offload and recompute together)");
     const long long per_step = static_cast<long long>(p.dp) * p.micro_batch;
     if (p.global_batch % per_step != 0)
         throw input_error("plan.global_batch", std::to_string(p.global_batch),

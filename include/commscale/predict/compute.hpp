@@ -123,11 +123,11 @@ inline constexpr compute_constants kernel_constants{};
 inline constexpr compute_constants fitted_compute_constants{
     .gemm_shape_efficiency = 0.8419,
     .attention_efficiency = 0.3369,
-    .te_attention_efficiency = 0.5767,
-    .memory_efficiency = 0.6848,
-    .kernel_overhead_s = 2.034e-06,
+    .te_attention_efficiency = 0.5771,
+    .memory_efficiency = 0.6847,
+    .kernel_overhead_s = 2.035e-06,
     .moe_launch_overhead_s = 3.233e-05,
-    .fp8_backward_slowdown = 1.2252};
+    .fp8_backward_slowdown = 1.2251};
 
 namespace detail {
 /// Names the first out-of-range constant of validate(compute_constants) (cold path).

@@ -36,7 +36,16 @@
 ///               the first micro-batch's forward (`overlap_param_gather`); ZeRO-3/FSDP gathers each
 ///               layer one layer ahead in forward and backward and reduce-scatters it in backward
 ///               (Zhao et al. 2023)
-///   step      = compute + bubble + exposed (tp + cp + ep + pp + dp)
+///   offload   = activation CPU offloading (Megatron-Core --cpu-offloading-num-layers N, pp = 1):
+///               Transformer Engine's AsyncDoubleBufferGroupOffloadHandler (transformer_engine/
+///               pytorch/cpu_offload.py, v2.9) copies layer i's saved activations to the host on
+///               its own stream and waits for the copy at layer w_i of its window map, w_i =
+///               floor(L/N)(i+1) - 1 (+ the remainder spread over the first groups); the backward
+///               reloads group i between the same layers in reverse. Each copy (one layer's
+///               activations, workload/memory.hpp, over the accelerator's host_bandwidth) waits
+///               max(0, copy - its window's layers x layer time), forward and backward, every
+///               micro-batch
+///   step      = compute + bubble + exposed (tp + cp + ep + pp + dp) + exposed offload
 /// Not modelled: data loading, stragglers, CUDA graphs (the per-kernel overheads of
 /// predict/compute.hpp are charged as if no kernel were captured), MoE routing imbalance beyond
 /// `expert_load`.
@@ -64,11 +73,12 @@
 namespace commscale {
 
 /// @brief What limits a step. The first six are the CLI's vocabulary; cp_comm and ep_comm name
-/// context- and expert-parallel communication when those dominate.
-enum class step_bottleneck { compute, tp_comm, pp_comm, dp_comm, bubble, memory, cp_comm, ep_comm };
+/// context- and expert-parallel communication when those dominate, offload the waits for
+/// activation CPU offloading's host copies.
+enum class step_bottleneck { compute, tp_comm, pp_comm, dp_comm, bubble, memory, cp_comm, ep_comm, offload };
 
 /// @brief CLI/JSON spellings of the step bottlenecks: `to_string`.
-inline constexpr std::array<name_entry<step_bottleneck>, 8> step_bottleneck_spellings{{
+inline constexpr std::array<name_entry<step_bottleneck>, 9> step_bottleneck_spellings{{
     {step_bottleneck::compute, "compute"},
     {step_bottleneck::tp_comm, "tp_comm"},
     {step_bottleneck::pp_comm, "pp_comm"},
@@ -77,6 +87,7 @@ inline constexpr std::array<name_entry<step_bottleneck>, 8> step_bottleneck_spel
     {step_bottleneck::memory, "memory"},
     {step_bottleneck::cp_comm, "cp_comm"},
     {step_bottleneck::ep_comm, "ep_comm"},
+    {step_bottleneck::offload, "offload"},
 }};
 static_assert(detail::in_enum_order(step_bottleneck_spellings));
 [[nodiscard]] constexpr const auto& name_table(step_bottleneck) { return step_bottleneck_spellings; }
@@ -109,6 +120,9 @@ struct step_breakdown {
     duration compute{};          ///< compute at the given efficiency (recompute included)
     duration bubble{};           ///< pipeline fill/drain idle time
     comm_time tp{}, pp{}, dp{}, cp{}, ep{};
+    /// activation CPU offloading (plan::cpu_offloading_num_layers): the host copies of the step
+    /// (total) and the time the GPU waits for them (exposed; file comment, "offload")
+    comm_time offload{};
     duration exposed_comm{};     ///< sum of the exposed parts
     duration dp_window{};        ///< backward time available to hide the DP reduction
     double bubble_fraction = 0;  ///< bubble / step
@@ -489,6 +503,38 @@ template <class Pricer>
     return dp;
 }
 
+/// Activation CPU offloading (file comment, "offload"): `layers` layers of one micro-batch, each
+/// `layer_f` forward and `layer_b` backward, the first plan.cpu_offloading_num_layers of them
+/// offloaded, `mb` micro-batches. Zero without offloading.
+[[nodiscard]] inline comm_time offload_exposure(const commscale::transformer& m, const commscale::plan& p,
+                                                const accelerator& acc, int layers, duration layer_f,
+                                                duration layer_b, double mb) {
+    comm_time o;
+    const int n = std::min(p.cpu_offloading_num_layers, layers - 1);
+    if (n <= 0) [[likely]]
+        return o;
+    // what the layer saves for backward, as the memory model counts it (step_memory)
+    const recompute mode = p.attention == attention_kernel::flash ? recompute::selective : recompute::none;
+    const double gemm_input_bytes = (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) ? 1.0 : 2.0;
+    const double saved = in_bytes(activation_bytes_per_layer(m, static_cast<double>(p.seq) / p.cp, p.micro_batch, p.tp,
+                                                             p.sequence_parallel, mode, gemm_input_bytes));
+    const double copy = saved / acc.host_bandwidth.value();
+    // the window map of AsyncDoubleBufferGroupOffloadHandler.__init__: group i's copy waits at layer w_i
+    const int per = layers / n, extra = layers % n;
+    int previous = 0, shift = 0;
+    double wait = 0.0;
+    for (int i = 0; i < n; ++i) {
+        if (i < extra) shift = i + 1;
+        const int w = per * (i + 1) - 1 + shift;
+        const double span = static_cast<double>(i == 0 ? w : w - previous);  // group 0 starts after layer 0
+        wait += std::max(0.0, copy - span * layer_f.value()) + std::max(0.0, copy - span * layer_b.value());
+        previous = w;
+    }
+    o.total = seconds(mb * 2.0 * n * copy);
+    o.exposed = seconds(mb * wait);
+    return o;
+}
+
 /// The largest of compute, the exposed part of each dimension's communication and the bubble;
 /// memory when the plan does not fit.
 [[nodiscard]] inline step_bottleneck step_verdict(const step_breakdown& r) {
@@ -500,7 +546,8 @@ template <class Pricer>
                           {step_bottleneck::dp_comm, r.dp.exposed.value()},
                           {step_bottleneck::bubble, r.bubble.value()},
                           {step_bottleneck::cp_comm, r.cp.exposed.value()},
-                          {step_bottleneck::ep_comm, r.ep.exposed.value()}};
+                          {step_bottleneck::ep_comm, r.ep.exposed.value()},
+                          {step_bottleneck::offload, r.offload.exposed.value()}};
     cand best = cands[0];
     for (const auto& x : cands)
         if (x.v > best.v) best = x;
@@ -583,7 +630,8 @@ template <class Pricer>
     r.compute = busy_compute + r.optimizer + r.overlap_slowdown;
     r.efficiency = r.hardware_flops.value() / (n_gpus * peak.value() * r.compute.value());
     r.exposed_comm = r.tp.exposed + r.cp.exposed + r.ep.exposed + r.pp.exposed + r.dp.exposed;
-    r.step = r.compute + r.bubble + r.exposed_comm;
+    r.offload = detail::offload_exposure(m, p, acc, r.max_stage_layers, layer_f, layer_b, mb);
+    r.step = r.compute + r.bubble + r.exposed_comm + r.offload.exposed;
 
     // derived figures
     const double st = r.step.value();

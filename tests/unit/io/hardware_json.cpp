@@ -10,6 +10,7 @@
 using namespace commscale;
 using namespace commscale::literals;
 using nlohmann::json;
+using Catch::Matchers::WithinRel;
 
 namespace {
 commscale::link read_link(const std::string& text) { return link_from_json(json::parse(text), "cluster.inter.link"); }
@@ -75,6 +76,7 @@ TEST_CASE("every catalog entry survives a JSON round trip") {
         CHECK(back.fp8_mamf_ratio == a.fp8_mamf_ratio);
         CHECK(back.fp4_gemm_ratio == a.fp4_gemm_ratio);
         CHECK(back.exponentials_per_bf16_flop == a.exponentials_per_bf16_flop);
+        CHECK_THAT(back.host_bandwidth.value(), WithinRel(a.host_bandwidth.value(), 1e-12));
     }
 }
 
@@ -155,6 +157,10 @@ TEST_CASE("accelerator JSON: names, overrides, new parts and errors") {
     CHECK(mine.fp8_mamf_ratio == 1.0);
     CHECK(mine.fp4_gemm_ratio == 1.0);
     CHECK(mine.exponentials_per_bf16_flop == 0.0);
+    CHECK(mine.host_bandwidth.value() == default_host_bandwidth_Bps);  // PCIe Gen5 x16
+    CHECK(read_acc(R"({"name": "gb200", "host_bandwidth_GBps": 450})").host_bandwidth.value() == 450e9);
+    CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "host_bandwidth_GBps": 0})"),
+                      Contains("accelerator.host_bandwidth_GBps") && Contains("0.1"));
     const accelerator counted = read_acc(R"({"name": "h100-sxm", "compute_units": 100})");
     CHECK(counted.compute_units == 100);
     CHECK(counted.fp8_mamf_ratio == h100_sxm.fp8_mamf_ratio);
