@@ -505,14 +505,13 @@ template <class Pricer>
 
 /// Activation CPU offloading (file comment, "offload"): `layers` layers of one micro-batch, each
 /// `layer_f` forward and `layer_b` backward, the first plan.cpu_offloading_num_layers of them
-/// offloaded, `mb` micro-batches. Zero without offloading.
-[[nodiscard]] inline comm_time offload_exposure(const commscale::transformer& m, const commscale::plan& p,
+/// offloaded, `mb` micro-batches. Zero without offloading. Out of line: off the planner's hot path.
+[[nodiscard, gnu::cold, gnu::noinline]] inline comm_time offload_exposure(const commscale::transformer& m, const commscale::plan& p,
                                                 const accelerator& acc, int layers, duration layer_f,
                                                 duration layer_b, double mb) {
     comm_time o;
     const int n = std::min(p.cpu_offloading_num_layers, layers - 1);
-    if (n <= 0) [[likely]]
-        return o;
+    if (n <= 0) return o;
     // what the layer saves for backward, as the memory model counts it (step_memory)
     const recompute mode = p.attention == attention_kernel::flash ? recompute::selective : recompute::none;
     const double gemm_input_bytes = (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) ? 1.0 : 2.0;
@@ -630,7 +629,8 @@ template <class Pricer>
     r.compute = busy_compute + r.optimizer + r.overlap_slowdown;
     r.efficiency = r.hardware_flops.value() / (n_gpus * peak.value() * r.compute.value());
     r.exposed_comm = r.tp.exposed + r.cp.exposed + r.ep.exposed + r.pp.exposed + r.dp.exposed;
-    r.offload = detail::offload_exposure(m, p, acc, r.max_stage_layers, layer_f, layer_b, mb);
+    if (p.cpu_offloading_num_layers > 0) [[unlikely]]
+        r.offload = detail::offload_exposure(m, p, acc, r.max_stage_layers, layer_f, layer_b, mb);
     r.step = r.compute + r.bubble + r.exposed_comm + r.offload.exposed;
 
     // derived figures
