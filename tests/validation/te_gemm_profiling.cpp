@@ -75,9 +75,15 @@ TEST_CASE("validation: TE GEMM profiling, NVFP4 quantization against MXFP8's") {
     // GEMM call (weights included), training fewer, so only the ratio of the two is a figure for
     // the library, whose casts move cast_bytes() per element: NVFP4 its amax pass (2 B), the cast's
     // read (2 B) and the 4-bit write with 8-bit scales per 16 (0.5625 B); MXFP8 2 + 1.03125 B.
+    // Each GEMM call of the benchmark quantizes its inputs in the one layout it uses; training
+    // writes both layouts in one pass (quantized_layouts_for), so the comparison is per layout.
     const double measured = (6.453 - 3.764) / (8.984 - 7.161);
-    const compute_params nvfp4 = compute_params_for(b300, dtype::nvfp4, kernel_constants);
-    const compute_params mxfp8 = compute_params_for(b300, dtype::mxfp8, kernel_constants);
+    compute_params nvfp4 = compute_params_for(b300, dtype::nvfp4, kernel_constants);
+    compute_params mxfp8 = compute_params_for(b300, dtype::mxfp8, kernel_constants);
+    CHECK(nvfp4.quantized_layouts == 2.0);
+    CHECK(mxfp8.quantized_layouts == 2.0);
+    CHECK(compute_params_for(b300, dtype::fp8, kernel_constants).quantized_layouts == 1.0);
+    nvfp4.quantized_layouts = mxfp8.quantized_layouts = 1.0;
     CHECK_THAT(nvfp4.cast_bytes() / mxfp8.cast_bytes(), WithinRel(measured, 0.05));
     // per-tensor FP8 and MXFP8 run no amax pass (delayed scaling; per-block maxima in the cast)
     CHECK(compute_params_for(b300, dtype::fp8, kernel_constants).amax_pass_bytes == 0.0);

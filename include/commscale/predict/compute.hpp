@@ -85,7 +85,7 @@ struct compute_constants {
     /// multi-stream row), 33 us per GEMM against 0.1 us of tensor work: 3.3e-5.
     double moe_launch_overhead_s = 3.3e-5;
     /// Slow-down of the backward GEMMs (input and weight gradients) in FP8 training with per-tensor
-    /// scaling (`dtype::fp8`), against the forward GEMM's rate, and of the FP8 work that the model
+    /// scaling (`dtype::fp8`; MXFP8 below), against the forward GEMM's rate, and of the FP8 work that the model
     /// does not itemize beside them. Transformer Engine runs the backward GEMMs with cuBLASLt's split
     /// accumulator (periodic promotion of the FP8 tensor-core partial sums to FP32;
     /// `_2X_ACC_DGRAD = True`, `_2X_ACC_WGRAD = True`, forward `_2X_ACC_FPROP = False`,
@@ -96,8 +96,16 @@ struct compute_constants {
     /// median 1.047x (time-weighted 1.046x) as long without fast accumulation as with it
     /// (data/measurements/h200_compute_kernels.json from apps/probe/compute_probe.py; test
     /// `validation: H200 kernels`): 1.05. An earlier third-party figure on H100 was 1.1-1.2x
-    /// (pytorch/ao issue #2377). Blackwell's block-scaled MXFP8/NVFP4 GEMMs have no fast-accumulation
-    /// mode and are not slowed.
+    /// (pytorch/ao issue #2377). The fitted value's excess over that figure is the FP8 work the model
+    /// does not itemize (quantization of both operand layouts, amax passes, scale handling), which
+    /// MXFP8 training does as well: `dtype::mxfp8`, whose block-scaled GEMMs have no split
+    /// accumulator, carries that excess (this over the kernel figure, at least 1). Transformer Engine's
+    /// GEMM profiling on B300 puts per-tensor current scaling and MXFP8 at 1.41x and 1.42-1.44x
+    /// BF16's layer-GEMM time with their quantization (docs/examples/gemm_profiling), and Megatron-
+    /// Bridge 25.11 runs the same Llama 3 plans 4-6% slower in MXFP8 than in per-tensor FP8 (test
+    /// `validation: Megatron-Bridge 25.11 MXFP8 runs`); without it (and quantized_layouts_for)
+    /// MXFP8 came out 7-10% faster, with them 0-1% slower.
+    /// NVFP4 keeps its own figures (fp4_gemm_ratio, amax_pass_bytes_for).
     double fp8_backward_slowdown = 1.05;
     /// Fraction of the bf16 dense peak that the Mamba-2 chunked SSD scan (hybrid models) sustains,
     /// forward and backward, on the FLOPs of workload/flops.hpp ssd_forward_flops_per_token.
@@ -126,7 +134,7 @@ inline constexpr compute_constants fitted_compute_constants{
     .te_attention_efficiency = 0.5771,
     .memory_efficiency = 0.6847,
     .kernel_overhead_s = 2.035e-06,
-    .moe_launch_overhead_s = 3.233e-05,
+    .moe_launch_overhead_s = 3.072e-05,
     .fp8_backward_slowdown = 1.2251};
 
 namespace detail {
@@ -210,10 +218,15 @@ struct compute_params {
     /// (NVFP4's per-tensor scale: 2; amax_pass_bytes_for); the cast itself reads 2 bytes and writes
     /// gemm_input_bytes (cast_bytes)
     double amax_pass_bytes = 0;
+    /// Quantized copies written per GEMM input (quantized_layouts_for): 2 for the block-scaled
+    /// formats, whose backward GEMMs need a second copy scaled along the other dimension, else 1
+    double quantized_layouts = 1;
     /// @brief HBM bytes that quantizing one bf16 GEMM-input element moves.
-    [[nodiscard]] constexpr double cast_bytes() const { return 2.0 + gemm_input_bytes + amax_pass_bytes; }
+    [[nodiscard]] constexpr double cast_bytes() const {
+        return 2.0 + quantized_layouts * gemm_input_bytes + amax_pass_bytes;
+    }
     int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
-    double backward_gemm_slowdown = 1.0;  ///< compute_constants::fp8_backward_slowdown for per-tensor fp8, else 1
+    double backward_gemm_slowdown = 1.0;  ///< compute_constants::fp8_backward_slowdown for fp8, its excess over the kernel figure for mxfp8, else 1
     double attention_scale = 1.0;   ///< calibration scale on FlashAttention's efficiency (fit-step)
     double attention_efficiency = flash_attention_peak_efficiency;  ///< FlashAttention at long sequences
     double kernel_overhead_s = 0;   ///< per-kernel time beyond its work (compute_constants)
@@ -363,6 +376,18 @@ struct routed_gemms {
 /// amax history (delayed scaling): 0.
 [[nodiscard]] constexpr double amax_pass_bytes_for(dtype precision) { return precision == dtype::nvfp4 ? 2.0 : 0.0; }
 
+/// @brief Quantized copies of each GEMM input (compute_params::quantized_layouts). Transformer
+/// Engine quantizes a linear layer's input for the forward GEMM row-wise and, when the weight
+/// gradient needs it, column-wise, and the output gradient both ways ("dgrad GEMM requires row-wise
+/// usage, wgrad GEMM requires column-wise usage"; transformer_engine/pytorch/module/linear.py,
+/// v2.9). A block-scaled format (MXFP8, NVFP4, MXFP4) scales blocks along the GEMM's reduction
+/// dimension, so the column-wise copy is a second quantization with its own scales (MXFP8Quantizer
+/// allocates columnwise_data and columnwise_scale_inv, tensor/mxfp8_tensor.py): 2. Per-tensor FP8's
+/// column-wise copy is a transpose of the same codes, left inside fp8_backward_slowdown: 1.
+[[nodiscard]] constexpr double quantized_layouts_for(dtype precision) {
+    return (precision == dtype::mxfp8 || precision == dtype::nvfp4 || precision == dtype::fp4) ? 2.0 : 1.0;
+}
+
 /// @brief Compute parameters for accelerator `acc` training in `precision` on `stack` under the
 /// constants `k` (by default the fitted ones): GEMMs at the accelerator's MAMF figure x
 /// k.gemm_shape_efficiency; attention at the stack's kernel's efficiency (Transformer Engine's in
@@ -389,9 +414,14 @@ struct routed_gemms {
     c.memory_bandwidth = acc.memory_bandwidth.value() > 0 ? acc.memory_bandwidth : bytes_per_second(2e12);
     c.gemm_input_bytes = dtype_bytes(precision);
     c.amax_pass_bytes = amax_pass_bytes_for(precision);
+    c.quantized_layouts = quantized_layouts_for(precision);
     c.compute_units = acc.compute_units;
     c.exponentials_per_s = c.bf16_peak.value() * acc.exponentials_per_bf16_flop;
+    // per-tensor FP8: the split accumulator (the kernel figure) and the FP8 work not itemized (the
+    // fit's excess over it); MXFP8, which has no split accumulator: that excess alone
     if (precision == dtype::fp8) c.backward_gemm_slowdown = k.fp8_backward_slowdown;
+    else if (precision == dtype::mxfp8)
+        c.backward_gemm_slowdown = std::max(1.0, k.fp8_backward_slowdown / kernel_constants.fp8_backward_slowdown);
     c.finish();
     return c;
 }
