@@ -17,7 +17,10 @@
 #include "catch_shim.hpp"
 
 #include <commscale/hardware/accelerators.hpp>
+#include <commscale/hardware/clusters.hpp>
 #include <commscale/predict/compute.hpp>
+#include <commscale/predict/step.hpp>
+#include <commscale/workload/models.hpp>
 
 using namespace commscale;
 using Catch::Matchers::WithinRel;
@@ -100,4 +103,29 @@ TEST_CASE("validation: TE GEMM profiling, H200 NVL FP8 over BF16 (pre-quantized)
     const double measured = 31.968 / 16.785;
     const double library = layer_gemm_seconds(h200_sxm, dtype::bf16) / layer_gemm_seconds(h200_sxm, dtype::fp8);
     CHECK_THAT(library, WithinRel(measured, 0.08));
+}
+
+TEST_CASE("validation: TE GEMM profiling bounds a training step's NVFP4 over MXFP8 speed-up") {
+    // B300, autocast (each GEMM quantizing its inputs): NVFP4 1.98-2.03x and MXFP8 1.42-1.44x the
+    // BF16 layer GEMMs (speedups.rst), at most 2.03 / 1.42 = 1.43x NVFP4 over MXFP8 for the GEMMs
+    // and their quantization. A step's attention, element-wise work and communication stay in
+    // BF16 (COMPUTE_SOURCES "What precision does not change"), so the whole step gains less. Llama
+    // 3 70B on 64 Blackwell Ultra GPUs, PP 4 x VP 5, 8K tokens.
+    const double bound = 2.03 / 1.42;
+    for (const cluster* preset : {&presets::dgx_b300, &presets::gb300_nvl72}) {
+        cluster c = *preset;
+        c.nodes = 64 / c.node.gpus;
+        plan p{.pp = 4, .dp = 16, .micro_batch = 1, .global_batch = 256, .seq = 8192};
+        apply_framework(p, framework::megatron_core);
+        p.schedule = pipeline_schedule::interleaved;
+        p.virtual_stages = 5;
+        p.gradient_bytes = 2;
+        p.precision = dtype::mxfp8;
+        const double mx = predict_step(models::llama3_70b, c, p).tokens_per_s;
+        p.precision = dtype::nvfp4;
+        const double fp4 = predict_step(models::llama3_70b, c, p).tokens_per_s;
+        INFO(preset->name << ": NVFP4 over MXFP8 " << fp4 / mx);
+        CHECK(fp4 / mx > 1.0);
+        CHECK(fp4 / mx <= bound);
+    }
 }

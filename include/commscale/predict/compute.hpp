@@ -98,14 +98,14 @@ struct compute_constants {
     /// `validation: H200 kernels`): 1.05. An earlier third-party figure on H100 was 1.1-1.2x
     /// (pytorch/ao issue #2377). The fitted value's excess over that figure is the FP8 work the model
     /// does not itemize (quantization of both operand layouts, amax passes, scale handling), which
-    /// MXFP8 training does as well: `dtype::mxfp8`, whose block-scaled GEMMs have no split
-    /// accumulator, carries that excess (this over the kernel figure, at least 1). Transformer Engine's
+    /// MXFP8 and NVFP4 training do as well (NVFP4 more: random Hadamard transforms, stochastic
+    /// rounding): the block-scaled formats, whose GEMMs have no split accumulator, carry that excess
+    /// (this over the kernel figure, at least 1). Transformer Engine's
     /// GEMM profiling on B300 puts per-tensor current scaling and MXFP8 at 1.41x and 1.42-1.44x
     /// BF16's layer-GEMM time with their quantization (docs/examples/gemm_profiling), and Megatron-
     /// Bridge 25.11 runs the same Llama 3 plans 4-6% slower in MXFP8 than in per-tensor FP8 (test
     /// `validation: Megatron-Bridge 25.11 MXFP8 runs`); without it (and quantized_layouts_for)
     /// MXFP8 came out 7-10% faster, with them 0-1% slower.
-    /// NVFP4 keeps its own figures (fp4_gemm_ratio, amax_pass_bytes_for).
     double fp8_backward_slowdown = 1.05;
     /// Fraction of the bf16 dense peak that the Mamba-2 chunked SSD scan (hybrid models) sustains,
     /// forward and backward, on the FLOPs of workload/flops.hpp ssd_forward_flops_per_token.
@@ -226,7 +226,7 @@ struct compute_params {
         return 2.0 + quantized_layouts * gemm_input_bytes + amax_pass_bytes;
     }
     int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
-    double backward_gemm_slowdown = 1.0;  ///< compute_constants::fp8_backward_slowdown for fp8, its excess over the kernel figure for mxfp8, else 1
+    double backward_gemm_slowdown = 1.0;  ///< compute_constants::fp8_backward_slowdown for fp8, its excess over the kernel figure for the block-scaled formats, else 1
     double attention_scale = 1.0;   ///< calibration scale on FlashAttention's efficiency (fit-step)
     double attention_efficiency = flash_attention_peak_efficiency;  ///< FlashAttention at long sequences
     double kernel_overhead_s = 0;   ///< per-kernel time beyond its work (compute_constants)
@@ -417,10 +417,11 @@ struct routed_gemms {
     c.quantized_layouts = quantized_layouts_for(precision);
     c.compute_units = acc.compute_units;
     c.exponentials_per_s = c.bf16_peak.value() * acc.exponentials_per_bf16_flop;
-    // per-tensor FP8: the split accumulator (the kernel figure) and the FP8 work not itemized (the
-    // fit's excess over it); MXFP8, which has no split accumulator: that excess alone
+    // per-tensor FP8: the split accumulator (the kernel figure) and the low-precision work not
+    // itemized (the fit's excess over it); the block-scaled formats, which have no split
+    // accumulator: that excess alone
     if (precision == dtype::fp8) c.backward_gemm_slowdown = k.fp8_backward_slowdown;
-    else if (precision == dtype::mxfp8)
+    else if (fp8_rate || fp4_rate)
         c.backward_gemm_slowdown = std::max(1.0, k.fp8_backward_slowdown / kernel_constants.fp8_backward_slowdown);
     c.finish();
     return c;
