@@ -12,6 +12,7 @@
 
 #include "../detail/names.hpp"
 #include "../units.hpp"
+#include "links.hpp"
 
 namespace commscale {
 
@@ -74,11 +75,6 @@ struct accelerator_limits {
     static constexpr double max_host_bandwidth_GBps = 1e6;  ///< ... (0.1 GB/s to 1 PB/s)
 };
 
-/// @brief PCIe Gen5 x16 per direction, 16 lanes x 32 GT/s x 128/130 / 8 = 63.0 GB/s (PCI-SIG PCIe 5.0
-/// base specification; hardware/links.hpp `pcie<5, 16>`): the host link an accelerator is given when
-/// its record names none.
-inline constexpr double default_host_bandwidth_Bps = 16.0 * 32.0e9 * 128.0 / 130.0 / 8.0;
-
 /// @brief One accelerator model.
 struct accelerator {
     std::string_view name;                                   ///< e.g. "a100-80gb-sxm"
@@ -112,9 +108,9 @@ struct accelerator {
     double exponentials_per_bf16_flop = 0.0;
     /// The link between this accelerator and its host's memory, per direction, as one GPU gets it
     /// when every GPU of the node or superchip copies at once: what Transformer Engine's activation
-    /// CPU offloading moves its tensors over (predict/step.hpp, "offload"). PCIe Gen5 x16 unless the
-    /// entry says otherwise (default_host_bandwidth_Bps).
-    byte_rate host_bandwidth = bytes_per_second(default_host_bandwidth_Bps);
+    /// CPU offloading moves its tensors over (predict/step.hpp, "offload"). PCIe Gen5 x16, 63.0 GB/s
+    /// (hardware/links.hpp `pcie<5, 16>`), unless the entry says otherwise.
+    byte_rate host_bandwidth = pcie<5, 16>.per_direction;
     /// Lower-case parts of the device names CUDA and ROCm report for this accelerator (nvidia-smi,
     /// rocm-smi, the device lines of nccl-tests and rccl-tests: "NVIDIA A100-SXM4-80GB", "AMD
     /// Instinct MI300X"), matched case-insensitively by accelerator_for_device, where the longest

@@ -83,10 +83,6 @@ namespace detail {
 inline constexpr double unsupported = -1.0;
 }  // namespace detail
 
-/// @brief PCIe Gen4 x16 per direction, 16 x 16 GT/s x 128/130 / 8 = 31.5 GB/s (PCI-SIG PCIe 4.0 base
-/// specification; hardware/links.hpp `pcie<4, 16>`).
-inline constexpr byte_rate pcie4_x16_rate = bytes_per_second(16.0 * 16.0 * giga * 128.0 / 130.0 / 8.0);
-
 /// @brief NVIDIA V100 SXM2 32GB: fp32 15.7, fp16 tensor 125 TFLOPS; no tf32/bf16/fp8; HBM2 900 GB/s;
 /// 6 NVLink2 links. Efficiency: no MAMF measurement -> default_compute_efficiency (fp16 GEMM).
 inline constexpr accelerator v100_sxm2{
@@ -114,7 +110,7 @@ inline constexpr accelerator a100_40gb_sxm{
     .power = 400.0,  // A100 datasheet: SXM max TDP 400 W
     .compute_units = 108,  // A100 whitepaper: 108 SMs
     .exponentials_per_bf16_flop = 16.0 / 2048.0,  // 16 exp2 per 2,048 BF16 FLOPs per SM clock (1,024 FMA)
-    .host_bandwidth = pcie4_x16_rate,  // A100 datasheet: PCIe Gen4 64 GB/s (both directions)
+    .host_bandwidth = pcie<4, 16>.per_direction,  // A100 datasheet: PCIe Gen4 64 GB/s (both directions)
     .device_names = {"a100-sxm4-40gb"},
     .reference_cluster = "dgx-a100",
 };
@@ -184,7 +180,7 @@ inline constexpr accelerator h100_sxm{
     .fp8_mamf_ratio = 0.709 / 0.803,  // MAMF FP8 1402.6/1979 = 0.709 against BF16 0.803
     .flash_attention_2_ratio = 0.553,  // FA2 328 of 989 TFLOP/s against 189 of 312 on A100 (see above)
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // 16 exp2 per 4,096 BF16 FLOPs per SM clock (989.4 TFLOP/s = 132 SMs x 1.83 GHz x 4,096)
-    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // H100 datasheet: PCIe Gen5 128 GB/s (both directions)
+    .host_bandwidth = pcie<5, 16>.per_direction,  // H100 datasheet: PCIe Gen5 128 GB/s (both directions)
     .device_names = {"h100", "h100 80gb hbm3"},
     .reference_cluster = "dgx-h100",
 };
@@ -203,7 +199,7 @@ inline constexpr accelerator h100_pcie{
     // fp8_mamf_ratio 1: no FP8 MAMF figure
     .flash_attention_2_ratio = 0.553,  // Hopper, as H100 SXM
     .exponentials_per_bf16_flop = 16.0 / 4096.0,  // as H100 SXM
-    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // H100 datasheet: PCIe Gen5 128 GB/s
+    .host_bandwidth = pcie<5, 16>.per_direction,  // H100 datasheet: PCIe Gen5 128 GB/s
     .device_names = {"h100 pcie"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
 };
@@ -281,7 +277,7 @@ inline constexpr accelerator b200{
     .fp4_gemm_ratio = (7.161 / 3.764) * (0.763 / 0.776) / 2.0,  // B300's NVFP4/MXFP8 kernel gain over the FP8 rate (see above)
     .flash_attention_2_ratio = 0.286,  // FA2 345.8 TFLOP/s against 296 on H100 (see above)
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // 16 exp2 per 8,192 BF16 FLOPs per SM clock (2.25 PFLOP/s = 148 SMs x 1.86 GHz x 8,192)
-    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // HGX B200: PCIe Gen5 x16 to the x86 host
+    .host_bandwidth = pcie<5, 16>.per_direction,  // HGX B200: PCIe Gen5 x16 to the x86 host
     .device_names = {"b200"},
     .reference_cluster = "dgx-b200",
 };
@@ -304,7 +300,7 @@ inline constexpr accelerator b300{
     .fp4_gemm_ratio = (13.102 / 3.764) / 6.0,  // TE gemm_profiling: NVFP4 3.48x BF16 at a 6x peak ratio
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // Blackwell Ultra doubles the SFU rate (NVIDIA technical blog "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
-    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // HGX B300: PCIe Gen5 host CPUs
+    .host_bandwidth = pcie<5, 16>.per_direction,  // HGX B300: PCIe Gen5 host CPUs
     .device_names = {"b300"},
     .reference_cluster = "dgx-b300",
 };
@@ -367,7 +363,7 @@ inline constexpr accelerator mi250x{
               "efficiency: ml-engineering MAMF MI250X 147.0/191.5 per GCD",
     .power = 560.0,  // MI250X datasheet: 560 W peak TBP
     .compute_units = 220,  // AMD CDNA 2 whitepaper: 2 x 110 CUs
-    .host_bandwidth = pcie4_x16_rate,  // MI250X OAM: PCIe Gen4 x16 host interface
+    .host_bandwidth = pcie<4, 16>.per_direction,  // MI250X OAM: PCIe Gen4 x16 host interface
     .device_names = {"mi250"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
 };
@@ -383,7 +379,7 @@ inline constexpr accelerator mi300x{
               "192GB HBM3 5.3 TB/s, 896 GB/s Infinity Fabric; efficiency: ml-engineering MAMF MI300X 668.4/1300",
     .power = 750.0,  // MI300X datasheet: 750 W peak TBP
     .compute_units = 304,  // AMD CDNA 3 whitepaper: 304 CUs
-    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // MI300X OAM: PCIe Gen5 x16 host interface
+    .host_bandwidth = pcie<5, 16>.per_direction,  // MI300X OAM: PCIe Gen5 x16 host interface
     .device_names = {"mi300"},
     .reference_cluster = "mi300x-roce",
 };
@@ -419,7 +415,7 @@ inline constexpr accelerator mi355x{
               "Infinity Fabric 153.6 GB/s per link, 1,400 W TBP",
     .power = 1400.0,
     .compute_units = 256,  // AMD CDNA 4 whitepaper: 256 CUs
-    .host_bandwidth = bytes_per_second(default_host_bandwidth_Bps),  // MI355X OAM: PCIe Gen5 x16 host interface
+    .host_bandwidth = pcie<5, 16>.per_direction,  // MI355X OAM: PCIe Gen5 x16 host interface
     .device_names = {"mi355"},
     .reference_cluster = "mi355x-roce",
 };
@@ -434,7 +430,7 @@ inline constexpr accelerator gaudi2{
     .source = "Intel Gaudi2 whitepaper: MME BF16 432, FP8 865 TFLOPS, 96GB HBM2e 2.45 TB/s, 24 x 100 GbE RoCE; "
               "efficiency: ml-engineering MAMF Gaudi 2 418.7/432",
     .power = 600.0,  // Gaudi2 HL-225H: 600 W TDP
-    .host_bandwidth = pcie4_x16_rate,  // Gaudi2 HL-225: PCIe Gen4 x16 host interface
+    .host_bandwidth = pcie<4, 16>.per_direction,  // Gaudi2 HL-225: PCIe Gen4 x16 host interface
     .device_names = {"hl-225", "gaudi2"},
     .reference_cluster = "gaudi2-hls",
 };
@@ -451,7 +447,7 @@ inline constexpr accelerator l40s{
               "48GB GDDR6 864 GB/s, PCIe Gen4 x16",
     .power = 350.0,  // L40S datasheet: max power 350 W
     .compute_units = 142,  // Ada whitepaper: L40S 142 SMs
-    .host_bandwidth = pcie4_x16_rate,  // L40S datasheet: PCIe Gen4 x16 64 GB/s
+    .host_bandwidth = pcie<4, 16>.per_direction,  // L40S datasheet: PCIe Gen4 x16 64 GB/s
     .device_names = {"l40s"},
     .reference_cluster = {},  // no preset of its kind: the default cluster
 };

@@ -308,11 +308,9 @@ struct stage_times {
     return (local - experts) / dp_cp + experts / p.expert_dp();
 }
 
-/// Memory per GPU of the plan's heaviest pipeline stage (workload/memory.hpp), its capacity, and
-/// whether it fits; sets r.memory, r.memory_capacity and r.fits_in_memory (r.micro_batches and
-/// r.max_stage_layers already set).
-inline void step_memory(const commscale::transformer& m, const commscale::plan& p, const accelerator& acc,
-                        step_breakdown& r) {
+/// The memory model's view of plan `p` with `micro_batches` micro-batches per step (workload/
+/// memory.hpp): one GPU's shares, what each layer saves, the micro-batches in flight.
+[[nodiscard]] inline memory_plan memory_plan_of(const commscale::plan& p, int micro_batches) {
     memory_plan mp;
     mp.seq = static_cast<double>(p.seq) / p.cp;
     mp.micro_batch = p.micro_batch;
@@ -331,17 +329,26 @@ inline void step_memory(const commscale::transformer& m, const commscale::plan& 
                             : p.recompute_mode;
     // ZB-H1 and ZB-V keep 1F1B's peak activations (Qi et al. 2024 Sec. 2.1, 6); DualPipe p + 1
     // micro-batches and two stages' parameters per device (DeepSeek-V3 Technical Report Table 2)
-    mp.in_flight = p.schedule == pipeline_schedule::gpipe ? in_flight_gpipe(r.micro_batches)
+    mp.in_flight = p.schedule == pipeline_schedule::gpipe ? in_flight_gpipe(micro_batches)
                    : p.schedule == pipeline_schedule::interleaved
-                       ? in_flight_interleaved(p.pp, r.micro_batches, p.chunks())
+                       ? in_flight_interleaved(p.pp, micro_batches, p.chunks())
                    : p.schedule == pipeline_schedule::dualpipe ? (p.pp + 1.0) / 2.0  // per stage of doubled layers
-                                                               : in_flight_1f1b(p.pp, r.micro_batches);
+                                                               : in_flight_1f1b(p.pp, micro_batches);
     // weights 2 B; gradients as kept (fp32 main gradients 4 B, else 2 B); the optimizer's own state
     mp.state = {2.0, p.gradient_bytes == 4 ? 4.0 : 2.0, static_cast<double>(p.optimizer_state_bytes)};
     mp.offloaded_layers = p.cpu_offloading_num_layers;
     mp.recompute_modules = p.recompute_modules;
     // Transformer Engine saves FP8/MXFP8 GEMM inputs quantized, 1 byte (memory.hpp)
     if (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) mp.gemm_input_bytes = 1.0;
+    return mp;
+}
+
+/// Memory per GPU of the plan's heaviest pipeline stage (workload/memory.hpp), its capacity, and
+/// whether it fits; sets r.memory, r.memory_capacity and r.fits_in_memory (r.micro_batches and
+/// r.max_stage_layers already set).
+inline void step_memory(const commscale::transformer& m, const commscale::plan& p, const accelerator& acc,
+                        step_breakdown& r) {
+    const memory_plan mp = memory_plan_of(p, r.micro_batches);
     if (p.pipeline_split_extras() > 0 && p.pp > 1) {
         r.memory = detail::split_layout_memory(m, p, mp);
     } else {
@@ -513,10 +520,7 @@ template <class Pricer>
     const int n = std::min(p.cpu_offloading_num_layers, layers - 1);
     if (n <= 0) return o;
     // what the layer saves for backward, as the memory model counts it (step_memory)
-    const recompute mode = p.attention == attention_kernel::flash ? recompute::selective : recompute::none;
-    const double gemm_input_bytes = (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) ? 1.0 : 2.0;
-    const double saved = in_bytes(activation_bytes_per_layer(m, static_cast<double>(p.seq) / p.cp, p.micro_batch, p.tp,
-                                                             p.sequence_parallel, mode, gemm_input_bytes));
+    const double saved = in_bytes(activation_bytes_per_layer(m, memory_plan_of(p, static_cast<int>(mb))));
     const double copy = saved / acc.host_bandwidth.value();
     // the window map of AsyncDoubleBufferGroupOffloadHandler.__init__: group i's copy waits at layer w_i
     const int per = layers / n, extra = layers % n;

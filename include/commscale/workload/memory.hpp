@@ -322,6 +322,14 @@ struct memory_plan {
     return std::max(layers - static_cast<double>(std::max(offloaded, 0)), 0.0);
 }
 
+/// @brief What one layer saves for backward under memory plan `p` (activation_bytes_per_layer at
+/// its sequence, micro-batch, TP, recompute and saved-input precision): the unit of the activation
+/// memory below and of what activation CPU offloading copies (predict/step.hpp).
+[[nodiscard]] constexpr data_size activation_bytes_per_layer(const transformer& m, const memory_plan& p) {
+    return activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode,
+                                      p.gemm_input_bytes, p.recompute_modules);
+}
+
 /// @brief Memory of one GPU (the first pipeline stage, which holds the most activations).
 struct memory_breakdown {
     model_state state{};
@@ -338,8 +346,7 @@ struct memory_breakdown {
     r.state = model_state_per_gpu(m, p.tp, p.pp, p.dp, p.ep, p.zero_stage, p.state, p.etp, p.expert_dp);
     const int pp = std::max(p.pp, 1);
     const double layers_per_stage = (m.layers + pp - 1) / pp;
-    const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode,
-                                                      p.gemm_input_bytes, p.recompute_modules);
+    const auto per_layer = activation_bytes_per_layer(m, p);
     r.activations = resident_layers(layers_per_stage, p.offloaded_layers) * std::max(p.in_flight, 1.0) * per_layer +
                     activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, true, pp == 1);
     if (m.is_hybrid()) [[unlikely]]
@@ -374,8 +381,7 @@ struct memory_breakdown {
     const model_state swap = model_state_per_gpu(own - embedding_parameters(s), p.tp, 1, p.dp, p.zero_stage, p.state);
     memory_breakdown r;
     r.state = {all.weights + swap.weights, all.gradients + swap.gradients, all.optimizer + swap.optimizer};
-    const auto per_layer = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode,
-                                                      p.gemm_input_bytes, p.recompute_modules);
+    const auto per_layer = activation_bytes_per_layer(m, p);
     r.activations = resident_layers(s.layers, p.offloaded_layers) * std::max(p.in_flight, 1.0) * per_layer +
                     activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, first, last);
     if (m.is_hybrid() && s.layers > 0) [[unlikely]]

@@ -157,7 +157,7 @@ TEST_CASE("accelerator JSON: names, overrides, new parts and errors") {
     CHECK(mine.fp8_mamf_ratio == 1.0);
     CHECK(mine.fp4_gemm_ratio == 1.0);
     CHECK(mine.exponentials_per_bf16_flop == 0.0);
-    CHECK(mine.host_bandwidth.value() == default_host_bandwidth_Bps);  // PCIe Gen5 x16
+    CHECK(mine.host_bandwidth.value() == pcie<5, 16>.per_direction.value());  // PCIe Gen5 x16
     CHECK(read_acc(R"({"name": "gb200", "host_bandwidth_GBps": 450})").host_bandwidth.value() == 450e9);
     CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "host_bandwidth_GBps": 0})"),
                       Contains("accelerator.host_bandwidth_GBps") && Contains("0.1"));
