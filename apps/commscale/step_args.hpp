@@ -59,6 +59,8 @@ struct step_request {
     bool account_for_embedding_in_pipeline_split = false, account_for_loss_in_pipeline_split = false;
     std::optional<given<int>> cpu_offloading_num_layers;
     std::optional<given<unsigned>> recompute_modules;
+    std::optional<given<commscale::recompute_method>> recompute_method;
+    std::optional<given<int>> recompute_num_layers;
     bool no_scatter_gather = false;
     std::optional<std::string> svg;
     bool strong = false;  ///< scale only
@@ -167,6 +169,12 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                          [](const given_value& v, const std::string& f) { return recompute_modules_from_names(v.spelled(), f); },
                          "modules recomputed in the backward, comma-separated (Megatron-Core's flag): core_attn, layernorm, "
                          "mla_up_proj, mlp, moe, moe_act, shared_experts"),
+                given<r>("recompute-method", &r::recompute_method, &spelling<recompute_method>,
+                         "with --recompute full: uniform (groups of --recompute-num-layers, every layer recomputed) or block "
+                         "(the first --recompute-num-layers of each model chunk recomputed; Megatron-Core's flag)"),
+                given<r>("recompute-num-layers", &r::recompute_num_layers, integer(0, plan_limits::stage_layers),
+                         "with --recompute full: layers per recompute group (uniform) or recomputed per model chunk "
+                         "(block); Megatron-Core's flag (default 0: every layer its own checkpoint)"),
                 flag<r>("no-scatter-gather", &r::no_scatter_gather, "pipeline sends the whole activation from every TP rank"),
                 text<r>("svg", &r::svg, "write a plot as an SVG file"),
             };
@@ -263,6 +271,8 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     p.account_for_loss_in_pipeline_split = r.account_for_loss_in_pipeline_split;
     p.cpu_offloading_num_layers = value(r.cpu_offloading_num_layers, 0);
     if (r.recompute_modules) p.recompute_modules = **r.recompute_modules;
+    if (r.recompute_method) p.full_recompute_method = **r.recompute_method;
+    p.recompute_num_layers = value(r.recompute_num_layers, 0);
     p.pp_scatter_gather = !r.no_scatter_gather;
     return p;
 }
@@ -365,7 +375,8 @@ inline constexpr column_type real = column_type::real, integer = column_type::in
 }  // namespace step_columns_detail
 
 /// The numbers of `step --json` (step_document), every key but the plan's optional ones
-/// (account_for_*_in_pipeline_split, cpu_offloading_num_layers) and its stage_layers array.
+/// (account_for_*_in_pipeline_split, cpu_offloading_num_layers, recompute_method, recompute_num_layers) and its
+/// stage_layers array.
 inline constexpr auto step_number_columns = [] {
     using namespace step_columns_detail;
     using c = number_column<step_prediction>;

@@ -210,3 +210,28 @@ TEST_CASE("accuracy: published runs the memory model now admits (issue 24, part 
                     "--seq 8192 --dtype fp8 --cpu-offloading-num-layers 10 --pp 2",
                     "cpu_offloading_num_layers");
 }
+
+TEST_CASE("step: full recompute by method, Megatron-Core's --recompute-method and --recompute-num-layers") {
+    // Megatron-Bridge r0.2.0's Llama 3 8B H100 FP8 recipe: recompute_num_layers=5, which its
+    // set_recompute_overrides turns into granularity full, method block
+    const std::string base =
+        "step --model llama3-8b --cluster dgx-h100 --gpus 8 --micro-batch 1 --global-batch 128 --seq 8192 --dtype fp8 "
+        "--gradient-bytes 2";
+    const json none = run_json(base);
+    const json full = run_json(base + " --recompute full");
+    const json block = run_json(base + " --recompute full --recompute-method block --recompute-num-layers 5");
+    CHECK(block["plan"]["recompute_method"] == "block");
+    CHECK(block["plan"]["recompute_num_layers"] == 5);
+    CHECK_FALSE(full["plan"].contains("recompute_method"));
+    CHECK_FALSE(full["plan"].contains("recompute_num_layers"));
+    // 5 of the 32 layers recomputed: between none and full, 5/32 of the way in compute
+    const double c0 = none["compute_s"].get<double>(), c1 = full["compute_s"].get<double>(), cb = block["compute_s"].get<double>();
+    CHECK_THAT(cb - c0, Catch::Matchers::WithinRel(5.0 / 32.0 * (c1 - c0), 1e-6));
+    CHECK(block["memory_per_gpu_GiB"].get<double>() < none["memory_per_gpu_GiB"].get<double>());
+    CHECK(block["memory_per_gpu_GiB"].get<double>() > full["memory_per_gpu_GiB"].get<double>());
+    // Megatron-Core's rules, as input errors naming the field
+    require_invalid(base + " --recompute selective --recompute-num-layers 5", "recompute_num_layers");
+    require_invalid(base + " --recompute full --recompute-method block", "recompute_num_layers");
+    require_invalid(base + " --recompute full --recompute-method blocks", "--recompute-method");
+    require_invalid(base + " --recompute full --recompute-num-layers -2", "--recompute-num-layers");
+}

@@ -185,6 +185,11 @@ SINGLE = [
           cpu_offloading_num_layers=40, dtype="fp8"),
      ["--model", "llama3-70b", "--cluster", "gb200-nvl72", "--gpus", "64", "--zero", "3", "--micro-batch", "2",
       "--global-batch", "256", "--seq", "8192", "--cpu-offloading-num-layers", "40", "--dtype", "fp8"]),
+    (dict(model="llama3-8b", cluster="dgx-h100", gpus=8, micro_batch=1, global_batch=128, seq=8192, dtype="fp8",
+          gradient_bytes=2, recompute="full", recompute_method="block", recompute_num_layers=5),
+     ["--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--micro-batch", "1", "--global-batch", "128",
+      "--seq", "8192", "--dtype", "fp8", "--gradient-bytes", "2", "--recompute", "full", "--recompute-method", "block",
+      "--recompute-num-layers", "5"]),
     (dict(cluster="gb200-nvl72", gpus=144, model="llama3-70b", tp=8, sequence_parallel=True, micro_batch=1,
           global_batch=144, seq=8192, dtype="mxfp8", scale_up_domain=72),
      ["--cluster", "gb200-nvl72", "--gpus", "144", "--model", "llama3-70b", "--tp", "8", "--sequence-parallel",
@@ -214,6 +219,9 @@ SINGLE_ERRORS = [
     (dict(bucket="25Gbps"), ["--bucket", "25Gbps"]),
     (dict(bucket=-1), ["--bucket", "-1"]),
     (dict(recompute="some"), ["--recompute", "some"]),
+    (dict(recompute="full", recompute_method="blocks"), ["--recompute", "full", "--recompute-method", "blocks"]),
+    (dict(recompute="selective", recompute_num_layers=4), ["--recompute", "selective", "--recompute-num-layers", "4"]),
+    (dict(recompute="full", recompute_method="block"), ["--recompute", "full", "--recompute-method", "block"]),
     (dict(framework="megatron"), ["--framework", "megatron"]),
     (dict(gpus=12, model="llama2-7b"), ["--gpus", "12", "--model", "llama2-7b"]),
     (dict(gpus=16, nodes=2, model="llama2-7b"), ["--gpus", "16", "--nodes", "2", "--model", "llama2-7b"]),
@@ -300,6 +308,8 @@ ROWS = [
                                       dtype="fp8", expert_load=1.5)),
     ("llama3-70b", "dgx-h100", dict(nodes=4, inter="roce-200", tp=4, pp=4, schedule="interleaved", micro_batch=1)),
     ("llama3-8b", "dgx-h100", dict(nodes=2, bucket="25MB", gradient_bytes=2, attention="unfused", zero=1)),
+    ("llama3-8b", "dgx-h100", dict(nodes=1, seq=8192, dtype="fp8", recompute="full", recompute_method="block",
+                                   recompute_num_layers=5)),
     ("llama3-8b", "dgx-h100", dict(nodes=2, tp=3)),                          # invalid: 3 does not divide 16
     ("llama3-8b", "dgx-h100", dict(nodes=2, compute_efficiency=float("nan"))),  # invalid: NaN
     ("llama3-8b", "dgx-h100", dict(nodes=2, micro_batch=-1)),               # invalid: negative
@@ -357,7 +367,7 @@ def test_every_number_of_step_json_is_a_column():
             continue
         for key, value in flatten(doc).items():
             if key in ("verdict", "plan.stage_layers") or key.startswith("plan.account_for_") or \
-                    key == "plan.cpu_offloading_num_layers":
+                    key in ("plan.cpu_offloading_num_layers", "plan.recompute_method", "plan.recompute_num_layers"):
                 continue  # a sentence, an array, and the plan keys written only when set
             assert key in columns, key
             kind = {bool: "boolean", int: "integer", float: "real", str: "label"}[type(value)] if value is not None else "real"

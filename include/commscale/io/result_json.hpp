@@ -37,7 +37,9 @@
 ///   account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split: true only when
 ///   set (Megatron-Core's flags; absent reads as false, so plans without them keep their JSON);
 ///   cpu_offloading_num_layers only when > 0 (absent reads as 0); recompute_modules (Megatron-Core's
-///   names, comma-separated) only when any; moe_token_dispatcher (alltoall, deepep, hybridep; absent
+///   names, comma-separated) only when any; recompute_method (uniform, block) and
+///   recompute_num_layers only when full recompute does not give every layer its own checkpoint
+///   (absent reads as uniform and 0); moe_token_dispatcher (alltoall, deepep, hybridep; absent
 ///   reads as the framework's).
 /// * planned: {tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, virtual_stages,
 ///   sequence_parallel, step_s, mfu, memory_per_gpu_GiB, memory_per_gpu_bytes,
@@ -672,6 +674,25 @@ void plan_fields(const IO& io, P& p, int layers) {
         },
         [&](const auto& r, const auto& key) {
             if (r.has(key)) p.recompute_modules = recompute_modules_from_names(r.string(key), r.field(key));
+        });
+    // full recompute's method and layers (Megatron-Core's names) only when not every layer's own
+    // checkpoint (absent reads as uniform, 0)
+    io.custom(
+        "recompute_method",
+        [&](auto put) {
+            if (p.full_recompute_method != recompute_method::uniform || p.recompute_num_layers != 0)
+                put(std::string(to_string(p.full_recompute_method)));
+        },
+        [&](const auto& r, const auto& key) {
+            if (r.has(key)) p.full_recompute_method = parse<recompute_method>(r.string(key), r.field(key));
+        });
+    io.custom(
+        "recompute_num_layers",
+        [&](auto put) {
+            if (p.recompute_num_layers != 0) put(p.recompute_num_layers);
+        },
+        [&](const auto& r, const auto& key) {
+            p.recompute_num_layers = static_cast<int>(r.integer_or(key, 0, 0, plan_limits::stage_layers));
         });
     // absent in files of earlier versions: the framework's
     io.custom(

@@ -26,6 +26,7 @@
 /// | `account_for_embedding_in_pipeline_split`, `account_for_loss_in_pipeline_split` | no | Megatron-Core's flags, true/false (default false) |
 /// | `cpu_offloading_num_layers` | no | Megatron-Core's `--cpu-offloading-num-layers`: layers per stage whose activations go to host memory (default 0 = off) |
 /// | `recompute_modules` | no | Megatron-Core's `--recompute-modules`, comma-separated (core_attn, layernorm, mla_up_proj, mlp, moe, moe_act, shared_experts; default none) |
+/// | `recompute_method`, `recompute_num_layers` | no | with `recompute` full, Megatron-Core's `--recompute-method` (uniform, the default, or block) and `--recompute-num-layers` (layers per checkpoint, or recomputed per model chunk with block; default 0: every layer) |
 /// | `grad_reduce_in_fp32` | no | Megatron-Core's `grad_reduce_in_fp32`, true/false: gradients kept and reduced in fp32 (4 bytes) or in bf16 (2); default the framework's |
 /// | `optimizer_state_bytes` | no | bytes per parameter of the optimizer's own state (plan::optimizer_state_bytes): 12 fp32 main parameters and Adam moments (default), 10 Apex DistributedFusedAdam with 16-bit parameter remainders, 4 bf16 moments without main parameters |
 /// | `moe_token_dispatcher` | no | MoE token dispatcher (plan::dispatcher): alltoall (default; Megatron-Core's `--moe-token-dispatcher-type alltoall`), deepep or hybridep (`--moe-token-dispatcher-type flex` with that `--moe-flex-dispatcher-backend`) |
@@ -161,7 +162,8 @@ namespace detail {
                                             "account_for_loss_in_pipeline_split", "family", "source", "source_location",
                                             "recipe", "notes", "not_expressible", "published_tflops_per_gpu",
                                             "published_precision", "cpu_offloading_num_layers", "grad_reduce_in_fp32", "recompute_modules",
-                                            "optimizer_state_bytes", "moe_token_dispatcher"};
+                                            "optimizer_state_bytes", "moe_token_dispatcher", "recompute_method",
+                                            "recompute_num_layers"};
     std::vector<std::string> header;
     bool has_tokens = false;  // a tokens_per_s_per_gpu column (changes only the wording of one error)
     std::vector<training_run> runs;
@@ -187,7 +189,7 @@ namespace detail {
                                       "account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split, family, "
                                       "source, source_location, recipe, notes, not_expressible, published_tflops_per_gpu, "
                                       "published_precision, cpu_offloading_num_layers, grad_reduce_in_fp32, recompute_modules, optimizer_state_bytes, "
-                                      "moe_token_dispatcher, and step_s, tflops_per_gpu "
+                                      "moe_token_dispatcher, recompute_method, recompute_num_layers, and step_s, tflops_per_gpu "
                                       "or tokens_per_s_per_gpu");
             }
             for (const char* req : {"model", "gpus", "tp", "pp", "micro_batch", "global_batch"}) {
@@ -338,6 +340,9 @@ namespace detail {
                                                            plan_limits::optimizer_state_bytes));
         if (const auto v = cell("recompute_modules"))
             p.recompute_modules = recompute_modules_from_names(*v, where + ": column recompute_modules");
+        if (const auto v = cell("recompute_method"))
+            p.full_recompute_method = parse<recompute_method>(*v, where + ": column recompute_method");
+        p.recompute_num_layers = static_cast<int>(integer("recompute_num_layers", 0, 0, plan_limits::stage_layers));
         if (const auto v = cell("moe_token_dispatcher")) p.dispatcher = parse<moe_token_dispatcher>(*v, where + ": column moe_token_dispatcher");
         r.step_s = number("step_s");
         r.tflops_per_gpu = number("tflops_per_gpu");

@@ -190,6 +190,13 @@ struct plan {
     /// `--recompute-modules`, e.g. layernorm,moe_act): less activation memory, more backward time.
     /// 0 = none.
     unsigned recompute_modules = 0;
+    /// With recompute full: how it chooses its layers (Megatron-Core `--recompute-method`;
+    /// workload/flops.hpp recompute_method) and `recompute_num_layers` N (`--recompute-num-layers`):
+    /// uniform, groups of N layers per checkpoint, every layer recomputed; block, the first N layers
+    /// of each model chunk recomputed, the others keep their activations. N = 0 is uniform's 1
+    /// (every layer its own checkpoint, the default full recompute).
+    recompute_method full_recompute_method = recompute_method::uniform;
+    int recompute_num_layers = 0;
     /// Bytes per parameter of the optimizer's own state (beyond the working weights and the
     /// gradients), sharded by ZeRO-1 and up: 12 for fp32 main parameters and Adam's two fp32 moments
     /// (Megatron-Core, PyTorch AMP; Rajbhandari et al. 2020 Sec. 3.1, K = 12); 10 for Apex
@@ -248,6 +255,22 @@ struct plan {
     /// @brief Virtual stages in effect (V for interleaved, 1 otherwise).
     [[nodiscard]] constexpr int chunks() const {
         return schedule == pipeline_schedule::interleaved ? virtual_stages : 1;
+    }
+    /// @brief Share of the layers whose forward the backward repeats under full recompute, for a
+    /// model of `layers` transformer layers: recompute_method::block recomputes min(N, c) of the c =
+    /// layers / (pp V) layers of each model chunk (the mean chunk: uneven splits are averaged);
+    /// uniform every layer. 0 without full recompute.
+    [[nodiscard]] constexpr double full_recompute_share(int layers) const {
+        if (recompute_mode != recompute::full) return 0.0;
+        if (full_recompute_method != recompute_method::block) return 1.0;
+        const double chunk = static_cast<double>(layers) / (static_cast<double>(pp < 1 ? 1 : pp) * chunks());
+        if (!(chunk > 0.0)) return 1.0;
+        const double n = recompute_num_layers;
+        return n >= chunk ? 1.0 : n / chunk;
+    }
+    /// @brief Layers per checkpoint under full recompute: uniform's N (1 when unset), else 1.
+    [[nodiscard]] constexpr int full_recompute_group() const {
+        return full_recompute_method == recompute_method::uniform && recompute_num_layers > 1 ? recompute_num_layers : 1;
     }
     /// @brief Slots of the pipeline split that are not transformer layers: 1 for the embedding and
     /// 1 for the loss when counted (account_for_*_in_pipeline_split), 0 otherwise.
@@ -540,6 +563,18 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (p.recompute_modules >= (1u << recompute_module_names.size()))
         throw input_error("plan.recompute_modules", std::to_string(p.recompute_modules),
                           "a bitmask of the recompute_module values (below " + std::to_string(1u << recompute_module_names.size()) + ")");
+    if (p.recompute_num_layers < 0 || p.recompute_num_layers > plan_limits::stage_layers)
+        throw input_error("plan.recompute_num_layers", std::to_string(p.recompute_num_layers),
+                          "0 (every layer) or the layers per recompute group (uniform) or per model chunk (block)");
+    if (p.recompute_mode != recompute::full && (p.recompute_num_layers != 0 || p.full_recompute_method != recompute_method::uniform))
+        throw input_error(p.recompute_num_layers != 0 ? "plan.recompute_num_layers" : "plan.recompute_method",
+                          (p.recompute_num_layers != 0 ? std::to_string(p.recompute_num_layers)
+                                                       : std::string(to_string(p.full_recompute_method))) +
+                              " with recompute " + std::string(to_string(p.recompute_mode)),
+                          "recompute full (Megatron-Core: recompute_num_layers and recompute_method apply to full granularity)");
+    if (p.full_recompute_method == recompute_method::block && p.recompute_num_layers < 1)
+        throw input_error("plan.recompute_num_layers", std::to_string(p.recompute_num_layers) + " with recompute method block",
+                          "the layers to recompute per model chunk, >= 1");
     if (p.zero < 0 || p.zero > plan_limits::zero)
         throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
     if (p.gradient_bytes != 1 && p.gradient_bytes != 2 && p.gradient_bytes != 4)

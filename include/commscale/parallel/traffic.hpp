@@ -9,7 +9,8 @@
 /// c = CP, l_s = layers per pipeline stage, m micro-batches per step):
 /// * TP: per layer 2 all-reduces of b (s/c) h e in the forward (after attention and after the
 ///   MLP) and 2 in the backward (Shoeybi et al. 2019, "Megatron-LM", Sec. 3, Fig. 4); full
-///   recompute repeats the forward's 2. With sequence parallelism each all-reduce becomes a
+///   recompute repeats the forward's 2 (here and below, on the layers it recomputes:
+///   plan::full_recompute_share). With sequence parallelism each all-reduce becomes a
 ///   reduce-scatter + an all-gather of the same buffer (Korthikanti et al. 2022, Sec. 4.2.2):
 ///   same bytes on the wire, since ring all-reduce = reduce-scatter + all-gather.
 /// * CP: ring attention passes each rank's K and V block, 2 b (s/c) (kv/t) e bytes, c - 1 times
@@ -171,11 +172,11 @@ namespace detail {
     const double tp_ranks = p.tp, groups_local = static_cast<double>(y.mamba_groups) / p.tp;
     const double repeat = groups_local < p.cp ? p.cp / groups_local : 1.0;  // B, C repeated when a rank has < cp groups
     const double width = (2.0 * y.mamba_inner() + 2.0 * repeat * y.mamba_groups * y.ssm_state + y.mamba_heads + y.mamba_inner()) / tp_ranks;
-    const bool full = p.recompute_mode == recompute::full;
+    const double full = p.full_recompute_share(m.layers);  // the recomputed forwards' share (0 without full recompute)
     t.cp_mamba.op = collective_op::all_to_all;
     t.cp_mamba.group = t.cp.group;
     t.cp_mamba.bytes = bytes(static_cast<double>(p.micro_batch) * (static_cast<double>(p.seq) / p.cp) * width * 2.0 / 6.0);
-    t.cp_mamba.count = stage_layers * m.mamba_fraction() * 6.0 * (full ? 3.0 : 2.0);
+    t.cp_mamba.count = stage_layers * m.mamba_fraction() * 6.0 * (2.0 + full);
 }
 }  // namespace detail
 
@@ -203,11 +204,13 @@ namespace detail {
     const double mb = p.micro_batches();
     const double chunks = p.chunks();
     const double layers_stage = max_stage_layers(p, m.layers);  // the slowest stage sets the pace
-    const bool full = p.recompute_mode == recompute::full;
+    // the share of the layers whose forward full recompute repeats, with its TP collectives
+    // (recompute_method block: N per model chunk; 0 without full recompute)
+    const double full = p.full_recompute_share(m.layers);
     const double activation = b * s_local * h * e;  // one layer's output on one TP group
 
     // Tensor parallelism
-    const double tp_per_layer = full ? 6.0 : 4.0;
+    const double tp_per_layer = 4.0 + 2.0 * full;
     t.tp_main.group = group_placement(p, parallel_dim::tp, gpus_per_node);
     t.tp_main.bytes = bytes(activation);
     t.tp_main.count = p.tp > 1 ? mb * layers_stage * tp_per_layer : 0.0;
@@ -227,7 +230,7 @@ namespace detail {
     t.cp.op = collective_op::send_recv;
     t.cp.group = group_placement(p, parallel_dim::cp, gpus_per_node);
     t.cp.bytes = bytes(2.0 * b * s_local * kv_local * e);
-    t.cp.count = p.cp > 1 ? mb * layers_stage * (p.cp - 1) * ((full ? 2.0 : 1.0) + 2.0) : 0.0;
+    t.cp.count = p.cp > 1 ? mb * layers_stage * (p.cp - 1) * ((1.0 + full) + 2.0) : 0.0;
 
     // Expert parallelism: dispatch + combine, forward and backward
     if (m.experts > 1 && p.ep > 1) {
@@ -239,7 +242,7 @@ namespace detail {
         // the flex dispatcher sends a token once per destination rank, not once per expert
         if (p.dispatcher != moe_token_dispatcher::alltoall)
             t.ep.bytes = t.ep.bytes * (expected_destination_ranks(m.experts, m.experts_per_token, p.ep) / k);
-        t.ep.count = mb * layers_stage * m.moe_fraction() * (full ? 6.0 : 4.0);  // MoE layers only
+        t.ep.count = mb * layers_stage * m.moe_fraction() * (4.0 + 2.0 * full);  // MoE layers only
     }
     // Expert tensor parallelism apart from TP: all-gather before, reduce-scatter after the experts
     if (m.experts > 1 && p.expert_tp() > 1 && p.expert_tp() != p.tp) {
@@ -247,7 +250,7 @@ namespace detail {
         t.etp_gather.op = collective_op::all_gather;
         t.etp_gather.group = group_placement(p, parallel_dim::etp, gpus_per_node);
         t.etp_gather.bytes = bytes(k * b * s_local * h * e * p.expert_tp() / p.tp * p.effective_expert_load());
-        t.etp_gather.count = mb * layers_stage * m.moe_fraction() * (full ? 3.0 : 2.0);
+        t.etp_gather.count = mb * layers_stage * m.moe_fraction() * (2.0 + full);
         t.etp_reduce = t.etp_gather;
         t.etp_reduce.op = collective_op::reduce_scatter;
     }

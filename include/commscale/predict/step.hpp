@@ -258,7 +258,7 @@ struct layer_costs {
         const flop_rate rate = *p.compute_efficiency * peak;
         const double share = 1.0 / (static_cast<double>(p.tp) * p.cp);
         const auto lf = layer_forward_flops(m, seq, p.micro_batch);
-        const flop_count rec = p.recompute_mode == recompute::full ? lf.total()
+        const flop_count rec = p.recompute_mode == recompute::full ? p.full_recompute_share(m.layers) * lf.total()
                                : p.recompute_mode == recompute::selective ? lf.attention_core() : flops(0.0);
         layer_f = share * lf.total() / rate;
         layer_b = share * (2.0 * lf.total() + rec) / rate;
@@ -271,11 +271,14 @@ struct layer_costs {
         const layer_and_output lo = layer_and_output_cached(m, p, cpar);
         out.layer = lo.layer;
         layer_f = out.layer.forward();
-        layer_b = out.layer.backward() + recompute_time(out.layer, p.recompute_mode) +
+        // full recompute repeats the forward of its share of the layers (recompute_method block: N
+        // per model chunk), averaged over the layers
+        const double full_share = p.recompute_mode == recompute::full ? p.full_recompute_share(m.layers) : 1.0;
+        layer_b = out.layer.backward() + full_share * recompute_time(out.layer, p.recompute_mode) +
                   module_recompute_time(m, p, cpar, out.layer, p.recompute_modules);
         out_layer = lo.output;  // output layer + MTP modules (they ride with the output layer)
         attn_core = out.layer.attention_fwd + out.layer.attention_bwd;
-        gemm_layer = out.layer.gemm_fwd + out.layer.gemm_bwd + (p.recompute_mode == recompute::full ? out.layer.gemm_fwd : seconds(0.0));
+        gemm_layer = out.layer.gemm_fwd + out.layer.gemm_bwd + (p.recompute_mode == recompute::full ? full_share * out.layer.gemm_fwd : seconds(0.0));
         layer_w = out.layer.gemm_bwd / 2.0;  // dW of every GEMM: half of the backward GEMMs (dX is the other)
     }
     return out;
@@ -310,7 +313,7 @@ struct stage_times {
 
 /// The memory model's view of plan `p` with `micro_batches` micro-batches per step (workload/
 /// memory.hpp): one GPU's shares, what each layer saves, the micro-batches in flight.
-[[nodiscard]] inline memory_plan memory_plan_of(const commscale::plan& p, int micro_batches) {
+[[nodiscard]] inline memory_plan memory_plan_of(const commscale::transformer& m, const commscale::plan& p, int micro_batches) {
     memory_plan mp;
     mp.seq = static_cast<double>(p.seq) / p.cp;
     mp.micro_batch = p.micro_batch;
@@ -338,6 +341,11 @@ struct stage_times {
     mp.state = {2.0, p.gradient_bytes == 4 ? 4.0 : 2.0, static_cast<double>(p.optimizer_state_bytes)};
     mp.offloaded_layers = p.cpu_offloading_num_layers;
     mp.recompute_modules = p.recompute_modules;
+    // full recompute's method (Megatron-Core --recompute-method, --recompute-num-layers): the layers
+    // it does not recompute save what they save without it
+    mp.full_recompute_share = p.recompute_mode == recompute::full ? p.full_recompute_share(m.layers) : 1.0;
+    mp.full_recompute_group = p.full_recompute_group();
+    mp.kept_mode = p.attention == attention_kernel::flash ? recompute::selective : recompute::none;
     // Transformer Engine saves FP8/MXFP8 GEMM inputs quantized, 1 byte (memory.hpp)
     if (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) mp.gemm_input_bytes = 1.0;
     return mp;
@@ -348,7 +356,7 @@ struct stage_times {
 /// r.max_stage_layers already set).
 inline void step_memory(const commscale::transformer& m, const commscale::plan& p, const accelerator& acc,
                         step_breakdown& r) {
-    const memory_plan mp = memory_plan_of(p, r.micro_batches);
+    const memory_plan mp = memory_plan_of(m, p, r.micro_batches);
     if (p.pipeline_split_extras() > 0 && p.pp > 1) {
         r.memory = detail::split_layout_memory(m, p, mp);
     } else {
@@ -520,7 +528,7 @@ template <class Pricer>
     const int n = std::min(p.cpu_offloading_num_layers, layers - 1);
     if (n <= 0) return o;
     // what the layer saves for backward, as the memory model counts it (step_memory)
-    const double saved = in_bytes(activation_bytes_per_layer(m, memory_plan_of(p, static_cast<int>(mb))));
+    const double saved = in_bytes(activation_bytes_per_layer(m, memory_plan_of(m, p, static_cast<int>(mb))));
     const double copy = saved / acc.host_bandwidth.value();
     // the window map of AsyncDoubleBufferGroupOffloadHandler.__init__: group i's copy waits at layer w_i
     const int per = layers / n, extra = layers % n;
@@ -590,7 +598,8 @@ template <class Pricer>
     r.model_flops = model_flops(m, seq, batch);
     // hardware FLOPs include the multi-token-prediction modules (executed, on the last stage);
     // model FLOPs (MFU) are the main model's, as DeepSeek's per-token figures
-    r.hardware_flops = hardware_flops(m, seq, batch, p.recompute_mode) + 3.0 * mtp_forward_flops(m, seq, batch);
+    r.hardware_flops = hardware_flops(m, seq, batch, p.recompute_mode, p.full_recompute_share(m.layers)) +
+                       3.0 * mtp_forward_flops(m, seq, batch);
     r.micro_batches = p.micro_batches();
     const double mb = r.micro_batches;
 

@@ -40,6 +40,23 @@ inline constexpr std::array<name_entry<recompute>, 3> recompute_spellings{{
 static_assert(detail::in_enum_order(recompute_spellings));
 [[nodiscard]] constexpr const auto& name_table(recompute) { return recompute_spellings; }
 
+/// @brief How full recompute chooses its layers, as Megatron-Core's `--recompute-method` with
+/// `--recompute-granularity full` and `--recompute-num-layers N` (megatron/core/transformer/
+/// transformer_block.py `_checkpointed_forward`, core_v0.15): uniform checkpoints the input of
+/// each group of N consecutive layers of a model chunk and recomputes every layer (N = 1: the
+/// per-layer full recompute of Korthikanti et al. 2022); block checkpoints the first N layers of
+/// each model chunk (one per pipeline stage, or per virtual stage) and keeps the activations of
+/// the rest, which it does not recompute.
+enum class recompute_method { uniform, block };
+
+/// @brief CLI/JSON spellings of the recompute methods: `to_string`, `parse<recompute_method>`.
+inline constexpr std::array<name_entry<recompute_method>, 2> recompute_method_spellings{{
+    {recompute_method::uniform, "uniform"},
+    {recompute_method::block, "block"},
+}};
+static_assert(detail::in_enum_order(recompute_method_spellings));
+[[nodiscard]] constexpr const auto& name_table(recompute_method) { return recompute_method_spellings; }
+
 /// @brief Modules recomputed in the backward pass instead of storing their outputs, as Megatron-Core's
 /// `--recompute-granularity selective --recompute-modules` names them (megatron/core/transformer/
 /// transformer_config.py `recompute_modules`): a bitmask of these values. Each one drops what the
@@ -267,12 +284,14 @@ namespace detail {
 /// full: every layer's forward once more (logits are not recomputed), giving
 /// 96 B s l h^2 (1 + s/6h + V/(16 l h)) for GPT (Narayanan et al. 2021, eq. 3 with recompute);
 /// selective: the attention core once more, + l x 4 B s^2 h (Korthikanti et al. 2022, section 5).
-/// What HFU counts.
-[[nodiscard]] constexpr flop_count hardware_flops(const transformer& m, double seq, double sequences, recompute r) {
+/// What HFU counts. `full_share`: the share of the layers full recompute repeats
+/// (plan::full_recompute_share; recompute_method block recomputes N layers per model chunk).
+[[nodiscard]] constexpr flop_count hardware_flops(const transformer& m, double seq, double sequences, recompute r,
+                                                  double full_share = 1.0) {
     const auto layer = layer_forward_flops(m, seq, sequences);
     const double l = m.layers;
     flop_count extra = flops(0.0);
-    if (r == recompute::full) extra = l * layer.total();
+    if (r == recompute::full) extra = full_share * l * layer.total();
     else if (r == recompute::selective) extra = l * layer.attention_core();
     return model_flops(m, seq, sequences) + extra;
 }

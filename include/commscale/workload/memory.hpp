@@ -304,6 +304,12 @@ struct memory_plan {
     /// --cpu-offloading-num-layers): resident_layers below
     int offloaded_layers = 0;
     unsigned recompute_modules = 0;  ///< recompute_module bits (Megatron-Core --recompute-modules)
+    /// With recompute full (plan::full_recompute_share, full_recompute_group): the share of layers
+    /// that keep only a checkpoint (recompute_method::block: N of each chunk's layers), the others
+    /// saving what `kept_mode` saves; and the layers per checkpoint (uniform with N > 1)
+    double full_recompute_share = 1.0;
+    int full_recompute_group = 1;
+    recompute kept_mode = recompute::none;  ///< what a layer that is not recomputed saves (selective under FlashAttention)
     state_bytes state = mixed_precision_adam;
 };
 
@@ -325,9 +331,19 @@ struct memory_plan {
 /// @brief What one layer saves for backward under memory plan `p` (activation_bytes_per_layer at
 /// its sequence, micro-batch, TP, recompute and saved-input precision): the unit of the activation
 /// memory below and of what activation CPU offloading copies (predict/step.hpp).
+/// Under full recompute a mean over the layers (Megatron-Core `--recompute-method`): uniform with N
+/// layers per group keeps one checkpoint, the group's input, per N layers (2 sbh / N); block keeps
+/// the checkpoint on its share of the layers and the whole activations (kept_mode) on the rest. The
+/// transient of the group being recomputed in the backward is not counted (as for N = 1).
 [[nodiscard]] constexpr data_size activation_bytes_per_layer(const transformer& m, const memory_plan& p) {
-    return activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode,
-                                      p.gemm_input_bytes, p.recompute_modules);
+    const data_size own = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode,
+                                                     p.gemm_input_bytes, p.recompute_modules);
+    if (p.recompute_mode != recompute::full || (p.full_recompute_share >= 1.0 && p.full_recompute_group <= 1)) return own;
+    const data_size checkpoints = own / static_cast<double>(std::max(p.full_recompute_group, 1));
+    if (p.full_recompute_share >= 1.0) return checkpoints;
+    const data_size kept = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.kept_mode,
+                                                      p.gemm_input_bytes, p.recompute_modules);
+    return p.full_recompute_share * checkpoints + (1.0 - p.full_recompute_share) * kept;
 }
 
 /// @brief Memory of one GPU (the first pipeline stage, which holds the most activations).

@@ -234,6 +234,21 @@ TEST_CASE("training-runs CSV: columns, defaults, relative model paths and errors
     CHECK(moe[1].p.expert_tp() == 2);
     CHECK_THAT(err("model,gpus,tp,pp,etp,micro_batch,global_batch,step_s\nmixtral-8x7b,8,1,1,-1,1,64,1.0\n"),
                Catch::Contains("column etp"));
+    // full recompute by method (Megatron-Core's --recompute-method, --recompute-num-layers)
+    const auto rec = io::parse_training_runs("model,gpus,tp,pp,micro_batch,global_batch,recompute,recompute_method,"
+                                             "recompute_num_layers,step_s\n"
+                                             "llama3-8b,8,1,1,1,128,full,block,5,9.0\n"
+                                             "llama3-8b,8,1,1,1,128,full,,,9.0\n",
+                                             "rec.csv");
+    REQUIRE(rec.size() == 2);
+    CHECK(rec[0].p.full_recompute_method == recompute_method::block);
+    CHECK(rec[0].p.recompute_num_layers == 5);
+    CHECK(rec[1].p.full_recompute_method == recompute_method::uniform);
+    CHECK(rec[1].p.recompute_num_layers == 0);
+    const std::string rec_head = "model,gpus,tp,pp,micro_batch,global_batch,recompute,recompute_method,recompute_num_layers,step_s\n";
+    CHECK_THAT(err(rec_head + "llama3-8b,8,1,1,1,128,full,blocks,5,9.0\n"),
+               Catch::Contains("column recompute_method") && Catch::Contains("'blocks'"));
+    CHECK_THAT(err(rec_head + "llama3-8b,8,1,1,1,128,full,block,-5,9.0\n"), Catch::Contains("column recompute_num_layers"));
 }
 
 TEST_CASE("fit-step: a run whose GPUs the node does not divide is an error naming the run") {

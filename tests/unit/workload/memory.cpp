@@ -194,3 +194,33 @@ TEST_CASE("recompute modules (Megatron-Core --recompute-modules): each drops wha
     CHECK_THROWS_WITH(recompute_modules_from_names("layernorm,attn", "--recompute-modules"),
                       Catch::Contains("--recompute-modules") && Catch::Contains("'attn'") && Catch::Contains("core_attn"));
 }
+
+TEST_CASE("full recompute by method (Megatron-Core --recompute-method, --recompute-num-layers): Korthikanti Table 2 mixed") {
+    // GPT-3 175B, s 2048, b 1, t 8 with sequence parallelism: a checkpointed layer keeps its input,
+    // 2 sbh (Table 2, full recompute); a layer that is not recomputed keeps 34 sbh / t under
+    // FlashAttention (Table 2's selective row: no s x s scores)
+    const auto& m = models::gpt3_175b;
+    const double sbh = 2048.0 * 12288.0, t = 8;
+    memory_plan p;
+    p.seq = 2048;
+    p.tp = 8;
+    p.sequence_parallel = true;
+    p.recompute_mode = recompute::full;
+    p.kept_mode = recompute::selective;
+    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, p)), WithinRel(2 * sbh, 1e-12));
+    // block: 3 of a chunk's 12 layers recomputed (share 1/4), the other 9 keep everything
+    p.full_recompute_share = 0.25;
+    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, p)), WithinRel(0.25 * 2 * sbh + 0.75 * 34 * sbh / t, 1e-12));
+    // uniform with 4 layers per group: one checkpoint (the group's input) per 4 layers
+    p.full_recompute_share = 1.0;
+    p.full_recompute_group = 4;
+    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, p)), WithinRel(2 * sbh / 4, 1e-12));
+    // and the whole stage: 96 layers on 8 stages, 8 micro-batches in flight on the first (1F1B)
+    p.pp = 8;
+    p.in_flight = 8;
+    p.full_recompute_group = 1;
+    p.full_recompute_share = 0.25;
+    const double outside = in_bytes(activation_bytes_outside_layers(m, 2048, 1, 8, true, true, false));
+    CHECK_THAT(in_bytes(memory_per_gpu(m, p).activations),
+               WithinRel(12 * 8 * (0.25 * 2 * sbh + 0.75 * 34 * sbh / t) + outside, 1e-12));
+}
