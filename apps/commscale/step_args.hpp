@@ -60,6 +60,8 @@ struct step_request {
     std::optional<given<int>> cpu_offloading_num_layers;
     std::optional<given<unsigned>> recompute_modules;
     std::optional<given<commscale::recompute_method>> recompute_method;
+    std::optional<given<commscale::fp8_recipe>> fp8_recipe;
+    bool overlap_moe_expert_parallel_comm = false;
     std::optional<given<int>> recompute_num_layers;
     bool no_scatter_gather = false;
     std::optional<std::string> svg;
@@ -169,6 +171,12 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                          [](const given_value& v, const std::string& f) { return recompute_modules_from_names(v.spelled(), f); },
                          "modules recomputed in the backward, comma-separated (Megatron-Core's flag): core_attn, layernorm, "
                          "mla_up_proj, mlp, moe, moe_act, shared_experts"),
+                flag<r>("overlap-moe-expert-parallel-comm", &r::overlap_moe_expert_parallel_comm,
+                        "run one micro-batch's forward with another's backward, each one's EP all-to-alls under the "
+                        "other's compute (Megatron-Core's flag; ep > 1, pp 1 or interleaved, no full recompute)"),
+                given<r>("fp8-recipe", &r::fp8_recipe, &spelling<fp8_recipe>,
+                         "with --dtype fp8: delayed (scales from an amax history, Megatron-Core's default) or tensorwise "
+                         "(current scaling: each tensor's amax read first; Megatron-Core's flag)"),
                 given<r>("recompute-method", &r::recompute_method, &spelling<recompute_method>,
                          "with --recompute full: uniform (groups of --recompute-num-layers, every layer recomputed) or block "
                          "(the first --recompute-num-layers of each model chunk recomputed; Megatron-Core's flag)"),
@@ -272,6 +280,8 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     p.cpu_offloading_num_layers = value(r.cpu_offloading_num_layers, 0);
     if (r.recompute_modules) p.recompute_modules = **r.recompute_modules;
     if (r.recompute_method) p.full_recompute_method = **r.recompute_method;
+    if (r.fp8_recipe) p.fp8_scaling = **r.fp8_recipe;
+    p.moe_a2a_overlap = r.overlap_moe_expert_parallel_comm;
     p.recompute_num_layers = value(r.recompute_num_layers, 0);
     p.pp_scatter_gather = !r.no_scatter_gather;
     return p;
@@ -375,7 +385,8 @@ inline constexpr column_type real = column_type::real, integer = column_type::in
 }  // namespace step_columns_detail
 
 /// The numbers of `step --json` (step_document), every key but the plan's optional ones
-/// (account_for_*_in_pipeline_split, cpu_offloading_num_layers, recompute_method, recompute_num_layers) and its
+/// (account_for_*_in_pipeline_split, cpu_offloading_num_layers, fp8_recipe, recompute_method, recompute_num_layers,
+/// overlap_moe_expert_parallel_comm) and its
 /// stage_layers array.
 inline constexpr auto step_number_columns = [] {
     using namespace step_columns_detail;

@@ -88,7 +88,7 @@ def main(path):
             "global_batch", "seq", "dtype", "framework", "zero", "recompute", "sequence_parallel",
             "tokens_per_s_per_gpu", "published_tflops_per_gpu", "published_precision", "source", "source_location",
             "recipe", "notes", "not_expressible", "cpu_offloading_num_layers", "grad_reduce_in_fp32",
-            "recompute_modules", "optimizer_state_bytes", "moe_token_dispatcher"]
+            "recompute_modules", "optimizer_state_bytes", "moe_token_dispatcher", "fp8_recipe", "overlap_moe_expert_parallel_comm"]
     out.writerow(cols)
     for r in rows:
         acc = ACC_SHORT[r["gpu"]]
@@ -177,13 +177,21 @@ def main(path):
         # out for MoE rows, empty for dense ones)
         m = re.search(r"moe_flex_dispatcher_backend=([a-z]+)", recipe)
         dispatcher = m.group(1) if m else ("alltoall" if moe else "")
+        # per-tensor FP8's scaling (Megatron-Core --fp8-recipe): NeMo 24.07 trained with Transformer
+        # Engine's DelayedScaling (its fp8 / fp8_hybrid settings, amax history); Megatron-Bridge
+        # 25.11's "FP8-CS" is its performance scripts' fp8_cs, bf16_with_fp8_current_scaling_mixed
+        # (src/megatron/bridge/training/mixed_precision.py r0.2.0): fp8_recipe "tensorwise"
+        fp8_recipe = ("delayed" if nemo2407 else "tensorwise") if dt == "fp8" else ""
+        # the recipe's moe_a2a_overlap=True is Megatron-Core's overlap_moe_expert_parallel_comm
+        # (Megatron-Bridge scripts/performance/utils/helpers.py set_moe_a2a_overlap_overrides, r0.2.0)
+        a2a = "true" if "moe_a2a_overlap=True" in recipe else ""
         out.writerow([f"{r['model']} {acc} {gpus} GPUs {r['precision']}" + (f" seq {r['seq_len']}" if llmf else "")
                       + (" ckpt" if llmf and recompute == "full" else ""),
                       family, MODELS[r["model"]], CLUSTERS[r["gpu"]], gpus, tp, pp, cp, ep, etp, vp, emb, loss,
                       r["micro_batch_size"], r["global_batch_size"], r["seq_len"], dt, framework, zero, recompute, sp,
                       r["tokens_per_sec_per_gpu"], r["tflops_per_gpu"], r["precision"], r["source"], r["source_location"],
                       recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload, grad_fp32,
-                      modules, opt_state, dispatcher])
+                      modules, opt_state, dispatcher, fp8_recipe, a2a])
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "../shared/calibration/published_runs.csv")

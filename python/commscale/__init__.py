@@ -488,7 +488,8 @@ def step(model=None, cluster=None, **options):
     expert_load, capacity_factor, pad_to_capacity, moe_token_dispatcher, dp_overlap, tp_overlap, pp_overlap,
     zero_overlap, cp_overlap, attention, first_stage_layers, last_stage_layers,
     account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split,
-    cpu_offloading_num_layers, recompute_modules, recompute_method, recompute_num_layers,
+    cpu_offloading_num_layers, recompute_modules, fp8_recipe, overlap_moe_expert_parallel_comm,
+    recompute_method, recompute_num_layers,
     no_scatter_gather, svg, nodes or gpus, and the topology flags
     (``commscale step --help``). With no model, cluster or topology: the README's demo (GPT-3 175B
     on 16 DGX A100)."""

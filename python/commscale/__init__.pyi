@@ -89,6 +89,8 @@ class PlanResult(TypedDict, total=False):
     account_for_loss_in_pipeline_split: bool  # only when set
     cpu_offloading_num_layers: int  # only when > 0
     recompute_modules: str  # only when any (Megatron-Core's names, comma-separated)
+    fp8_recipe: str  # delayed or tensorwise, only with dtype fp8
+    overlap_moe_expert_parallel_comm: bool  # only when set
     recompute_method: str  # uniform or block, only when full recompute does not checkpoint every layer
     recompute_num_layers: int  # only when > 0
     moe_token_dispatcher: str  # alltoall, deepep or hybridep
@@ -253,7 +255,8 @@ def step(model: _ModelArg = ..., cluster: _ClusterArg = ..., *,
          first_stage_layers: Optional[int] = ..., last_stage_layers: Optional[int] = ...,
          account_for_embedding_in_pipeline_split: Optional[bool] = ...,
          account_for_loss_in_pipeline_split: Optional[bool] = ..., cpu_offloading_num_layers: Optional[int] = ...,
-         recompute_modules: Optional[str] = ..., recompute_method: Optional[str] = ...,
+         recompute_modules: Optional[str] = ..., fp8_recipe: Optional[str] = ...,
+         overlap_moe_expert_parallel_comm: Optional[bool] = ..., recompute_method: Optional[str] = ...,
          recompute_num_layers: Optional[int] = ..., moe_token_dispatcher: Optional[str] = ...,
          no_scatter_gather: Optional[bool] = ..., svg: Optional[_Path] = ...,
          gpus_per_node: Optional[int] = ..., intra: Optional[str] = ..., intra_fabric: Optional[str] = ...,
@@ -278,7 +281,8 @@ def steps(model: Union[_ModelArg, Sequence[_ModelArg]] = ..., cluster: Union[_Cl
           first_stage_layers: _Grid[int] = ..., last_stage_layers: _Grid[int] = ...,
           account_for_embedding_in_pipeline_split: _Grid[bool] = ...,
           account_for_loss_in_pipeline_split: _Grid[bool] = ..., cpu_offloading_num_layers: _Grid[int] = ...,
-          recompute_modules: _Grid[str] = ..., recompute_method: _Grid[str] = ...,
+          recompute_modules: _Grid[str] = ..., fp8_recipe: _Grid[str] = ...,
+          overlap_moe_expert_parallel_comm: _Grid[bool] = ..., recompute_method: _Grid[str] = ...,
           recompute_num_layers: _Grid[int] = ..., moe_token_dispatcher: _Grid[str] = ...,
           no_scatter_gather: _Grid[bool] = ...,
           gpus_per_node: _Grid[int] = ..., intra: _Grid[str] = ..., intra_fabric: _Grid[str] = ...,

@@ -235,3 +235,28 @@ TEST_CASE("step: full recompute by method, Megatron-Core's --recompute-method an
     require_invalid(base + " --recompute full --recompute-method blocks", "--recompute-method");
     require_invalid(base + " --recompute full --recompute-num-layers -2", "--recompute-num-layers");
 }
+
+TEST_CASE("step: --fp8-recipe and --overlap-moe-expert-parallel-comm, Megatron-Core's flags") {
+    const std::string qwen =
+        "step --model qwen3-235b-a22b --cluster dgx-h100 --gpus 256 --tp 2 --pp 8 --ep 32 --etp 1 --virtual-stages 4 "
+        "--schedule interleaved --sequence-parallel --micro-batch 1 --global-batch 2048 --seq 4096 --dtype fp8 "
+        "--gradient-bytes 2 --moe-token-dispatcher alltoall";
+    const json delayed = run_json(qwen);
+    const json current = run_json(qwen + " --fp8-recipe tensorwise");
+    const json overlapped = run_json(qwen + " --fp8-recipe tensorwise --overlap-moe-expert-parallel-comm");
+    CHECK(delayed["plan"]["fp8_recipe"] == "delayed");
+    CHECK(current["plan"]["fp8_recipe"] == "tensorwise");
+    CHECK_FALSE(current["plan"].contains("overlap_moe_expert_parallel_comm"));
+    CHECK(overlapped["plan"]["overlap_moe_expert_parallel_comm"] == true);
+    // current scaling's per-expert amax and scale launches: more compute, never less
+    CHECK(current["compute_s"].get<double>() > delayed["compute_s"].get<double>());
+    // the paired chunks' all-to-alls run under compute: the same traffic, less of it exposed
+    CHECK(overlapped["ep_comm_s"].get<double>() == Approx(current["ep_comm_s"].get<double>()));
+    CHECK(overlapped["ep_comm_exposed_s"].get<double>() < 0.2 * current["ep_comm_exposed_s"].get<double>());
+    // a bf16 plan has no FP8 recipe key; the flags' rules are input errors naming the field
+    CHECK_FALSE(run_json("step --model llama3-8b --cluster dgx-h100 --gpus 8")["plan"].contains("fp8_recipe"));
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --fp8-recipe tensorwise", "fp8_recipe");
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --dtype fp8 --fp8-recipe current", "--fp8-recipe");
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --overlap-moe-expert-parallel-comm",
+                    "overlap_moe_expert_parallel_comm");
+}

@@ -310,6 +310,9 @@ ROWS = [
     ("llama3-8b", "dgx-h100", dict(nodes=2, bucket="25MB", gradient_bytes=2, attention="unfused", zero=1)),
     ("llama3-8b", "dgx-h100", dict(nodes=1, seq=8192, dtype="fp8", recompute="full", recompute_method="block",
                                    recompute_num_layers=5)),
+    ("qwen3-30b-a3b", "dgx-h100", dict(gpus=16, pp=2, virtual_stages=12, schedule="interleaved", ep=8, etp=1,
+                                       micro_batch=2, global_batch=512, seq=4096, dtype="fp8", fp8_recipe="tensorwise",
+                                       overlap_moe_expert_parallel_comm=True, moe_token_dispatcher="alltoall")),
     ("llama3-8b", "dgx-h100", dict(nodes=2, tp=3)),                          # invalid: 3 does not divide 16
     ("llama3-8b", "dgx-h100", dict(nodes=2, compute_efficiency=float("nan"))),  # invalid: NaN
     ("llama3-8b", "dgx-h100", dict(nodes=2, micro_batch=-1)),               # invalid: negative
@@ -367,7 +370,8 @@ def test_every_number_of_step_json_is_a_column():
             continue
         for key, value in flatten(doc).items():
             if key in ("verdict", "plan.stage_layers") or key.startswith("plan.account_for_") or \
-                    key in ("plan.cpu_offloading_num_layers", "plan.recompute_method", "plan.recompute_num_layers"):
+                    key in ("plan.cpu_offloading_num_layers", "plan.recompute_method", "plan.recompute_num_layers",
+                            "plan.fp8_recipe", "plan.overlap_moe_expert_parallel_comm"):
                 continue  # a sentence, an array, and the plan keys written only when set
             assert key in columns, key
             kind = {bool: "boolean", int: "integer", float: "real", str: "label"}[type(value)] if value is not None else "real"

@@ -37,7 +37,8 @@
 ///   account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split: true only when
 ///   set (Megatron-Core's flags; absent reads as false, so plans without them keep their JSON);
 ///   cpu_offloading_num_layers only when > 0 (absent reads as 0); recompute_modules (Megatron-Core's
-///   names, comma-separated) only when any; recompute_method (uniform, block) and
+///   names, comma-separated) only when any; overlap_moe_expert_parallel_comm: true only when set;
+///   fp8_recipe (delayed, tensorwise) with dtype fp8 (absent reads as delayed); recompute_method (uniform, block) and
 ///   recompute_num_layers only when full recompute does not give every layer its own checkpoint
 ///   (absent reads as uniform and 0); moe_token_dispatcher (alltoall, deepep, hybridep; absent
 ///   reads as the framework's).
@@ -674,6 +675,17 @@ void plan_fields(const IO& io, P& p, int layers) {
         },
         [&](const auto& r, const auto& key) {
             if (r.has(key)) p.recompute_modules = recompute_modules_from_names(r.string(key), r.field(key));
+        });
+    io.flag_when_set("overlap_moe_expert_parallel_comm", p.moe_a2a_overlap);
+    // per-tensor FP8's scaling recipe (Megatron-Core's --fp8-recipe names) with dtype fp8 (absent
+    // reads as delayed)
+    io.custom(
+        "fp8_recipe",
+        [&](auto put) {
+            if (p.precision == dtype::fp8) put(std::string(to_string(p.fp8_scaling)));
+        },
+        [&](const auto& r, const auto& key) {
+            if (r.has(key)) p.fp8_scaling = parse<fp8_recipe>(r.string(key), r.field(key));
         });
     // full recompute's method and layers (Megatron-Core's names) only when not every layer's own
     // checkpoint (absent reads as uniform, 0)

@@ -26,6 +26,8 @@
 /// | `account_for_embedding_in_pipeline_split`, `account_for_loss_in_pipeline_split` | no | Megatron-Core's flags, true/false (default false) |
 /// | `cpu_offloading_num_layers` | no | Megatron-Core's `--cpu-offloading-num-layers`: layers per stage whose activations go to host memory (default 0 = off) |
 /// | `recompute_modules` | no | Megatron-Core's `--recompute-modules`, comma-separated (core_attn, layernorm, mla_up_proj, mlp, moe, moe_act, shared_experts; default none) |
+/// | `overlap_moe_expert_parallel_comm` | no | Megatron-Core's `--overlap-moe-expert-parallel-comm` (Megatron-Bridge's `moe_a2a_overlap`), true/false (default false) |
+/// | `fp8_recipe` | no | with `dtype` fp8, Megatron-Core's `--fp8-recipe`: delayed (default) or tensorwise (current scaling, the "FP8-CS" of Megatron-Bridge's tables) |
 /// | `recompute_method`, `recompute_num_layers` | no | with `recompute` full, Megatron-Core's `--recompute-method` (uniform, the default, or block) and `--recompute-num-layers` (layers per checkpoint, or recomputed per model chunk with block; default 0: every layer) |
 /// | `grad_reduce_in_fp32` | no | Megatron-Core's `grad_reduce_in_fp32`, true/false: gradients kept and reduced in fp32 (4 bytes) or in bf16 (2); default the framework's |
 /// | `optimizer_state_bytes` | no | bytes per parameter of the optimizer's own state (plan::optimizer_state_bytes): 12 fp32 main parameters and Adam moments (default), 10 Apex DistributedFusedAdam with 16-bit parameter remainders, 4 bf16 moments without main parameters |
@@ -163,7 +165,7 @@ namespace detail {
                                             "recipe", "notes", "not_expressible", "published_tflops_per_gpu",
                                             "published_precision", "cpu_offloading_num_layers", "grad_reduce_in_fp32", "recompute_modules",
                                             "optimizer_state_bytes", "moe_token_dispatcher", "recompute_method",
-                                            "recompute_num_layers"};
+                                            "recompute_num_layers", "fp8_recipe", "overlap_moe_expert_parallel_comm"};
     std::vector<std::string> header;
     bool has_tokens = false;  // a tokens_per_s_per_gpu column (changes only the wording of one error)
     std::vector<training_run> runs;
@@ -189,7 +191,7 @@ namespace detail {
                                       "account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split, family, "
                                       "source, source_location, recipe, notes, not_expressible, published_tflops_per_gpu, "
                                       "published_precision, cpu_offloading_num_layers, grad_reduce_in_fp32, recompute_modules, optimizer_state_bytes, "
-                                      "moe_token_dispatcher, recompute_method, recompute_num_layers, and step_s, tflops_per_gpu "
+                                      "moe_token_dispatcher, recompute_method, recompute_num_layers, fp8_recipe, overlap_moe_expert_parallel_comm, and step_s, tflops_per_gpu "
                                       "or tokens_per_s_per_gpu");
             }
             for (const char* req : {"model", "gpus", "tp", "pp", "micro_batch", "global_batch"}) {
@@ -340,6 +342,8 @@ namespace detail {
                                                            plan_limits::optimizer_state_bytes));
         if (const auto v = cell("recompute_modules"))
             p.recompute_modules = recompute_modules_from_names(*v, where + ": column recompute_modules");
+        p.moe_a2a_overlap = boolean("overlap_moe_expert_parallel_comm", false);
+        if (const auto v = cell("fp8_recipe")) p.fp8_scaling = parse<fp8_recipe>(*v, where + ": column fp8_recipe");
         if (const auto v = cell("recompute_method"))
             p.full_recompute_method = parse<recompute_method>(*v, where + ": column recompute_method");
         p.recompute_num_layers = static_cast<int>(integer("recompute_num_layers", 0, 0, plan_limits::stage_layers));

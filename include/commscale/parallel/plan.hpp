@@ -66,6 +66,24 @@ inline constexpr std::array<name_entry<pipeline_schedule>, 6> pipeline_schedule_
 static_assert(detail::in_enum_order(pipeline_schedule_spellings));
 [[nodiscard]] constexpr const auto& name_table(pipeline_schedule) { return pipeline_schedule_spellings; }
 
+/// @brief How per-tensor FP8 (`dtype::fp8`) takes each tensor's scale, as Megatron-Core's
+/// `--fp8-recipe` names it (megatron/core/enums.py Fp8Recipe; default `delayed`, TransformerConfig
+/// core_v0.15): `delayed`, Transformer Engine's DelayedScaling, scales from an amax history and
+/// records the tensor's amax inside the cast kernel; `tensorwise`, its Float8CurrentScaling (the
+/// Megatron-Bridge recipes' "FP8-CS"), finds the tensor's own amax first: a zero-amax kernel and a
+/// reduction over the bf16 tensor (transformer_engine/common/recipe/current_scaling.cu
+/// `nvte_compute_amax`), the scale from it (`nvte_compute_scale_from_amax`), then the cast. The
+/// block-scaled recipes are dtypes of their own (mxfp8, nvfp4).
+enum class fp8_recipe { delayed, tensorwise };
+
+/// @brief CLI/JSON spellings of the FP8 scaling recipes (Megatron-Core's): `to_string`, `parse<fp8_recipe>`.
+inline constexpr std::array<name_entry<fp8_recipe>, 2> fp8_recipe_spellings{{
+    {fp8_recipe::delayed, "delayed"},
+    {fp8_recipe::tensorwise, "tensorwise"},
+}};
+static_assert(detail::in_enum_order(fp8_recipe_spellings));
+[[nodiscard]] constexpr const auto& name_table(fp8_recipe) { return fp8_recipe_spellings; }
+
 /// @brief Whether `schedule` reaches its stated bubble with `micro_batches` per step on `pp` stages.
 /// The zero-bubble and DualPipe bubbles are steady-state results: ZB-H1 fills 1F1B's warm-up of
 /// p micro-batches (Qi et al. 2024 Sec. 2.1), so m >= p; ZB-V and DualPipe run two chunks per
@@ -161,6 +179,10 @@ struct plan {
     bool sequence_parallel = false;  ///< TP all-reduce -> reduce-scatter + all-gather (Korthikanti et al. 2022)
     bool pp_scatter_gather = true;   ///< send 1/t of the activation per TP rank, all-gather after (Narayanan et al. 2021 Sec. 4.1)
     dtype precision = dtype::bf16;   ///< compute and activation precision (selects the peak)
+    /// per-tensor FP8's scaling (Megatron-Core `--fp8-recipe`): delayed (its default) or tensorwise
+    /// current scaling, whose amax pass each quantized tensor pays (predict/compute.hpp); only
+    /// with precision fp8
+    fp8_recipe fp8_scaling = fp8_recipe::delayed;
     int gradient_bytes = 4;      ///< bytes per gradient element reduced across DP (fp32 main grads: PyTorch AMP, Megatron bf16)
     data_size bucket = bytes(default_bucket_bytes);  ///< DP gradient bucket size (Megatron-Core: 40M parameters)
     overlap_options overlap{};
@@ -223,6 +245,13 @@ struct plan {
     /// its communication kernels. Without expert parallelism (ep x etp = 1) the layer runs the
     /// all-to-all dispatcher's local permutations whatever this says.
     moe_token_dispatcher dispatcher = moe_token_dispatcher::hybridep;
+    /// Megatron-Core's `--overlap-moe-expert-parallel-comm` (Megatron-Bridge's `moe_a2a_overlap`):
+    /// the schedule runs the forward of one micro-batch's chunk and the backward of another's
+    /// together, each one's expert-parallel all-to-alls under the other's compute (megatron/core/
+    /// pipeline_parallel/combined_1f1b.py); the warm-up and cool-down chunks run alone
+    /// (moe_a2a_overlap_share). Needs ep > 1, pp = 1 or the interleaved schedule, and no full
+    /// recompute (TransformerConfig, core_v0.15).
+    bool moe_a2a_overlap = false;
 
     /// @brief Load of the busiest EP rank relative to a balanced one, after dropping or padding:
     /// dropless `expert_load`; dropping min(expert_load, capacity_factor); padded capacity_factor.
@@ -271,6 +300,19 @@ struct plan {
     /// @brief Layers per checkpoint under full recompute: uniform's N (1 when unset), else 1.
     [[nodiscard]] constexpr int full_recompute_group() const {
         return full_recompute_method == recompute_method::uniform && recompute_num_layers > 1 ? recompute_num_layers : 1;
+    }
+    /// @brief Share of a stage's forward and backward chunks that moe_a2a_overlap pairs (0 without
+    /// it): of the m V chunks, those of the interleaved schedule's steady state, m V - w with w = 2
+    /// (p - 1) + (V - 1) p warm-up chunks on the first stage (Megatron-Core's
+    /// forward_backward_pipelining_with_interleaving); without pipelining all but the first
+    /// forward and the last backward, (m - 1) / m.
+    [[nodiscard]] constexpr double moe_a2a_overlap_share() const {
+        if (!moe_a2a_overlap) return 0.0;
+        const double m = micro_batches();
+        if (!(m > 0.0)) return 0.0;
+        if (pp <= 1) return (m - 1.0) / m;
+        const double n = m * chunks(), warmup = 2.0 * (pp - 1) + (chunks() - 1.0) * pp;
+        return n > warmup ? (n - warmup) / n : 0.0;
     }
     /// @brief Slots of the pipeline split that are not transformer layers: 1 for the embedding and
     /// 1 for the loss when counted (account_for_*_in_pipeline_split), 0 otherwise.
@@ -526,6 +568,39 @@ namespace detail {
 }
 }  // namespace detail
 
+namespace detail {
+/// validate(plan)'s checks of full recompute's method, the MoE all-to-all overlap and the FP8
+/// recipe, out of line: off the planner's hot path (plans that set none of them skip it).
+[[gnu::cold, gnu::noinline]] inline void validate_stack_options(const plan& p) {
+    if (p.recompute_num_layers < 0 || p.recompute_num_layers > plan_limits::stage_layers)
+        throw input_error("plan.recompute_num_layers", std::to_string(p.recompute_num_layers),
+                          "0 (every layer) or the layers per recompute group (uniform) or per model chunk (block)");
+    if (p.recompute_mode != recompute::full && (p.recompute_num_layers != 0 || p.full_recompute_method != recompute_method::uniform))
+        throw input_error(p.recompute_num_layers != 0 ? "plan.recompute_num_layers" : "plan.recompute_method",
+                          (p.recompute_num_layers != 0 ? std::to_string(p.recompute_num_layers)
+                                                       : std::string(to_string(p.full_recompute_method))) +
+                              " with recompute " + std::string(to_string(p.recompute_mode)),
+                          "recompute full (Megatron-Core: recompute_num_layers and recompute_method apply to full granularity)");
+    if (p.full_recompute_method == recompute_method::block && p.recompute_num_layers < 1)
+        throw input_error("plan.recompute_num_layers", std::to_string(p.recompute_num_layers) + " with recompute method block",
+                          "the layers to recompute per model chunk, >= 1");
+    if (p.moe_a2a_overlap) {
+        // Megatron-Core's TransformerConfig (core_v0.15) asserts these for overlap_moe_expert_parallel_comm
+        const auto refuse = [&](const std::string& why) {
+            throw input_error("plan.overlap_moe_expert_parallel_comm", "true with " + why,
+                              "ep > 1, pp = 1 or the interleaved schedule (virtual stages), and no full recompute");
+        };
+        if (p.ep <= 1) refuse("ep " + std::to_string(p.ep));
+        if (p.pp > 1 && p.schedule != pipeline_schedule::interleaved)
+            refuse("pp " + std::to_string(p.pp) + " and schedule " + std::string(to_string(p.schedule)));
+        if (p.recompute_mode == recompute::full) refuse("recompute full");
+    }
+    if (p.fp8_scaling != fp8_recipe::delayed && p.precision != dtype::fp8)
+        throw input_error("plan.fp8_recipe", std::string(to_string(p.fp8_scaling)) + " with dtype " + std::string(to_string(p.precision)),
+                          "dtype fp8 (per-tensor scaling; MXFP8 and NVFP4 are dtypes of their own), or delayed");
+}
+}  // namespace detail
+
 /// @brief Throws input_error naming the plan field unless the plan is usable for this model on
 /// this cluster: every degree >= 1; tp x pp x dp x cp == GPUs; heads % tp == 0 and kv_heads
 /// divisible (or divisor, for replicated K/V) ; pp x V <= layers (uneven splits allowed), or with
@@ -563,18 +638,9 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (p.recompute_modules >= (1u << recompute_module_names.size()))
         throw input_error("plan.recompute_modules", std::to_string(p.recompute_modules),
                           "a bitmask of the recompute_module values (below " + std::to_string(1u << recompute_module_names.size()) + ")");
-    if (p.recompute_num_layers < 0 || p.recompute_num_layers > plan_limits::stage_layers)
-        throw input_error("plan.recompute_num_layers", std::to_string(p.recompute_num_layers),
-                          "0 (every layer) or the layers per recompute group (uniform) or per model chunk (block)");
-    if (p.recompute_mode != recompute::full && (p.recompute_num_layers != 0 || p.full_recompute_method != recompute_method::uniform))
-        throw input_error(p.recompute_num_layers != 0 ? "plan.recompute_num_layers" : "plan.recompute_method",
-                          (p.recompute_num_layers != 0 ? std::to_string(p.recompute_num_layers)
-                                                       : std::string(to_string(p.full_recompute_method))) +
-                              " with recompute " + std::string(to_string(p.recompute_mode)),
-                          "recompute full (Megatron-Core: recompute_num_layers and recompute_method apply to full granularity)");
-    if (p.full_recompute_method == recompute_method::block && p.recompute_num_layers < 1)
-        throw input_error("plan.recompute_num_layers", std::to_string(p.recompute_num_layers) + " with recompute method block",
-                          "the layers to recompute per model chunk, >= 1");
+    if (p.moe_a2a_overlap || p.fp8_scaling != fp8_recipe::delayed || p.recompute_num_layers != 0 ||
+        p.full_recompute_method != recompute_method::uniform) [[unlikely]]
+        detail::validate_stack_options(p);
     if (p.zero < 0 || p.zero > plan_limits::zero)
         throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
     if (p.gradient_bytes != 1 && p.gradient_bytes != 2 && p.gradient_bytes != 4)

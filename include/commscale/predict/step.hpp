@@ -399,15 +399,25 @@ template <class Pricer>
     return cp;
 }
 
+/// What waits of `total` communication when a `paired` share of it runs beside `busy` compute:
+/// (1 - paired) total + paired max(0, total - busy). Out of line: off the planner's hot path.
+[[nodiscard, gnu::cold, gnu::noinline]] inline duration paired_exposure(duration total, duration busy, double paired) {
+    return (1.0 - paired) * total + paired * std::max(seconds(0.0), total - busy);
+}
+
 /// EP (file comment, "ep"): the dispatch/combine all-to-alls and expert-TP collectives wait,
 /// except under DualPipe, which pairs a forward and a backward chunk of two micro-batches so that
 /// each one's all-to-all runs under the other's compute (DeepSeek-V3 Technical Report Sec. 3.2.1;
-/// `busy`: the step's compute on the slowest stage).
+/// `busy`: the step's compute on the slowest stage), and, on the chunks it pairs
+/// (plan::moe_a2a_overlap_share), under Megatron-Core's --overlap-moe-expert-parallel-comm, which
+/// pairs them the same way: there max(0, all-to-alls - compute), the rest waits.
 template <class Pricer>
 [[nodiscard]] comm_time ep_exposure(const step_traffic& t, const commscale::plan& p, Pricer& price, duration busy) {
     comm_time ep;
     ep.total = detail::calls_time(t.ep, price) + detail::calls_time(t.etp_gather, price) + detail::calls_time(t.etp_reduce, price);
     ep.exposed = p.schedule == pipeline_schedule::dualpipe ? std::max(seconds(0.0), ep.total - busy) : ep.total;
+    if (p.moe_a2a_overlap) [[unlikely]]
+        ep.exposed = paired_exposure(ep.total, busy, p.moe_a2a_overlap_share());
     return ep;
 }
 
@@ -582,7 +592,7 @@ template <class Pricer>
     step_breakdown r;
     const double n_gpus = static_cast<double>(p.gpus());
     if (!(o.constants == fitted_compute_constants)) validate(o.constants, "step_options.constants");  // the defaults are valid
-    compute_params cpar = compute_params_for(acc, p.precision, o.constants, p.stack);
+    compute_params cpar = compute_params_for(acc, p.precision, o.constants, p.stack, p.fp8_scaling);
     // options x the cluster's training-run calibration (fit-step); an efficiency never passes 1
     const double kernel = o.kernel_efficiency * c.compute.kernel_efficiency;
     cpar.gemm_efficiency = std::min(1.0, cpar.gemm_efficiency * kernel);

@@ -249,6 +249,23 @@ TEST_CASE("training-runs CSV: columns, defaults, relative model paths and errors
     CHECK_THAT(err(rec_head + "llama3-8b,8,1,1,1,128,full,blocks,5,9.0\n"),
                Catch::Contains("column recompute_method") && Catch::Contains("'blocks'"));
     CHECK_THAT(err(rec_head + "llama3-8b,8,1,1,1,128,full,block,-5,9.0\n"), Catch::Contains("column recompute_num_layers"));
+    // FP8's recipe and the MoE all-to-all overlap (Megatron-Core's --fp8-recipe,
+    // --overlap-moe-expert-parallel-comm)
+    const auto fp8 = io::parse_training_runs("model,gpus,tp,pp,ep,virtual_stages,micro_batch,global_batch,dtype,fp8_recipe,"
+                                             "overlap_moe_expert_parallel_comm,step_s\n"
+                                             "qwen3-30b-a3b,16,1,2,8,12,2,512,fp8,tensorwise,true,9.0\n"
+                                             "llama3-8b,8,1,1,1,1,1,128,fp8,,,9.0\n",
+                                             "fp8.csv");
+    REQUIRE(fp8.size() == 2);
+    CHECK(fp8[0].p.fp8_scaling == fp8_recipe::tensorwise);
+    CHECK(fp8[0].p.moe_a2a_overlap);
+    CHECK(fp8[1].p.fp8_scaling == fp8_recipe::delayed);
+    CHECK_FALSE(fp8[1].p.moe_a2a_overlap);
+    CHECK_THAT(err("model,gpus,tp,pp,micro_batch,global_batch,dtype,fp8_recipe,step_s\nllama3-8b,8,1,1,1,128,fp8,cs,9.0\n"),
+               Catch::Contains("column fp8_recipe") && Catch::Contains("'cs'"));
+    CHECK_THAT(err("model,gpus,tp,pp,micro_batch,global_batch,overlap_moe_expert_parallel_comm,step_s\n"
+                   "llama3-8b,8,1,1,1,128,maybe,9.0\n"),
+               Catch::Contains("column overlap_moe_expert_parallel_comm"));
 }
 
 TEST_CASE("fit-step: a run whose GPUs the node does not divide is an error naming the run") {

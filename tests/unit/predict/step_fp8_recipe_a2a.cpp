@@ -1,0 +1,113 @@
+// Per-tensor FP8's scaling recipe (Megatron-Core --fp8-recipe delayed|tensorwise) and the MoE
+// all-to-all overlap (--overlap-moe-expert-parallel-comm), against the kernel launches Transformer
+// Engine makes and the chunks Megatron-Core's schedules pair.
+#include "catch_shim.hpp"
+
+#include <commscale/hardware/clusters.hpp>
+#include <commscale/predict/step.hpp>
+#include <commscale/workload/models.hpp>
+
+using namespace commscale;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("fp8 recipe tensorwise: three more launches per quantized tensor, expert by expert") {
+    // Float8CurrentScalingQuantizer::quantize: nvte_compute_amax (zero-amax and amax kernels),
+    // nvte_compute_scale_from_amax, then the cast (transformer_engine/pytorch/csrc/quantizer.cpp,
+    // common/recipe/current_scaling.cu, v2.9); delayed scaling: the cast alone
+    CHECK(quantize_kernels_for(dtype::fp8, fp8_recipe::tensorwise) == 4.0);
+    CHECK(quantize_kernels_for(dtype::fp8, fp8_recipe::delayed) == 1.0);
+    CHECK(quantize_kernels_for(dtype::mxfp8) == 1.0);
+    // a dense layer: four forward GEMMs, each input quantized; the backward quantizes each output
+    // gradient: 4 x 3 more kernels each way
+    const auto& l = models::llama3_8b;
+    const auto dense_delayed = detail::count_layer_kernels(l, 4.0, 1.0);
+    const auto dense_current = detail::count_layer_kernels(l, 4.0, 4.0);
+    CHECK(dense_current.forward - dense_delayed.forward == 12.0);
+    CHECK(dense_current.backward - dense_delayed.backward == 12.0);
+    // MoE: the grouped GEMMs' inputs are quantized per local expert (multi_tensor_quantize_impl fuses
+    // only delayed scaling's casts, csrc/extensions/cast.cpp): Qwen3 30B-A3B with EP 8 has 16 local
+    // experts, two grouped GEMMs each: 2 x 16 x 3 more launch-bound kernels forward, twice backward
+    const auto& q = models::qwen3_30b_a3b;
+    const auto moe_delayed = detail::count_layer_kernels(q, 4.0, 1.0, 8);
+    const auto moe_current = detail::count_layer_kernels(q, 4.0, 4.0, 8);
+    CHECK(moe_current.moe_forward - moe_delayed.moe_forward == 2.0 * 16.0 * 3.0);
+    CHECK(moe_current.moe_backward - moe_delayed.moe_backward == 2.0 * 2.0 * 16.0 * 3.0);
+    // bf16: no quantization at all
+    CHECK(detail::count_layer_kernels(l, 4.0, 0.0).forward == dense_delayed.forward - 4.0);
+
+    // through the step: the same plan, slower by the launches' overhead only
+    plan p;
+    p.dp = 8;
+    p.micro_batch = 1;
+    p.global_batch = 128;
+    p.seq = 8192;
+    p.precision = dtype::fp8;
+    const auto delayed = predict_step(l, presets::dgx_h100, p);
+    p.fp8_scaling = fp8_recipe::tensorwise;
+    const auto current = predict_step(l, presets::dgx_h100, p);
+    const double launches = 16.0 * 32.0 * 24.0;  // micro-batches x layers x (12 + 12) kernels
+    CHECK_THAT(in_seconds(current.compute - delayed.compute),
+               WithinRel(launches * fitted_compute_constants.kernel_overhead_s, 1e-6));
+    // the recipe is per-tensor FP8's: with another precision it is an input error
+    p.precision = dtype::bf16;
+    CHECK_THROWS_WITH(predict_step(l, presets::dgx_h100, p),
+                      Catch::Contains("plan.fp8_recipe") && Catch::Contains("tensorwise") && Catch::Contains("bf16"));
+    CHECK(parse<fp8_recipe>("tensorwise", "x") == fp8_recipe::tensorwise);
+}
+
+TEST_CASE("MoE all-to-all overlap: the paired chunks hide their all-to-alls, warm-up and cool-down do not") {
+    // Megatron-Bridge r0.2.0's Qwen3 235B-A22B H100 recipe: 256 GPUs, TP 2, PP 8, VP 4, EP 32,
+    // global batch 2048, moe_a2a_overlap=True (Megatron-Core overlap_moe_expert_parallel_comm)
+    const auto& m = models::qwen3_235b_a22b;
+    cluster c = presets::dgx_h100;
+    c.nodes = 32;
+    plan p;
+    p.tp = 2;
+    p.pp = 8;
+    p.dp = 16;
+    p.ep = 32;
+    p.etp = 1;
+    p.schedule = pipeline_schedule::interleaved;
+    p.virtual_stages = 4;
+    p.sequence_parallel = true;
+    p.micro_batch = 1;
+    p.global_batch = 2048;
+    p.seq = 4096;
+    p.dispatcher = moe_token_dispatcher::alltoall;
+    p.precision = dtype::fp8;
+    p.fp8_scaling = fp8_recipe::tensorwise;
+    p.gradient_bytes = 2;
+    const auto alone = predict_step(m, c, p);
+    p.moe_a2a_overlap = true;
+    // 128 micro-batches x 4 chunks = 512 per stage; the first stage's warm-up is 2 (8 - 1) + (4 - 1) 8
+    // = 38 chunks (forward_backward_pipelining_with_interleaving), as many cool down unpaired
+    const double paired = (512.0 - 38.0) / 512.0;
+    CHECK_THAT(p.moe_a2a_overlap_share(), WithinRel(paired, 1e-12));
+    const auto overlapped = predict_step(m, c, p);
+    CHECK_THAT(in_seconds(overlapped.ep.total), WithinRel(in_seconds(alone.ep.total), 1e-12));
+    CHECK(in_seconds(alone.ep.exposed) == in_seconds(alone.ep.total));
+    // the all-to-alls are shorter than the compute they pair with: the paired share hides entirely
+    REQUIRE(in_seconds(alone.ep.total) < in_seconds(alone.compute));
+    CHECK_THAT(in_seconds(overlapped.ep.exposed), WithinRel((1.0 - paired) * in_seconds(alone.ep.total), 1e-9));
+    CHECK(in_seconds(overlapped.step) < in_seconds(alone.step));
+    // without pipelining every micro-batch but one pairs: (m - 1) / m
+    plan flat = p;
+    flat.pp = 1;
+    flat.dp = 128;
+    flat.schedule = pipeline_schedule::one_f_one_b;
+    flat.virtual_stages = 1;
+    CHECK_THAT(flat.moe_a2a_overlap_share(), WithinRel(15.0 / 16.0, 1e-12));  // 2048 / 128 = 16 micro-batches
+    // Megatron-Core's assertions, as input errors
+    plan bad = p;
+    bad.schedule = pipeline_schedule::one_f_one_b;
+    bad.virtual_stages = 1;
+    CHECK_THROWS_WITH(predict_step(m, c, bad), Catch::Contains("plan.overlap_moe_expert_parallel_comm") && Catch::Contains("1f1b"));
+    bad = p;
+    bad.recompute_mode = recompute::full;
+    CHECK_THROWS_WITH(predict_step(m, c, bad), Catch::Contains("plan.overlap_moe_expert_parallel_comm") && Catch::Contains("recompute full"));
+    plan dense;
+    dense.dp = 8;
+    dense.moe_a2a_overlap = true;
+    CHECK_THROWS_WITH(predict_step(models::llama3_8b, presets::dgx_h100, dense),
+                      Catch::Contains("plan.overlap_moe_expert_parallel_comm") && Catch::Contains("ep 1"));
+}
