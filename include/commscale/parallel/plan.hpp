@@ -180,8 +180,8 @@ struct plan {
     bool pp_scatter_gather = true;   ///< send 1/t of the activation per TP rank, all-gather after (Narayanan et al. 2021 Sec. 4.1)
     dtype precision = dtype::bf16;   ///< compute and activation precision (selects the peak)
     /// per-tensor FP8's scaling (Megatron-Core `--fp8-recipe`): delayed (its default) or tensorwise
-    /// current scaling, whose amax pass each quantized tensor pays (predict/compute.hpp); only
-    /// with precision fp8
+    /// current scaling, whose amax and scale kernels each quantized tensor launches
+    /// (predict/compute.hpp quantize_kernels_for); only with precision fp8
     fp8_recipe fp8_scaling = fp8_recipe::delayed;
     int gradient_bytes = 4;      ///< bytes per gradient element reduced across DP (fp32 main grads: PyTorch AMP, Megatron bf16)
     data_size bucket = bytes(default_bucket_bytes);  ///< DP gradient bucket size (Megatron-Core: 40M parameters)

@@ -221,6 +221,9 @@ struct compute_params {
     /// Kernels per quantized tensor: the cast, and with FP8 current scaling (fp8_recipe::
     /// tensorwise) the zero-amax, amax and scale kernels before it: 4 (quantize_kernels_for)
     double quantize_kernels = 1;
+    /// A grouped GEMM's inputs, one per local expert, are quantized by one fused multi-tensor cast
+    /// (per-tensor FP8 with delayed scaling; fused_grouped_cast_for), not expert by expert
+    bool fused_grouped_cast = false;
     /// Quantized copies written per GEMM input (quantized_layouts_for): 2 for the block-scaled
     /// formats, whose backward GEMMs need a second copy scaled along the other dimension, else 1
     double quantized_layouts = 1;
@@ -396,6 +399,14 @@ struct routed_gemms {
     return precision == dtype::fp8 && recipe == fp8_recipe::tensorwise ? 4.0 : 1.0;
 }
 
+/// @brief Whether a grouped GEMM's per-expert inputs are quantized by one kernel
+/// (compute_params::fused_grouped_cast): Transformer Engine's multi_tensor_quantize_impl runs
+/// nvte_multi_cast_transpose over every split for delayed scaling's Float8Quantizer and quantizes
+/// each split on its own otherwise (csrc/extensions/cast.cpp, v2.9).
+[[nodiscard]] constexpr bool fused_grouped_cast_for(dtype precision, fp8_recipe recipe = fp8_recipe::delayed) {
+    return precision == dtype::fp8 && recipe == fp8_recipe::delayed;
+}
+
 /// @brief Quantized copies of each GEMM input (compute_params::quantized_layouts). Transformer
 /// Engine quantizes a linear layer's input for the forward GEMM row-wise and, when the weight
 /// gradient needs it, column-wise, and the output gradient both ways ("dgrad GEMM requires row-wise
@@ -436,6 +447,7 @@ struct routed_gemms {
     c.gemm_input_bytes = dtype_bytes(precision);
     c.amax_pass_bytes = amax_pass_bytes_for(precision);
     c.quantize_kernels = quantize_kernels_for(precision, recipe);
+    c.fused_grouped_cast = fused_grouped_cast_for(precision, recipe);
     c.quantized_layouts = quantized_layouts_for(precision);
     c.compute_units = acc.compute_units;
     c.exponentials_per_s = c.bf16_peak.value() * acc.exponentials_per_bf16_flop;
@@ -483,6 +495,12 @@ inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double m
     r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + moe_fwd);
     r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
 }
+/// Kernels of one grouped GEMM over `local` experts: one GEMM per expert and the quantization of
+/// its input, `quantize_kernels` per expert (0 in bf16), or one fused cast for all of them.
+[[nodiscard]] constexpr double grouped_gemm_kernels(double local, double quantize_kernels, bool fused_cast) {
+    if (quantize_kernels <= 0.0) return local;
+    return local + (fused_cast ? 1.0 : local * quantize_kernels);
+}
 /// Kernels of one layer, as Megatron-Core with Transformer Engine launches them: forward, each GEMM
 /// (`gemms`, counted by the layer), the attention kernel, two norms, two fused bias-dropout-residual
 /// adds, the activation, the rotary embedding where the model has one, the MoE router, the top-k
@@ -491,12 +509,12 @@ inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double m
 /// backward, two GEMMs per GEMM, the attention backward and its preprocessing (2), twice the
 /// element-wise kernels and the quantization of each output gradient. Of these, the MoE
 /// experts' kernels (compute_constants::moe_launch_overhead_s): forward, one GEMM per local expert
-/// for FC1 and FC2 (each with its input's quantization in low precision), the activation, and the
+/// for FC1 and FC2 (each with its input's quantization in low precision, or one fused cast of all
+/// of them with `fused_grouped_cast`: grouped_gemm_kernels), the activation, and the
 /// dispatcher's `permutations` kernels (permutation_kernels); backward twice as many (dgrad and
 /// wgrad per GEMM).
 [[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, double quantize_kernels, int ep = 1,
-                                                          double permutations = 2.0) {
-    const bool quantized = quantize_kernels > 0.0;
+                                                          double permutations = 2.0, bool fused_grouped_cast = false) {
     const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 1.0;
     const double elementwise = 2.0 + 2.0 + 1.0 + rotary + (m.experts > 1 ? (2.0 + permutations) * m.moe_fraction() : 0.0);
     const double quantize = gemms * quantize_kernels;
@@ -504,7 +522,8 @@ inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double m
     // its input's quantization in low precision), the activation, the dispatcher's permutations
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
     const double moe_forward =
-        m.experts > 1 ? m.moe_fraction() * (2.0 * local * (quantized ? 1.0 + quantize_kernels : 1.0) + 1.0 + permutations) : 0.0;
+        m.experts > 1 ? m.moe_fraction() * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations)
+                      : 0.0;
     return {gemms + 1.0 + elementwise + quantize, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize, moe_forward,
             2.0 * moe_forward};
 }
@@ -519,14 +538,15 @@ inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double m
 /// kernels from `_chunk_scan_bwd_dz` to `_chunk_cumsum_bwd`, the reverse cumsum as three PyTorch
 /// ops); GEMMs, quantization and the MoE experts' launch-bound kernels as in count_layer_kernels.
 [[nodiscard, gnu::cold]] constexpr layer_kernels count_hybrid_layer_kernels(const transformer& m, double gemms, double quantize_kernels,
-                                                                            int ep = 1, double permutations = 2.0) {
-    const bool quantized = quantize_kernels > 0.0;
+                                                                            int ep = 1, double permutations = 2.0,
+                                                                            bool fused_grouped_cast = false) {
     const double att = m.attention_fraction(), mamba = m.mamba_fraction(), moe = m.is_moe() ? m.moe_fraction() : 0.0;
     const double mlp = m.dense_mlp_fraction() + moe;
     const double elementwise = 2.0 + mlp + (2.0 + permutations) * moe + mamba;
     const double quantize = gemms * quantize_kernels;
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
-    const double moe_forward = moe > 0.0 ? moe * (2.0 * local * (quantized ? 1.0 + quantize_kernels : 1.0) + 1.0 + permutations) : 0.0;
+    const double moe_forward =
+        moe > 0.0 ? moe * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations) : 0.0;
     return {gemms + att + 6.0 * mamba + elementwise + quantize, 2.0 * gemms + 2.0 * att + 19.0 * mamba + 2.0 * elementwise + quantize,
             moe_forward, 2.0 * moe_forward};
 }
@@ -659,7 +679,8 @@ namespace detail {
     r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute, c));
     r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute, c));
     const layer_kernels n =
-        count_hybrid_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0 ? c.quantize_kernels : 0.0, p.ep, permutations);
+        count_hybrid_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0 ? c.quantize_kernels : 0.0, p.ep, permutations,
+                                   c.fused_grouped_cast);
     set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;
 }
@@ -794,7 +815,8 @@ namespace detail {
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
     const layer_kernels n =
-        detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0 ? c.quantize_kernels : 0.0, p.ep, permutations);
+        detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0 ? c.quantize_kernels : 0.0, p.ep, permutations,
+                                    c.fused_grouped_cast);
     detail::set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;
 }

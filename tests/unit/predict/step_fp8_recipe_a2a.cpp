@@ -32,6 +32,13 @@ TEST_CASE("fp8 recipe tensorwise: three more launches per quantized tensor, expe
     const auto moe_current = detail::count_layer_kernels(q, 4.0, 4.0, 8);
     CHECK(moe_current.moe_forward - moe_delayed.moe_forward == 2.0 * 16.0 * 3.0);
     CHECK(moe_current.moe_backward - moe_delayed.moe_backward == 2.0 * 2.0 * 16.0 * 3.0);
+    // delayed scaling casts every expert's input in one fused multi-tensor kernel
+    // (nvte_multi_cast_transpose): 16 GEMMs + 1 cast per grouped GEMM
+    CHECK(fused_grouped_cast_for(dtype::fp8, fp8_recipe::delayed));
+    CHECK_FALSE(fused_grouped_cast_for(dtype::fp8, fp8_recipe::tensorwise));
+    CHECK_FALSE(fused_grouped_cast_for(dtype::mxfp8));
+    const auto moe_fused = detail::count_layer_kernels(q, 4.0, 1.0, 8, 2.0, true);
+    CHECK(moe_delayed.moe_forward - moe_fused.moe_forward == 2.0 * (16.0 - 1.0));
     // bf16: no quantization at all
     CHECK(detail::count_layer_kernels(l, 4.0, 0.0).forward == dense_delayed.forward - 4.0);
 
