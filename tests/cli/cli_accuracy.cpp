@@ -259,4 +259,11 @@ TEST_CASE("step: --fp8-recipe and --overlap-moe-expert-parallel-comm, Megatron-C
     require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --dtype fp8 --fp8-recipe current", "--fp8-recipe");
     require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --overlap-moe-expert-parallel-comm",
                     "overlap_moe_expert_parallel_comm");
+    // plan: every plan in the recipe; the best tensorwise plan is no faster than the best delayed one
+    const std::string plan8b = "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 128 --seq 8192 --dtype fp8 --top 1";
+    const json best_delayed = run_json(plan8b);
+    const json best_current = run_json(plan8b + " --fp8-recipe tensorwise");
+    CHECK(best_current["plans"][0]["step_s"].get<double>() > best_delayed["plans"][0]["step_s"].get<double>());
+    require_invalid("plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 128 --fp8-recipe tensorwise",
+                    "--fp8-recipe");
 }

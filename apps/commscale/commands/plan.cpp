@@ -49,6 +49,7 @@ struct plan_request {
     framework stack = framework::megatron_core;
     std::optional<dtype> precision;
     std::optional<moe_token_dispatcher> dispatcher;
+    std::optional<fp8_recipe> fp8;
     std::optional<double> compute_efficiency;
     std::optional<efficiency_mode> efficiency;
     std::optional<std::string> out;
@@ -157,6 +158,9 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
                        "--account-for-embedding/loss-in-pipeline-split)",
                        false),
                choice<dtype, r>("dtype", &r::precision, "{} (default bf16; the accelerator must have a peak for it)"),
+               choice<fp8_recipe, r>("fp8-recipe", &r::fp8,
+                                     "{}: per-tensor FP8's scaling in every plan, with --dtype fp8 (Megatron-Core's flag; "
+                                     "default delayed)"),
                choice<framework, r>("framework", &r::stack, "{} (default megatron-core)"),
                number<r>("compute-efficiency", &r::compute_efficiency, 1e-6, 1.0,
                          "achievable fraction of peak, overriding the default"),
@@ -202,6 +206,12 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
         if (req.precision) r.base.precision = *req.precision;
         (void)peak_for(acc, r.base.precision, "--dtype");
         if (req.dispatcher) r.base.dispatcher = *req.dispatcher;
+        if (req.fp8) {
+            if (*req.fp8 != fp8_recipe::delayed && r.base.precision != dtype::fp8)
+                throw input_error("--fp8-recipe", std::string(to_string(*req.fp8)) + " with --dtype " + std::string(to_string(r.base.precision)),
+                                  "--dtype fp8 (per-tensor scaling), or delayed");
+            r.base.fp8_scaling = *req.fp8;
+        }
         if (req.compute_efficiency) r.base.compute_efficiency = *req.compute_efficiency;
         r.options = step_options{};
         if (req.efficiency) r.options.mode = *req.efficiency;
