@@ -231,6 +231,9 @@ struct compute_params {
     [[nodiscard]] constexpr double cast_bytes() const {
         return 2.0 + quantized_layouts * gemm_input_bytes + amax_pass_bytes;
     }
+    /// @brief Kernels that quantize one GEMM input: quantize_kernels in low precision (GEMM inputs
+    /// below 2 bytes), none in 16 bits.
+    [[nodiscard]] constexpr double input_quantize_kernels() const { return gemm_input_bytes < 2.0 ? quantize_kernels : 0.0; }
     int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
     double backward_gemm_slowdown = 1.0;  ///< compute_constants::fp8_backward_slowdown for fp8, its excess over the kernel figure for the block-scaled formats, else 1
     double attention_scale = 1.0;   ///< calibration scale on FlashAttention's efficiency (fit-step)
@@ -679,8 +682,7 @@ namespace detail {
     r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute, c));
     r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute, c));
     const layer_kernels n =
-        count_hybrid_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0 ? c.quantize_kernels : 0.0, p.ep, permutations,
-                                   c.fused_grouped_cast);
+        count_hybrid_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);
     set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;
 }
@@ -815,8 +817,7 @@ namespace detail {
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
     const layer_kernels n =
-        detail::count_layer_kernels(m, gemm_kernels, c.gemm_input_bytes < 2.0 ? c.quantize_kernels : 0.0, p.ep, permutations,
-                                    c.fused_grouped_cast);
+        detail::count_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);
     detail::set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;
 }
@@ -843,9 +844,11 @@ struct layer_key {
 }
 
 /// @brief Extra forward time that recompute adds to one layer's backward: the whole forward
-/// (full) or the attention core (selective; Korthikanti et al. 2022).
-[[nodiscard]] constexpr duration recompute_time(const layer_time& l, recompute r) {
-    if (r == recompute::full) return l.forward();
+/// (full) or the attention core (selective; Korthikanti et al. 2022). `full_share`: the share of
+/// the layers full recompute repeats (plan::full_recompute_share: recompute_method block recomputes
+/// N of each model chunk's layers), a mean over the layers.
+[[nodiscard]] constexpr duration recompute_time(const layer_time& l, recompute r, double full_share = 1.0) {
+    if (r == recompute::full) return full_share * l.forward();
     if (r == recompute::selective) return l.attention_fwd;
     return seconds(0.0);
 }

@@ -253,12 +253,15 @@ struct layer_costs {
     duration& attn_core = out.attention;
     duration& gemm_layer = out.gemm;
     duration& layer_w = out.weight_gradients;
+    // full recompute repeats the forward of its share of the layers (recompute_method block: N per
+    // model chunk), a mean over the layers; 0 without full recompute
+    const double full_share = p.full_recompute_share(m.layers);
     if (p.compute_efficiency) {
         // one efficiency for every kernel: FLOPs / (peak x efficiency)
         const flop_rate rate = *p.compute_efficiency * peak;
         const double share = 1.0 / (static_cast<double>(p.tp) * p.cp);
         const auto lf = layer_forward_flops(m, seq, p.micro_batch);
-        const flop_count rec = p.recompute_mode == recompute::full ? p.full_recompute_share(m.layers) * lf.total()
+        const flop_count rec = p.recompute_mode == recompute::full ? full_share * lf.total()
                                : p.recompute_mode == recompute::selective ? lf.attention_core() : flops(0.0);
         layer_f = share * lf.total() / rate;
         layer_b = share * (2.0 * lf.total() + rec) / rate;
@@ -271,14 +274,11 @@ struct layer_costs {
         const layer_and_output lo = layer_and_output_cached(m, p, cpar);
         out.layer = lo.layer;
         layer_f = out.layer.forward();
-        // full recompute repeats the forward of its share of the layers (recompute_method block: N
-        // per model chunk), averaged over the layers
-        const double full_share = p.recompute_mode == recompute::full ? p.full_recompute_share(m.layers) : 1.0;
-        layer_b = out.layer.backward() + full_share * recompute_time(out.layer, p.recompute_mode) +
+        layer_b = out.layer.backward() + recompute_time(out.layer, p.recompute_mode, full_share) +
                   module_recompute_time(m, p, cpar, out.layer, p.recompute_modules);
         out_layer = lo.output;  // output layer + MTP modules (they ride with the output layer)
         attn_core = out.layer.attention_fwd + out.layer.attention_bwd;
-        gemm_layer = out.layer.gemm_fwd + out.layer.gemm_bwd + (p.recompute_mode == recompute::full ? full_share * out.layer.gemm_fwd : seconds(0.0));
+        gemm_layer = out.layer.gemm_fwd + out.layer.gemm_bwd + full_share * out.layer.gemm_fwd;
         layer_w = out.layer.gemm_bwd / 2.0;  // dW of every GEMM: half of the backward GEMMs (dX is the other)
     }
     return out;
@@ -325,11 +325,11 @@ struct stage_times {
     mp.expert_dp = p.expert_dp();
     mp.zero_stage = p.zero;
     mp.sequence_parallel = p.sequence_parallel;
-    // FlashAttention never stores the s x s scores: the activation memory of selective recompute
-    // (Korthikanti et al. 2022 Table 2 without the 5 a s / h term; Dao et al. 2022 Sec. 3.1)
-    mp.recompute_mode = (p.attention == attention_kernel::flash && p.recompute_mode == recompute::none)
-                            ? recompute::selective
-                            : p.recompute_mode;
+    // what a layer saves without recompute: FlashAttention never stores the s x s scores, the
+    // activation memory of selective recompute (Korthikanti et al. 2022 Table 2 without the 5 a s / h
+    // term; Dao et al. 2022 Sec. 3.1); also what block recompute's other layers keep
+    mp.kept_mode = p.attention == attention_kernel::flash ? recompute::selective : recompute::none;
+    mp.recompute_mode = p.recompute_mode == recompute::none ? mp.kept_mode : p.recompute_mode;
     // ZB-H1 and ZB-V keep 1F1B's peak activations (Qi et al. 2024 Sec. 2.1, 6); DualPipe p + 1
     // micro-batches and two stages' parameters per device (DeepSeek-V3 Technical Report Table 2)
     mp.in_flight = p.schedule == pipeline_schedule::gpipe ? in_flight_gpipe(micro_batches)
@@ -342,10 +342,9 @@ struct stage_times {
     mp.offloaded_layers = p.cpu_offloading_num_layers;
     mp.recompute_modules = p.recompute_modules;
     // full recompute's method (Megatron-Core --recompute-method, --recompute-num-layers): the layers
-    // it does not recompute save what they save without it
-    mp.full_recompute_share = p.recompute_mode == recompute::full ? p.full_recompute_share(m.layers) : 1.0;
+    // it does not recompute save what they save without it (kept_mode; read only with recompute full)
+    mp.full_recompute_share = p.full_recompute_share(m.layers);
     mp.full_recompute_group = p.full_recompute_group();
-    mp.kept_mode = p.attention == attention_kernel::flash ? recompute::selective : recompute::none;
     // Transformer Engine saves FP8/MXFP8 GEMM inputs quantized, 1 byte (memory.hpp)
     if (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) mp.gemm_input_bytes = 1.0;
     return mp;
