@@ -219,12 +219,21 @@ namespace detail {
 
 namespace detail {
 /// Time of `c.count` calls priced by `price(group, op, bytes)`; partial last bucket priced apart.
+/// With `one`, also one whole call's time (0 for no calls), priced once for both.
 template <class Pricer>
-[[nodiscard]] duration calls_time(const comm_call& c, Pricer& price) {
-    if (c.empty()) return seconds(0.0);
+[[nodiscard]] duration calls_time(const comm_call& c, Pricer& price, duration* one = nullptr) {
+    if (c.empty()) {
+        if (one) *one = seconds(0.0);
+        return seconds(0.0);
+    }
     const double whole = std::floor(c.count);
     const double part = c.count - whole;
-    duration t = whole * price(c.group, c.op, c.bytes);
+    duration t = seconds(0.0);
+    if (whole >= 1.0 || one) {
+        const duration full = price(c.group, c.op, c.bytes);
+        t = whole * full;
+        if (one) *one = full;
+    }
     if (part > 1e-12) t += price(c.group, c.op, part * c.bytes);
     return t;
 }
@@ -475,8 +484,11 @@ template <class Pricer>
             first = false;
         }
         const double per_step = p.reduce_every_micro_batch ? mb : 1.0;
-        duration gather = detail::calls_time(t.dp_gather, price);
-        if (expert_dp) gather += detail::calls_time(t.dp_expert_gather, price);
+        // the first whole gather (the dense stream's where there is one) waits before the first forward
+        duration first_gather = seconds(0.0), expert_first_gather = seconds(0.0);
+        duration gather = detail::calls_time(t.dp_gather, price, &first_gather);
+        if (expert_dp) gather += detail::calls_time(t.dp_expert_gather, price, &expert_first_gather);
+        if (t.dp_gather.empty()) first_gather = expert_first_gather;
         dp.total = per_step * reduce + gather;
         duration exposed = reduce;
         if (p.overlap.dp) {
@@ -495,8 +507,6 @@ template <class Pricer>
         } else {
             exposed = per_step * reduce;
         }
-        const comm_call& g0 = t.dp_gather.empty() ? t.dp_expert_gather : t.dp_gather;
-        const duration first_gather = g0.empty() ? seconds(0.0) : price(g0.group, g0.op, g0.bytes);
         exposed += p.overlap.zero ? std::max(first_gather, gather - stage_first_f) : gather;
         dp.exposed = std::min(dp.total, exposed);
     } else if (dense_dp || expert_dp) {
