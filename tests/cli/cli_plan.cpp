@@ -148,3 +148,28 @@ TEST_CASE("plan: searches Megatron-Core's embedding/loss layouts, --no-pipeline-
     CHECK(found);
     for (const auto& p : without["plans"]) CHECK_FALSE(p.contains("account_for_loss_in_pipeline_split"));
 }
+
+TEST_CASE("plan: tries full recompute by block of the fewest layers, --no-block-recompute skips it") {
+    // Llama 3 70B in FP8 on 64 H100 at 8,192 tokens: some plans fit only with part of the layers
+    // recomputed (tests/unit/search/planner.cpp checks the fewest N)
+    const std::string base = "plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 128 --seq 8192 "
+                             "--dtype fp8 --max-virtual-stages 5 --top 200";
+    const auto with = run_json(base), without = run_json(base + " --no-block-recompute");
+    CHECK(with["space"]["block_recompute"] == true);
+    CHECK(without["space"]["block_recompute"] == false);
+    CHECK(with["evaluated"].get<long long>() > without["evaluated"].get<long long>());
+    CHECK(with["plans"][0]["step_s"].get<double>() <= without["plans"][0]["step_s"].get<double>());
+    int blocks = 0;
+    for (const auto& p : with["plans"])
+        if (p.value("recompute_method", std::string()) == "block") {
+            ++blocks;
+            CHECK(p["recompute"] == "full");
+            CHECK(p["recompute_num_layers"].get<int>() >= 1);
+        }
+    CHECK(blocks > 0);
+    for (const auto& p : without["plans"]) CHECK_FALSE(p.contains("recompute_method"));
+    // the table names the method and N
+    const auto text = run(base);
+    REQUIRE(text.rc == 0);
+    CHECK(text.out.find("full block ") != std::string::npos);
+}

@@ -65,6 +65,15 @@ void read_pareto_factor(plan_request& r, const std::string& v) {
 
 // ---------------------------------------------------------------- text output
 
+// The recompute column: "full block N" for full recompute of N layers per model chunk, "full
+// uniform N" for one checkpoint per N layers (keys present only when set)
+std::string recompute_text(const nlohmann::json& p) {
+    std::string t = p["recompute"].get<std::string>();
+    if (p.contains("recompute_method")) t += " " + p["recompute_method"].get<std::string>();
+    if (p.contains("recompute_num_layers")) t += " " + std::to_string(p["recompute_num_layers"].get<int>());
+    return t;
+}
+
 void print_text(std::ostream& out, const nlohmann::json& j) {
     out << j["model"].get<std::string>() << " on " << j["gpus"].get<long long>() << " x "
         << j["accelerator"].get<std::string>() << " (" << j["nodes"].get<long long>() << " x "
@@ -90,7 +99,7 @@ void print_text(std::ostream& out, const nlohmann::json& j) {
                         // expert TP only where it is not tp (planned_to_json's rule)
                         std::to_string(p["ep"].get<int>()) + (p.contains("etp") ? " etp " + std::to_string(p["etp"].get<int>()) : ""),
                         std::to_string(p["micro_batch"].get<int>()),
-                        std::to_string(p["zero"].get<int>()), p["recompute"].get<std::string>(), sched,
+                        std::to_string(p["zero"].get<int>()), recompute_text(p), sched,
                         p["sequence_parallel"].get<bool>() ? "yes" : "no", cli::num(p["step_s"].get<double>(), 3),
                         cli::num(100 * p["mfu"].get<double>(), 1), cli::num(p["memory_per_gpu_GiB"].get<double>(), 1),
                         p["bottleneck"].get<std::string>()});
@@ -156,6 +165,10 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
                flag<r>("no-pipeline-split", search(&search_request::try_pipeline_split),
                        "do not try counting the embedding/loss as pipeline layers (Megatron-Core's "
                        "--account-for-embedding/loss-in-pipeline-split)",
+                       false),
+               flag<r>("no-block-recompute", search(&search_request::try_block_recompute),
+                       "do not try full recompute by block of the fewest layers that fits (Megatron-Core's "
+                       "--recompute-method block --recompute-num-layers N)",
                        false),
                choice<dtype, r>("dtype", &r::precision, "{} (default bf16; the accelerator must have a peak for it)"),
                choice<fp8_recipe, r>("fp8-recipe", &r::fp8,

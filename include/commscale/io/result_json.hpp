@@ -45,7 +45,7 @@
 /// * planned: {tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, virtual_stages,
 ///   sequence_parallel, step_s, mfu, memory_per_gpu_GiB, memory_per_gpu_bytes,
 ///   memory_headroom_GiB, bottleneck, micro_batches, breakdown: {step_breakdown}} (+ the two
-///   pipeline-split flags as in plan, only when set).
+///   pipeline-split flags, recompute_method and recompute_num_layers as in plan, only when set).
 /// * search_result: {candidates, evaluated, feasible, rejected, search_s, plans: [planned...],
 ///   pareto: [planned...]}.
 /// * search_report (the whole `plan --json` document): the search_result's keys and {model,
@@ -110,7 +110,8 @@ struct search_report {
     long long gpus = 1;
     /// The request's global_batch, seq, top_k, shard, shards, threads, scale_up_domain (written
     /// resolved: the domain TP was limited to), max_micro_batch, max_virtual_stages, max_cp,
-    /// min_cp_tokens, pareto_max_slowdown, try_sequence_parallel, try_zero_bubble, try_pipeline_split, base.precision, base.stack,
+    /// min_cp_tokens, pareto_max_slowdown, try_sequence_parallel, try_zero_bubble, try_pipeline_split,
+    /// try_block_recompute, base.precision, base.stack,
     /// base.compute_efficiency and options.mode; its other fields are not written.
     search_request request{};
     search_result result{};
@@ -570,6 +571,29 @@ inline void read_stage_layers(const json_reader& r, const std::string& key, plan
                           "(account_for_*_in_pipeline_split)");
 }
 
+/// Full recompute's method and layers of a plan (plan_fields, planned_fields; Megatron-Core's
+/// names), only when not every layer is its own checkpoint (absent reads as uniform, 0).
+template <class IO, class P>
+void full_recompute_fields(const IO& io, P& p) {
+    io.custom(
+        "recompute_method",
+        [&](auto put) {
+            if (p.full_recompute_method != recompute_method::uniform || p.recompute_num_layers != 0)
+                put(std::string(to_string(p.full_recompute_method)));
+        },
+        [&](const auto& r, const auto& key) {
+            if (r.has(key)) p.full_recompute_method = parse<recompute_method>(r.string(key), r.field(key));
+        });
+    io.custom(
+        "recompute_num_layers",
+        [&](auto put) {
+            if (p.recompute_num_layers != 0) put(p.recompute_num_layers);
+        },
+        [&](const auto& r, const auto& key) {
+            p.recompute_num_layers = static_cast<int>(r.integer_or(key, 0, 0, plan_limits::stage_layers));
+        });
+}
+
 /// The `virtual_stages` field of a plan (plan_fields, planned_fields): written resolved
 /// (plan::chunks), read in [1, `hi`] and 1 unless the schedule, read before it, is interleaved.
 template <class IO, class P>
@@ -687,25 +711,7 @@ void plan_fields(const IO& io, P& p, int layers) {
         [&](const auto& r, const auto& key) {
             if (r.has(key)) p.fp8_scaling = parse<fp8_recipe>(r.string(key), r.field(key));
         });
-    // full recompute's method and layers (Megatron-Core's names) only when not every layer's own
-    // checkpoint (absent reads as uniform, 0)
-    io.custom(
-        "recompute_method",
-        [&](auto put) {
-            if (p.full_recompute_method != recompute_method::uniform || p.recompute_num_layers != 0)
-                put(std::string(to_string(p.full_recompute_method)));
-        },
-        [&](const auto& r, const auto& key) {
-            if (r.has(key)) p.full_recompute_method = parse<recompute_method>(r.string(key), r.field(key));
-        });
-    io.custom(
-        "recompute_num_layers",
-        [&](auto put) {
-            if (p.recompute_num_layers != 0) put(p.recompute_num_layers);
-        },
-        [&](const auto& r, const auto& key) {
-            p.recompute_num_layers = static_cast<int>(r.integer_or(key, 0, 0, plan_limits::stage_layers));
-        });
+    full_recompute_fields(io, p);
     // absent in files of earlier versions: the framework's
     io.custom(
         "moe_token_dispatcher", [&](auto put) { put(std::string(to_string(p.dispatcher))); },
@@ -767,6 +773,7 @@ void planned_fields(const IO& io, X& x, long long gpus) {
     io.int32("micro_batch", p.micro_batch, 1, big);
     io.int32("zero", p.zero, 0, plan_limits::zero);
     io.choice("recompute", p.recompute_mode);
+    full_recompute_fields(io, p);
     io.choice("schedule", p.schedule);
     virtual_stages_field(io, p, big);
     io.boolean("sequence_parallel", p.sequence_parallel);
@@ -948,6 +955,10 @@ void search_report_fields(const IO& io, S& s) {
         space.custom(
             "pipeline_split", [&](auto put) { put(q.try_pipeline_split); },
             [&](const auto& r, const auto& key) { q.try_pipeline_split = r.boolean_or(key, true); });
+        // absent in files of older versions, whose searches did not try it
+        space.custom(
+            "block_recompute", [&](auto put) { put(q.try_block_recompute); },
+            [&](const auto& r, const auto& key) { q.try_block_recompute = r.boolean_or(key, false); });
         space.choice("dtype", q.base.precision);
         space.choice("framework", q.base.stack);
         // null: the default

@@ -44,9 +44,20 @@
 /// workload/memory.hpp), so micro-batches are tried in increasing order and the first that does
 /// not fit ends that subtree.
 ///
+/// * full recompute by block (Megatron-Core's `--recompute-method block --recompute-num-layers N`,
+///   what Megatron-Bridge's recipes set by hand, e.g. Llama 3 8B on H100 with N = 5), when
+///   `try_block_recompute` is set: beside each plan with full recompute of every layer that fits,
+///   the plan that recomputes only the fewest layers N of each model chunk (1 <= N < layers /
+///   (pp x V)) with which it still fits. Memory falls as N grows and the step time rises
+///   (full_recompute_share), so that N is the fastest block plan of the shape and micro-batch;
+///   the other N are not in the space. The search starts from the N that the two ends interpolate
+///   (memory is affine in the recomputed share) and steps to the first that fits; every plan it
+///   predicts counts in `evaluated`, the one it keeps in `feasible`.
+///
 /// Ranking: a strict total order, so results are deterministic and independent of threads and
 /// shards: step time ascending, then (equal times) the plan key ascending: tp, pp, dp, cp, ep,
-/// micro_batch, zero, recompute (none < selective < full), schedule (gpipe < 1f1b <
+/// micro_batch, zero, recompute (none < selective < full; full's method uniform < block, then
+/// its N), schedule (gpipe < 1f1b <
 /// interleaved < zb-h1 < zb-v < dualpipe), virtual_stages, sequence_parallel (off < on), then the
 /// pipeline-split flags, embedding and loss (off < on), then the expert TP degree in effect.
 ///
@@ -71,6 +82,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -147,6 +159,8 @@ struct search_request {
     bool try_sequence_parallel = true;  ///< also try sequence parallelism (tp >= 2)
     /// also try Megatron-Core's layouts counting the embedding/loss as pipeline layers (file comment)
     bool try_pipeline_split = true;
+    /// also try full recompute by block of the fewest layers that fits (file comment)
+    bool try_block_recompute = true;
     bool pareto = true;           ///< compute the Pareto front
     /// Fields that are not searched (precision, gradient bytes, bucket, overlap assumptions,
     /// compute efficiency, pipeline scatter-gather) are taken from this plan.
@@ -172,8 +186,9 @@ struct search_result {
 };
 
 /// @brief The plan key of the ranking's tie-break (file comment), as integers in order.
-[[nodiscard]] constexpr std::array<int, 14> plan_key(const plan& p) {
+[[nodiscard]] constexpr std::array<int, 16> plan_key(const plan& p) {
     return {p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, p.zero, static_cast<int>(p.recompute_mode),
+            static_cast<int>(p.full_recompute_method), p.recompute_num_layers,
             static_cast<int>(p.schedule), p.chunks(), p.sequence_parallel ? 1 : 0,
             p.account_for_embedding_in_pipeline_split ? 1 : 0, p.account_for_loss_in_pipeline_split ? 1 : 0,
             p.expert_tp()};
@@ -384,6 +399,65 @@ inline void validate(const search_request& r) {
                           "0 (the whole front) or a factor in [1, 1e6]");
 }
 
+namespace search_detail {
+/// Full recompute by block of the fewest layers that fits (file comment): `cur` holds a plan with
+/// full recompute of every layer, which fits: `full_bytes` per GPU of `capacity_bytes`. Offers the block plan of
+/// the fewest layers N per model chunk, 1 <= N < layers / (pp x V), that fits, if any, to `out`
+/// (its predictions counted in `out.evaluated`, the kept one in `out.feasible`); `cur.p` is
+/// restored.
+template <class Pricer>
+void offer_fewest_block(const transformer& m, const cluster& c, const accelerator& acc, const search_request& r,
+                        Pricer& price, planned& cur, double full_bytes, double capacity_bytes, accumulator& out) {
+    plan& p = cur.p;
+    const double chunk = static_cast<double>(m.layers) / (static_cast<double>(p.pp) * p.chunks());
+    const int most = static_cast<int>(std::ceil(chunk)) - 1;  // N < chunk: not every layer
+    if (most < 1) return;
+    const recompute_method method0 = p.full_recompute_method;
+    const int n0 = p.recompute_num_layers;
+    p.full_recompute_method = recompute_method::block;
+    auto fits = [&](int n) {
+        p.recompute_num_layers = n;
+        try {
+            cur.r = predict_step_with(m, c, acc, p, price, r.options);
+        } catch (const input_error&) {
+            ++out.rejected;
+            return false;
+        }
+        ++out.evaluated;
+        return cur.r.fits_in_memory;
+    };
+    int n = 1;
+    bool found = fits(1);
+    if (!found && most >= 2) {
+        // memory = full's + (1 - N / chunk) x D (affine in the recomputed share): the N where it
+        // meets the capacity, then the first N that fits from there
+        const double m1 = cur.r.memory.total().value(), mf = full_bytes;
+        const double d = (m1 - mf) / (1.0 - 1.0 / chunk);
+        const double x = d > 0 ? chunk * (1.0 - (capacity_bytes - mf) / d) : 2.0;
+        n = std::clamp(static_cast<int>(std::ceil(std::isfinite(x) ? std::min(x, chunk) - 1e-9 : 2.0)), 2, most);
+        if (fits(n)) {
+            found = true;
+            planned fit = cur;
+            while (n > 2 && fits(n - 1)) {
+                --n;
+                fit = cur;
+            }
+            cur = fit;
+            p.full_recompute_method = recompute_method::block;
+            p.recompute_num_layers = n;
+        } else {
+            while (!found && n < most) found = fits(++n);
+        }
+    }
+    if (found) {
+        ++out.feasible;
+        out.offer(cur);
+    }
+    p.full_recompute_method = method0;
+    p.recompute_num_layers = n0;
+}
+}  // namespace search_detail
+
 /// @brief The outer choices of the space (everything but the micro-batch), in enumeration
 /// order: tp, cp, pp, etp descending (tp first), ep ascending; schedule gpipe, 1f1b, interleaved V ascending, zb-h1, zb-v, dualpipe; sequence
 /// parallel off, on; ZeRO 0-3; recompute none, selective, full. Only shapes with dp dividing the
@@ -551,6 +625,9 @@ template <class Pricer>
                         if (!cur.r.fits_in_memory) break;  // memory is non-decreasing in b
                         ++out.feasible;
                         out.offer(cur);
+                        if (s.rc == recompute::full && r.try_block_recompute)
+                            search_detail::offer_fewest_block(m, c, acc, r, cache, cur, cur.r.memory.total().value(),
+                                                              cur.r.memory_capacity.value(), out);
                     }
                 }
             }

@@ -153,14 +153,15 @@ TEST_CASE("planner: identical across thread counts and across shards merged") {
 
 TEST_CASE("planner: the ranking equals sorting predict_step over every valid plan (brute force)") {
     // 16 GPUs (2 DGX A100 nodes), LLaMA 2 7B, 32 sequences of 2048 tokens: small enough to
-    // enumerate every plan by nested loops, without the planner's shape list or pruning.
+    // enumerate every plan by nested loops, without the planner's shape list or pruning (and every
+    // block-recompute N, without its interpolation).
     const transformer m = model_by_name("llama2-7b");
     const cluster c = dgx_a100(2);
     const accelerator acc = accelerator_by_name("a100-80gb-sxm");
     const int gpus = 16, batch = 32, seq = 2048;
 
     std::vector<planned> brute;
-    long long valid = 0;
+    long long valid = 0, block_plans = 0;
     for (int tp = 1; tp <= 8; ++tp) {  // TP inside the 8-GPU node
         if (8 % tp || m.heads % tp) continue;
         for (int pp = 1; pp <= gpus; ++pp)
@@ -217,7 +218,23 @@ TEST_CASE("planner: the ranking equals sorting predict_step over every valid pla
                                             p.account_for_loss_in_pipeline_split = (flags & 2) != 0;
                                             ++valid;
                                             const auto r = predict_step(m, c, acc, p);
-                                            if (r.fits_in_memory) brute.push_back({p, r});
+                                            if (!r.fits_in_memory) continue;
+                                            brute.push_back({p, r});
+                                            if (rc != recompute::full) continue;
+                                            // full recompute by block: the fewest layers N per model
+                                            // chunk (N < layers / (pp V)) that fits, by a scan from 1
+                                            const int chunk_layers = (m.layers + pp * p.chunks() - 1) / (pp * p.chunks());
+                                            p.full_recompute_method = recompute_method::block;
+                                            for (int n = 1; n < chunk_layers; ++n) {
+                                                p.recompute_num_layers = n;
+                                                ++valid;
+                                                const auto rb = predict_step(m, c, acc, p);
+                                                if (rb.fits_in_memory) {
+                                                    brute.push_back({p, rb});
+                                                    ++block_plans;
+                                                    break;
+                                                }
+                                            }
                                         }
                                     }
                                 }
@@ -228,6 +245,7 @@ TEST_CASE("planner: the ranking equals sorting predict_step over every valid pla
     }
     REQUIRE(valid > 1000);
     REQUIRE(brute.size() > 100);
+    REQUIRE(block_plans > 10);  // the space has block-recompute plans
     REQUIRE(brute.size() < static_cast<std::size_t>(valid));  // memory excludes some plans
     std::sort(brute.begin(), brute.end(), ranks_before);
 
@@ -365,4 +383,54 @@ TEST_CASE("planner: cluster_for_gpus sizes a preset to whole nodes and names the
     CHECK_THROWS_WITH(cluster_for_gpus(cluster_by_name("dgx-h100"), 0), Catch::Contains("search.gpus"));
     // an NVL72 rack's trays: 256 GPUs are 64 trays of 4
     CHECK(cluster_for_gpus(cluster_by_name("gb200-nvl72"), 256).nodes == 64);
+}
+
+TEST_CASE("planner: full recompute by block keeps the fewest layers per chunk that fit") {
+    // Llama 3 70B in FP8 on 64 H100 at 8,192 tokens (Megatron-Bridge 25.11's layout of this run is
+    // TP 4 x PP 8 x VP 5; the space also holds FSDP plans that fit only with some layers
+    // recomputed). Block plans (Megatron-Core's --recompute-method block --recompute-num-layers N)
+    // must be the fewest N that fits: N - 1 does not, and each is faster than recomputing every
+    // layer of the same plan.
+    const transformer m = model_by_name("llama3-70b");
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 8;
+    const accelerator acc = accelerator_by_name("h100-sxm");
+    search_request r;
+    r.global_batch = 128;
+    r.seq = 8192;
+    r.top_k = 400;
+    r.max_virtual_stages = 5;
+    r.base.precision = dtype::fp8;
+    const search_result with = search_plans(m, c, acc, r);
+    r.try_block_recompute = false;
+    const search_result without = search_plans(m, c, acc, r);
+    REQUIRE(!with.top.empty());
+    REQUIRE(!without.top.empty());
+    CHECK(with.top.front().r.step <= without.top.front().r.step);
+    CHECK(with.evaluated > without.evaluated);
+    CHECK(with.candidates == without.candidates);  // the same outer choices
+    int blocks = 0;
+    for (const auto& x : without.top) CHECK(x.p.full_recompute_method == recompute_method::uniform);
+    for (const auto& x : with.top) {
+        if (x.p.full_recompute_method != recompute_method::block) continue;
+        ++blocks;
+        INFO("tp " << x.p.tp << " pp " << x.p.pp << " V " << x.p.chunks() << " N " << x.p.recompute_num_layers);
+        REQUIRE(x.p.recompute_mode == recompute::full);
+        const int n = x.p.recompute_num_layers;
+        CHECK(n >= 1);
+        CHECK(n < (m.layers + x.p.pp * x.p.chunks() - 1) / (x.p.pp * x.p.chunks()));
+        const auto again = predict_step(m, c, acc, x.p);
+        CHECK(again.fits_in_memory);
+        CHECK(again.step.value() == x.r.step.value());
+        if (n > 1) {
+            plan fewer = x.p;
+            fewer.recompute_num_layers = n - 1;
+            CHECK_FALSE(predict_step(m, c, acc, fewer).fits_in_memory);
+        }
+        plan every = x.p;
+        every.full_recompute_method = recompute_method::uniform;
+        every.recompute_num_layers = 0;
+        CHECK(predict_step(m, c, acc, every).step > x.r.step);
+    }
+    CHECK(blocks > 0);
 }
