@@ -222,12 +222,16 @@ std::string count_text(double v) {
     return readable(v, 0);
 }
 
-/// "tp 8, pp 4, dp 96, cp 1, ep 1, micro-batch 1, ZeRO 1, recompute none, interleaved x5, SP".
+/// "tp 8, pp 4, dp 96, cp 1, ep 1, micro-batch 1, ZeRO 1, recompute none, interleaved x5, SP"
+/// ("recompute full block 5" for full recompute of 5 layers per model chunk).
 std::string plan_text(const plan& p) {
     std::string s = "tp " + std::to_string(p.tp) + ", pp " + std::to_string(p.pp) + ", dp " + std::to_string(p.dp) +
                     ", cp " + std::to_string(p.cp) + ", ep " + std::to_string(p.ep) + ", micro-batch " +
                     std::to_string(p.micro_batch) + ", ZeRO " + std::to_string(p.zero) + ", recompute " +
-                    std::string(to_string(p.recompute_mode)) + ", " + std::string(to_string(p.schedule));
+                    std::string(to_string(p.recompute_mode));
+    if (p.full_recompute_method != recompute_method::uniform) s += " " + std::string(to_string(p.full_recompute_method));
+    if (p.recompute_num_layers != 0) s += " " + std::to_string(p.recompute_num_layers);
+    s += ", " + std::string(to_string(p.schedule));
     if (p.chunks() > 1) s += " x" + std::to_string(p.chunks());
     if (p.account_for_embedding_in_pipeline_split) s += " +E";
     if (p.account_for_loss_in_pipeline_split) s += " +L";
@@ -260,6 +264,10 @@ nlohmann::json point_json(const capacity_point& x, int gpus_per_node, bool price
                  {"sequence_parallel", p.sequence_parallel}};
     if (p.account_for_embedding_in_pipeline_split) j["plan"]["account_for_embedding_in_pipeline_split"] = true;
     if (p.account_for_loss_in_pipeline_split) j["plan"]["account_for_loss_in_pipeline_split"] = true;
+    // full recompute by block (the planner's fewest layers that fit): as plan --json writes it
+    if (p.full_recompute_method != recompute_method::uniform || p.recompute_num_layers != 0)
+        j["plan"]["recompute_method"] = std::string(to_string(p.full_recompute_method));
+    if (p.recompute_num_layers != 0) j["plan"]["recompute_num_layers"] = p.recompute_num_layers;
     return j;
 }
 
