@@ -272,3 +272,16 @@ def test_readme_python_listing_prints_what_the_readme_shows():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert p.returncode == 0, p.stderr
     assert p.stdout == shown
+
+
+def test_plan_block_recompute_keyword():
+    # plan's --no-block-recompute as a keyword: Llama 3 70B in FP8 on 64 H100 at 8,192 tokens has
+    # plans that fit only with part of their layers recomputed (tests/cli/cli_plan.cpp)
+    kw = dict(global_batch=128, seq=8192, dtype="fp8", max_virtual_stages=5, top=200, threads=1)
+    with_block = cs.plan("llama3-70b", "dgx-h100", gpus=64, **kw)
+    without = cs.plan("llama3-70b", "dgx-h100", gpus=64, no_block_recompute=True, **kw)
+    assert with_block["space"]["block_recompute"] is True
+    assert without["space"]["block_recompute"] is False
+    assert any(p.get("recompute_method") == "block" for p in with_block["plans"])
+    assert not any("recompute_method" in p for p in without["plans"])
+    assert with_block["plans"][0]["step_s"] <= without["plans"][0]["step_s"]
