@@ -173,3 +173,21 @@ TEST_CASE("plan: tries full recompute by block of the fewest layers, --no-block-
     REQUIRE(text.rc == 0);
     CHECK(text.out.find("full block ") != std::string::npos);
 }
+
+TEST_CASE("plan: tries activation CPU offloading of the fewest layers, --no-cpu-offloading skips it") {
+    // Llama 3 70B in FP8 on 64 GB200 (Megatron-Bridge 25.11 runs it with Megatron-FSDP and 40
+    // layers offloaded): the best plan offloads (tests/unit/search/planner.cpp checks the fewest N)
+    const std::string base = "plan --model llama3-70b --cluster gb200-nvl72 --gpus 64 --global-batch 256 --seq 8192 "
+                             "--dtype fp8 --fp8-recipe tensorwise --top 20";
+    const auto with = run_json(base), without = run_json(base + " --no-cpu-offloading");
+    CHECK(with["space"]["cpu_offloading"] == true);
+    CHECK(without["space"]["cpu_offloading"] == false);
+    REQUIRE(with["plans"][0].contains("cpu_offloading_num_layers"));
+    CHECK(with["plans"][0]["pp"] == 1);
+    CHECK(with["plans"][0]["recompute"] == "none");
+    CHECK(with["plans"][0]["step_s"].get<double>() < without["plans"][0]["step_s"].get<double>());
+    for (const auto& p : without["plans"]) CHECK_FALSE(p.contains("cpu_offloading_num_layers"));
+    const auto text = run(base);
+    REQUIRE(text.rc == 0);
+    CHECK(text.out.find("none, offload ") != std::string::npos);
+}

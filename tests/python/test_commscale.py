@@ -285,3 +285,16 @@ def test_plan_block_recompute_keyword():
     assert any(p.get("recompute_method") == "block" for p in with_block["plans"])
     assert not any("recompute_method" in p for p in without["plans"])
     assert with_block["plans"][0]["step_s"] <= without["plans"][0]["step_s"]
+
+
+def test_plan_cpu_offloading_keyword():
+    # plan's --no-cpu-offloading as a keyword: Llama 3 70B in FP8 on 64 GB200 is fastest with
+    # activations offloaded over NVLink-C2C, as Megatron-Bridge's recipe runs it
+    kw = dict(global_batch=256, seq=8192, dtype="fp8", top=20, threads=1)
+    with_offload = cs.plan("llama3-70b", "gb200-nvl72", gpus=64, **kw)
+    without = cs.plan("llama3-70b", "gb200-nvl72", gpus=64, no_cpu_offloading=True, **kw)
+    assert with_offload["space"]["cpu_offloading"] is True
+    assert without["space"]["cpu_offloading"] is False
+    assert with_offload["plans"][0].get("cpu_offloading_num_layers", 0) > 0
+    assert not any("cpu_offloading_num_layers" in p for p in without["plans"])
+    assert with_offload["plans"][0]["step_s"] < without["plans"][0]["step_s"]

@@ -223,7 +223,8 @@ std::string count_text(double v) {
 }
 
 /// "tp 8, pp 4, dp 96, cp 1, ep 1, micro-batch 1, ZeRO 1, recompute none, interleaved x5, SP"
-/// ("recompute full block 5" for full recompute of 5 layers per model chunk).
+/// ("recompute full block 5" for full recompute of 5 layers per model chunk, "recompute none,
+/// offload 40" for 40 layers' activations offloaded to the host).
 std::string plan_text(const plan& p) {
     std::string s = "tp " + std::to_string(p.tp) + ", pp " + std::to_string(p.pp) + ", dp " + std::to_string(p.dp) +
                     ", cp " + std::to_string(p.cp) + ", ep " + std::to_string(p.ep) + ", micro-batch " +
@@ -231,6 +232,7 @@ std::string plan_text(const plan& p) {
                     std::string(to_string(p.recompute_mode));
     if (p.full_recompute_method != recompute_method::uniform) s += " " + std::string(to_string(p.full_recompute_method));
     if (p.recompute_num_layers != 0) s += " " + std::to_string(p.recompute_num_layers);
+    if (p.cpu_offloading_num_layers > 0) s += ", offload " + std::to_string(p.cpu_offloading_num_layers);
     s += ", " + std::string(to_string(p.schedule));
     if (p.chunks() > 1) s += " x" + std::to_string(p.chunks());
     if (p.account_for_embedding_in_pipeline_split) s += " +E";
@@ -268,6 +270,7 @@ nlohmann::json point_json(const capacity_point& x, int gpus_per_node, bool price
     if (p.full_recompute_method != recompute_method::uniform || p.recompute_num_layers != 0)
         j["plan"]["recompute_method"] = std::string(to_string(p.full_recompute_method));
     if (p.recompute_num_layers != 0) j["plan"]["recompute_num_layers"] = p.recompute_num_layers;
+    if (p.cpu_offloading_num_layers > 0) j["plan"]["cpu_offloading_num_layers"] = p.cpu_offloading_num_layers;
     return j;
 }
 

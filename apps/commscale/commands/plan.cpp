@@ -66,11 +66,13 @@ void read_pareto_factor(plan_request& r, const std::string& v) {
 // ---------------------------------------------------------------- text output
 
 // The recompute column: "full block N" for full recompute of N layers per model chunk, "full
-// uniform N" for one checkpoint per N layers (keys present only when set)
+// uniform N" for one checkpoint per N layers, "none, offload N" for N layers' activations
+// offloaded to the host (keys present only when set)
 std::string recompute_text(const nlohmann::json& p) {
     std::string t = p["recompute"].get<std::string>();
     if (p.contains("recompute_method")) t += " " + p["recompute_method"].get<std::string>();
     if (p.contains("recompute_num_layers")) t += " " + std::to_string(p["recompute_num_layers"].get<int>());
+    if (p.contains("cpu_offloading_num_layers")) t += ", offload " + std::to_string(p["cpu_offloading_num_layers"].get<int>());
     return t;
 }
 
@@ -169,6 +171,10 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
                flag<r>("no-block-recompute", search(&search_request::try_block_recompute),
                        "do not try full recompute by block of the fewest layers that fits (Megatron-Core's "
                        "--recompute-method block --recompute-num-layers N)",
+                       false),
+               flag<r>("no-cpu-offloading", search(&search_request::try_cpu_offloading),
+                       "do not try activation CPU offloading of the fewest layers that fits (Megatron-Core's "
+                       "--cpu-offloading-num-layers N)",
                        false),
                choice<dtype, r>("dtype", &r::precision, "{} (default bf16; the accelerator must have a peak for it)"),
                choice<fp8_recipe, r>("fp8-recipe", &r::fp8,

@@ -45,7 +45,8 @@
 /// * planned: {tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, virtual_stages,
 ///   sequence_parallel, step_s, mfu, memory_per_gpu_GiB, memory_per_gpu_bytes,
 ///   memory_headroom_GiB, bottleneck, micro_batches, breakdown: {step_breakdown}} (+ the two
-///   pipeline-split flags, recompute_method and recompute_num_layers as in plan, only when set).
+///   pipeline-split flags, recompute_method, recompute_num_layers and cpu_offloading_num_layers
+///   as in plan, only when set).
 /// * search_result: {candidates, evaluated, feasible, rejected, search_s, plans: [planned...],
 ///   pareto: [planned...]}.
 /// * search_report (the whole `plan --json` document): the search_result's keys and {model,
@@ -111,7 +112,7 @@ struct search_report {
     /// The request's global_batch, seq, top_k, shard, shards, threads, scale_up_domain (written
     /// resolved: the domain TP was limited to), max_micro_batch, max_virtual_stages, max_cp,
     /// min_cp_tokens, pareto_max_slowdown, try_sequence_parallel, try_zero_bubble, try_pipeline_split,
-    /// try_block_recompute, base.precision, base.stack,
+    /// try_block_recompute, try_cpu_offloading, base.precision, base.stack,
     /// base.compute_efficiency and options.mode; its other fields are not written.
     search_request request{};
     search_result result{};
@@ -571,6 +572,20 @@ inline void read_stage_layers(const json_reader& r, const std::string& key, plan
                           "(account_for_*_in_pipeline_split)");
 }
 
+/// Activation CPU offloading's layers of a plan (plan_fields, planned_fields), only when > 0
+/// (absent reads as 0).
+template <class IO, class P>
+void cpu_offloading_field(const IO& io, P& p) {
+    io.custom(
+        "cpu_offloading_num_layers",
+        [&](auto put) {
+            if (p.cpu_offloading_num_layers > 0) put(p.cpu_offloading_num_layers);
+        },
+        [&](const auto& r, const auto& key) {
+            p.cpu_offloading_num_layers = static_cast<int>(r.integer_or(key, 0, 0, plan_limits::stage_layers));
+        });
+}
+
 /// Full recompute's method and layers of a plan (plan_fields, planned_fields; Megatron-Core's
 /// names), only when not every layer is its own checkpoint (absent reads as uniform, 0).
 template <class IO, class P>
@@ -682,15 +697,7 @@ void plan_fields(const IO& io, P& p, int layers) {
     io.boolean("pad_to_capacity", p.pad_to_capacity);
     io.flag_when_set("account_for_embedding_in_pipeline_split", p.account_for_embedding_in_pipeline_split);
     io.flag_when_set("account_for_loss_in_pipeline_split", p.account_for_loss_in_pipeline_split);
-    // only when > 0 (absent reads as 0)
-    io.custom(
-        "cpu_offloading_num_layers",
-        [&](auto put) {
-            if (p.cpu_offloading_num_layers > 0) put(p.cpu_offloading_num_layers);
-        },
-        [&](const auto& r, const auto& key) {
-            p.cpu_offloading_num_layers = static_cast<int>(r.integer_or(key, 0, 0, plan_limits::stage_layers));
-        });
+    cpu_offloading_field(io, p);
     // only when any (Megatron-Core's names, comma-separated)
     io.custom(
         "recompute_modules",
@@ -774,6 +781,7 @@ void planned_fields(const IO& io, X& x, long long gpus) {
     io.int32("zero", p.zero, 0, plan_limits::zero);
     io.choice("recompute", p.recompute_mode);
     full_recompute_fields(io, p);
+    cpu_offloading_field(io, p);
     io.choice("schedule", p.schedule);
     virtual_stages_field(io, p, big);
     io.boolean("sequence_parallel", p.sequence_parallel);
@@ -955,10 +963,13 @@ void search_report_fields(const IO& io, S& s) {
         space.custom(
             "pipeline_split", [&](auto put) { put(q.try_pipeline_split); },
             [&](const auto& r, const auto& key) { q.try_pipeline_split = r.boolean_or(key, true); });
-        // absent in files of older versions, whose searches did not try it
+        // absent in files of older versions, whose searches did not try them
         space.custom(
             "block_recompute", [&](auto put) { put(q.try_block_recompute); },
             [&](const auto& r, const auto& key) { q.try_block_recompute = r.boolean_or(key, false); });
+        space.custom(
+            "cpu_offloading", [&](auto put) { put(q.try_cpu_offloading); },
+            [&](const auto& r, const auto& key) { q.try_cpu_offloading = r.boolean_or(key, false); });
         space.choice("dtype", q.base.precision);
         space.choice("framework", q.base.stack);
         // null: the default

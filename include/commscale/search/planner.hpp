@@ -34,16 +34,6 @@
 ///   (EP carved out of DP x CP with etp = tp, folded over TP as well with etp < tp);
 ///   cp divides the sequence, and with cp >= 2 each CP rank holds at least `min_cp_tokens` of it
 ///   when that is set (the `plan` and `capacity` commands set default_min_cp_tokens).
-/// * memory: the predictor's `fits_in_memory`. Plans that do not fit are evaluated, counted in
-///   `evaluated`, never returned.
-///
-/// Pruning (exact, the ranking equals brute force; tests/unit/search/planner.cpp checks it): for a fixed
-/// everything-but-micro-batch, memory per GPU is non-decreasing in the micro-batch b (weights
-/// do not depend on b; per-layer activations are linear in b; in-flight micro-batches x b is
-/// min(p b, B/dp) for 1F1B, B/dp for GPipe, min((p + (p-1)/V) b, B/dp) interleaved:
-/// workload/memory.hpp), so micro-batches are tried in increasing order and the first that does
-/// not fit ends that subtree.
-///
 /// * full recompute by block (Megatron-Core's `--recompute-method block --recompute-num-layers N`,
 ///   what Megatron-Bridge's recipes set by hand, e.g. Llama 3 8B on H100 with N = 5), when
 ///   `try_block_recompute` is set: beside each plan with full recompute of every layer that fits,
@@ -53,11 +43,27 @@
 ///   the other N are not in the space. The search starts from the N that the two ends interpolate
 ///   (memory is affine in the recomputed share) and steps to the first that fits; every plan it
 ///   predicts counts in `evaluated`, the one it keeps in `feasible`.
+/// * activation CPU offloading (Megatron-Core's `--cpu-offloading-num-layers N`, what
+///   Megatron-Bridge's GB200/GB300 recipes set for Llama 3 70B and 405B), when
+///   `try_cpu_offloading` is set: where a plan with pp = 1 and no recomputation does not fit, the
+///   same plan offloading the fewest layers N (1 <= N < layers) with which it fits (memory falls
+///   by one layer's activations per offloaded layer; the host copies' cost is the predictor's,
+///   predict/step.hpp "offload"), searched as block recompute's N; larger micro-batches are tried
+///   while some N fits.
+/// * memory: the predictor's `fits_in_memory`. Plans that do not fit are evaluated, counted in
+///   `evaluated`, never returned.
+///
+/// Pruning (exact, the ranking equals brute force; tests/unit/search/planner.cpp checks it): for a fixed
+/// everything-but-micro-batch, memory per GPU is non-decreasing in the micro-batch b (weights
+/// do not depend on b; per-layer activations are linear in b; in-flight micro-batches x b is
+/// min(p b, B/dp) for 1F1B, B/dp for GPipe, min((p + (p-1)/V) b, B/dp) interleaved:
+/// workload/memory.hpp), so micro-batches are tried in increasing order and the first that does
+/// not fit, with no number of offloaded layers that fits, ends that subtree.
 ///
 /// Ranking: a strict total order, so results are deterministic and independent of threads and
 /// shards: step time ascending, then (equal times) the plan key ascending: tp, pp, dp, cp, ep,
 /// micro_batch, zero, recompute (none < selective < full; full's method uniform < block, then
-/// its N), schedule (gpipe < 1f1b <
+/// its N), offloaded layers, schedule (gpipe < 1f1b <
 /// interleaved < zb-h1 < zb-v < dualpipe), virtual_stages, sequence_parallel (off < on), then the
 /// pipeline-split flags, embedding and loss (off < on), then the expert TP degree in effect.
 ///
@@ -161,6 +167,8 @@ struct search_request {
     bool try_pipeline_split = true;
     /// also try full recompute by block of the fewest layers that fits (file comment)
     bool try_block_recompute = true;
+    /// also try activation CPU offloading of the fewest layers that fits (file comment)
+    bool try_cpu_offloading = true;
     bool pareto = true;           ///< compute the Pareto front
     /// Fields that are not searched (precision, gradient bytes, bucket, overlap assumptions,
     /// compute efficiency, pipeline scatter-gather) are taken from this plan.
@@ -186,9 +194,9 @@ struct search_result {
 };
 
 /// @brief The plan key of the ranking's tie-break (file comment), as integers in order.
-[[nodiscard]] constexpr std::array<int, 16> plan_key(const plan& p) {
+[[nodiscard]] constexpr std::array<int, 17> plan_key(const plan& p) {
     return {p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, p.zero, static_cast<int>(p.recompute_mode),
-            static_cast<int>(p.full_recompute_method), p.recompute_num_layers,
+            static_cast<int>(p.full_recompute_method), p.recompute_num_layers, p.cpu_offloading_num_layers,
             static_cast<int>(p.schedule), p.chunks(), p.sequence_parallel ? 1 : 0,
             p.account_for_embedding_in_pipeline_split ? 1 : 0, p.account_for_loss_in_pipeline_split ? 1 : 0,
             p.expert_tp()};
@@ -400,25 +408,18 @@ inline void validate(const search_request& r) {
 }
 
 namespace search_detail {
-/// Full recompute by block of the fewest layers that fits (file comment): `cur` holds a plan with
-/// full recompute of every layer, which fits: `full_bytes` per GPU of `capacity_bytes`. Offers the block plan of
-/// the fewest layers N per model chunk, 1 <= N < layers / (pp x V), that fits, if any, to `out`
-/// (its predictions counted in `out.evaluated`, the kept one in `out.feasible`); `cur.p` is
-/// restored.
-template <class Pricer>
-void offer_fewest_block(const transformer& m, const cluster& c, const accelerator& acc, const search_request& r,
-                        Pricer& price, planned& cur, double full_bytes, double capacity_bytes, accumulator& out) {
-    plan& p = cur.p;
-    const double chunk = static_cast<double>(m.layers) / (static_cast<double>(p.pp) * p.chunks());
-    const int most = static_cast<int>(std::ceil(chunk)) - 1;  // N < chunk: not every layer
-    if (most < 1) return;
-    const recompute_method method0 = p.full_recompute_method;
-    const int n0 = p.recompute_num_layers;
-    p.full_recompute_method = recompute_method::block;
+/// The fewest n in [1, most] with which plan `cur.p`, set to n by `set(n)`, fits in memory; its
+/// prediction left in `cur.r` (every prediction counted in `out.evaluated`). n = 1 first; then
+/// from the n where memory, affine in n and falling by `slope(m1)` bytes per unit (m1: n = 1's
+/// bytes), meets the capacity, stepped down or up to the first n that fits (memory never rises
+/// with n). False when none fits.
+template <class Pricer, class Set, class Slope>
+[[nodiscard]] bool fewest_fitting(const transformer& m, const cluster& c, const accelerator& acc, const search_request& r,
+                                  Pricer& price, planned& cur, int most, Set set, Slope slope, accumulator& out) {
     auto fits = [&](int n) {
-        p.recompute_num_layers = n;
+        set(n);
         try {
-            cur.r = predict_step_with(m, c, acc, p, price, r.options);
+            cur.r = predict_step_with(m, c, acc, cur.p, price, r.options);
         } catch (const input_error&) {
             ++out.rejected;
             return false;
@@ -426,35 +427,69 @@ void offer_fewest_block(const transformer& m, const cluster& c, const accelerato
         ++out.evaluated;
         return cur.r.fits_in_memory;
     };
-    int n = 1;
-    bool found = fits(1);
-    if (!found && most >= 2) {
-        // memory = full's + (1 - N / chunk) x D (affine in the recomputed share): the N where it
-        // meets the capacity, then the first N that fits from there
-        const double m1 = cur.r.memory.total().value(), mf = full_bytes;
-        const double d = (m1 - mf) / (1.0 - 1.0 / chunk);
-        const double x = d > 0 ? chunk * (1.0 - (capacity_bytes - mf) / d) : 2.0;
-        n = std::clamp(static_cast<int>(std::ceil(std::isfinite(x) ? std::min(x, chunk) - 1e-9 : 2.0)), 2, most);
-        if (fits(n)) {
-            found = true;
-            planned fit = cur;
-            while (n > 2 && fits(n - 1)) {
-                --n;
-                fit = cur;
-            }
-            cur = fit;
-            p.full_recompute_method = recompute_method::block;
-            p.recompute_num_layers = n;
-        } else {
-            while (!found && n < most) found = fits(++n);
+    if (most < 1) return false;
+    if (fits(1)) return true;
+    if (most < 2) return false;
+    const double m1 = cur.r.memory.total().value(), cap = cur.r.memory_capacity.value(), d = slope(m1);
+    const double x = d > 0 ? 1.0 + (m1 - cap) / d : 2.0;
+    int n = std::clamp(static_cast<int>(std::ceil(std::isfinite(x) ? std::min(x, static_cast<double>(most)) - 1e-9 : 2.0)), 2, most);
+    if (fits(n)) {
+        planned fit = cur;
+        while (n > 2 && fits(n - 1)) {
+            --n;
+            fit = cur;
         }
+        cur = fit;
+        return true;
     }
+    while (n < most)
+        if (fits(++n)) return true;
+    return false;
+}
+
+/// Full recompute by block of the fewest layers that fits (file comment): `cur` holds a plan with
+/// full recompute of every layer, which fits (`full_bytes` per GPU). Offers the block plan of the
+/// fewest layers N per model chunk, 1 <= N < layers / (pp x V), that fits, if any, to `out` (the
+/// kept one counted in `out.feasible`); `cur.p` is restored.
+template <class Pricer>
+void offer_fewest_block(const transformer& m, const cluster& c, const accelerator& acc, const search_request& r,
+                        Pricer& price, planned& cur, double full_bytes, accumulator& out) {
+    plan& p = cur.p;
+    const double chunk = static_cast<double>(m.layers) / (static_cast<double>(p.pp) * p.chunks());
+    const recompute_method method0 = p.full_recompute_method;
+    const int n0 = p.recompute_num_layers;
+    p.full_recompute_method = recompute_method::block;
+    // memory = full's + (1 - N / chunk) x (what the whole activations add): through N = chunk
+    const bool found = fewest_fitting(
+        m, c, acc, r, price, cur, static_cast<int>(std::ceil(chunk)) - 1, [&](int n) { p.recompute_num_layers = n; },
+        [&](double m1) { return (m1 - full_bytes) / (chunk - 1.0); }, out);
     if (found) {
         ++out.feasible;
         out.offer(cur);
     }
     p.full_recompute_method = method0;
     p.recompute_num_layers = n0;
+}
+
+/// Activation CPU offloading of the fewest layers that fits (file comment): `cur` holds a plan
+/// with pp = 1 and no recomputation that does not fit (`plain_bytes` per GPU). Offers the plan
+/// offloading the fewest layers N, 1 <= N < layers, that fits, if any, to `out` (the kept one
+/// counted in `out.feasible`); `cur.p` is restored. Returns whether one fits.
+template <class Pricer>
+bool offer_fewest_offload(const transformer& m, const cluster& c, const accelerator& acc, const search_request& r,
+                          Pricer& price, planned& cur, double plain_bytes, accumulator& out) {
+    plan& p = cur.p;
+    const int n0 = p.cpu_offloading_num_layers;
+    // memory = plain's - N x one layer's activations x the micro-batches in flight
+    const bool found = fewest_fitting(
+        m, c, acc, r, price, cur, m.layers - 1, [&](int n) { p.cpu_offloading_num_layers = n; },
+        [&](double m1) { return plain_bytes - m1; }, out);
+    if (found) {
+        ++out.feasible;
+        out.offer(cur);
+    }
+    p.cpu_offloading_num_layers = n0;
+    return found;
 }
 }  // namespace search_detail
 
@@ -609,6 +644,9 @@ template <class Pricer>
                     p.account_for_embedding_in_pipeline_split = s.embedding;
                     p.account_for_loss_in_pipeline_split = s.loss;
                     const int per_replica = r.global_batch / s.dp;
+                    // activation CPU offloading: Megatron-Core's rules (pp = 1, no recomputation)
+                    const bool offload = r.try_cpu_offloading && s.pp == 1 && s.rc == recompute::none &&
+                                         p.recompute_modules == 0 && p.cpu_offloading_num_layers == 0 && m.layers >= 2;
                     const auto& sizes = std::find_if(micro_batches_of.begin(), micro_batches_of.end(),
                                                      [&](const auto& e) { return e.first == s.dp; })->second;
                     for (const int b : sizes) {
@@ -622,12 +660,17 @@ template <class Pricer>
                             continue;
                         }
                         ++out.evaluated;
-                        if (!cur.r.fits_in_memory) break;  // memory is non-decreasing in b
+                        if (!cur.r.fits_in_memory) {
+                            // memory is non-decreasing in b, with or without offloading N layers
+                            if (offload && search_detail::offer_fewest_offload(m, c, acc, r, cache, cur,
+                                                                               cur.r.memory.total().value(), out))
+                                continue;
+                            break;
+                        }
                         ++out.feasible;
                         out.offer(cur);
                         if (s.rc == recompute::full && r.try_block_recompute)
-                            search_detail::offer_fewest_block(m, c, acc, r, cache, cur, cur.r.memory.total().value(),
-                                                              cur.r.memory_capacity.value(), out);
+                            search_detail::offer_fewest_block(m, c, acc, r, cache, cur, cur.r.memory.total().value(), out);
                     }
                 }
             }

@@ -298,6 +298,33 @@ TEST_CASE("result JSON: a plan search reads back to the same document, and shard
                       Catch::Contains("shard-0.json.seq") && Catch::Contains("shards of one search"));
 }
 
+TEST_CASE("result JSON: searched plans with block recompute and CPU offloading read back with them") {
+    // Llama 3 70B in FP8 on 64 GB200: the search keeps plans offloading activations and plans
+    // recomputing a block of layers (search/planner.hpp); both read back to the same plan key
+    const transformer m = model_by_name("llama3-70b");
+    const cluster c = preset("gb200-nvl72", 16);
+    const accelerator acc = accelerator_by_name(c.node.accelerator);
+    search_request r;
+    r.global_batch = 256;
+    r.seq = 8192;
+    r.top_k = 400;
+    r.base.precision = dtype::fp8;
+    const search_result res = search_plans(m, c, acc, r);
+    bool offload = false, block = false;
+    for (const auto& x : res.top) {
+        offload = offload || x.p.cpu_offloading_num_layers > 0;
+        block = block || x.p.full_recompute_method == recompute_method::block;
+        const json j = io::to_json(x);
+        CHECK(j.contains("cpu_offloading_num_layers") == (x.p.cpu_offloading_num_layers > 0));
+        CHECK(j.contains("recompute_num_layers") == (x.p.recompute_num_layers > 0));
+        const planned back = io::from_json<planned>(json::parse(j.dump()), "p");
+        CHECK(plan_key(back.p) == plan_key(x.p));
+        CHECK(io::to_json(back).dump() == j.dump());
+    }
+    CHECK(offload);
+    CHECK(block);
+}
+
 // ---------------------------------------------------------------- hostile inputs
 
 TEST_CASE("result JSON: hostile collective results name the field") {

@@ -3,6 +3,7 @@
 #include "catch_shim.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -151,17 +152,33 @@ TEST_CASE("planner: identical across thread counts and across shards merged") {
     }
 }
 
-TEST_CASE("planner: the ranking equals sorting predict_step over every valid plan (brute force)") {
-    // 16 GPUs (2 DGX A100 nodes), LLaMA 2 7B, 32 sequences of 2048 tokens: small enough to
-    // enumerate every plan by nested loops, without the planner's shape list or pruning (and every
-    // block-recompute N, without its interpolation).
-    const transformer m = model_by_name("llama2-7b");
-    const cluster c = dgx_a100(2);
-    const accelerator acc = accelerator_by_name("a100-80gb-sxm");
-    const int gpus = 16, batch = 32, seq = 2048;
+namespace {
+// Every plan of the space by nested loops, without the planner's shape list, pruning or
+// interpolation (search/planner.hpp file comment): TP dividing the 8 GPUs of the node, every
+// schedule and V, the pipeline-split flags, sequence parallelism, ZeRO, recompute; beside each
+// full-recompute plan that fits, the block plan of the fewest layers per chunk that fits (a scan
+// from 1); for a plan with pp 1 and no recompute that does not fit, the plan offloading the fewest
+// layers that fits (a scan from 1). Returns the feasible plans ranked; counts the valid plans.
+struct brute_force {
+    std::vector<planned> feasible;
+    long long valid = 0, block_plans = 0, offload_plans = 0;
+};
 
-    std::vector<planned> brute;
-    long long valid = 0, block_plans = 0;
+brute_force enumerate_plans(const transformer& m, const cluster& c, const accelerator& acc, int gpus, int batch, int seq,
+                            dtype precision = dtype::bf16) {
+    brute_force out;
+    auto& brute = out.feasible;
+    long long& valid = out.valid;
+    // the fewest n in [1, most) with which `p`, set by `set(n)`, fits (a linear scan)
+    auto fewest = [&](plan p, int most, auto set) -> std::optional<planned> {
+        for (int n = 1; n < most; ++n) {
+            set(p, n);
+            ++valid;
+            const auto r = predict_step(m, c, acc, p);
+            if (r.fits_in_memory) return planned{p, r};
+        }
+        return std::nullopt;
+    };
     for (int tp = 1; tp <= 8; ++tp) {  // TP inside the 8-GPU node
         if (8 % tp || m.heads % tp) continue;
         for (int pp = 1; pp <= gpus; ++pp)
@@ -209,6 +226,7 @@ TEST_CASE("planner: the ranking equals sorting predict_step over every valid pla
                                             p.micro_batch = b;
                                             p.global_batch = batch;
                                             p.seq = seq;
+                                            p.precision = precision;
                                             p.zero = zero;
                                             p.recompute_mode = rc;
                                             p.schedule = s;
@@ -218,22 +236,26 @@ TEST_CASE("planner: the ranking equals sorting predict_step over every valid pla
                                             p.account_for_loss_in_pipeline_split = (flags & 2) != 0;
                                             ++valid;
                                             const auto r = predict_step(m, c, acc, p);
-                                            if (!r.fits_in_memory) continue;
+                                            if (!r.fits_in_memory) {
+                                                if (pp != 1 || rc != recompute::none) continue;
+                                                // activation CPU offloading of the fewest layers
+                                                if (auto x = fewest(p, m.layers, [](plan& q, int n) { q.cpu_offloading_num_layers = n; })) {
+                                                    brute.push_back(*x);
+                                                    ++out.offload_plans;
+                                                }
+                                                continue;
+                                            }
                                             brute.push_back({p, r});
                                             if (rc != recompute::full) continue;
-                                            // full recompute by block: the fewest layers N per model
-                                            // chunk (N < layers / (pp V)) that fits, by a scan from 1
+                                            // full recompute by block: the fewest layers N per model chunk
+                                            // (N < layers / (pp V))
                                             const int chunk_layers = (m.layers + pp * p.chunks() - 1) / (pp * p.chunks());
-                                            p.full_recompute_method = recompute_method::block;
-                                            for (int n = 1; n < chunk_layers; ++n) {
-                                                p.recompute_num_layers = n;
-                                                ++valid;
-                                                const auto rb = predict_step(m, c, acc, p);
-                                                if (rb.fits_in_memory) {
-                                                    brute.push_back({p, rb});
-                                                    ++block_plans;
-                                                    break;
-                                                }
+                                            if (auto x = fewest(p, chunk_layers, [](plan& q, int n) {
+                                                    q.full_recompute_method = recompute_method::block;
+                                                    q.recompute_num_layers = n;
+                                                })) {
+                                                brute.push_back(*x);
+                                                ++out.block_plans;
                                             }
                                         }
                                     }
@@ -243,20 +265,20 @@ TEST_CASE("planner: the ranking equals sorting predict_step over every valid pla
                     }
                 }
     }
-    REQUIRE(valid > 1000);
-    REQUIRE(brute.size() > 100);
-    REQUIRE(block_plans > 10);  // the space has block-recompute plans
-    REQUIRE(brute.size() < static_cast<std::size_t>(valid));  // memory excludes some plans
     std::sort(brute.begin(), brute.end(), ranks_before);
+    return out;
+}
 
-    search_request r;
-    r.global_batch = batch;
-    r.seq = seq;
+// The search of `r` equals the brute force: the same feasible plans in the same order, bit for
+// bit, and the Pareto front by its definition.
+void require_brute_force(const transformer& m, const cluster& c, const accelerator& acc, search_request r,
+                         const brute_force& bf) {
+    const auto& brute = bf.feasible;
     r.top_k = static_cast<int>(brute.size()) + 10;
     r.threads = 3;
     const search_result res = search_plans(m, c, acc, r);
     CHECK(res.feasible == static_cast<long long>(brute.size()));
-    CHECK(res.evaluated <= valid);
+    CHECK(res.evaluated <= bf.valid);
     CHECK(res.rejected == 0);
     require_same(res.top, brute);
 
@@ -275,6 +297,45 @@ TEST_CASE("planner: the ranking equals sorting predict_step over every valid pla
         if (!dominated) front.push_back(x);
     }
     require_same(res.pareto, front);
+}
+}  // namespace
+
+TEST_CASE("planner: the ranking equals sorting predict_step over every valid plan (brute force)") {
+    // 16 GPUs (2 DGX A100 nodes), LLaMA 2 7B, 32 sequences of 2048 tokens: small enough to
+    // enumerate every plan by nested loops.
+    const transformer m = model_by_name("llama2-7b");
+    const cluster c = dgx_a100(2);
+    const accelerator acc = accelerator_by_name("a100-80gb-sxm");
+    const brute_force bf = enumerate_plans(m, c, acc, 16, 32, 2048);
+    REQUIRE(bf.valid > 1000);
+    REQUIRE(bf.feasible.size() > 100);
+    REQUIRE(bf.block_plans > 10);  // the space has block-recompute plans
+    REQUIRE(bf.feasible.size() < static_cast<std::size_t>(bf.valid));  // memory excludes some plans
+    search_request r;
+    r.global_batch = 32;
+    r.seq = 2048;
+    require_brute_force(m, c, acc, r, bf);
+}
+
+TEST_CASE("planner: with activation CPU offloading, the ranking equals brute force on a tight space") {
+    // Llama 3 8B on 8 GB200 at 8,192 tokens, 32 sequences: plans with one pipeline stage and no
+    // recomputation outgrow 186 GiB from 3-4 sequences per micro-batch and fit again by
+    // offloading layers over NVLink-C2C.
+    const transformer m = model_by_name("llama3-8b");
+    cluster c = cluster_by_name("gb200-nvl72");
+    c.nodes = 8 / c.node.gpus;
+    const accelerator acc = accelerator_by_name("gb200");
+    const brute_force bf = enumerate_plans(m, c, acc, 8, 32, 8192);
+    REQUIRE(bf.offload_plans > 5);
+    REQUIRE(bf.block_plans > 5);
+    search_request r;
+    r.global_batch = 32;
+    r.seq = 8192;
+    require_brute_force(m, c, acc, r, bf);
+    // without offloading, none of them
+    r.try_cpu_offloading = false;
+    r.top_k = 100000;
+    for (const auto& x : search_plans(m, c, acc, r).top) CHECK(x.p.cpu_offloading_num_layers == 0);
 }
 
 TEST_CASE("planner: MT-NLG 530B on 5,128 A100: 5,128 = 8 x 641 leaves pp = 1 and dp a multiple of 641") {
@@ -372,6 +433,60 @@ TEST_CASE("planner: DeepSeek-V3 on 256 GB200 finds a plan at least as fast as th
                       << " " << in_seconds(best.r.step) << " s");
     CHECK(best.r.fits_in_memory);
     CHECK(in_seconds(best.r.step) <= in_seconds(pub.step) * (1.0 + 1e-9));
+}
+
+TEST_CASE("planner: Llama 3 70B on 64 GB200 and GB300 finds the published offloading plans or faster ones") {
+    // Megatron-Bridge 25.11's Llama 3 70B FP8-CS rows on 64 GB200 and 64 GB300 NVL72 (the
+    // calibration set): Megatron-FSDP over the 64 GPUs, TP = PP = CP = 1, micro-batch 2, global
+    // batch 256 x 8192 tokens, activations of 40 (GB200) and 20 (GB300) layers offloaded over
+    // NVLink-C2C (r0.2.0 recipes, cpu_offloading_num_layers). Without offloading the search's best
+    // plan is slower than the published one on GB200 (micro-batch 1); with it, the search finds that
+    // plan or a faster one, offloading no more layers than the recipe does at micro-batch 2.
+    const transformer m = model_by_name("llama3-70b");
+    for (const auto& [name, offloaded] : {std::pair<const char*, int>{"gb200-nvl72", 40}, {"gb300-nvl72", 20}}) {
+        INFO(name);
+        cluster c = cluster_by_name(name);
+        c.nodes = 64 / c.node.gpus;
+        const accelerator acc = accelerator_by_name(c.node.accelerator);
+        plan published{.tp = 1, .pp = 1, .dp = 64, .micro_batch = 2, .global_batch = 256, .seq = 8192, .zero = 3};
+        published.precision = dtype::fp8;
+        published.fp8_scaling = fp8_recipe::tensorwise;
+        published.cpu_offloading_num_layers = offloaded;
+        const auto pub = predict_step(m, c, acc, published);
+        REQUIRE(pub.fits_in_memory);
+        search_request r;
+        r.global_batch = 256;
+        r.seq = 8192;
+        r.top_k = 2000;
+        r.threads = 2;
+        r.base.precision = dtype::fp8;
+        r.base.fp8_scaling = fp8_recipe::tensorwise;
+        const search_result res = search_plans(m, c, acc, r);
+        REQUIRE_FALSE(res.top.empty());
+        const auto& best = res.top.front();
+        INFO("published " << in_seconds(pub.step) << " s; best tp " << best.p.tp << " pp " << best.p.pp << " mb "
+                          << best.p.micro_batch << " zero " << best.p.zero << " offload " << best.p.cpu_offloading_num_layers
+                          << " " << in_seconds(best.r.step) << " s");
+        CHECK(in_seconds(best.r.step) <= in_seconds(pub.step) * (1.0 + 1e-9));
+        // the published layout with the fewest offloaded layers that fit
+        bool found = false;
+        for (const auto& x : res.top)
+            if (x.p.tp == 1 && x.p.pp == 1 && x.p.cp == 1 && x.p.dp == 64 && x.p.zero == 3 && x.p.micro_batch == 2 &&
+                x.p.recompute_mode == recompute::none && !x.p.sequence_parallel) {
+                found = true;
+                CHECK(x.p.cpu_offloading_num_layers >= 1);
+                CHECK(x.p.cpu_offloading_num_layers <= offloaded);
+                plan fewer = x.p;
+                fewer.cpu_offloading_num_layers -= 1;
+                CHECK_FALSE(predict_step(m, c, acc, fewer).fits_in_memory);
+            }
+        CHECK(found);
+        r.try_cpu_offloading = false;
+        r.top_k = 1;
+        const search_result plain = search_plans(m, c, acc, r);
+        REQUIRE_FALSE(plain.top.empty());
+        CHECK(best.r.step <= plain.top.front().r.step);
+    }
 }
 
 TEST_CASE("planner: cluster_for_gpus sizes a preset to whole nodes and names the field otherwise") {
