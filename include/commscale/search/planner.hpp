@@ -45,11 +45,12 @@
 ///   predicts counts in `evaluated`, the one it keeps in `feasible`.
 /// * activation CPU offloading (Megatron-Core's `--cpu-offloading-num-layers N`, what
 ///   Megatron-Bridge's GB200/GB300 recipes set for Llama 3 70B and 405B), when
-///   `try_cpu_offloading` is set: where a plan with pp = 1 and no recomputation does not fit, the
-///   same plan offloading the fewest layers N (1 <= N < layers) with which it fits (memory falls
-///   by one layer's activations per offloaded layer; the host copies' cost is the predictor's,
-///   predict/step.hpp "offload"), searched as block recompute's N; larger micro-batches are tried
-///   while some N fits.
+///   `try_cpu_offloading` is set and the GPU's host link is NVLink-C2C-class
+///   (offload_min_host_bandwidth_GBps): where a plan with pp = 1 and no recomputation does not
+///   fit, the same plan offloading the fewest layers N (1 <= N < layers) with which it fits
+///   (memory falls by one layer's activations per offloaded layer; the host copies' cost is the
+///   predictor's, predict/step.hpp "offload"), searched as block recompute's N; larger
+///   micro-batches are tried while some N fits.
 /// * memory: the predictor's `fits_in_memory`. Plans that do not fit are evaluated, counted in
 ///   `evaluated`, never returned.
 ///
@@ -138,6 +139,14 @@ struct search_limits {
 /// (seq / cp)^2, its K/V bytes only as seq / cp), which is why no recipe goes there. The library's
 /// own default (search_request::min_cp_tokens = 0) searches every cp dividing the sequence.
 inline constexpr int default_min_cp_tokens = 4096;
+
+/// @brief The slowest GPU-host link (per direction) over which the planner tries activation CPU
+/// offloading: 200 GB/s, NVLink-C2C's class (GH200 450, GB200 and GB300 225 GB/s per GPU,
+/// hardware/accelerators.hpp). Below it sit the PCIe x16 hosts (31.5-63 GB/s), whose GPUs reach
+/// their NICs' GPUDirect RDMA traffic through that same link on HGX/DGX boards: a contention the
+/// offload model (predict/step.hpp) does not price, and why Megatron-Bridge's recipes offload only
+/// on GB200/GB300. `step --cpu-offloading-num-layers` still predicts offloading on any host.
+inline constexpr double offload_min_host_bandwidth_GBps = 200.0;
 
 /// @brief The `plan` command's Pareto front keeps the plans at most 2 x the best step time: a plan
 /// twice as slow as the best doubles the time to train (and the GPU-hours) for its memory
@@ -646,7 +655,8 @@ template <class Pricer>
                     const int per_replica = r.global_batch / s.dp;
                     // activation CPU offloading: Megatron-Core's rules (pp = 1, no recomputation)
                     const bool offload = r.try_cpu_offloading && s.pp == 1 && s.rc == recompute::none &&
-                                         p.recompute_modules == 0 && p.cpu_offloading_num_layers == 0 && m.layers >= 2;
+                                         p.recompute_modules == 0 && p.cpu_offloading_num_layers == 0 && m.layers >= 2 &&
+                                         acc.host_bandwidth.value() >= offload_min_host_bandwidth_GBps * giga;
                     const auto& sizes = std::find_if(micro_batches_of.begin(), micro_batches_of.end(),
                                                      [&](const auto& e) { return e.first == s.dp; })->second;
                     for (const int b : sizes) {

@@ -489,6 +489,28 @@ TEST_CASE("planner: Llama 3 70B on 64 GB200 and GB300 finds the published offloa
     }
 }
 
+TEST_CASE("planner: no CPU offloading over a PCIe host link") {
+    // Llama 3 70B in FP8 on 64 H100 at 8,192 tokens has plans that fit only with part of their
+    // activations elsewhere; over PCIe (63 GB/s, shared on DGX H100 with the GPU's NIC traffic)
+    // the search does not offload (offload_min_host_bandwidth_GBps), on GB200's NVLink-C2C it does
+    const transformer m = model_by_name("llama3-70b");
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 8;
+    const accelerator h100 = accelerator_by_name("h100-sxm");
+    CHECK(h100.host_bandwidth.value() < offload_min_host_bandwidth_GBps * giga);
+    CHECK(accelerator_by_name("gb200").host_bandwidth.value() >= offload_min_host_bandwidth_GBps * giga);
+    search_request r;
+    r.global_batch = 128;
+    r.seq = 8192;
+    r.top_k = 100000;
+    r.pareto = false;
+    r.max_virtual_stages = 2;
+    r.base.precision = dtype::fp8;
+    const search_result res = search_plans(m, c, h100, r);
+    REQUIRE_FALSE(res.top.empty());
+    for (const auto& x : res.top) CHECK(x.p.cpu_offloading_num_layers == 0);
+}
+
 TEST_CASE("planner: cluster_for_gpus sizes a preset to whole nodes and names the field otherwise") {
     const cluster c = cluster_for_gpus(cluster_by_name("dgx-h100"), 1024, "--gpus");
     CHECK(c.nodes == 128);
