@@ -191,3 +191,19 @@ TEST_CASE("plan: tries activation CPU offloading of the fewest layers, --no-cpu-
     REQUIRE(text.rc == 0);
     CHECK(text.out.find("none, offload ") != std::string::npos);
 }
+
+TEST_CASE("plan --gradient-bytes sets every plan's gradient precision, as step's flag") {
+    // Megatron-Bridge 25.11's Llama 3 70B FP8 run on 64 GB200 reduces bf16 gradients
+    // (grad_reduce_in_fp32 false): with the same setting the search finds that plan or a faster one
+    const std::string run_args = "--model llama3-70b --cluster gb200-nvl72 --gpus 64 --global-batch 256 --seq 8192 "
+                                 "--dtype fp8 --fp8-recipe tensorwise --gradient-bytes 2";
+    const auto best = run_json("plan " + run_args + " --top 1");
+    const auto published = run_json("step " + run_args + " --tp 1 --pp 1 --micro-batch 2 --zero 3 --cpu-offloading-num-layers 40");
+    REQUIRE(best["plans"].size() == 1);
+    CHECK(best["plans"][0]["step_s"].get<double>() <= published["step_s"].get<double>() * (1 + 1e-9));
+    const auto wide = run_json("plan --model llama3-70b --cluster gb200-nvl72 --gpus 64 --global-batch 256 --seq 8192 "
+                               "--dtype fp8 --fp8-recipe tensorwise --gradient-bytes 4 --top 1");
+    CHECK(wide["plans"][0]["breakdown"]["dp_comm_s"].get<double>() > best["plans"][0]["breakdown"]["dp_comm_s"].get<double>());
+    require_invalid("plan --model llama3-70b --cluster gb200-nvl72 --gpus 64 --global-batch 256 --gradient-bytes 3",
+                    "--gradient-bytes");
+}

@@ -50,6 +50,7 @@ struct plan_request {
     std::optional<dtype> precision;
     std::optional<moe_token_dispatcher> dispatcher;
     std::optional<fp8_recipe> fp8;
+    std::optional<int> gradient_bytes;
     std::optional<double> compute_efficiency;
     std::optional<efficiency_mode> efficiency;
     std::optional<std::string> out;
@@ -181,6 +182,9 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
                                      "{}: per-tensor FP8's scaling in every plan, with --dtype fp8 (Megatron-Core's flag; "
                                      "default delayed)"),
                choice<framework, r>("framework", &r::stack, "{} (default megatron-core)"),
+               integer<r>("gradient-bytes", &r::gradient_bytes, 1, 4,
+                          "bytes per reduced gradient element in every plan: 2 or 4 (default: the framework's; "
+                          "as step's flag)"),
                number<r>("compute-efficiency", &r::compute_efficiency, 1e-6, 1.0,
                          "achievable fraction of peak, overriding the default"),
                choice<efficiency_mode, r>("efficiency", &r::efficiency, "collective model: {}"),
@@ -230,6 +234,10 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
                 throw input_error("--fp8-recipe", std::string(to_string(*req.fp8)) + " with --dtype " + std::string(to_string(r.base.precision)),
                                   "--dtype fp8 (per-tensor scaling), or delayed");
             r.base.fp8_scaling = *req.fp8;
+        }
+        if (req.gradient_bytes) {
+            if (*req.gradient_bytes == 3) throw input_error("--gradient-bytes", "3", "1, 2 or 4");
+            r.base.gradient_bytes = *req.gradient_bytes;
         }
         if (req.compute_efficiency) r.base.compute_efficiency = *req.compute_efficiency;
         r.options = step_options{};
