@@ -84,6 +84,12 @@ template <commscale::named_enum E>
 }
 }  // namespace step_options_detail
 
+/// `--gradient-bytes`, read in [1, 4] (step, scale, plan): 1, 2 or 4 bytes per reduced gradient element.
+inline int gradient_bytes_flag(int v) {
+    if (v == 3) throw commscale::input_error("--gradient-bytes", "3", "1, 2 or 4");
+    return v;
+}
+
 /// The options of `step` (and `scale`, which takes --nodes and --gpus as lists, and --strong), in
 /// the order of their help, bound to step_request. Built once: requests point to their readers.
 inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
@@ -257,10 +263,7 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     if (r.dispatcher) p.dispatcher = **r.dispatcher;
     if (p.pad_to_capacity && !r.capacity_factor)
         throw input_error("--pad-to-capacity", "given without --capacity-factor", "a --capacity-factor to pad to");
-    if (r.gradient_bytes) {
-        p.gradient_bytes = **r.gradient_bytes;
-        if (p.gradient_bytes == 3) throw input_error("--gradient-bytes", "3", "1, 2 or 4");
-    }
+    if (r.gradient_bytes) p.gradient_bytes = gradient_bytes_flag(**r.gradient_bytes);
     if (r.optimizer_state_bytes) p.optimizer_state_bytes = **r.optimizer_state_bytes;
     const auto toggle = [](bool on, bool off, const char* on_name, const char* off_name, bool& field) {
         if (on && off) throw input_error(std::string("--") + on_name, "given with --" + std::string(off_name), "one of the two");

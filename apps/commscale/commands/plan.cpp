@@ -235,10 +235,7 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
                                   "--dtype fp8 (per-tensor scaling), or delayed");
             r.base.fp8_scaling = *req.fp8;
         }
-        if (req.gradient_bytes) {
-            if (*req.gradient_bytes == 3) throw input_error("--gradient-bytes", "3", "1, 2 or 4");
-            r.base.gradient_bytes = *req.gradient_bytes;
-        }
+        if (req.gradient_bytes) r.base.gradient_bytes = cli::gradient_bytes_flag(*req.gradient_bytes);
         if (req.compute_efficiency) r.base.compute_efficiency = *req.compute_efficiency;
         r.options = step_options{};
         if (req.efficiency) r.options.mode = *req.efficiency;

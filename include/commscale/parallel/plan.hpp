@@ -285,14 +285,19 @@ struct plan {
     [[nodiscard]] constexpr int chunks() const {
         return schedule == pipeline_schedule::interleaved ? virtual_stages : 1;
     }
+    /// @brief Transformer layers per model chunk (one per pipeline stage, or per virtual stage) of a
+    /// model of `layers` layers, the mean chunk: layers / (pp V) (uneven splits are averaged).
+    [[nodiscard]] constexpr double layers_per_model_chunk(int layers) const {
+        return static_cast<double>(layers) / (static_cast<double>(pp < 1 ? 1 : pp) * chunks());
+    }
     /// @brief Share of the layers whose forward the backward repeats under full recompute, for a
     /// model of `layers` transformer layers: recompute_method::block recomputes min(N, c) of the c =
-    /// layers / (pp V) layers of each model chunk (the mean chunk: uneven splits are averaged);
-    /// uniform every layer. 0 without full recompute.
+    /// layers_per_model_chunk(layers) layers of each model chunk; uniform every layer. 0 without full
+    /// recompute.
     [[nodiscard]] constexpr double full_recompute_share(int layers) const {
         if (recompute_mode != recompute::full) return 0.0;
         if (full_recompute_method != recompute_method::block) return 1.0;
-        const double chunk = static_cast<double>(layers) / (static_cast<double>(pp < 1 ? 1 : pp) * chunks());
+        const double chunk = layers_per_model_chunk(layers);
         if (!(chunk > 0.0)) return 1.0;
         const double n = recompute_num_layers;
         return n >= chunk ? 1.0 : n / chunk;

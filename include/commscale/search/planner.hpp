@@ -464,7 +464,7 @@ template <class Pricer>
 void offer_fewest_block(const transformer& m, const cluster& c, const accelerator& acc, const search_request& r,
                         Pricer& price, planned& cur, double full_bytes, accumulator& out) {
     plan& p = cur.p;
-    const double chunk = static_cast<double>(m.layers) / (static_cast<double>(p.pp) * p.chunks());
+    const double chunk = p.layers_per_model_chunk(m.layers);
     const recompute_method method0 = p.full_recompute_method;
     const int n0 = p.recompute_num_layers;
     p.full_recompute_method = recompute_method::block;
@@ -624,6 +624,12 @@ template <class Pricer>
     std::exception_ptr failure;
     std::mutex failure_mutex;
 
+    // activation CPU offloading (file comment): asked for, over an NVLink-C2C-class host link, from a
+    // base plan that neither recomputes modules nor offloads already (Megatron-Core's rules), of a
+    // model with layers to keep
+    const bool offload_searched = r.try_cpu_offloading && r.base.recompute_modules == 0 &&
+                                  r.base.cpu_offloading_num_layers == 0 && m.layers >= 2 &&
+                                  acc.host_bandwidth.value() >= offload_min_host_bandwidth_GBps * giga;
     auto work = [&](std::size_t t) {
         try {
             auto& out = acc_of[t];
@@ -654,9 +660,7 @@ template <class Pricer>
                     p.account_for_loss_in_pipeline_split = s.loss;
                     const int per_replica = r.global_batch / s.dp;
                     // activation CPU offloading: Megatron-Core's rules (pp = 1, no recomputation)
-                    const bool offload = r.try_cpu_offloading && s.pp == 1 && s.rc == recompute::none &&
-                                         p.recompute_modules == 0 && p.cpu_offloading_num_layers == 0 && m.layers >= 2 &&
-                                         acc.host_bandwidth.value() >= offload_min_host_bandwidth_GBps * giga;
+                    const bool offload = offload_searched && s.pp == 1 && s.rc == recompute::none;
                     const auto& sizes = std::find_if(micro_batches_of.begin(), micro_batches_of.end(),
                                                      [&](const auto& e) { return e.first == s.dp; })->second;
                     for (const int b : sizes) {
