@@ -85,7 +85,8 @@ TEST_CASE("accuracy on a small runs file: measured read back, families, rule of 
     const auto t = run("accuracy " + q(f));
     REQUIRE(t.rc == 0);
     CHECK_THAT(t.out, Catch::Contains("A100 bf16") && Catch::Contains("not expressible") &&
-                          Catch::Contains("expert TP folding (example)") && Catch::Contains("40% MFU"));
+                          Catch::Contains("expert TP folding (example)") && Catch::Contains("40% MFU") &&
+                          Catch::Contains("memory GiB"));
 }
 
 TEST_CASE("accuracy without a family column groups by source, accelerator and precision") {
@@ -136,6 +137,24 @@ TEST_CASE("accuracy on the calibration set: every run reported, measurements as 
     std::string why;
     CHECK(well_formed_xml(s, why));
     CHECK_THAT(s, Catch::Contains("measured tokens/s per GPU") && Catch::Contains("40%-MFU rule of thumb"));
+
+    // the text report lists each run's memory per GPU under the memory model against the GPU's
+    // capacity (issue 24, part 5): Llama 3 70B on GB200 (186 GiB: the GB200 NVL72 product page's
+    // 13.4 TB of HBM3e over 72 GPUs) at the JSON's figure, and fitting
+    const auto t = run("accuracy \"" + calibration_csv + "\"");
+    REQUIRE(t.rc == 0);
+    const json gb200 = row(j["runs"], "LLAMA3_70B GB200 64 GPUs FP8-CS");
+    const double gib = gb200["memory_per_gpu_GiB"].get<double>();
+    CHECK(gib > 100.0);  // 80 layers' activations at micro-batch 2 and 8K, 40 of them offloaded
+    CHECK(gib < 186.0);
+    const std::size_t at = t.out.find("(LLAMA3_70B GB200 64 GPUs FP8-CS");
+    REQUIRE(at != std::string::npos);
+    const std::string line = t.out.substr(at, t.out.find('\n', at) - at);
+    CHECK_THAT(line, Catch::EndsWith("yes"));
+    const std::size_t of = line.find(" of 186 ");
+    REQUIRE(of != std::string::npos);
+    const std::size_t start = line.rfind(' ', of - 1) + 1;
+    CHECK(std::stod(line.substr(start, of - start)) == Approx(gib).margin(0.051));
 }
 
 TEST_CASE("accuracy: bad input names the field, the value and what is accepted") {

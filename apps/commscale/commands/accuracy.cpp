@@ -176,12 +176,13 @@ cli::registrar reg{cli::bound_command<accuracy_request>(
             rows.push_back({r.label, r.family, tokens(r.measured_tokens_per_s_per_gpu),
                             tokens(r.predicted_tokens_per_s_per_gpu), pct(r.rel_error), tokens(r.rule_tokens_per_s_per_gpu),
                             pct(r.rule_rel_error), r.bottleneck,
-                            r.fits_in_memory ? std::string("yes")
-                                             : "no (" + std::to_string(std::llround(r.memory_per_gpu_GiB)) + " of " +
-                                                   std::to_string(std::llround(r.memory_capacity_GiB)) + " GiB)"});
+                            // the memory model's per-GPU total of the run's plan against the GPU's
+                            cli::num(r.memory_per_gpu_GiB, 1) + " of " + cli::num(r.memory_capacity_GiB, 0),
+                            r.fits_in_memory ? "yes" : "no"});
         }
         if (!rows.empty())
-            cli::print_table(out, {"run", "family", "measured", "predicted", "err", "40% MFU", "err", "bottleneck", "fits"},
+            cli::print_table(out,
+                             {"run", "family", "measured", "predicted", "err", "40% MFU", "err", "bottleneck", "memory GiB", "fits"},
                              rows);
         out << "\n";
         std::vector<std::vector<std::string>> frows;
