@@ -200,6 +200,8 @@ struct field_writer {
     void int32(const char* key, int v, int /*lo*/, int /*hi*/) const { put(key, v); }
     void integer(const char* key, long long v, long long /*lo*/, long long /*hi*/) const { put(key, v); }
     void boolean(const char* key, bool v) const { put(key, v); }
+    /// A flag always written that documents of older versions lack: read back as `absent` there.
+    void boolean_or(const char* key, bool v, bool /*absent*/) const { put(key, v); }
     void text(const char* key, const std::string& v) const { put(key, v); }
     void tflops(const char* key, flop_rate f) const { put(key, in_tflops(f)); }
     void GBps(const char* key, byte_rate r) const { put(key, in_GBps(r)); }
@@ -277,6 +279,7 @@ struct field_reader {
     void int32(const char* key, int& v, int lo, int hi) const { v = r.int32(key, lo, hi); }
     void integer(const char* key, long long& v, long long lo, long long hi) const { v = r.integer(key, lo, hi); }
     void boolean(const char* key, bool& v) const { v = r.boolean(key); }
+    void boolean_or(const char* key, bool& v, bool absent) const { v = r.boolean_or(key, absent); }
     void text(const char* key, std::string& v) const { v = r.string(key); }
     void tflops(const char* key, flop_rate& f) const { f = from_tflops(r.number(key, 0.0, max_number)); }
     void GBps(const char* key, byte_rate& x) const { x = from_GBps(r.number(key, 0.0, max_number)); }
@@ -956,20 +959,12 @@ void search_report_fields(const IO& io, S& s) {
                 }
             });
         space.boolean("sequence_parallel", q.try_sequence_parallel);
-        space.custom(
-            "zero_bubble", [&](auto put) { put(q.try_zero_bubble); },
-            [&](const auto& r, const auto& key) { q.try_zero_bubble = r.boolean_or(key, true); });
+        space.boolean_or("zero_bubble", q.try_zero_bubble, true);
         // absent in files of older versions
-        space.custom(
-            "pipeline_split", [&](auto put) { put(q.try_pipeline_split); },
-            [&](const auto& r, const auto& key) { q.try_pipeline_split = r.boolean_or(key, true); });
+        space.boolean_or("pipeline_split", q.try_pipeline_split, true);
         // absent in files of older versions, whose searches did not try them
-        space.custom(
-            "block_recompute", [&](auto put) { put(q.try_block_recompute); },
-            [&](const auto& r, const auto& key) { q.try_block_recompute = r.boolean_or(key, false); });
-        space.custom(
-            "cpu_offloading", [&](auto put) { put(q.try_cpu_offloading); },
-            [&](const auto& r, const auto& key) { q.try_cpu_offloading = r.boolean_or(key, false); });
+        space.boolean_or("block_recompute", q.try_block_recompute, false);
+        space.boolean_or("cpu_offloading", q.try_cpu_offloading, false);
         space.choice("dtype", q.base.precision);
         space.choice("framework", q.base.stack);
         // null: the default

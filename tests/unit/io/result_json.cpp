@@ -246,6 +246,27 @@ TEST_CASE("result JSON: a plan search reads back to the same document, and shard
     const search_report back = io::from_json<search_report>(j, "search.json");
     CHECK(io::to_json(back).dump() == j.dump());
     CHECK(back.request.base.compute_efficiency == 0.375);
+    // the space's flags that documents of older versions lack read back as those versions searched:
+    // zero-bubble schedules and pipeline-split layouts tried, block recompute and CPU offloading not
+    {
+        search_report flags = rep;
+        flags.request.try_zero_bubble = false;
+        flags.request.try_pipeline_split = false;
+        flags.request.try_block_recompute = true;
+        flags.request.try_cpu_offloading = true;
+        json older = io::to_json(flags);
+        const search_report same = io::from_json<search_report>(older, "search.json");
+        CHECK_FALSE(same.request.try_zero_bubble);
+        CHECK_FALSE(same.request.try_pipeline_split);
+        CHECK(same.request.try_block_recompute);
+        CHECK(same.request.try_cpu_offloading);
+        for (const char* key : {"zero_bubble", "pipeline_split", "block_recompute", "cpu_offloading"}) older["space"].erase(key);
+        const search_report old = io::from_json<search_report>(older, "search.json");
+        CHECK(old.request.try_zero_bubble);
+        CHECK(old.request.try_pipeline_split);
+        CHECK_FALSE(old.request.try_block_recompute);
+        CHECK_FALSE(old.request.try_cpu_offloading);
+    }
     REQUIRE(back.result.top.size() == whole.top.size());
     for (std::size_t i = 0; i < whole.top.size(); ++i) {
         CHECK(plan_key(back.result.top[i].p) == plan_key(whole.top[i].p));
@@ -442,6 +463,7 @@ TEST_CASE("result JSON: hostile plan searches name the field") {
     require_field(read, edited([](json& j) { j["space"]["efficiency"] = "realistic-ish"; }), "f.json.space.efficiency");
     require_field(read, edited([](json& j) { j["space"]["dtype"] = "fp9"; }), "f.json.space.dtype");
     require_field(read, edited([](json& j) { j["space"]["efficency"] = "ideal"; }), "f.json.space.efficency");
+    require_field(read, edited([](json& j) { j["space"]["block_recompute"] = "yes"; }), "f.json.space.block_recompute");
     require_field(read, edited([](json& j) { j["plans"] = json::object(); }), "f.json.plans");
     require_field(read, edited([](json& j) { j["plans"][0] = 1; }), "f.json.plans[0]");
     require_field(read, edited([](json& j) { j["plans"][0]["tp"] = 3; }), "f.json.plans[0].tp");
