@@ -269,9 +269,10 @@ TEST_CASE("step: --fp8-recipe and --overlap-moe-expert-parallel-comm, Megatron-C
     CHECK(overlapped["plan"]["overlap_moe_expert_parallel_comm"] == true);
     // current scaling's per-expert amax and scale launches: more compute, never less
     CHECK(current["compute_s"].get<double>() > delayed["compute_s"].get<double>());
-    // the paired chunks' all-to-alls run under compute: the same traffic, less of it exposed
+    // the paired chunks' all-to-alls run under compute: the same traffic, less of it exposed (not
+    // all of it: these bf16 all-to-alls over the NICs outlast the compute they pair with)
     CHECK(overlapped["ep_comm_s"].get<double>() == Approx(current["ep_comm_s"].get<double>()));
-    CHECK(overlapped["ep_comm_exposed_s"].get<double>() < 0.2 * current["ep_comm_exposed_s"].get<double>());
+    CHECK(overlapped["ep_comm_exposed_s"].get<double>() < 0.5 * current["ep_comm_exposed_s"].get<double>());
     // a bf16 plan has no FP8 recipe key; the flags' rules are input errors naming the field
     CHECK_FALSE(run_json("step --model llama3-8b --cluster dgx-h100 --gpus 8")["plan"].contains("fp8_recipe"));
     require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --fp8-recipe tensorwise", "fp8_recipe");

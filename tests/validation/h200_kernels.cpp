@@ -27,7 +27,7 @@
 // * cuDNN attention, causal, head dim 128, forward + backward: 0.44 of the BF16 peak at 2K tokens,
 //   0.56 at 8K-16K. The library's attention core (its exponentials priced apart) reproduces it
 //   with te_attention_efficiency 0.63-0.71 (median 0.66); the value fitted to the calibration
-//   set, 0.58, predicts it 7-18% slow. FlashAttention-2 in PyTorch runs at 0.32 of the peak, and
+//   set, 0.56, predicts it 11-23% slow. FlashAttention-2 in PyTorch runs at 0.32 of the peak, and
 //   the kernel figure of attention_efficiency (0.6, FA2 on A100) with H200's
 //   flash_attention_2_ratio (0.553, from the flash-attention README's H100 figure) reproduces it
 //   within 9% (median 2%).
@@ -208,10 +208,10 @@ TEST_CASE("validation: H200 kernels, attention against the fitted attention cons
         INFO(r["backend"].get<std::string>() << " seq " << seq << ": predicted / measured fwd+bwd time " << ratio
                                              << " (fwd " << core.fwd / r["fwd_s"].get<double>() << ", bwd "
                                              << core.bwd / r["bwd_s"].get<double>() << ")");
-        // FlashAttention-2 within 10%; cuDNN predicted 7-18% slow by the fitted constant (above)
+        // FlashAttention-2 within 10%; cuDNN predicted 11-23% slow by the fitted constant (above)
         if (cudnn) {
             CHECK(ratio > 1.0);
-            CHECK(ratio < 1.2);
+            CHECK(ratio < 1.25);
         } else {
             CHECK_THAT(ratio, WithinRel(1.0, 0.10));
         }

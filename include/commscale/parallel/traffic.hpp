@@ -5,8 +5,10 @@
 /// per step on one GPU, and on which group placement. Pricing is done by the step predictor
 /// (predict/step.hpp) with the collective model; this header only counts. Allocation-free.
 ///
-/// Per dimension (b micro-batch, s sequence, h hidden, e bytes per activation element, t = TP,
-/// c = CP, l_s = layers per pipeline stage, m micro-batches per step):
+/// Per dimension (b micro-batch, s sequence, h hidden, e bytes per activation element on the wire,
+/// t = TP, c = CP, l_s = layers per pipeline stage, m micro-batches per step). Under FP8/FP4
+/// training e is 2 (16-bit) except in the sequence-parallel all-gathers, which carry the GEMM
+/// inputs in the GEMM precision (plan_traffic's comment has the sources):
 /// * TP: per layer 2 all-reduces of b (s/c) h e in the forward (after attention and after the
 ///   MLP) and 2 in the backward (Shoeybi et al. 2019, "Megatron-LM", Sec. 3, Fig. 4); full
 ///   recompute repeats the forward's 2 (here and below, on the layers it recomputes:
@@ -197,7 +199,16 @@ namespace detail {
 /// Formulas in the file comment. Assumes a validated plan.
 [[nodiscard]] constexpr step_traffic plan_traffic(const transformer& m, const plan& p, int gpus_per_node) {
     step_traffic t;
+    // e: a GEMM input's element, what Transformer Engine all-gathers under sequence parallelism
+    // (its userbuffers allocate every all-gather buffer in FP8 under an FP8 recipe, transformer_engine/
+    // pytorch/module/base.py initialize_ub: "AllGather buffers use fp8 when using fp8 recipe"; the
+    // unfused path quantizes before gathering too). a: everything else on the wire stays 16-bit
+    // under FP8/FP4 training: GEMM outputs reduce-scattered or all-reduced, pipeline sends
+    // (Megatron-Core's pipeline_dtype, the parameters' dtype), K/V blocks of the context-parallel ring,
+    // tokens dispatched to experts (megatron/core/transformer/moe/fused_a2a.py: "Currently, we do not
+    // support fp8 dispatch")
     const double e = dtype_bytes(p.precision);
+    const double a = std::max(e, 2.0);
     const double b = p.micro_batch;
     const double s_local = static_cast<double>(p.seq) / p.cp;
     const double h = m.hidden;
@@ -207,7 +218,7 @@ namespace detail {
     // the share of the layers whose forward full recompute repeats, with its TP collectives
     // (recompute_method block: N per model chunk; 0 without full recompute)
     const double full = p.full_recompute_share(m.layers);
-    const double activation = b * s_local * h * e;  // one layer's output on one TP group
+    const double activation = b * s_local * h * a;  // one layer's output on one TP group
 
     // Tensor parallelism
     const double tp_per_layer = 4.0 + 2.0 * full;
@@ -218,6 +229,10 @@ namespace detail {
         t.tp_main.op = collective_op::reduce_scatter;
         t.tp_gather = t.tp_main;
         t.tp_gather.op = collective_op::all_gather;
+        t.tp_gather.bytes = bytes(b * s_local * h * e);
+        // not counted: the backward gathers each column-parallel GEMM's input again for its weight
+        // gradient, always under the input gradient's GEMM (Megatron-Core tensor_parallel/layers.py
+        // LinearWithGradAccumulationAndAsyncCommunication.backward, async; TE's bulk overlaps)
     } else {
         t.tp_main.op = collective_op::all_reduce;
     }
@@ -229,7 +244,7 @@ namespace detail {
     const double kv_local = kv_width * (m.kv_heads >= p.tp ? 1.0 / p.tp : 1.0 / (m.kv_heads > 0 ? m.kv_heads : 1));
     t.cp.op = collective_op::send_recv;
     t.cp.group = group_placement(p, parallel_dim::cp, gpus_per_node);
-    t.cp.bytes = bytes(2.0 * b * s_local * kv_local * e);
+    t.cp.bytes = bytes(2.0 * b * s_local * kv_local * a);
     t.cp.count = p.cp > 1 ? mb * layers_stage * (p.cp - 1) * ((1.0 + full) + 2.0) : 0.0;
 
     // Expert parallelism: dispatch + combine, forward and backward
@@ -238,7 +253,7 @@ namespace detail {
         t.ep.op = collective_op::all_to_all;
         t.ep.group = group_placement(p, parallel_dim::ep, gpus_per_node);
         // the all-to-all finishes when the busiest rank has received its tokens: x the effective load
-        t.ep.bytes = bytes(k * b * s_local * h * e / p.tp * p.effective_expert_load());
+        t.ep.bytes = bytes(k * b * s_local * h * a / p.tp * p.effective_expert_load());
         // the flex dispatcher sends a token once per destination rank, not once per expert
         if (p.dispatcher != moe_token_dispatcher::alltoall)
             t.ep.bytes = t.ep.bytes * (expected_destination_ranks(m.experts, m.experts_per_token, p.ep) / k);
@@ -249,7 +264,7 @@ namespace detail {
         const double k = m.experts_per_token;
         t.etp_gather.op = collective_op::all_gather;
         t.etp_gather.group = group_placement(p, parallel_dim::etp, gpus_per_node);
-        t.etp_gather.bytes = bytes(k * b * s_local * h * e * p.expert_tp() / p.tp * p.effective_expert_load());
+        t.etp_gather.bytes = bytes(k * b * s_local * h * a * p.expert_tp() / p.tp * p.effective_expert_load());
         t.etp_gather.count = mb * layers_stage * m.moe_fraction() * (2.0 + full);
         t.etp_reduce = t.etp_gather;
         t.etp_reduce.op = collective_op::reduce_scatter;

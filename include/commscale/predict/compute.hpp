@@ -129,13 +129,13 @@ inline constexpr compute_constants kernel_constants{};
 /// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
 /// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
 inline constexpr compute_constants fitted_compute_constants{
-    .gemm_shape_efficiency = 0.8420,
+    .gemm_shape_efficiency = 0.8425,
     .attention_efficiency = 0.3369,
-    .te_attention_efficiency = 0.5821,
-    .memory_efficiency = 0.6840,
-    .kernel_overhead_s = 2.021e-06,
-    .moe_launch_overhead_s = 3.392e-05,
-    .fp8_backward_slowdown = 1.2248};
+    .te_attention_efficiency = 0.5586,
+    .memory_efficiency = 0.6820,
+    .kernel_overhead_s = 2.008e-06,
+    .moe_launch_overhead_s = 3.078e-05,
+    .fp8_backward_slowdown = 1.1978};
 
 namespace detail {
 /// Names the first out-of-range constant of validate(compute_constants) (cold path).

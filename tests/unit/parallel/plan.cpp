@@ -264,3 +264,32 @@ TEST_CASE("EP all-to-all and CP ring traffic per step") {
     const plan r{.tp = 8, .dp = 1, .cp = 2, .micro_batch = 1, .global_batch = 1, .seq = 8192};
     CHECK(plan_traffic(l70, r, 8).cp.bytes.value() == Approx(2.0 * 4096 * 128 * 2.0));
 }
+
+TEST_CASE("FP8 training: only the sequence-parallel all-gathers carry 8-bit elements") {
+    // Transformer Engine's userbuffers allocate the all-gather buffers in FP8 under an FP8 recipe
+    // (transformer_engine/pytorch/module/base.py initialize_ub: "AllGather buffers use fp8 when using
+    // fp8 recipe"); the reduce-scatters carry the GEMMs' 16-bit outputs, the pipeline sends
+    // Megatron-Core's pipeline_dtype (the bf16 parameters' dtype), the context-parallel ring bf16 K/V,
+    // and Megatron-Core's MoE dispatch bf16 tokens (moe/fused_a2a.py: "we do not support fp8
+    // dispatch"; moe_dispatch_fwd_dtype defaults to bf16). Llama 3 70B, h 8192, 8 K/V heads of 128.
+    const transformer l70 = model_by_name("llama3-70b");
+    plan p{.tp = 4, .pp = 4, .dp = 1, .cp = 2, .micro_batch = 1, .global_batch = 8, .seq = 8192};
+    p.sequence_parallel = true;
+    p.precision = dtype::bf16;
+    const auto bf16 = plan_traffic(l70, p, 8);
+    p.precision = dtype::fp8;
+    const auto fp8 = plan_traffic(l70, p, 8);
+    const double tokens = 8192.0 / 2;  // s / c
+    CHECK(in_bytes(fp8.tp_main.bytes) == Approx(tokens * 8192 * 2.0));
+    CHECK(in_bytes(fp8.tp_gather.bytes) == Approx(tokens * 8192 * 1.0));
+    CHECK(in_bytes(bf16.tp_gather.bytes) == Approx(tokens * 8192 * 2.0));
+    CHECK(in_bytes(fp8.pp.bytes) == Approx(tokens * 8192 * 2.0 / 4));  // split 1/t by sequence parallelism
+    CHECK(in_bytes(fp8.pp.bytes) == in_bytes(bf16.pp.bytes));
+    CHECK(in_bytes(fp8.cp.bytes) == Approx(2.0 * tokens * (8 * 128 / 4) * 2.0));
+    CHECK(in_bytes(fp8.cp.bytes) == in_bytes(bf16.cp.bytes));
+    // Mixtral 8x7B, top-2 of 8, h 4096: k b s h x 2 bytes per rank
+    const transformer mixtral = model_by_name("mixtral-8x7b");
+    plan q{.tp = 1, .dp = 8, .ep = 8, .micro_batch = 1, .global_batch = 8, .seq = 4096};
+    q.precision = dtype::fp8;
+    CHECK(in_bytes(plan_traffic(mixtral, q, 8).ep.bytes) == Approx(2.0 * 4096 * 4096 * 2.0));
+}

@@ -3,6 +3,8 @@
 // Engine makes and the chunks Megatron-Core's schedules pair.
 #include "catch_shim.hpp"
 
+#include <algorithm>
+
 #include <commscale/hardware/clusters.hpp>
 #include <commscale/predict/step.hpp>
 #include <commscale/workload/models.hpp>
@@ -93,9 +95,15 @@ TEST_CASE("MoE all-to-all overlap: the paired chunks hide their all-to-alls, war
     const auto overlapped = predict_step(m, c, p);
     CHECK_THAT(in_seconds(overlapped.ep.total), WithinRel(in_seconds(alone.ep.total), 1e-12));
     CHECK(in_seconds(alone.ep.exposed) == in_seconds(alone.ep.total));
-    // the all-to-alls are shorter than the compute they pair with: the paired share hides entirely
-    REQUIRE(in_seconds(alone.ep.total) < in_seconds(alone.compute));
-    CHECK_THAT(in_seconds(overlapped.ep.exposed), WithinRel((1.0 - paired) * in_seconds(alone.ep.total), 1e-9));
+    // the paired share waits only for what exceeds the compute it runs beside: here the bf16
+    // all-to-alls over the NICs (EP 32 spans 8 nodes) outlast the stage's compute, so part of them
+    // stays exposed, the unpaired warm-up and cool-down in full
+    // (the stage's compute of the step, without the optimizer and the overlap's slow-down)
+    const double total = in_seconds(alone.ep.total),
+                 busy = in_seconds(alone.compute) - in_seconds(alone.optimizer) - in_seconds(alone.overlap_slowdown);
+    CHECK_THAT(in_seconds(overlapped.ep.exposed),
+               WithinRel((1.0 - paired) * total + paired * std::max(0.0, total - busy), 1e-9));
+    CHECK(in_seconds(overlapped.ep.exposed) < 0.5 * total);
     CHECK(in_seconds(overlapped.step) < in_seconds(alone.step));
     // without pipelining every micro-batch but one pairs: (m - 1) / m
     plan flat = p;
