@@ -176,7 +176,7 @@ cli::registrar reg{cli::bound_command<accuracy_request>(
             rows.push_back({r.label, r.family, tokens(r.measured_tokens_per_s_per_gpu),
                             tokens(r.predicted_tokens_per_s_per_gpu), pct(r.rel_error), tokens(r.rule_tokens_per_s_per_gpu),
                             pct(r.rule_rel_error), r.bottleneck,
-                            // the memory model's per-GPU total of the run's plan against the GPU's
+                            // the memory model's per-GPU total of the run's plan against the GPU's capacity
                             cli::num(r.memory_per_gpu_GiB, 1) + " of " + cli::num(r.memory_capacity_GiB, 0),
                             r.fits_in_memory ? "yes" : "no"});
         }
