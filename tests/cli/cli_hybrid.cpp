@@ -66,9 +66,10 @@ TEST_CASE("hybrid models: a bad pattern or a TP that splits no Mamba group is on
         "hidden_size": 1024, "num_attention_heads": 8, "intermediate_size": 4096, "vocab_size": 32000,
         "hybrid_override_pattern": "M*-"})");
     require_invalid("model " + q(short_pattern), "hybrid_override_pattern");
+    // a latent width of 0 (LatentMoE needs a positive one; null means none)
     const auto latent = write("latent.json", R"({"model_type": "nemotron_h", "num_hidden_layers": 2, "hidden_size": 1024,
         "num_attention_heads": 8, "intermediate_size": 4096, "vocab_size": 32000, "hybrid_override_pattern": "ME",
-        "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 512, "moe_latent_size": 256})");
+        "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 512, "moe_latent_size": 0})");
     require_invalid("model " + q(latent), "moe_latent_size");
     // Nemotron-H 8B's 8 Mamba groups do not split over TP 16
     require_invalid("step --model nemotron-h-8b --cluster dgx-h100 --nodes 2 --tp 16 --global-batch 16 --seq 8192", "tp");

@@ -110,6 +110,7 @@ cli::registrar reg_model{cli::bound_command<model_request>(
             if (m.shared_experts > 0) out << " + " << m.shared_experts << " shared";
             out << ", width " << m.expert_width() << ", " << m.moe_layers() << " MoE layers";
             if (m.dense_layers > 0) out << " + " << m.dense_layers << " dense";
+            if (m.moe_latent > 0) out << "; LatentMoE: routed experts in a latent width of " << m.moe_latent;
             out << "\n";
         }
         if (m.is_mla())
@@ -129,7 +130,9 @@ cli::registrar reg_model{cli::bound_command<model_request>(
                     << cli::num(in_bytes(conv_state_bytes(m)) / (1 << 20), 2) << " MiB per sequence (bf16)\n";
         }
         if (m.mtp_layers > 0)
-            out << "MTP            " << m.mtp_layers << " module(s), " << billions(mtp_parameters(m)) << " B (not in the total)\n";
+            out << "MTP            " << m.mtp_layers << " module(s), " << billions(mtp_parameters(m)) << " B (not in the total)"
+                << (m.mtp_passes() != m.mtp_layers ? ", trained as " + std::to_string(m.mtp_passes()) + " depths" : std::string())
+                << "\n";
         out << "parameters     " << billions(total_parameters(m)) << " B total, " << billions(active_parameters(m))
             << " B active, " << billions(embedding_parameters(m)) << " B embeddings\n"
             << "per layer      attention " << cli::num((layer.attention - mamba) / 1e6, 1) << " M, MLP "

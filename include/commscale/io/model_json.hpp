@@ -16,7 +16,10 @@
 ///              shared_expert_intermediate_size / moe_intermediate_size), dense_layers
 ///              if given, else from first_k_dense_replace + moe_layer_freq (DeepSeek, Kimi),
 ///              decoder_sparse_step + mlp_only_layers (Qwen-MoE), interleave_moe_layer_step (Llama 4)
-///   MTP        mtp_layers num_nextn_predict_layers (DeepSeek-V3)
+///   MTP        mtp_layers num_nextn_predict_layers (DeepSeek-V3); a hybrid model's module is
+///              an attention and an MoE (or MLP) block: mtp_hybrid_override_pattern "*E" ("*-")
+///              mtp_depths mtp_num_layers (Megatron-Core's depths over repeated modules)
+///   latent     moe_latent moe_latent_size (LatentMoE, Nemotron 3 Super; null: none)
 ///   MLA        kv_lora_rank (present: multi-head latent attention), q_lora_rank (null: full
 ///              rank), qk_nope_head_dim, qk_rope_head_dim, v_head_dim (DeepSeek-V2/V3, Kimi K2)
 ///   sliding    sliding_layers if given, else the sliding_attention entries of layer_types, else
@@ -171,9 +174,6 @@ namespace detail {
     if (hybrid) {
         if (pattern.empty()) throw input_error(r.field(pattern_key), "\"\"", "one symbol per layer (" + std::to_string(m.layers) + ")");
         validate_hybrid_pattern(pattern, m.layers, r.field(pattern_key));
-        if (r.has("moe_latent_size"))
-            throw input_error(r.field("moe_latent_size"), r.raw("moe_latent_size").dump(),
-                              "absent or null: latent MoE (Nemotron 3 Super) is not modelled");
         shape.pattern = commscale::detail::intern(pattern);
     }
     if (m.head_dim_override == 0 && m.hidden % m.heads != 0)
@@ -266,6 +266,27 @@ namespace detail {
         }
     }
     m.mtp_layers = r.int32_or("num_nextn_predict_layers", 0, 0, lim::layers);
+    // MTP depths trained when the modules repeat (Megatron-Core --mtp-num-layers with
+    // --mtp-use-repeated-layer; not a Hugging Face key)
+    m.mtp_depths = r.int32_or("mtp_num_layers", 0, m.mtp_layers > 0 ? m.mtp_layers : 1, lim::layers);
+    // LatentMoE (Nemotron 3 Super): the routed experts' width in and out; null or absent: none
+    if (r.has("moe_latent_size")) {
+        m.moe_latent = r.int32_or("moe_latent_size", 0, 1, lim::hidden);
+        if (m.moe_latent > 0 && !m.is_moe())
+            throw input_error(r.field("moe_latent_size"), std::to_string(m.moe_latent),
+                              "null (a latent width needs routed experts: n_routed_experts > 1)");
+    }
+    // a hybrid model's MTP module: one attention block and one MoE (or MLP) block, the only
+    // layout modelled (Nemotron 3 Super's "*E")
+    if (hybrid && m.mtp_layers > 0 && r.has("mtp_hybrid_override_pattern")) {
+        const std::string mtp_pattern = r.string("mtp_hybrid_override_pattern");
+        const std::string expected = m.is_moe() ? "*E" : "*-";
+        if (mtp_pattern != expected)
+            throw input_error(r.field("mtp_hybrid_override_pattern"), "\"" + mtp_pattern.substr(0, 40) + "\"",
+                              "\"" + expected + "\" (an attention block and " +
+                                  (m.is_moe() ? std::string("an MoE block") : std::string("an MLP block")) +
+                                  ", the MTP layout modelled)");
+    }
     if (hybrid && pattern.find('M') != std::string::npos) {
         // Mamba-2 mixer sizes; without a key, HF NemotronHConfig's default
         shape.mamba_head_dim = r.int32_or("mamba_head_dim", 64, 1, lim::hidden);
@@ -442,6 +463,8 @@ namespace detail {
         j["dense_layers"] = m.dense_layers;
     }
     if (m.mtp_layers > 0) j["num_nextn_predict_layers"] = m.mtp_layers;
+    if (m.moe_latent > 0) j["moe_latent_size"] = m.moe_latent;
+    if (m.mtp_depths > 0) j["mtp_num_layers"] = m.mtp_depths;
     if (m.is_mla()) {
         j["kv_lora_rank"] = m.kv_lora_rank;
         if (m.q_lora_rank > 0) j["q_lora_rank"] = m.q_lora_rank;

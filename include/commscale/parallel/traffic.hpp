@@ -31,7 +31,8 @@
 ///   them, forward and backward (4 per layer; 6 with full recompute); k b (s/c) h e / t bytes
 ///   per rank with top-k routing (Lepikhin et al. 2021, "GShard", Sec. 2.2; Fedus et al. 2022),
 ///   times the busiest rank's effective load (plan::effective_expert_load: routing imbalance,
-///   capped by a capacity factor when tokens are dropped, the capacity when padded). The group:
+///   capped by a capacity factor when tokens are dropped, the capacity when padded); LatentMoE
+///   dispatches the projected tokens, l = moe_latent_size wide instead of h. The group:
 ///   ep ranks at stride etp (parallel/plan.hpp group_placement), inside a node or across the NICs.
 /// * ETP (expert tensor parallelism different from TP, 1 < etp != tp): per MoE layer the routed
 ///   tokens that arrived by the all-to-all are all-gathered over the etp ranks before the expert
@@ -253,7 +254,7 @@ namespace detail {
         t.ep.op = collective_op::all_to_all;
         t.ep.group = group_placement(p, parallel_dim::ep, gpus_per_node);
         // the all-to-all finishes when the busiest rank has received its tokens: x the effective load
-        t.ep.bytes = bytes(k * b * s_local * h * a / p.tp * p.effective_expert_load());
+        t.ep.bytes = bytes(k * b * s_local * m.expert_io() * a / p.tp * p.effective_expert_load());
         // the flex dispatcher sends a token once per destination rank, not once per expert
         if (p.dispatcher != moe_token_dispatcher::alltoall)
             t.ep.bytes = t.ep.bytes * (expected_destination_ranks(m.experts, m.experts_per_token, p.ep) / k);
@@ -264,7 +265,7 @@ namespace detail {
         const double k = m.experts_per_token;
         t.etp_gather.op = collective_op::all_gather;
         t.etp_gather.group = group_placement(p, parallel_dim::etp, gpus_per_node);
-        t.etp_gather.bytes = bytes(k * b * s_local * h * a * p.expert_tp() / p.tp * p.effective_expert_load());
+        t.etp_gather.bytes = bytes(k * b * s_local * m.expert_io() * a * p.expert_tp() / p.tp * p.effective_expert_load());
         t.etp_gather.count = mb * layers_stage * m.moe_fraction() * (2.0 + full);
         t.etp_reduce = t.etp_gather;
         t.etp_reduce.op = collective_op::reduce_scatter;

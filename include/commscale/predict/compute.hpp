@@ -356,17 +356,34 @@ struct routed_gemms {
 /// sums, 2 copies h (1 + 1/k) values each way; the sort reads and writes every copy, there and back.
 [[nodiscard]] constexpr double permutation_bytes(const transformer& m, double kernels, double copies) {
     if (kernels == 0.0) return 0.0;
-    const double row = copies * m.hidden * 2.0;  // one read or write of every copy in bf16
+    const double row = copies * m.expert_io() * 2.0;  // one read or write of every copy in bf16 (LatentMoE: l wide)
     return 2.0 * row * (1.0 + 1.0 / std::max(1, m.experts_per_token)) + (kernels - 2.0) * 2.0 * row;
 }
 [[nodiscard]] constexpr routed_gemms routed_expert_gemms(const transformer& m, const layer_shape& p, const compute_params& c) {
-    const double h = m.hidden, fe = m.expert_width(), gate = m.gated_mlp ? 2.0 : 1.0;
+    // the experts' input and output width: hidden, or LatentMoE's latent width
+    const double h = m.expert_io(), fe = m.expert_width(), gate = m.gated_mlp ? 2.0 : 1.0;
     const double local_experts = std::max(1.0, static_cast<double>(m.experts) / p.ep);
     const double et = p.expert_tp();
     const double per_expert = routed_copies(m, p) / local_experts;
     compute_params g = c;  // grouped GEMMs at compute_constants::grouped_gemm_efficiency of the dense rate
     g.inv_gemm_rate = c.inv_gemm_rate / c.grouped_gemm_efficiency;
     return {gemm_fwd_bwd(per_expert, gate * fe / et, h, g, local_experts), gemm_fwd_bwd(per_expert, h, fe / et, g, local_experts)};
+}
+/// LatentMoE's projections of one MoE layer into `add` (weight `moe`): fc1_latent_proj (T/t x h)
+/// (h x l) and fc2_latent_proj (T/t x l)(l x h), duplicated on every TP rank, each over its own
+/// T / t sequence-parallel tokens (Megatron-Core moe_layer.py, parallel_mode "duplicated").
+template <class Add>
+constexpr void add_latent_projections(const transformer& m, double T, double t, const compute_params& c, Add& add, double moe) {
+    if (m.moe_latent <= 0) return;
+    const double h = m.hidden, l = m.moe_latent;
+    add(gemm_fwd_bwd(T / t, l, h, c), moe);
+    add(gemm_fwd_bwd(T / t, h, l, c), moe);
+}
+/// Bytes of the low-precision cast of fc2_latent_proj's input per micro-batch (the MoE share of
+/// the layers; fc1_latent_proj's input is the MoE block's first GEMM input, cast already): T l / t.
+[[nodiscard]] constexpr double latent_cast_bytes(const transformer& m, double T, double t, const compute_params& c) {
+    if (m.moe_latent <= 0 || !(c.gemm_input_bytes < 2.0)) return 0.0;
+    return m.moe_fraction() * T * c.cast_bytes() * m.moe_latent / t;
 }
 /// Time to move `bytes` through HBM at the memory-bound efficiency.
 [[nodiscard]] constexpr double memory_seconds(double bytes_moved, const compute_params& c) {
@@ -652,6 +669,7 @@ namespace detail {
             add(gemm_fwd_bwd(T, h, fs / t, c), moe);
         }
         add(gemm_fwd_bwd(T, m.experts, h, c), moe);
+        add_latent_projections(m, T, t, c, add, moe);
     }
     r.gemm_fwd = seconds(gf);
     r.gemm_bwd = seconds(gb * c.backward_gemm_slowdown);
@@ -675,7 +693,8 @@ namespace detail {
         bytes_fwd += T * c.cast_bytes() * (att * (h + q / t) + mamba * (h + d_in / t) + (dense + moe) * h + f_token / t);
     const double permutations = permutation_kernels(m, p);
     const double permute = permutation_bytes(m, permutations, moe_copies);
-    if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * c.cast_bytes() * h;
+    const double latent_cast = latent_cast_bytes(m, T, t, c);
+    if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * c.cast_bytes() * m.expert_io() + latent_cast;
     // backward: twice the forward traffic (the permutations once), and the conv1d recomputed (read
     // and write its channels)
     const double conv_recompute = 2.0 * T * mamba * 2.0 * m.mamba_conv_channels() / t;
@@ -709,7 +728,10 @@ namespace detail {
 ///   write, 1-byte mask), twice that backward.
 /// * Modern MoE shapes: MLA's down-projections (T x h)(h x (r_q + r_kv + d_r)), replicated over
 ///   TP, and its up-projections and W_O split by t; scores with the query/key head width
-///   d_n + d_r and values with d_v. Shared experts as one dense MLP of S x expert width; dense
+///   d_n + d_r and values with d_v. LatentMoE: the routed experts' GEMMs over the latent width l
+///   (T k e/t x l)(l x (2 or 1) f/e) and back, their permutations and casts l wide, and the
+///   projections (T/t x h)(h x l) and (T/t x l)(l x h) duplicated on every TP rank (each rank its
+///   sequence-parallel tokens). Shared experts as one dense MLP of S x expert width; dense
 ///   layers of an MoE model (moe_fraction) with the dense MLP; the layer returned is the mean over
 ///   the model's layers. Sliding-window layers charge attention_span(s) keys per query (half of
 ///   it under the causal flash kernel) instead of s.
@@ -784,6 +806,7 @@ namespace detail {
             add(detail::gemm_fwd_bwd(T, h, fs / t, c), moe);
         }
         add(detail::gemm_fwd_bwd(T, m.experts, h, c), moe);
+        detail::add_latent_projections(m, T, t, c, add, moe);
         if (moe < 1.0) {
             add(detail::gemm_fwd_bwd(T, gate * f / t, h, c), 1.0 - moe);
             add(detail::gemm_fwd_bwd(T, h, f / t, c), 1.0 - moe);
@@ -812,7 +835,8 @@ namespace detail {
     // after the permutation (the FC2 input, k expert widths per token, is in the casts above)
     const double permutations = detail::permutation_kernels(m, p);
     const double permute = detail::permutation_bytes(m, permutations, moe_copies);
-    if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * c.cast_bytes() * h;
+    const double latent_cast = detail::latent_cast_bytes(m, T, t, c);
+    if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * c.cast_bytes() * m.expert_io() + latent_cast;
     r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute, c));
     r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
@@ -927,15 +951,12 @@ struct layer_key {
 /// (T x 2h)(2h x h/t) and its own output layer (output_layer_time). 0 without MTP.
 [[nodiscard]] inline duration mtp_time(const transformer& m, const layer_shape& p, const compute_params& c) {
     if (m.mtp_layers <= 0) return seconds(0.0);
-    transformer block = m;
-    block.dense_layers = 0;
-    block.sliding_layers = 0;
-    const layer_time lt = layer_compute_time(block, p, c);
+    const layer_time lt = layer_compute_time(mtp_block(m), p, c);
     const double T = static_cast<double>(p.micro_batch) * p.seq / p.cp, h = m.hidden;
     const auto proj = detail::gemm_fwd_bwd(T, h / p.tp, 2.0 * h, c);
     const duration one = lt.forward() + lt.backward() + seconds(proj.fwd + proj.bwd * c.backward_gemm_slowdown) +
                          output_layer_time(m, p, c);
-    return static_cast<double>(m.mtp_layers) * one;
+    return static_cast<double>(m.mtp_passes()) * one;  // each depth run (repeated modules: mtp_depths)
 }
 
 /// @brief One transformer layer's times and the last stage's output layer (with the MTP modules)

@@ -192,7 +192,7 @@ namespace detail {
     r.out_proj = flops(att * 2.0 * tokens * q * h + mamba * 2.0 * tokens * m.mamba_inner() * h);
     r.scores = flops(att * 2.0 * tokens * seq * a * m.head_dim());
     r.values = flops(att * 2.0 * tokens * seq * a * m.head_dim());
-    r.mlp = flops((m.gated_mlp ? 3.0 : 2.0) * 2.0 * tokens * h * m.mlp_width_per_token());
+    r.mlp = flops(2.0 * tokens * m.mlp_macs_per_token());
     r.router = flops(m.is_moe() ? m.moe_fraction() * 2.0 * tokens * h * m.experts : 0.0);
     r.scan = flops(mamba * tokens * ssd_forward_flops_per_token(m));
     return r;
@@ -205,7 +205,9 @@ namespace detail {
 ///   cost 2 B s x their parameters (W_DQ, W_UQ, W_DKV, W_UK/W_UV; file comment of
 ///   transformer.hpp); scores use the query/key head width d_n + d_r, values d_v.
 /// * MoE layers: k routed experts + the shared experts, each a gated MLP of width expert_ffn,
-///   plus the router 2 B s h E; dense layers of an MoE model: the MLP of width ffn.
+///   plus the router 2 B s h E; dense layers of an MoE model: the MLP of width ffn. LatentMoE:
+///   the routed experts' GEMMs over the latent width l instead of h, plus the projections
+///   2 x 2 B s h l (Megatron-Core moe_layer.py fc1_latent_proj, fc2_latent_proj).
 /// * sliding-window layers (GPT-OSS): a causal window of w keys, counted like the full layers at
 ///   twice its causal mean, 2w - w^2/s keys per query instead of s (transformer::attention_span).
 /// * hybrid Mamba-Transformer models: the attention terms on the * layers, the dense MLP on the -
@@ -218,7 +220,6 @@ namespace detail {
     const double h = m.hidden, a = m.heads;
     const double tokens = seq * sequences;
     const double span = m.attention_span(seq);
-    const double mlp_matrices = m.gated_mlp ? 3.0 : 2.0;
     layer_flops r;
     if (m.is_mla()) {
         const double dn = m.qk_nope_head_dim, dr = m.qk_rope_head_dim, dv = m.v_head_dim;
@@ -234,8 +235,9 @@ namespace detail {
     }
     r.scores = flops(2.0 * tokens * span * a * m.qk_head_dim());
     r.values = flops(2.0 * tokens * span * a * m.value_head_dim());
-    // mlp_width_per_token: (k + shared) x expert width on MoE layers, ffn on dense ones (mean)
-    r.mlp = flops(mlp_matrices * 2.0 * tokens * h * m.mlp_width_per_token());
+    // mlp_macs_per_token: g h x ((k + shared) x expert width) on MoE layers (LatentMoE: the
+    // routed experts in the latent width, + the latent projections), g h ffn on dense ones (mean)
+    r.mlp = flops(2.0 * tokens * m.mlp_macs_per_token());
     r.router = flops(m.is_moe() ? m.moe_fraction() * 2.0 * tokens * h * m.experts : 0.0);
     return r;
 }
@@ -252,13 +254,11 @@ namespace detail {
 namespace detail {
 /// mtp_forward_flops of a model with MTP modules (out of line: the common case is none).
 [[gnu::noinline]] constexpr flop_count mtp_modules_forward_flops(const transformer& m, double seq, double sequences) {
-    transformer block = m;
-    block.dense_layers = 0;
-    block.sliding_layers = 0;
+    const transformer block = mtp_block(m);
     const double tokens = seq * sequences, h = m.hidden;
     const double per_module = layer_forward_flops(block, seq, sequences).total().value() + 2.0 * tokens * 2.0 * h * h +
                               2.0 * tokens * h * static_cast<double>(m.vocab);
-    return flops(m.mtp_layers * per_module);
+    return flops(m.mtp_passes() * per_module);
 }
 }  // namespace detail
 
@@ -392,6 +392,9 @@ struct megatron_flops_options {
 /// SwiGLU:
 ///   3 (n_* (4 h p (h + h g / heads) + 2 s h p) + n_- 4 h f + n_M (2 h (2 d + 2 G N + H) + 7 d N
 ///      + 2 d h) + n_E 4 h (k f_e + S f_e) + 2 h V_padded)
+/// (LatentMoE: n_E (4 l k f_e + 4 h l + 4 h S f_e); with MTP, each depth one more * and E block
+/// and 2 h V_padded more, read at Megatron-LM d98e8a64dd training.py `hybrid_flops`,
+/// `moe_layer_flops` and hybrid_layer_allocation.py `get_hybrid_layer_counts`)
 /// with d = 2h whatever the model's mamba_num_heads x mamba_head_dim (Nemotron 3 Nano: 5376 for
 /// its 4096), the core attention always causal (`attention` does not apply) and the scan charged
 /// 7 d N, where the library's own count uses d_in and the SSD steps (ssd_forward_flops_per_token).
@@ -414,11 +417,21 @@ namespace detail {
     const hybrid_shape& y = *m.hybrid;
     const double mamba = 2.0 * h * (2.0 * d_in + 2.0 * y.mamba_groups * static_cast<double>(y.ssm_state) + y.mamba_heads) +
                          7.0 * d_in * y.ssm_state + 2.0 * d_in * h;
-    // moe_layer_flops: routed top-k x moe_ffn_hidden_size, shared moe_shared_expert_intermediate_size
+    // moe_layer_flops: routed top-k x moe_ffn_hidden_size, shared moe_shared_expert_intermediate_size;
+    // LatentMoE: the routed experts over moe_latent_size, + 4 h l for the two projections
     const double fe = m.expert_width();
-    const double moe = 4.0 * h * fe * m.experts_per_token * scale + 4.0 * h * (m.shared_experts * fe) * scale;
-    const double logits = 2.0 * h * megatron_logits_vocab(m, o);
-    return 3.0 * (n.attention * attention + n.mlp * mlp + n.mamba * mamba + (m.is_moe() ? n.moe * moe : 0.0) + logits);
+    const double routed = m.moe_latent > 0
+                              ? 4.0 * m.moe_latent * fe * m.experts_per_token * scale + 4.0 * h * m.moe_latent
+                              : 4.0 * h * fe * m.experts_per_token * scale;
+    const double moe = routed + 4.0 * h * (m.shared_experts * fe) * scale;
+    // MTP depths: get_hybrid_layer_counts counts each depth's blocks (an attention and an MoE or
+    // MLP block, the mtp_hybrid_override_pattern "*E" of Nemotron 3 Super) and the logits are
+    // charged once more per depth; its 2h -> h projection is not counted
+    const double mtp = m.mtp_passes() > 0 ? m.mtp_passes() : 0.0;
+    const double logits = 2.0 * h * megatron_logits_vocab(m, o) * (1.0 + mtp);
+    const double mtp_blocks = mtp * (attention + (m.is_moe() ? moe : mlp));
+    return 3.0 * (n.attention * attention + n.mlp * mlp + n.mamba * mamba + (m.is_moe() ? n.moe * moe : 0.0) + mtp_blocks +
+                  logits);
 }
 }  // namespace detail
 
@@ -426,7 +439,7 @@ namespace detail {
                                                                   const megatron_flops_options& o = {}) {
     if (m.is_hybrid()) return flops(detail::megatron_hybrid_flops_per_token(m, seq, o));
     const double h = m.hidden, a = m.heads, s = seq;
-    const double mtp = m.mtp_layers > 0 ? m.mtp_layers : 0;
+    const double mtp = m.mtp_passes() > 0 ? m.mtp_passes() : 0;  // --mtp-num-layers: the depths run
     const double layers = m.layers + mtp;
     // training.py: the MTP modules join the kind of the last layer (last_layer_is_moe); the
     // catalog's MoE models end on an MoE layer (dense layers lead or interleave).
@@ -435,9 +448,12 @@ namespace detail {
     const bool swiglu = o.swiglu ? *o.swiglu : (m.gated_mlp && !m.attention_sinks);
     const double g = swiglu ? 3.0 : 2.0;  // ffn_expansion_factor
     const double width = m.expert_width();
+    // LatentMoE: the routed experts at k f g l / h per unit of h, + 2 l for the projections
+    const double routed = m.moe_latent > 0 ? m.experts_per_token * width * static_cast<double>(m.moe_latent) / h +
+                                                 2.0 * m.moe_latent / g
+                                           : m.experts_per_token * width;
     const double mlp = 6.0 * h * g *
-                       (static_cast<double>(m.ffn) * dense_layers +
-                        (m.experts_per_token * width + m.shared_experts * width) * moe_layers);
+                       (static_cast<double>(m.ffn) * dense_layers + (routed + m.shared_experts * width) * moe_layers);
     const double core_factor = o.attention == megatron_attention_count::causal ? 1.0 : 2.0;
     double attn_linear = 0, attn_core = 0;
     if (m.is_mla()) {

@@ -85,7 +85,7 @@ struct model_state {
     // routed experts of both sharded over EP
     const double total = total_parameters(m) + mtp_parameters(m);
     const double expert = routed_expert_parameters(m) +
-                          (m.is_moe() ? m.mtp_layers * static_cast<double>(m.experts) * mlp_parameters(m, m.expert_width()) : 0.0);
+                          (m.is_moe() ? m.mtp_layers * static_cast<double>(m.experts) * routed_expert_parameters_each(m) : 0.0);
     const int e = std::max(ep, 1), t = std::max(tp, 1), d = std::max(dp, 1);
     const int et = etp > 0 ? etp : t;
     const long long num = static_cast<long long>(d) * t, den = static_cast<long long>(et) * e;
@@ -124,7 +124,8 @@ namespace detail {
     if (m.is_moe()) {
         const double fe = m.expert_width(), routed = m.experts_per_token * fe, shared = m.shared_experts * fe;
         if (!(modules & recompute_moe)) {
-            moe = per_width * (routed + shared);
+            // LatentMoE: + fc2_latent_proj's input, l per token
+            moe = per_width * (routed + shared) + q * sb * m.moe_latent;
             if (modules & recompute_moe_act) moe -= q * sb * routed;
             if (modules & recompute_shared_experts) moe -= per_width * shared;
         }
@@ -168,6 +169,8 @@ namespace detail {
 /// core; mla_up_proj the Q, K, V of MLA; mlp the dense MLP's FC1 output and FC2 input; moe the
 /// same of the routed and shared experts; moe_act the routed experts' FC2 input (q s b k f_e);
 /// shared_experts the shared experts' MLP. MoE terms count on the MoE share of the layers.
+/// LatentMoE adds fc2_latent_proj's saved input, q s b l per MoE layer (l = moe_latent; its
+/// fc1_latent_proj reads the norm's output counted above; moe recompute drops it too).
 ///
 /// Hybrid models (transformer::is_hybrid), per layer of one block, each kind weighted by its share
 /// of the pattern: replicated (/t with SP) the norm's input 2 sbh, its output q sbh (the first
@@ -206,6 +209,7 @@ namespace detail {
         const double dense = (1.0 - moe) * m.ffn;
         if (modules & recompute_moe) mlp -= per_width * (routed + shared);
         else {
+            mlp += moe * q * s * b * m.moe_latent;  // LatentMoE: fc2_latent_proj's input, l per token
             if (modules & recompute_moe_act) mlp -= q * s * b * routed;
             if (modules & recompute_shared_experts) mlp -= per_width * shared;
         }
@@ -385,7 +389,10 @@ struct memory_breakdown {
                                                               bool first, bool last) {
     transformer s = m;
     s.layers = std::max(layers, 0);
-    if (!last) s.mtp_layers = 0;
+    if (!last) {
+        s.mtp_layers = 0;
+        s.mtp_depths = 0;
+    }
     const double h = m.hidden, table = static_cast<double>(m.vocab) * h;
     double own = 0.0;  // the stage's embedding-side parameters
     if (first) own += table + (m.learned_positions ? static_cast<double>(m.max_seq) * h : 0.0);

@@ -265,6 +265,28 @@ inline constexpr transformer nemotron3_nano{
     .source = "NVIDIA 2025, Nemotron 3 Nano technical report; HF nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 config.json",
     .head_dim_override = 128, .shared_experts = 2, .dropout = false, .hybrid = &nemotron3_nano_hybrid};
 
+/// Nemotron 3 Super 120B-A12B (120B total, 12B active: NVIDIA's Nemotron 3 Super technical
+/// report and model card): LatentMoE in a hybrid Mamba-Transformer, the shape of Megatron-LM
+/// examples/post_training/modelopt/conf/nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16.sh and
+/// tests/functional_tests/test_cases/nemotron/nemotron3_super_release_gb200/model_config.yaml (at
+/// d98e8a64dd): 88 layers = 40 Mamba-2 + 40 MoE + 8 attention, hidden 4096, 32 heads x 128
+/// (kv-channels), 2 query groups, 512 routed experts of 2688 top-22 in a latent width of 1024
+/// (--moe-latent-size) + a shared MLP of 5376 (two expert widths), squared ReLU, Mamba-2 128
+/// heads x 64 (Megatron's defaults: state 128, 8 groups), vocab 131072, untied, no dropout, no
+/// position embedding; one MTP module of an attention and an MoE block (HF
+/// num_nextn_predict_layers 1, mtp_hybrid_override_pattern "*E") trained as 2 depths
+/// (--mtp-num-layers 2 over the repeated module in that release configuration and in Megatron-Bridge's
+/// recipes/nemotronh/h100/nemotron_3_super.py, mtp_use_repeated_layer); 1M-token context (model card).
+inline constexpr hybrid_shape nemotron3_super_hybrid{
+    .pattern = "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME",
+    .mamba_heads = 128, .mamba_head_dim = 64, .ssm_state = 128, .mamba_groups = 8, .conv_kernel = 4, .ssm_chunk = 128};
+inline constexpr transformer nemotron3_super{
+    .name = "nemotron3-super-120b-a12b", .layers = 88, .hidden = 4096, .heads = 32, .kv_heads = 2, .ffn = 2688,
+    .vocab = 131072, .max_seq = 1048576, .experts = 512, .experts_per_token = 22,
+    .source = "NVIDIA 2026, Nemotron 3 Super technical report; Megatron-LM modelopt conf NVIDIA-Nemotron-3-Super-120B-A12B-BF16.sh",
+    .head_dim_override = 128, .shared_experts = 2, .mtp_layers = 1, .moe_latent = 1024, .mtp_depths = 2, .dropout = false,
+    .hybrid = &nemotron3_super_hybrid};
+
 /// MPT 125M-70B (MosaicML): the model section of llm-foundry's pretraining yamls
 /// (scripts/train/yamls/pretrain/mpt-*.yaml at commit 8c8dd48f, the commit of the benchmark table in
 /// data/calibration/); MPTConfig defaults: ALiBi (no positions), no biases, tied embeddings, a plain
@@ -325,7 +347,7 @@ inline constexpr auto model_presets = std::to_array<transformer>({
     models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
     models::kimi_k2, models::qwen3_30b_a3b, models::qwen3_235b_a22b, models::gpt_oss_120b, models::llama4_scout,
     models::llama4_maverick, models::nemotron_h_8b, models::nemotron_h_47b, models::nemotron_h_56b,
-    models::nemotron3_nano, models::mpt_125m, models::mpt_350m, models::mpt_760m, models::mpt_1b,
+    models::nemotron3_nano, models::nemotron3_super, models::mpt_125m, models::mpt_350m, models::mpt_760m, models::mpt_1b,
     models::mpt_3b, models::mpt_7b, models::mpt_13b, models::mpt_30b, models::mpt_70b});
 
 /// @brief All presets.

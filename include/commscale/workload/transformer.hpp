@@ -29,10 +29,18 @@
 ///              top-k of the routed ones per token; router h x E (+ E biases with `biases`).
 ///   dense      dense_layers of an MoE model carry a dense MLP of width ffn instead of experts
 ///              (DeepSeek-V3 first_k_dense_replace = 3; Llama 4 Maverick every other layer).
+///   latent     LatentMoE (Nemotron 3 Super; Megatron-Core `--moe-latent-size`, moe_layer.py
+///              fc1_latent_proj / fc2_latent_proj, experts.py): each MoE layer projects its input
+///              h -> l (moe_latent) before the router's dispatch and l -> h after the combine,
+///              TELinear h x l and l x h duplicated on every TP rank (+ l + h biases); the routed
+///              experts run in the latent width (fc1 l x f, fc2 f x l; gated 3 l f), the shared
+///              experts and the router on the full hidden state.
 ///   MTP        mtp_layers multi-token-prediction modules (DeepSeek-V3 section 2.2): each one
 ///              transformer layer (an MoE layer) + projection M 2h x h + two RMSNorms, sharing the
 ///              embedding and output head with the main model; counted apart (mtp_parameters),
-///              as DeepSeek's 671B excludes them.
+///              as DeepSeek's 671B excludes them. In a hybrid model the module's layer is its
+///              attention block and its MLP or MoE block (Nemotron 3 Super's
+///              mtp_hybrid_override_pattern "*E"), the same parameters and work.
 ///   sinks      attention_sinks: one learned logit per head (GPT-OSS, OpenAI 2025 model card).
 ///   sliding    sliding_layers attend a window of sliding_window keys (GPT-OSS every other layer;
 ///              Llama 4's chunked attention counted as such): no parameters, fewer attention FLOPs.
@@ -118,6 +126,10 @@ struct transformer {
     int shared_experts = 0;        ///< n_shared_experts: experts every token passes (DeepSeekMoE, Llama 4)
     int dense_layers = 0;          ///< layers of an MoE model with a dense MLP of width ffn (first_k_dense_replace, ...)
     int mtp_layers = 0;            ///< num_nextn_predict_layers: multi-token-prediction modules (DeepSeek-V3)
+    int moe_latent = 0;            ///< moe_latent_size: the routed experts' input/output width (LatentMoE; 0 = hidden)
+    /// MTP depths trained, Megatron-Core's --mtp-num-layers, when they repeat the mtp_layers modules
+    /// (--mtp-use-repeated-layer: Nemotron 3 Super trains 2 depths of its one module); 0 = mtp_layers
+    int mtp_depths = 0;
     int q_lora_rank = 0;           ///< MLA query compression rank (0 = full-rank query projection)
     int kv_lora_rank = 0;          ///< MLA key/value compression rank (> 0 means multi-head latent attention)
     int qk_nope_head_dim = 0;      ///< MLA per-head query/key width without rotary
@@ -192,6 +204,11 @@ struct transformer {
     [[nodiscard]] constexpr bool is_mla() const { return kv_lora_rank > 0; }
     /// @brief Width of one expert's MLP: expert_ffn, else ffn.
     [[nodiscard]] constexpr int expert_width() const { return expert_ffn > 0 ? expert_ffn : ffn; }
+    /// @brief Multi-token-prediction passes per step: mtp_depths, else mtp_layers (each module once).
+    [[nodiscard]] constexpr int mtp_passes() const { return mtp_depths > 0 ? mtp_depths : mtp_layers; }
+    /// @brief Width of the routed experts' input and output, what the dispatcher moves per token
+    /// copy: moe_latent with LatentMoE, else hidden.
+    [[nodiscard]] constexpr int expert_io() const { return moe_latent > 0 ? moe_latent : hidden; }
     /// @brief Layers whose MLP is routed experts: layers - dense_layers for MoE, 0 for dense; the
     /// E layers of a hybrid pattern.
     [[nodiscard]] constexpr int moe_layers() const {
@@ -227,6 +244,15 @@ struct transformer {
         const double moe = moe_fraction();
         return moe * (experts_per_token + shared_experts) * static_cast<double>(expert_width()) + dense_mlp_fraction() * ffn;
     }
+    /// @brief Mean over layers of the MLP's weights one token multiplies (multiply-adds per token,
+    /// forward): g h x mlp_width_per_token with g = 3 gated, 2 plain; with LatentMoE the routed
+    /// experts' g l k f instead of g h k f, plus the two latent projections 2 h l on MoE layers.
+    [[nodiscard]] constexpr double mlp_macs_per_token() const {
+        const double g = gated_mlp ? 3.0 : 2.0, h = hidden;
+        if (moe_latent <= 0 || !is_moe()) return g * h * mlp_width_per_token();
+        const double moe = moe_fraction(), l = moe_latent, fe = expert_width();
+        return g * h * mlp_width_per_token() + moe * (g * (l - h) * experts_per_token * fe + 2.0 * h * l);
+    }
     /// @brief Mean over layers of the keys one query is charged in the full-square convention of
     /// workload/flops.hpp (seq keys per query, twice the causal mean of seq / 2): seq on
     /// full-attention layers; on sliding-window layers twice the causal mean of a window of w
@@ -247,7 +273,8 @@ struct layer_parameters {
                             ///< sinks; hybrid models: with the Mamba-2 mixers of the M layers, mamba_parameters)
     double mlp_expert = 0;  ///< one routed expert's MLP (the whole MLP for a dense model)
     double mlp = 0;         ///< all routed experts' MLPs (mean over layers), or the dense model's MLP
-    double shared = 0;      ///< MoE models: shared experts and the dense layers' MLPs (mean over layers)
+    double shared = 0;      ///< MoE models: shared experts, LatentMoE's latent projections and the dense
+                            ///< layers' MLPs (mean over layers)
     double router = 0;      ///< MoE gate h x experts (mean over layers; 0 for dense)
     double norms = 0;       ///< the layer's two norms (one in a hybrid model's layer)
     /// @brief All parameters of the layer.
@@ -287,6 +314,22 @@ struct layer_parameters {
     return m.is_moe() ? static_cast<double>(m.hidden) * m.experts + (m.biases ? m.experts : 0.0) : 0.0;
 }
 
+/// @brief Parameters of one routed expert's MLP of width f = expert_width over its input width
+/// i = expert_io (hidden, or LatentMoE's latent): gated 3 i f, plain 2 i f (+ biases).
+[[nodiscard]] constexpr double routed_expert_parameters_each(const transformer& m) {
+    if (m.moe_latent <= 0) return mlp_parameters(m, m.expert_width());
+    const double i = m.moe_latent, f = m.expert_width(), bias = m.biases ? 1.0 : 0.0;
+    return m.gated_mlp ? 3.0 * i * f + bias * (2.0 * f + i) : 2.0 * i * f + bias * (f + i);
+}
+
+/// @brief LatentMoE's projections of one MoE layer: fc1_latent_proj h x l and fc2_latent_proj
+/// l x h (+ l + h biases with `biases`); 0 without a latent width.
+[[nodiscard]] constexpr double latent_projection_parameters(const transformer& m) {
+    if (m.moe_latent <= 0 || !m.is_moe()) return 0.0;
+    const double h = m.hidden, l = m.moe_latent;
+    return 2.0 * h * l + (m.biases ? l + h : 0.0);
+}
+
 /// @brief Parameters of one Mamba-2 mixer (file comment), without the layer's pre-norm:
 /// in_proj h (2 d_in + 2 G N + H), conv1d (d_in + 2 G N)(K + 1), dt_bias, A_log, D 3 H, gated
 /// RMSNorm d_in, out_proj d_in h (+ 2 d_in + 2 G N + H + h biases with `biases`). Nemotron-H 8B
@@ -314,9 +357,10 @@ namespace detail {
         p.mlp = dense * p.mlp_expert;
         return p;
     }
-    p.mlp_expert = mlp_parameters(m, m.expert_width());
+    p.mlp_expert = routed_expert_parameters_each(m);
     p.mlp = moe * p.mlp_expert * m.experts;
-    p.shared = moe * p.mlp_expert * m.shared_experts + dense * mlp_parameters(m, m.ffn);
+    p.shared = moe * (mlp_parameters(m, m.expert_width()) * m.shared_experts + latent_projection_parameters(m)) +
+               dense * mlp_parameters(m, m.ffn);
     p.router = moe * router_parameters(m);
     return p;
 }
@@ -338,9 +382,10 @@ namespace detail {
         return p;
     }
     const double moe = m.moe_fraction();
-    p.mlp_expert = mlp_parameters(m, m.expert_width());
+    p.mlp_expert = routed_expert_parameters_each(m);
     p.mlp = moe * p.mlp_expert * m.experts;
-    p.shared = moe * p.mlp_expert * m.shared_experts + (1.0 - moe) * mlp_parameters(m, m.ffn);
+    p.shared = moe * (mlp_parameters(m, m.expert_width()) * m.shared_experts + latent_projection_parameters(m)) +
+               (1.0 - moe) * mlp_parameters(m, m.ffn);
     p.router = moe * router_parameters(m);
     return p;
 }
@@ -354,6 +399,18 @@ namespace detail {
     if (m.learned_positions) p += static_cast<double>(m.max_seq) * h;
     p += h * (m.biases ? 2.0 : 1.0);  // final norm
     return p;
+}
+
+/// @brief The layer of one multi-token-prediction module as a transformer of its own: `m` with
+/// every layer an MoE layer (a dense model's: its MLP) and full attention; a hybrid model's
+/// module is an attention block and an MoE or MLP block (mtp_hybrid_override_pattern "*E" of
+/// Nemotron 3 Super), i.e. one transformer layer of the same shapes.
+[[nodiscard]] constexpr transformer mtp_block(const transformer& m) {
+    transformer block = m;
+    block.dense_layers = 0;
+    block.sliding_layers = 0;
+    block.hybrid = nullptr;
+    return block;
 }
 
 /// @brief Total parameter count of the main model: all layers + embeddings (all experts
@@ -370,7 +427,9 @@ namespace detail {
     if (m.mtp_layers <= 0) return 0.0;
     const double h = m.hidden;
     const double layer = attention_parameters(m) + 2.0 * h * (m.biases ? 2.0 : 1.0) +
-                         (m.is_moe() ? mlp_parameters(m, m.expert_width()) * (m.experts + m.shared_experts) + router_parameters(m)
+                         (m.is_moe() ? routed_expert_parameters_each(m) * m.experts +
+                                           mlp_parameters(m, m.expert_width()) * m.shared_experts +
+                                           latent_projection_parameters(m) + router_parameters(m)
                                      : mlp_parameters(m, m.ffn));
     return m.mtp_layers * (layer + 2.0 * h * h + 3.0 * h);
 }
@@ -490,7 +549,7 @@ namespace detail {
         throw input_error(hybrid_field + ".pattern", "\"" + std::string(y.pattern.substr(0, 120)) + "\" (no E layer)",
                           "at least one E (MoE) layer for a model with " + std::to_string(m.experts) + " experts");
     const size_field absent[] = {{"dense_layers", m.dense_layers, 0}, {"sliding_layers", m.sliding_layers, 0},
-                                 {"mtp_layers", m.mtp_layers, 0}, {"kv_lora_rank", m.kv_lora_rank, 0}};
+                                 {"kv_lora_rank", m.kv_lora_rank, 0}};
     for (const auto& f : absent)
         if (f.v != 0) throw_model_field(field, f.name, f.v, "0 in a hybrid model (not modelled with a hybrid pattern)");
     if (m.parallel_attention)
@@ -535,6 +594,14 @@ inline void validate(const transformer& m, std::string_view field = "model") {
                           "0 (only a mixture-of-experts model has dense layers apart)");
     in_range("dense_layers", m.dense_layers, 0, m.is_moe() ? m.layers - 1 : 0, "an integer (at least one MoE layer)");
     in_range("mtp_layers", m.mtp_layers, 0, model_size_limits::layers, "an integer");
+    in_range("moe_latent", m.moe_latent, 0, model_size_limits::hidden, "0 (none) or LatentMoE's latent width, an integer");
+    if (m.mtp_depths != 0 && (m.mtp_layers < 1 || m.mtp_depths < m.mtp_layers || m.mtp_depths > model_size_limits::layers))
+        throw input_error(path("mtp_depths"), std::to_string(m.mtp_depths),
+                          "0 (= mtp_layers) or an integer in [mtp_layers = " + std::to_string(m.mtp_layers) + ", " +
+                              std::to_string(model_size_limits::layers) + "] with at least one MTP module");
+    if (m.moe_latent > 0 && !m.is_moe())
+        throw input_error(path("moe_latent"), std::to_string(m.moe_latent),
+                          "0 (a latent width needs a mixture-of-experts model, experts > 1)");
     in_range("q_lora_rank", m.q_lora_rank, 0, model_size_limits::hidden, "an integer");
     in_range("kv_lora_rank", m.kv_lora_rank, 0, model_size_limits::hidden, "an integer");
     in_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, model_size_limits::hidden, "an integer");

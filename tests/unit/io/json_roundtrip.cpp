@@ -243,6 +243,8 @@ TEST_CASE("model JSON round trip is the identity on random models") {
             m.shared_experts = r.integer(0, 4);
             m.dense_layers = r.integer(0, m.layers - 1);
             m.mtp_layers = r.integer(0, 2);
+            if (m.mtp_layers > 0 && r.coin()) m.mtp_depths = m.mtp_layers + r.integer(0, 2);
+            if (r.coin()) m.moe_latent = r.integer(1, 1 << 14);  // LatentMoE
         }
         if (r.coin()) {  // multi-head latent attention
             m.kv_lora_rank = r.integer(1, 1024);
@@ -282,6 +284,8 @@ TEST_CASE("model JSON round trip is the identity on random models") {
         CHECK(b.shared_experts == m.shared_experts);
         CHECK(b.dense_layers == m.dense_layers);
         CHECK(b.mtp_layers == m.mtp_layers);
+        CHECK(b.mtp_depths == m.mtp_depths);
+        CHECK(b.moe_latent == m.moe_latent);
         CHECK(b.kv_lora_rank == m.kv_lora_rank);
         CHECK(b.q_lora_rank == m.q_lora_rank);
         CHECK(b.qk_nope_head_dim == m.qk_nope_head_dim);

@@ -32,6 +32,8 @@ void check_same(const transformer& a, const transformer& b) {
     CHECK(a.shared_experts == b.shared_experts);
     CHECK(a.dense_layers == b.dense_layers);
     CHECK(a.mtp_layers == b.mtp_layers);
+    CHECK(a.moe_latent == b.moe_latent);
+    CHECK(a.mtp_depths == b.mtp_depths);
     CHECK(a.q_lora_rank == b.q_lora_rank);
     CHECK(a.kv_lora_rank == b.kv_lora_rank);
     CHECK(a.qk_nope_head_dim == b.qk_nope_head_dim);
@@ -181,8 +183,26 @@ TEST_CASE("Nemotron-H and Nemotron 3 config.json: the hybrid pattern, the Mamba-
     gdn["layers_block_type"][3] = "gdn";
     CHECK(error_field(gdn) == "model.layers_block_type[3]");
     json latent = json::parse(io::read_file(dir + "nemotron-3-nano-30b-a3b.json", "model"));
-    latent["moe_latent_size"] = 1024;  // Nemotron 3 Super's latent MoE
+    latent["moe_latent_size"] = 1024;  // LatentMoE (Nemotron 3 Super's key)
+    CHECK(io::model_from_json(latent).moe_latent == 1024);
+    CHECK(io::model_from_json(latent).expert_io() == 1024);
+    latent["moe_latent_size"] = nullptr;  // null: none
+    CHECK(io::model_from_json(latent).expert_io() == 2688);
+    latent["moe_latent_size"] = 0;
     CHECK(error_field(latent) == "model.moe_latent_size");
-    latent["moe_latent_size"] = nullptr;
-    CHECK(error_field(latent) == "no error");
+    latent["moe_latent_size"] = -4;
+    CHECK(error_field(latent) == "model.moe_latent_size");
+    latent["moe_latent_size"] = "1024";
+    CHECK(error_field(latent) == "model.moe_latent_size");
+    // a latent width without routed experts names the key
+    json dense_latent = base;
+    dense_latent["moe_latent_size"] = 1024;
+    CHECK(error_field(dense_latent) == "model.moe_latent_size");
+    // a hybrid model's MTP module is an attention and an MoE block ("*E"); another layout names its key
+    json mtp = json::parse(io::read_file(dir + "nemotron-3-nano-30b-a3b.json", "model"));
+    mtp["num_nextn_predict_layers"] = 1;
+    mtp["mtp_hybrid_override_pattern"] = "*E";
+    CHECK(io::model_from_json(mtp).mtp_layers == 1);
+    mtp["mtp_hybrid_override_pattern"] = "M*E";
+    CHECK(error_field(mtp) == "model.mtp_hybrid_override_pattern");
 }

@@ -113,3 +113,37 @@ TEST_CASE("Nemotron 3 Nano with expert parallelism: MoE layers are 23 of 52, ste
     CHECK(in_seconds(s.layer.scan_fwd) == 0.0);
     CHECK(s.step.value() > 0.0);
 }
+
+TEST_CASE("Nemotron 3 Super: LatentMoE dispatches and computes in the latent width") {
+    const auto& m = models::nemotron3_super;
+    // Megatron-LM's GB200 release configuration of Nemotron 3 Super
+    // (tests/functional_tests/test_cases/nemotron/nemotron3_super_release_gb200/model_config.yaml at
+    // d98e8a64dd): TP 2, EP 64, ETP 1, SP, micro-batch 1, 8192 tokens, MXFP8, the distributed
+    // optimizer with fp32 moments and main parameters, bf16 gradient reduction, the flex dispatcher
+    // over HybridEP; on the smallest system it runs on, 64 GPUs of one NVL72 rack
+    cluster c = cluster_by_name("gb200-nvl72");
+    c.nodes = 64 / c.node.gpus;
+    plan p{.tp = 2, .dp = 32, .ep = 64, .micro_batch = 1, .global_batch = 512, .seq = 8192, .zero = 1,
+           .sequence_parallel = true, .precision = dtype::mxfp8};
+    p.etp = 1;
+    p.gradient_bytes = 2.0;
+    p.dispatcher = moe_token_dispatcher::hybridep;
+    const auto r = predict_step(m, c, p);
+    // it ran, so it fits (without the latent width the routed experts are 4x as many parameters)
+    CHECK(r.fits_in_memory);
+    CHECK(r.step.value() > 0.0);
+    // the all-to-all dispatcher sends k = 22 copies of each of a TP rank's tokens, 1024 wide in 16
+    // bits (Megatron-Core token_dispatcher.py: hidden_dim = moe_latent_size or hidden_size)
+    plan a = p;
+    a.dispatcher = moe_token_dispatcher::alltoall;
+    const auto t = plan_traffic(m, a, c.domain_gpus());
+    CHECK(in_bytes(t.ep.bytes) == Approx(22.0 * 8192 * 1024 * 2 / 2).epsilon(1e-12));
+    // 40 MoE layers of 88, dispatch + combine forward and backward, 16 micro-batches
+    CHECK(t.ep.count == Approx(16.0 * 40 * 4));
+    // the latent width makes the MoE layers' GEMMs cheaper than the same experts over h = 4096:
+    // more than half of the step's compute goes away
+    transformer wide = m;
+    wide.moe_latent = 0;
+    const auto w = predict_step(wide, c, p);
+    CHECK(in_seconds(w.layer.gemm_fwd) > 2.0 * in_seconds(r.layer.gemm_fwd));
+}

@@ -81,6 +81,70 @@ TEST_CASE("Nemotron 3 Nano: 31.6B total, 3.2B active (3.6B with embeddings), wit
     CHECK(routed_expert_parameters(m) == Approx(23.0 * 128 * 2 * 2688 * 1856).epsilon(1e-15));
 }
 
+TEST_CASE("Nemotron 3 Super (LatentMoE): the checkpoint's element count, to the parameter") {
+    // Megatron-Bridge examples/model_verification_cards/nemotron-3-super-120b-a12b/card.yaml (at
+    // 067f987df0): the BF16 export "exactly reproduces all 42,683 source tensors and
+    // 123,611,033,088 elements, including the 41 FP32 router correction-bias tensors" of
+    // nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16: the main model and its one MTP module. The
+    // library does not count the routers' e_score_correction_bias (one per expert and MoE layer,
+    // 40 + 1 MTP layers x 512 = 20,992 elements), so the check is against the rest, exactly.
+    const auto& m = models::nemotron3_super;
+    const auto n = m.hybrid_layer_counts();
+    CHECK(n.mamba == 40);
+    CHECK(n.moe == 40);
+    CHECK(n.attention == 8);
+    CHECK(total_parameters(m) + mtp_parameters(m) == 123'611'033'088.0 - 41.0 * 512);
+    // the parts, by hand: one MoE layer = 512 experts x (1024 x 2688 + 2688 x 1024) (squared ReLU,
+    // in the latent width) + the shared MLP 2 x 4096 x 5376 + router 4096 x 512 + latent
+    // projections 2 x 4096 x 1024
+    const double moe_layer = 512.0 * 2 * 1024 * 2688 + 2.0 * 4096 * 5376 + 4096.0 * 512 + 2.0 * 4096 * 1024;
+    CHECK(routed_expert_parameters(m) == 40.0 * 512 * 2 * 1024 * 2688);
+    CHECK(latent_projection_parameters(m) == 2.0 * 4096 * 1024);
+    // MTP: eh_proj 2h x h, enorm, hnorm, final norm 3h, and one attention + one MoE block with a norm each
+    const double attention = 2.0 * 4096 * 4096 + 2.0 * 4096 * 256;
+    CHECK(mtp_parameters(m) == 2.0 * 4096 * 4096 + 3.0 * 4096 + attention + 4096 + moe_layer + 4096);
+    // without the latent width the experts would be 4x as large (4096 / 1024): the model card's
+    // "120B total" only holds with it
+    transformer plain = m;
+    plain.moe_latent = 0;
+    CHECK(total_parameters(plain) > 3.0 * total_parameters(m));
+}
+
+TEST_CASE("LatentMoE FLOPs: the routed experts in the latent width plus the two projections") {
+    const auto& m = models::nemotron3_super;
+    const double s = 8192, h = 4096, l = 1024, fe = 2688, k = 22;
+    // the library's forward count on an MoE layer, per token: 2 x (2 l k f_e + 2 h S f_e + 2 h l),
+    // squared ReLU (two matrices), S = 2 expert widths of shared MLP; the mean over the layers
+    const double moe_macs = 2.0 * l * k * fe + 2.0 * h * 2 * fe + 2.0 * h * l;
+    CHECK(layer_forward_flops(m, s).mlp.value() == Approx(2.0 * s * moe_macs * 40.0 / 88.0).epsilon(1e-12));
+    // Megatron's hybrid count (training.py moe_layer_flops with moe_latent_size, d98e8a64dd):
+    // 4 l f_e k + 4 h l + 4 h f_shared per MoE layer and token; each of the 2 MTP depths
+    // (--mtp-num-layers 2 over the one repeated module) adds an attention and an MoE block and
+    // another 2 h V of logits; all x 3
+    const double p = 128.0 * 32 / h;
+    const double attn = 4 * h * p * (h + h * 2.0 / 32.0) + 2 * s * h * p;
+    const double d = 2 * h, mamba = 2 * h * (2 * d + 2 * 8 * 128.0 + 128) + 7 * d * 128 + 2 * d * h;
+    const double moe = 4 * l * fe * k + 4 * h * l + 4 * h * 5376.0;
+    const double expected = 3 * (8 * attn + 40 * mamba + 40 * moe + 2 * (attn + moe) + 3 * 2 * h * 131072);
+    CHECK(megatron_model_flops_per_token(m, s).value() == Approx(expected).epsilon(1e-12));
+    // the library's MTP FLOPs run each depth: twice the one module's
+    transformer once = m;
+    once.mtp_depths = 0;
+    CHECK(mtp_forward_flops(m, s).value() == Approx(2.0 * mtp_forward_flops(once, s).value()).epsilon(1e-12));
+    CHECK(mtp_parameters(m) == mtp_parameters(once));  // the depths share the module's weights
+    // depths below the modules, or without a module, name the field
+    once.mtp_depths = 3;
+    once.mtp_layers = 0;
+    CHECK(hybrid_error_field(once) == "model.mtp_depths");
+    // a transformer with a latent width: training.py's transformer branch, 6 h g (k f_e l / h + 2 l) per MoE layer
+    transformer q = models::qwen3_30b_a3b;
+    const double plain = megatron_model_flops_per_token(q, 4096).value();
+    q.moe_latent = 512;
+    const double latent = megatron_model_flops_per_token(q, 4096).value();
+    const double hq = q.hidden, g = 3.0, layers = q.layers;
+    CHECK(plain - latent == Approx(6.0 * hq * g * layers * (8.0 * 768 - (8.0 * 768 * 512 / hq + 2.0 * 512 / g))).epsilon(1e-9));
+}
+
 TEST_CASE("Megatron's count of a hybrid model: training.py hybrid_flops worked by hand") {
     // Megatron-LM megatron/training/training.py num_floating_point_operations, hybrid branch
     // (d98e8a64dd), per token of a BSHD batch at s = 8192 (seqlen_squared_sum / tokens = s):
