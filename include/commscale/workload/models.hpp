@@ -287,6 +287,27 @@ inline constexpr transformer nemotron3_super{
     .head_dim_override = 128, .shared_experts = 2, .mtp_layers = 1, .moe_latent = 1024, .mtp_depths = 2, .dropout = false,
     .hybrid = &nemotron3_super_hybrid};
 
+/// Nemotron 3 Ultra 550B-A55B (the name's 550B total, 55B active): LatentMoE in a hybrid
+/// Mamba-Transformer, the shape of Megatron-LM
+/// examples/post_training/modelopt/conf/nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh (at
+/// d98e8a64dd): 108 layers = 48 Mamba-2 + 48 MoE + 12 attention, hidden 8192, 64 heads x 128, 2
+/// query groups, 512 routed experts of 5120 top-22 in a latent width of 2048 + a shared MLP of
+/// 10240 (two expert widths), squared ReLU, Mamba-2 256 heads x 64 (state 128, 8 groups:
+/// Megatron's defaults), untied, no dropout, no position embedding; one MTP module trained as 2
+/// depths (Megatron-Bridge recipes/nemotronh/h100/nemotron_3_ultra.py: mtp_num_layers 2,
+/// mtp_use_repeated_layer). The vocabulary, which that configuration does not state, is taken as
+/// the Nemotron 3 family's 131072 (Nano, Super): 549.3B total and 55.0B active without the input
+/// table then match the name (a 262144 vocabulary would give 551.5B and 56.1B).
+inline constexpr hybrid_shape nemotron3_ultra_hybrid{
+    .pattern = "MEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+    .mamba_heads = 256, .mamba_head_dim = 64, .ssm_state = 128, .mamba_groups = 8, .conv_kernel = 4, .ssm_chunk = 128};
+inline constexpr transformer nemotron3_ultra{
+    .name = "nemotron3-ultra-550b-a55b", .layers = 108, .hidden = 8192, .heads = 64, .kv_heads = 2, .ffn = 5120,
+    .vocab = 131072, .max_seq = 1048576, .experts = 512, .experts_per_token = 22,
+    .source = "Megatron-LM modelopt conf NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16.sh; Megatron-Bridge nemotron_3_ultra recipe (MTP); vocabulary 131072 assumed",
+    .head_dim_override = 128, .shared_experts = 2, .mtp_layers = 1, .moe_latent = 2048, .mtp_depths = 2, .dropout = false,
+    .hybrid = &nemotron3_ultra_hybrid};
+
 /// MPT 125M-70B (MosaicML): the model section of llm-foundry's pretraining yamls
 /// (scripts/train/yamls/pretrain/mpt-*.yaml at commit 8c8dd48f, the commit of the benchmark table in
 /// data/calibration/); MPTConfig defaults: ALiBi (no positions), no biases, tied embeddings, a plain
@@ -347,7 +368,7 @@ inline constexpr auto model_presets = std::to_array<transformer>({
     models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
     models::kimi_k2, models::qwen3_30b_a3b, models::qwen3_235b_a22b, models::gpt_oss_120b, models::llama4_scout,
     models::llama4_maverick, models::nemotron_h_8b, models::nemotron_h_47b, models::nemotron_h_56b,
-    models::nemotron3_nano, models::nemotron3_super, models::mpt_125m, models::mpt_350m, models::mpt_760m, models::mpt_1b,
+    models::nemotron3_nano, models::nemotron3_super, models::nemotron3_ultra, models::mpt_125m, models::mpt_350m, models::mpt_760m, models::mpt_1b,
     models::mpt_3b, models::mpt_7b, models::mpt_13b, models::mpt_30b, models::mpt_70b});
 
 /// @brief All presets.

@@ -42,6 +42,7 @@ constexpr published_size published[] = {
     {"nemotron-h-47b", 47e9, "Nemotron-H-47B-Base-8K model card: 47B"},
     {"nemotron-h-56b", 56e9, "Nemotron-H-56B-Base-8K model card: 56B"},
     {"nemotron3-nano-30b-a3b", 31.6e9, "NVIDIA Nemotron 3 announcement: 31.6B total (model card: 30B)"},
+    {"nemotron3-ultra-550b-a55b", 550e9, "the model's name, 550B-A55B (ours 549.31B; workload_hybrid.cpp)"},
     {"nemotron3-super-120b-a12b", 120e9, "NVIDIA Nemotron 3 Super model card: 120B total (ours 120.67B without the MTP module; workload_hybrid.cpp checks the checkpoint's exact count)"},
     {"mpt-125m", 124131840.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 124131840"},
     {"mpt-350m", 354412544.0, "llm-foundry benchmark table (scripts/train/benchmarking/README.md @ 8c8dd48f): NumParams 354412544"},

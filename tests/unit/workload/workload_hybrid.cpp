@@ -110,6 +110,19 @@ TEST_CASE("Nemotron 3 Super (LatentMoE): the checkpoint's element count, to the 
     CHECK(total_parameters(plain) > 3.0 * total_parameters(m));
 }
 
+TEST_CASE("Nemotron 3 Ultra: 550B total, 55B active without the input table, as its name says") {
+    // NVIDIA-Nemotron-3-Ultra-550B-A55B: 549.31B counted, and 55.0B active leaving out the input
+    // embedding table (the convention of Nano's "3.2B active", a lookup), within 0.5%; the
+    // vocabulary is the preset's stated assumption (131072, the Nemotron 3 family's)
+    const auto& m = models::nemotron3_ultra;
+    CHECK_THAT(total_parameters(m), WithinRel(550e9, 0.005));
+    CHECK_THAT(active_parameters(m) - 131072.0 * 8192, WithinRel(55e9, 0.005));
+    const auto n = m.hybrid_layer_counts();
+    CHECK(n.mamba == 48);
+    CHECK(n.moe == 48);
+    CHECK(n.attention == 12);
+}
+
 TEST_CASE("LatentMoE FLOPs: the routed experts in the latent width plus the two projections") {
     const auto& m = models::nemotron3_super;
     const double s = 8192, h = 4096, l = 1024, fe = 2688, k = 22;
