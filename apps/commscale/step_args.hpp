@@ -63,6 +63,8 @@ struct step_request {
     std::optional<given<commscale::fp8_recipe>> fp8_recipe;
     bool overlap_moe_expert_parallel_comm = false;
     std::optional<given<int>> recompute_num_layers;
+    bool first_last_layers_bf16 = false;
+    std::optional<given<int>> bf16_layers_at_start, bf16_layers_at_end;
     bool no_scatter_gather = false;
     std::optional<std::string> svg;
     bool strong = false;  ///< scale only
@@ -189,6 +191,13 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                 given<r>("recompute-num-layers", &r::recompute_num_layers, integer(0, plan_limits::stage_layers),
                          "with --recompute full: layers per recompute group (uniform) or recomputed per model chunk "
                          "(block); Megatron-Core's flag (default 0: every layer its own checkpoint)"),
+                flag<r>("first-last-layers-bf16", &r::first_last_layers_bf16,
+                        "keep the first and last layers in BF16 under an FP8/FP4 dtype (Megatron-Core's flag; not with "
+                        "delayed FP8 scaling)"),
+                given<r>("num-layers-at-start-in-bf16", &r::bf16_layers_at_start, integer(0, plan_limits::stage_layers),
+                         "with --first-last-layers-bf16: BF16 layers at the start (Megatron-Core's flag; default 1)"),
+                given<r>("num-layers-at-end-in-bf16", &r::bf16_layers_at_end, integer(0, plan_limits::stage_layers),
+                         "with --first-last-layers-bf16: BF16 layers at the end (Megatron-Core's flag; default 1)"),
                 flag<r>("no-scatter-gather", &r::no_scatter_gather, "pipeline sends the whole activation from every TP rank"),
                 text<r>("svg", &r::svg, "write a plot as an SVG file"),
             };
@@ -286,6 +295,13 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     if (r.fp8_recipe) p.fp8_scaling = **r.fp8_recipe;
     p.moe_a2a_overlap = r.overlap_moe_expert_parallel_comm;
     p.recompute_num_layers = value(r.recompute_num_layers, 0);
+    if ((r.bf16_layers_at_start || r.bf16_layers_at_end) && !r.first_last_layers_bf16)
+        throw input_error(r.bf16_layers_at_start ? "--num-layers-at-start-in-bf16" : "--num-layers-at-end-in-bf16",
+                          std::to_string(r.bf16_layers_at_start ? **r.bf16_layers_at_start : **r.bf16_layers_at_end),
+                          "--first-last-layers-bf16 with it (Megatron-Core reads the counts only with that flag)");
+    p.first_last_layers_bf16 = r.first_last_layers_bf16;
+    p.bf16_layers_at_start = value(r.bf16_layers_at_start, 1);
+    p.bf16_layers_at_end = value(r.bf16_layers_at_end, 1);
     p.pp_scatter_gather = !r.no_scatter_gather;
     return p;
 }

@@ -93,6 +93,9 @@ class PlanResult(TypedDict, total=False):
     overlap_moe_expert_parallel_comm: bool  # only when set
     recompute_method: str  # uniform or block, only when full recompute does not checkpoint every layer
     recompute_num_layers: int  # only when > 0
+    first_last_layers_bf16: bool  # only when set
+    num_layers_at_start_in_bf16: int  # only with first_last_layers_bf16
+    num_layers_at_end_in_bf16: int  # only with first_last_layers_bf16
     moe_token_dispatcher: str  # alltoall, deepep or hybridep
 
 class StepResult(TypedDict):
@@ -258,6 +261,8 @@ def step(model: _ModelArg = ..., cluster: _ClusterArg = ..., *,
          recompute_modules: Optional[str] = ..., fp8_recipe: Optional[str] = ...,
          overlap_moe_expert_parallel_comm: Optional[bool] = ..., recompute_method: Optional[str] = ...,
          recompute_num_layers: Optional[int] = ..., moe_token_dispatcher: Optional[str] = ...,
+         first_last_layers_bf16: Optional[bool] = ..., num_layers_at_start_in_bf16: Optional[int] = ...,
+         num_layers_at_end_in_bf16: Optional[int] = ...,
          no_scatter_gather: Optional[bool] = ..., svg: Optional[_Path] = ...,
          gpus_per_node: Optional[int] = ..., intra: Optional[str] = ..., intra_fabric: Optional[str] = ...,
          inter: Optional[str] = ..., nics_per_node: Optional[int] = ..., accelerator: Optional[str] = ...,
@@ -284,6 +289,8 @@ def steps(model: Union[_ModelArg, Sequence[_ModelArg]] = ..., cluster: Union[_Cl
           recompute_modules: _Grid[str] = ..., fp8_recipe: _Grid[str] = ...,
           overlap_moe_expert_parallel_comm: _Grid[bool] = ..., recompute_method: _Grid[str] = ...,
           recompute_num_layers: _Grid[int] = ..., moe_token_dispatcher: _Grid[str] = ...,
+          first_last_layers_bf16: _Grid[bool] = ..., num_layers_at_start_in_bf16: _Grid[int] = ...,
+          num_layers_at_end_in_bf16: _Grid[int] = ...,
           no_scatter_gather: _Grid[bool] = ...,
           gpus_per_node: _Grid[int] = ..., intra: _Grid[str] = ..., intra_fabric: _Grid[str] = ...,
           inter: _Grid[str] = ..., nics_per_node: _Grid[int] = ..., accelerator: _Grid[str] = ...,

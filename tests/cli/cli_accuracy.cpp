@@ -287,3 +287,24 @@ TEST_CASE("step: --fp8-recipe and --overlap-moe-expert-parallel-comm, Megatron-C
     require_invalid("plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 128 --fp8-recipe tensorwise",
                     "--fp8-recipe");
 }
+
+TEST_CASE("step: --first-last-layers-bf16 with Megatron-Core's counts, and the plan keys") {
+    const std::string base = "step --model llama3-8b --cluster dgx-b200 --gpus 8 --seq 8192 --global-batch 64 --dtype mxfp8";
+    const json plain = run_json(base);
+    const json mixed = run_json(base + " --first-last-layers-bf16");
+    const json more = run_json(base + " --first-last-layers-bf16 --num-layers-at-start-in-bf16 2 --num-layers-at-end-in-bf16 4");
+    CHECK_FALSE(plain["plan"].contains("first_last_layers_bf16"));
+    CHECK(mixed["plan"]["first_last_layers_bf16"] == true);
+    CHECK(mixed["plan"]["num_layers_at_start_in_bf16"] == 1);  // Megatron-Core's defaults
+    CHECK(mixed["plan"]["num_layers_at_end_in_bf16"] == 1);
+    CHECK(more["plan"]["num_layers_at_end_in_bf16"] == 4);
+    // BF16 layers are slower than MXFP8 ones: 6 of them cost 3 times what 2 cost, on the one stage
+    const double two = mixed["compute_s"].get<double>() - plain["compute_s"].get<double>();
+    const double six = more["compute_s"].get<double>() - plain["compute_s"].get<double>();
+    CHECK(two > 0.0);
+    CHECK(six == Approx(3.0 * two).epsilon(1e-6));
+    // the counts without the flag, a count beyond a stage's layers, delayed FP8 scaling: errors naming them
+    require_invalid(base + " --num-layers-at-end-in-bf16 2", "--num-layers-at-end-in-bf16");
+    require_invalid(base + " --first-last-layers-bf16 --num-layers-at-start-in-bf16 40", "num_layers_at_start_in_bf16");
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --dtype fp8 --first-last-layers-bf16", "first_last_layers_bf16");
+}

@@ -40,7 +40,8 @@
 ///   names, comma-separated) only when any; overlap_moe_expert_parallel_comm: true only when set;
 ///   fp8_recipe (delayed, tensorwise) with dtype fp8 (absent reads as delayed); recompute_method (uniform, block) and
 ///   recompute_num_layers only when full recompute does not give every layer its own checkpoint
-///   (absent reads as uniform and 0); moe_token_dispatcher (alltoall, deepep, hybridep; absent
+///   (absent reads as uniform and 0); first_last_layers_bf16 true with num_layers_at_start_in_bf16
+///   and num_layers_at_end_in_bf16 only when set (absent reads as false, 1 and 1); moe_token_dispatcher (alltoall, deepep, hybridep; absent
 ///   reads as the framework's).
 /// * planned: {tp, pp, dp, cp, ep, micro_batch, zero, recompute, schedule, virtual_stages,
 ///   sequence_parallel, step_s, mfu, memory_per_gpu_GiB, memory_per_gpu_bytes,
@@ -612,6 +613,22 @@ void full_recompute_fields(const IO& io, P& p) {
         });
 }
 
+/// plan::first_last_layers_bf16 and its counts (Megatron-Core's names), written only when set:
+/// first_last_layers_bf16 true, num_layers_at_start_in_bf16 and num_layers_at_end_in_bf16 (absent:
+/// false, and Megatron-Core's default 1 each).
+template <class IO, class P>
+void bf16_layers_fields(const IO& io, P& p) {
+    io.flag_when_set("first_last_layers_bf16", p.first_last_layers_bf16);
+    for (auto [key, field] : {std::pair{"num_layers_at_start_in_bf16", &P::bf16_layers_at_start},
+                              std::pair{"num_layers_at_end_in_bf16", &P::bf16_layers_at_end}})
+        io.custom(
+            key,
+            [&](auto put) {
+                if (p.first_last_layers_bf16) put(p.*field);
+            },
+            [&](const auto& r, const auto& k) { p.*field = static_cast<int>(r.integer_or(k, 1, 0, plan_limits::stage_layers)); });
+}
+
 /// The `virtual_stages` field of a plan (plan_fields, planned_fields): written resolved
 /// (plan::chunks), read in [1, `hi`] and 1 unless the schedule, read before it, is interleaved.
 template <class IO, class P>
@@ -722,6 +739,7 @@ void plan_fields(const IO& io, P& p, int layers) {
             if (r.has(key)) p.fp8_scaling = parse<fp8_recipe>(r.string(key), r.field(key));
         });
     full_recompute_fields(io, p);
+    bf16_layers_fields(io, p);
     // absent in files of earlier versions: the framework's
     io.custom(
         "moe_token_dispatcher", [&](auto put) { put(std::string(to_string(p.dispatcher))); },

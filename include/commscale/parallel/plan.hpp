@@ -183,6 +183,15 @@ struct plan {
     /// current scaling, whose amax and scale kernels each quantized tensor launches
     /// (predict/compute.hpp quantize_kernels_for); only with precision fp8
     fp8_recipe fp8_scaling = fp8_recipe::delayed;
+    /// Keep the first and last transformer layers in BF16 under an FP8 or FP4 recipe (Megatron-Core
+    /// `--first-last-layers-bf16`; megatron/core/fp8_utils.py and fp4_utils.py is_first_last_bf16_layer:
+    /// global layers [0, start) and [layers - end, layers) run outside the quantized autocast):
+    /// `bf16_layers_at_start` and `bf16_layers_at_end` (`--num-layers-at-start-in-bf16`,
+    /// `--num-layers-at-end-in-bf16`, default 1 each, each at most layers / pp; not with delayed
+    /// FP8 scaling, as TransformerConfig asserts).
+    bool first_last_layers_bf16 = false;
+    int bf16_layers_at_start = 1;
+    int bf16_layers_at_end = 1;
     int gradient_bytes = 4;      ///< bytes per gradient element reduced across DP (fp32 main grads: PyTorch AMP, Megatron bf16)
     data_size bucket = bytes(default_bucket_bytes);  ///< DP gradient bucket size (Megatron-Core: 40M parameters)
     overlap_options overlap{};
@@ -604,6 +613,25 @@ namespace detail {
         throw input_error("plan.fp8_recipe", std::string(to_string(p.fp8_scaling)) + " with dtype " + std::string(to_string(p.precision)),
                           "dtype fp8 (per-tensor scaling; MXFP8 and NVFP4 are dtypes of their own), or delayed");
 }
+
+/// validate(plan)'s checks of first_last_layers_bf16 (Megatron-Core TransformerConfig's
+/// assertions), out of line: off the planner's hot path.
+[[gnu::cold, gnu::noinline]] inline void validate_bf16_layers(const plan& p, int layers) {
+    const bool low = p.precision == dtype::fp8 || p.precision == dtype::mxfp8 || p.precision == dtype::nvfp4 || p.precision == dtype::fp4;
+    if (!low)
+        throw input_error("plan.first_last_layers_bf16", "true with dtype " + std::string(to_string(p.precision)),
+                          "a low-precision dtype (fp8, mxfp8, nvfp4, fp4) whose first and last layers stay in BF16");
+    if (p.precision == dtype::fp8 && p.fp8_scaling == fp8_recipe::delayed)
+        throw input_error("plan.first_last_layers_bf16", "true with fp8_recipe delayed",
+                          "fp8_recipe tensorwise, mxfp8 or nvfp4 (Megatron-Core: delayed scaling does not support first / last "
+                          "layers in BF16)");
+    const int per_stage = layers / std::max(1, p.pp);
+    const std::string expected = "an integer in [0, layers / pp = " + std::to_string(per_stage) + "]";
+    if (p.bf16_layers_at_start < 0 || p.bf16_layers_at_start > per_stage)
+        throw input_error("plan.num_layers_at_start_in_bf16", std::to_string(p.bf16_layers_at_start), expected);
+    if (p.bf16_layers_at_end < 0 || p.bf16_layers_at_end > per_stage)
+        throw input_error("plan.num_layers_at_end_in_bf16", std::to_string(p.bf16_layers_at_end), expected);
+}
 }  // namespace detail
 
 /// @brief Throws input_error naming the plan field unless the plan is usable for this model on
@@ -686,6 +714,8 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (p.pipeline_split_extras() == 0 && m.layers < chunks) detail::throw_too_many_stages(p, m.layers);
     validate_pipeline_split(p, m.layers);
     validate_stage_layers(p, m.layers);
+    if (p.first_last_layers_bf16) [[unlikely]]
+        detail::validate_bf16_layers(p, m.layers);
     // Megatron-Core's TransformerConfig rejects cpu_offloading_num_layers >= num_layers
     if (p.cpu_offloading_num_layers >= m.layers && p.cpu_offloading_num_layers > 0)
         throw input_error("plan.cpu_offloading_num_layers", std::to_string(p.cpu_offloading_num_layers),

@@ -299,12 +299,21 @@ struct layer_costs {
 struct stage_times {
     duration slowest{}, first_forward{}, first_backward{};
 };
-[[nodiscard]] inline stage_times stage_times_of(const layer_costs& lc, const stage_layout& layout, int pp) {
+/// What the BF16 layers of plan::first_last_layers_bf16 add to the stages holding them, per
+/// micro-batch: the first stage's forward and backward (with one stage, every BF16 layer's), and
+/// the last stage's forward + backward. Zero without them.
+struct bf16_layers_extra {
+    duration first_forward{}, first_backward{}, last{};
+};
+[[nodiscard]] inline stage_times stage_times_of(const layer_costs& lc, const stage_layout& layout, int pp,
+                                                const bf16_layers_extra& x = {}) {
     const duration fb = lc.forward + lc.backward;
     stage_times st;
-    st.slowest = std::max(static_cast<double>(layout.most) * fb, static_cast<double>(layout.last) * fb + lc.output);
-    st.first_backward = static_cast<double>(layout.first) * lc.backward + (pp == 1 ? (2.0 / 3.0) * lc.output : seconds(0.0));
-    st.first_forward = static_cast<double>(layout.first) * lc.forward + (pp == 1 ? lc.output / 3.0 : seconds(0.0));
+    st.slowest = std::max(static_cast<double>(layout.most) * fb, static_cast<double>(layout.last) * fb + lc.output + x.last);
+    st.first_backward = static_cast<double>(layout.first) * lc.backward + x.first_backward + (pp == 1 ? (2.0 / 3.0) * lc.output : seconds(0.0));
+    st.first_forward = static_cast<double>(layout.first) * lc.forward + x.first_forward + (pp == 1 ? lc.output / 3.0 : seconds(0.0));
+    if (x.first_forward + x.first_backward != seconds(0.0))
+        st.slowest = std::max(st.slowest, st.first_forward + st.first_backward);  // the first stage, its BF16 layers
     return st;
 }
 
@@ -584,6 +593,51 @@ template <class Pricer>
     return best.b;
 }
 
+/// The compute model's parameters of a step in `precision`: the defaults or `o.constants`, times
+/// the options' and the cluster's training-run calibration (fit-step); an efficiency never passes 1.
+[[nodiscard]] inline compute_params step_compute_params(const cluster& c, const accelerator& acc, dtype precision, fp8_recipe recipe,
+                                                        framework stack, const step_options& o) {
+    compute_params cpar = compute_params_for(acc, precision, o.constants, stack, recipe);
+    const double kernel = o.kernel_efficiency * c.compute.kernel_efficiency;
+    cpar.gemm_efficiency = std::min(1.0, cpar.gemm_efficiency * kernel);
+    cpar.bf16_gemm_efficiency = std::min(1.0, cpar.bf16_gemm_efficiency * kernel);
+    cpar.memory_efficiency = std::min(1.0, cpar.memory_efficiency * kernel);
+    cpar.attention_scale = std::min(1.0 / cpar.attention_efficiency, kernel * c.compute.attention_efficiency);
+    cpar.kernel_overhead_s *= c.compute.kernel_overhead;
+    cpar.moe_launch_overhead_s *= c.compute.kernel_overhead;
+    cpar.ssd_scan_efficiency = std::min(1.0, cpar.ssd_scan_efficiency * kernel);
+    cpar.finish();
+    return cpar;
+}
+
+/// plan::first_last_layers_bf16: each BF16 layer costs what a layer of the same plan in bf16
+/// costs (the compute model in bf16: no casts, BF16 GEMMs), `lc` less; the first stage runs the
+/// start layers and the last stage the end layers (with one stage, both; a stage's share is at
+/// most its layers, as Megatron-Core limits each count to layers / pp). The 16-bit activations
+/// these layers save, and their 16-bit sequence-parallel gathers, are not charged. Cold.
+[[gnu::cold, gnu::noinline]] inline bf16_layers_extra bf16_layers_extra_of(const transformer& m, const cluster& c,
+                                                                            const accelerator& acc, const plan& p,
+                                                                            const step_options& o, const layer_costs& lc) {
+    plan q = p;
+    q.precision = dtype::bf16;
+    q.fp8_scaling = fp8_recipe::delayed;
+    q.first_last_layers_bf16 = false;
+    const compute_params b = step_compute_params(c, acc, dtype::bf16, fp8_recipe::delayed, p.stack, o);
+    const layer_costs l16 = layer_costs_of(m, q, b, b.gemm_peak);
+    const duration f = l16.forward - lc.forward, bw = l16.backward - lc.backward;
+    bf16_layers_extra x;
+    const double start = p.bf16_layers_at_start, end = p.bf16_layers_at_end;
+    if (p.pp == 1) {
+        x.first_forward = (start + end) * f;
+        x.first_backward = (start + end) * bw;
+    } else {
+        x.first_forward = start * f;
+        x.first_backward = start * bw;
+        x.last = end * (f + bw);
+    }
+    return x;
+}
+
 }  // namespace detail
 
 /// @brief Predicts one step of `p` training `m` on `c`, whose GPUs are `acc`, pricing every
@@ -601,17 +655,7 @@ template <class Pricer>
     step_breakdown r;
     const double n_gpus = static_cast<double>(p.gpus());
     if (!(o.constants == fitted_compute_constants)) validate(o.constants, "step_options.constants");  // the defaults are valid
-    compute_params cpar = compute_params_for(acc, p.precision, o.constants, p.stack, p.fp8_scaling);
-    // options x the cluster's training-run calibration (fit-step); an efficiency never passes 1
-    const double kernel = o.kernel_efficiency * c.compute.kernel_efficiency;
-    cpar.gemm_efficiency = std::min(1.0, cpar.gemm_efficiency * kernel);
-    cpar.bf16_gemm_efficiency = std::min(1.0, cpar.bf16_gemm_efficiency * kernel);
-    cpar.memory_efficiency = std::min(1.0, cpar.memory_efficiency * kernel);
-    cpar.attention_scale = std::min(1.0 / cpar.attention_efficiency, kernel * c.compute.attention_efficiency);
-    cpar.kernel_overhead_s *= c.compute.kernel_overhead;
-    cpar.moe_launch_overhead_s *= c.compute.kernel_overhead;
-    cpar.ssd_scan_efficiency = std::min(1.0, cpar.ssd_scan_efficiency * kernel);
-    cpar.finish();
+    const compute_params cpar = detail::step_compute_params(c, acc, p.precision, p.fp8_scaling, p.stack, o);
     const flop_rate peak = cpar.gemm_peak;
     const double seq = p.seq, batch = p.global_batch;
     r.model_flops = model_flops(m, seq, batch);
@@ -631,7 +675,10 @@ template <class Pricer>
     r.first_stage_layers = layout.first;
     r.last_stage_layers = layout.last;
     r.max_stage_layers = layout.most;
-    const detail::stage_times stages = detail::stage_times_of(lc, layout, p.pp);
+    detail::bf16_layers_extra bf16_extra{};
+    if (p.first_last_layers_bf16) [[unlikely]]
+        bf16_extra = detail::bf16_layers_extra_of(m, c, acc, p, o, lc);
+    const detail::stage_times stages = detail::stage_times_of(lc, layout, p.pp, bf16_extra);
     const duration slowest = stages.slowest, stage_first_f = stages.first_forward, stage_first_b = stages.first_backward;
     r.stage_microbatch = slowest;
     r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(detail::optimizer_shard_parameters(m, p), cpar, p.optimizer_state_bytes);
