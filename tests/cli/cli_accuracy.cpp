@@ -307,4 +307,14 @@ TEST_CASE("step: --first-last-layers-bf16 with Megatron-Core's counts, and the p
     require_invalid(base + " --num-layers-at-end-in-bf16 2", "--num-layers-at-end-in-bf16");
     require_invalid(base + " --first-last-layers-bf16 --num-layers-at-start-in-bf16 40", "num_layers_at_start_in_bf16");
     require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --dtype fp8 --first-last-layers-bf16", "first_last_layers_bf16");
+    // plan: every plan with them; 14 layers at the end of a 32-layer model leave pp <= 2 (32 / pp >= 14)
+    const std::string plan8b = "plan --model llama3-8b --cluster dgx-b200 --gpus 16 --global-batch 128 --seq 8192 --dtype mxfp8 --top 40";
+    const json best_plain = run_json(plan8b);
+    const json best_mixed = run_json(plan8b + " --first-last-layers-bf16 --num-layers-at-start-in-bf16 0 --num-layers-at-end-in-bf16 14");
+    REQUIRE(best_mixed["plans"].size() > 0);
+    for (const auto& x : best_mixed["plans"]) CHECK(x["pp"].get<int>() <= 2);
+    CHECK(best_mixed["plans"][0]["step_s"].get<double>() > best_plain["plans"][0]["step_s"].get<double>());
+    require_invalid(plan8b + " --num-layers-at-end-in-bf16 2", "--num-layers-at-end-in-bf16");
+    require_invalid("plan --model llama3-8b --cluster dgx-b200 --gpus 16 --global-batch 128 --first-last-layers-bf16",
+                    "--first-last-layers-bf16");  // a BF16 dtype keeps nothing apart
 }

@@ -50,6 +50,8 @@ struct plan_request {
     std::optional<dtype> precision;
     std::optional<moe_token_dispatcher> dispatcher;
     std::optional<fp8_recipe> fp8;
+    bool first_last_layers_bf16 = false;
+    std::optional<int> bf16_layers_at_start, bf16_layers_at_end;
     std::optional<int> gradient_bytes;
     std::optional<double> compute_efficiency;
     std::optional<efficiency_mode> efficiency;
@@ -181,6 +183,13 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
                choice<fp8_recipe, r>("fp8-recipe", &r::fp8,
                                      "{}: per-tensor FP8's scaling in every plan, with --dtype fp8 (Megatron-Core's flag; "
                                      "default delayed)"),
+               flag<r>("first-last-layers-bf16", &r::first_last_layers_bf16,
+                       "keep the first and last layers of every plan in BF16 under an FP8/FP4 dtype (Megatron-Core's flag, "
+                       "as step's); plans with more per-end layers than layers / pp are not tried"),
+               integer<r>("num-layers-at-start-in-bf16", &r::bf16_layers_at_start, 0, plan_limits::stage_layers,
+                          "with --first-last-layers-bf16: BF16 layers at the start (Megatron-Core's flag; default 1)"),
+               integer<r>("num-layers-at-end-in-bf16", &r::bf16_layers_at_end, 0, plan_limits::stage_layers,
+                          "with --first-last-layers-bf16: BF16 layers at the end (Megatron-Core's flag; default 1)"),
                choice<framework, r>("framework", &r::stack, "{} (default megatron-core)"),
                integer<r>("gradient-bytes", &r::gradient_bytes, 1, 4,
                           "bytes per reduced gradient element in every plan: 2 or 4 (default: the framework's; "
@@ -234,6 +243,23 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
                 throw input_error("--fp8-recipe", std::string(to_string(*req.fp8)) + " with --dtype " + std::string(to_string(r.base.precision)),
                                   "--dtype fp8 (per-tensor scaling), or delayed");
             r.base.fp8_scaling = *req.fp8;
+        }
+        if ((req.bf16_layers_at_start || req.bf16_layers_at_end) && !req.first_last_layers_bf16)
+            throw input_error(req.bf16_layers_at_start ? "--num-layers-at-start-in-bf16" : "--num-layers-at-end-in-bf16",
+                              std::to_string(req.bf16_layers_at_start ? *req.bf16_layers_at_start : *req.bf16_layers_at_end),
+                              "--first-last-layers-bf16 with it (Megatron-Core reads the counts only with that flag)");
+        if (req.first_last_layers_bf16) {
+            r.base.first_last_layers_bf16 = true;
+            r.base.bf16_layers_at_start = req.bf16_layers_at_start.value_or(1);
+            r.base.bf16_layers_at_end = req.bf16_layers_at_end.value_or(1);
+            // the dtype and recipe rules of every plan, named by the flag (validate_bf16_layers)
+            plan one = r.base;
+            one.pp = 1;
+            try {
+                detail::validate_bf16_layers(one, m.layers);
+            } catch (const input_error& e) {
+                throw input_error("--first-last-layers-bf16", e.value(), e.expected());
+            }
         }
         if (req.gradient_bytes) r.base.gradient_bytes = cli::gradient_bytes_flag(*req.gradient_bytes);
         if (req.compute_efficiency) r.base.compute_efficiency = *req.compute_efficiency;

@@ -527,6 +527,10 @@ bool offer_fewest_offload(const transformer& m, const cluster& c, const accelera
                 if (!plain && !(r.try_pipeline_split && pp <= m.layers + 2)) continue;
                 const int dp = static_cast<int>(gpus / tp / cp / pp);
                 if (r.global_batch % dp != 0) continue;
+                // first_last_layers_bf16: Megatron-Core allows at most layers / pp BF16 layers per end
+                if (r.base.first_last_layers_bf16 &&
+                    std::max(r.base.bf16_layers_at_start, r.base.bf16_layers_at_end) > m.layers / pp)
+                    continue;
                 // expert layers (file comment): etp = tp first (plan.etp 0), then its smaller divisors
                 std::vector<std::pair<int, int>> expert_layouts;  // (plan.etp, ep)
                 const long long stage = static_cast<long long>(tp) * cp * dp;
