@@ -619,14 +619,16 @@ void full_recompute_fields(const IO& io, P& p) {
 template <class IO, class P>
 void bf16_layers_fields(const IO& io, P& p) {
     io.flag_when_set("first_last_layers_bf16", p.first_last_layers_bf16);
-    for (auto [key, field] : {std::pair{"num_layers_at_start_in_bf16", &P::bf16_layers_at_start},
-                              std::pair{"num_layers_at_end_in_bf16", &P::bf16_layers_at_end}})
+    const auto count = [&](const char* key, auto& field) {
         io.custom(
             key,
             [&](auto put) {
-                if (p.first_last_layers_bf16) put(p.*field);
+                if (p.first_last_layers_bf16) put(field);
             },
-            [&](const auto& r, const auto& k) { p.*field = static_cast<int>(r.integer_or(k, 1, 0, plan_limits::stage_layers)); });
+            [&](const auto& r, const auto& k) { field = static_cast<int>(r.integer_or(k, 1, 0, plan_limits::stage_layers)); });
+    };
+    count("num_layers_at_start_in_bf16", p.bf16_layers_at_start);
+    count("num_layers_at_end_in_bf16", p.bf16_layers_at_end);
 }
 
 /// The `virtual_stages` field of a plan (plan_fields, planned_fields): written resolved
