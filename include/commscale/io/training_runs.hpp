@@ -29,6 +29,7 @@
 /// | `overlap_moe_expert_parallel_comm` | no | Megatron-Core's `--overlap-moe-expert-parallel-comm` (Megatron-Bridge's `moe_a2a_overlap`), true/false (default false) |
 /// | `fp8_recipe` | no | with `dtype` fp8, Megatron-Core's `--fp8-recipe`: delayed (default) or tensorwise (current scaling, the "FP8-CS" of Megatron-Bridge's tables) |
 /// | `recompute_method`, `recompute_num_layers` | no | with `recompute` full, Megatron-Core's `--recompute-method` (uniform, the default, or block) and `--recompute-num-layers` (layers per checkpoint, or recomputed per model chunk with block; default 0: every layer) |
+/// | `first_last_layers_bf16`, `num_layers_at_start_in_bf16`, `num_layers_at_end_in_bf16` | no | Megatron-Core's `--first-last-layers-bf16` (true/false, default false) and its counts (default 1 each): those layers of an FP8/FP4 run in BF16 |
 /// | `grad_reduce_in_fp32` | no | Megatron-Core's `grad_reduce_in_fp32`, true/false: gradients kept and reduced in fp32 (4 bytes) or in bf16 (2); default the framework's |
 /// | `optimizer_state_bytes` | no | bytes per parameter of the optimizer's own state (plan::optimizer_state_bytes): 12 fp32 main parameters and Adam moments (default), 10 Apex DistributedFusedAdam with 16-bit parameter remainders, 4 bf16 moments without main parameters |
 /// | `moe_token_dispatcher` | no | MoE token dispatcher (plan::dispatcher): alltoall (default; Megatron-Core's `--moe-token-dispatcher-type alltoall`), deepep or hybridep (`--moe-token-dispatcher-type flex` with that `--moe-flex-dispatcher-backend`) |
@@ -165,7 +166,8 @@ namespace detail {
                                             "recipe", "notes", "not_expressible", "published_tflops_per_gpu",
                                             "published_precision", "cpu_offloading_num_layers", "grad_reduce_in_fp32", "recompute_modules",
                                             "optimizer_state_bytes", "moe_token_dispatcher", "recompute_method",
-                                            "recompute_num_layers", "fp8_recipe", "overlap_moe_expert_parallel_comm"};
+                                            "recompute_num_layers", "fp8_recipe", "overlap_moe_expert_parallel_comm",
+                                            "first_last_layers_bf16", "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"};
     std::vector<std::string> header;
     bool has_tokens = false;  // a tokens_per_s_per_gpu column (changes only the wording of one error)
     std::vector<training_run> runs;
@@ -191,7 +193,8 @@ namespace detail {
                                       "account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split, family, "
                                       "source, source_location, recipe, notes, not_expressible, published_tflops_per_gpu, "
                                       "published_precision, cpu_offloading_num_layers, grad_reduce_in_fp32, recompute_modules, optimizer_state_bytes, "
-                                      "moe_token_dispatcher, recompute_method, recompute_num_layers, fp8_recipe, overlap_moe_expert_parallel_comm, and step_s, tflops_per_gpu "
+                                      "moe_token_dispatcher, recompute_method, recompute_num_layers, fp8_recipe, overlap_moe_expert_parallel_comm, "
+                                      "first_last_layers_bf16, num_layers_at_start_in_bf16, num_layers_at_end_in_bf16, and step_s, tflops_per_gpu "
                                       "or tokens_per_s_per_gpu");
             }
             for (const char* req : {"model", "gpus", "tp", "pp", "micro_batch", "global_batch"}) {
@@ -348,6 +351,9 @@ namespace detail {
             p.full_recompute_method = parse<recompute_method>(*v, where + ": column recompute_method");
         p.recompute_num_layers = static_cast<int>(integer("recompute_num_layers", 0, 0, plan_limits::stage_layers));
         if (const auto v = cell("moe_token_dispatcher")) p.dispatcher = parse<moe_token_dispatcher>(*v, where + ": column moe_token_dispatcher");
+        p.first_last_layers_bf16 = boolean("first_last_layers_bf16", false);
+        p.bf16_layers_at_start = static_cast<int>(integer("num_layers_at_start_in_bf16", 1, 0, plan_limits::stage_layers));
+        p.bf16_layers_at_end = static_cast<int>(integer("num_layers_at_end_in_bf16", 1, 0, plan_limits::stage_layers));
         r.step_s = number("step_s");
         r.tflops_per_gpu = number("tflops_per_gpu");
         r.tokens_per_s_per_gpu = number("tokens_per_s_per_gpu");

@@ -266,6 +266,23 @@ TEST_CASE("training-runs CSV: columns, defaults, relative model paths and errors
     CHECK_THAT(err("model,gpus,tp,pp,micro_batch,global_batch,overlap_moe_expert_parallel_comm,step_s\n"
                    "llama3-8b,8,1,1,1,128,maybe,9.0\n"),
                Catch::Contains("column overlap_moe_expert_parallel_comm"));
+    // Megatron-Core's --first-last-layers-bf16 and its counts (default 1 and 1)
+    const auto bf16 = io::parse_training_runs("model,gpus,tp,pp,micro_batch,global_batch,dtype,first_last_layers_bf16,"
+                                              "num_layers_at_start_in_bf16,num_layers_at_end_in_bf16,step_s\n"
+                                              "llama3-8b,8,1,1,1,128,mxfp8,true,0,4,9.0\n"
+                                              "llama3-8b,8,1,1,1,128,mxfp8,true,,,9.0\n"
+                                              "llama3-8b,8,1,1,1,128,mxfp8,,,,9.0\n",
+                                              "bf16.csv");
+    REQUIRE(bf16.size() == 3);
+    CHECK(bf16[0].p.first_last_layers_bf16);
+    CHECK(bf16[0].p.bf16_layers_at_start == 0);
+    CHECK(bf16[0].p.bf16_layers_at_end == 4);
+    CHECK(bf16[1].p.bf16_layers_at_start == 1);
+    CHECK(bf16[1].p.bf16_layers_at_end == 1);
+    CHECK_FALSE(bf16[2].p.first_last_layers_bf16);
+    CHECK_THAT(err("model,gpus,tp,pp,micro_batch,global_batch,dtype,first_last_layers_bf16,num_layers_at_end_in_bf16,step_s\n"
+                   "llama3-8b,8,1,1,1,128,mxfp8,true,-2,9.0\n"),
+               Catch::Contains("column num_layers_at_end_in_bf16"));
 }
 
 TEST_CASE("fit-step: a run whose GPUs the node does not divide is an error naming the run") {
