@@ -252,7 +252,7 @@ struct layer_costs {
 
 /// The compute model of predict/compute.hpp for the layer's shapes and precision, or, when the
 /// plan names a compute_efficiency, the layer's FLOPs at that one fraction of peak.
-[[nodiscard]] inline layer_costs layer_costs_of(const commscale::transformer& m, const commscale::plan& p, const compute_params& cpar,
+[[nodiscard, gnu::always_inline]] inline layer_costs layer_costs_of(const commscale::transformer& m, const commscale::plan& p, const compute_params& cpar,
                                                 flop_rate peak) {
     layer_costs out;
     const double seq = p.seq;
