@@ -2,6 +2,7 @@
 // the first and last layers of an FP8/FP4 run computed in BF16, on the stages that hold them, with
 // TransformerConfig's assertions as input errors.
 #include "catch_shim.hpp"
+#include "plan_fixtures.hpp"
 
 #include <commscale/hardware/clusters.hpp>
 #include <commscale/predict/step.hpp>
@@ -10,25 +11,12 @@
 using namespace commscale;
 
 namespace {
-cluster bf16_test_cluster(int nodes) {
-    cluster c = cluster_by_name("dgx-h100");
-    c.nodes = nodes;
-    return c;
-}
-std::string bf16_plan_error(const plan& p, const transformer& m, const cluster& c) {
-    try {
-        validate(p, m, c);
-    } catch (const input_error& e) {
-        return e.field();
-    }
-    return "no error";
-}
 double bf16_layer_fb(const step_breakdown& r) { return in_seconds(r.layer.forward() + r.layer.backward()); }
 }  // namespace
 
 TEST_CASE("first_last_layers_bf16: each BF16 layer costs a BF16 layer's time, on the stage that holds it") {
     const auto& m = models::llama3_8b;
-    const cluster c = bf16_test_cluster(1);
+    const cluster c = plan_test::h100_nodes(1);
     // Megatron-Bridge's current-scaling recipe (bf16_with_fp8_current_scaling_mixed: one BF16 layer
     // at each end; its performance scripts switch them off)
     plan p{.tp = 1, .dp = 8, .micro_batch = 1, .global_batch = 64, .seq = 8192, .precision = dtype::fp8};
@@ -67,25 +55,25 @@ TEST_CASE("first_last_layers_bf16: each BF16 layer costs a BF16 layer's time, on
 
 TEST_CASE("first_last_layers_bf16: Megatron-Core's assertions name the field") {
     const auto& m = models::llama3_8b;
-    const cluster c = bf16_test_cluster(1);
+    const cluster c = plan_test::h100_nodes(1);
     plan p{.tp = 1, .dp = 8, .micro_batch = 1, .global_batch = 64, .seq = 8192, .precision = dtype::fp8};
     p.first_last_layers_bf16 = true;
     // TransformerConfig: "Delayed scaling does not support first / last layer in BF16."
-    CHECK(bf16_plan_error(p, m, c) == "plan.first_last_layers_bf16");
+    CHECK_THAT(plan_test::error_of(p, m, c), Catch::StartsWith("plan.first_last_layers_bf16 |"));
     p.fp8_scaling = fp8_recipe::tensorwise;
-    CHECK(bf16_plan_error(p, m, c) == "no error");
+    CHECK(plan_test::error_of(p, m, c) == "no error");
     // nothing to keep in BF16 in a BF16 run
     plan b = p;
     b.precision = dtype::bf16;
     b.fp8_scaling = fp8_recipe::delayed;
-    CHECK(bf16_plan_error(b, m, c) == "plan.first_last_layers_bf16");
+    CHECK_THAT(plan_test::error_of(b, m, c), Catch::StartsWith("plan.first_last_layers_bf16 |"));
     // each count in [0, layers / pp]: 32 / 1
     p.bf16_layers_at_start = 33;
-    CHECK(bf16_plan_error(p, m, c) == "plan.num_layers_at_start_in_bf16");
+    CHECK_THAT(plan_test::error_of(p, m, c), Catch::StartsWith("plan.num_layers_at_start_in_bf16 |"));
     p.bf16_layers_at_start = 1;
     p.bf16_layers_at_end = -1;
-    CHECK(bf16_plan_error(p, m, c) == "plan.num_layers_at_end_in_bf16");
+    CHECK_THAT(plan_test::error_of(p, m, c), Catch::StartsWith("plan.num_layers_at_end_in_bf16 |"));
     // the counts are read only with the flag (Megatron-Core), so they are free without it
     p.first_last_layers_bf16 = false;
-    CHECK(bf16_plan_error(p, m, c) == "no error");
+    CHECK(plan_test::error_of(p, m, c) == "no error");
 }
