@@ -129,12 +129,12 @@ inline constexpr compute_constants kernel_constants{};
 /// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
 /// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
 inline constexpr compute_constants fitted_compute_constants{
-    .gemm_shape_efficiency = 0.8425,
-    .attention_efficiency = 0.3369,
-    .te_attention_efficiency = 0.5586,
-    .memory_efficiency = 0.6820,
-    .kernel_overhead_s = 2.008e-06,
-    .moe_launch_overhead_s = 3.078e-05,
+    .gemm_shape_efficiency = 0.8431,
+    .attention_efficiency = 0.3371,
+    .te_attention_efficiency = 0.5717,
+    .memory_efficiency = 0.6785,
+    .kernel_overhead_s = 2.025e-06,
+    .moe_launch_overhead_s = 3.086e-05,
     .fp8_backward_slowdown = 1.1978};
 
 namespace detail {
@@ -608,6 +608,36 @@ namespace detail {
     return {gemms + memory_seconds(9.0 * scores, c), gemms_bwd + memory_seconds(18.0 * scores, c)};
 }
 
+/// Bytes and kernels that Transformer Engine's ring attention adds to one attention layer for one
+/// micro-batch on one GPU under context parallelism c > 1 (AttnFuncWithCPAndKVP2P, the p2p
+/// `cp_comm_type` Megatron-Core uses by default; transformer_engine/pytorch/attention/
+/// dot_product_attention/context_parallel.py, v2.9, bshd/sbhd layouts, 16-bit attention, which is
+/// what Megatron's FP8 recipes run unless --fp8-dot-product-attention). Forward: K and V
+/// concatenated into the first send buffer (read and write 2 B per K/V element); each of the c
+/// steps returns a partial output of o = T a d_v / t elements, merged after the last step, one
+/// fused kernel each: step 0's scaled in place (`flash_attn_fwd_out_correction_init`: read 2 B,
+/// write 2), each later one added (`flash_attn_fwd_out_correction`, `out.add_`: read 2 + 2, write
+/// 2) over the whole output on the ranks the causal split gives a full step (c - i of c at step i)
+/// and over its second half on the others: o (4 + 4.5 (c - 1)) bytes. Backward: K and V copied
+/// into the ring's buffer, and each step's dQ and dK/dV accumulated in 16 bits (`dq.add_(dq_)`,
+/// `dk.add_`/`copy_`: read 2 + 2, write 2, or a 4-byte copy; 5 B a mean) over the query and K/V
+/// widths: c x 5 (T a d_qk / t + K/V width) bytes. Kernels: forward c - 1 more attention calls,
+/// c output merges, c - 1 log-sum-exp merges and the concatenation (3c - 1); backward c - 1 more
+/// attention calls, 3c accumulations and the copy (4c). Zero without CP or with the unfused kernel.
+struct cp_merge_cost {
+    double bytes_fwd = 0, bytes_bwd = 0, kernels_fwd = 0, kernels_bwd = 0;
+};
+[[nodiscard]] constexpr cp_merge_cost cp_ring_merge(const transformer& m, const layer_shape& p) {
+    if (p.cp <= 1 || p.attention != attention_kernel::flash) [[likely]]
+        return {};
+    const double c = p.cp, t = p.tp, T = static_cast<double>(p.micro_batch) * p.seq / p.cp, a = m.heads;
+    const double out = a * m.value_head_dim() / t, dq = a * m.qk_head_dim() / t;
+    // K/V as the ring carries them: MLA's per-head keys and values, else the GQA width
+    const double kv = m.is_mla() ? a * (m.qk_head_dim() + m.value_head_dim()) / t : 2.0 * m.kv_dim() / t;
+    return {T * (out * (4.0 + 4.5 * (c - 1.0)) + 4.0 * kv), T * (c * 5.0 * (dq + kv) + 4.0 * kv), 3.0 * c - 1.0,
+            4.0 * c};
+}
+
 /// One Mamba-2 layer's chunked SSD scan for one micro-batch on one GPU (T = b s / c tokens, H / t
 /// heads; Megatron-Core's Mamba CP gives each rank the whole sequence of H / (t c) heads, the same
 /// work), forward and backward, each the larger of its FLOPs at ssd_scan_efficiency x the bf16
@@ -698,10 +728,14 @@ namespace detail {
     // backward: twice the forward traffic (the permutations once), and the conv1d recomputed (read
     // and write its channels)
     const double conv_recompute = 2.0 * T * mamba * 2.0 * m.mamba_conv_channels() / t;
-    r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute, c));
-    r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute, c));
-    const layer_kernels n =
+    // the attention layers' ring-attention merges under context parallelism (cp_ring_merge)
+    const cp_merge_cost cp_merge = cp_ring_merge(m, p);
+    r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute + att * cp_merge.bytes_fwd, c));
+    r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute + att * cp_merge.bytes_bwd, c));
+    layer_kernels n =
         count_hybrid_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);
+    n.forward += att * cp_merge.kernels_fwd;
+    n.backward += att * cp_merge.kernels_bwd;
     set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;
 }
@@ -726,6 +760,9 @@ namespace detail {
 ///   roofline, over the full square, plus the scale-mask-softmax and dropout passes over the
 ///   (b a/t s/c s) score tensor: 9 bytes per element forward (softmax read + write, dropout read +
 ///   write, 1-byte mask), twice that backward.
+///   Context parallelism (c > 1) adds the ring attention's merges of its c partial outputs and
+///   gradients as memory-bound bytes and kernels (detail::cp_ring_merge, Transformer Engine's
+///   AttnFuncWithCPAndKVP2P): 8.5 bytes per output element forward at c = 2.
 /// * Modern MoE shapes: MLA's down-projections (T x h)(h x (r_q + r_kv + d_r)), replicated over
 ///   TP, and its up-projections and W_O split by t; scores with the query/key head width
 ///   d_n + d_r and values with d_v. LatentMoE: the routed experts' GEMMs over the latent width l
@@ -837,11 +874,15 @@ namespace detail {
     const double permute = detail::permutation_bytes(m, permutations, moe_copies);
     const double latent_cast = detail::latent_cast_bytes(m, T, t, c);
     if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * c.cast_bytes() * m.expert_io() + latent_cast;
-    r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute, c));
-    r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute, c));
+    // context parallelism: the ring attention's merges of partial outputs and gradients
+    const detail::cp_merge_cost cp_merge = detail::cp_ring_merge(m, p);
+    r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute + cp_merge.bytes_fwd, c));
+    r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute + cp_merge.bytes_bwd, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
-    const layer_kernels n =
+    layer_kernels n =
         detail::count_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);
+    n.forward += cp_merge.kernels_fwd;
+    n.backward += cp_merge.kernels_bwd;
     detail::set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;
 }
