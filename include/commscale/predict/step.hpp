@@ -640,15 +640,13 @@ template <class Pricer>
 
 }  // namespace detail
 
-/// @brief Predicts one step of `p` training `m` on `c`, whose GPUs are `acc`, pricing every
-/// collective with `price(const placement&, collective_op, data_size) -> duration` (the
-/// collective model, a calibrated table, or a closed form). Validates the plan (input_error).
-/// Formulas in the file comment.
+namespace detail {
+/// predict_step_with once `m` and `c` are known to be valid (validate(transformer),
+/// validate(cluster)): the plan and the options are still checked. The planner validates its
+/// model and cluster once per search and predicts each plan through this.
 template <class Pricer>
-[[nodiscard]] step_breakdown predict_step_with(const transformer& m, const cluster& c, const accelerator& acc,
-                                               const plan& p, Pricer&& price, const step_options& o = {}) {
-    validate(m, "model");
-    validate(c, "cluster");
+[[nodiscard]] step_breakdown predict_step_valid_model_cluster(const transformer& m, const cluster& c, const accelerator& acc,
+                                                              const plan& p, Pricer&& price, const step_options& o) {
     validate(p, m, c);
     if (!(o.kernel_efficiency > 0.0) || o.kernel_efficiency > 1.0)
         throw input_error("step_options.kernel_efficiency", detail::number_text(o.kernel_efficiency), "a fraction in (0, 1]");
@@ -734,6 +732,19 @@ template <class Pricer>
     // verdict
     r.bottleneck = detail::step_verdict(r);
     return r;
+}
+}  // namespace detail
+
+/// @brief Predicts one step of `p` training `m` on `c`, whose GPUs are `acc`, pricing every
+/// collective with `price(const placement&, collective_op, data_size) -> duration` (the
+/// collective model, a calibrated table, or a closed form). Validates the model, the cluster and
+/// the plan (input_error). Formulas in the file comment.
+template <class Pricer>
+[[nodiscard]] step_breakdown predict_step_with(const transformer& m, const cluster& c, const accelerator& acc,
+                                               const plan& p, Pricer&& price, const step_options& o = {}) {
+    validate(m, "model");
+    validate(c, "cluster");
+    return detail::predict_step_valid_model_cluster(m, c, acc, p, std::forward<Pricer>(price), o);
 }
 
 /// @brief Prices a collective with the library's collective model (collective/model.hpp):

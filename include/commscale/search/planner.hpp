@@ -428,7 +428,7 @@ template <class Pricer, class Set, class Slope>
     auto fits = [&](int n) {
         set(n);
         try {
-            cur.r = predict_step_with(m, c, acc, cur.p, price, r.options);
+            cur.r = detail::predict_step_valid_model_cluster(m, c, acc, cur.p, price, r.options);  // both validated by the search
         } catch (const input_error&) {
             ++out.rejected;
             return false;
@@ -672,7 +672,7 @@ template <class Pricer>
                         p.micro_batch = b;
                         if (!schedule_accepts(s.sched, s.pp, per_replica / b)) continue;  // too few micro-batches
                         try {
-                            cur.r = predict_step_with(m, c, acc, p, cache, r.options);
+                            cur.r = detail::predict_step_valid_model_cluster(m, c, acc, p, cache, r.options);  // both validated by the search
                         } catch (const input_error&) {
                             ++out.rejected;
                             continue;
