@@ -107,6 +107,8 @@ struct step_traffic {
     data_size dp_expert_last_bucket{};
     data_size dp_expert_gradient_bytes{};  ///< the local expert gradient shard reduced per step
     data_size zero3_expert_gather_bytes{};  ///< ZeRO-3 expert parameter bytes gathered per step, per GPU
+    double parameters_per_gpu = 0;         ///< parameters_per_gpu(m, p): what DP reduces, before ZeRO sharding
+    double expert_parameters_per_gpu = 0;  ///< of them, the routed experts' when their reduction is separate, else 0
 };
 
 namespace detail {
@@ -288,6 +290,7 @@ namespace detail {
 
     // Data parallelism (over dp x cp replicas; routed experts over expert-DP), bucketed
     const double params = parameters_per_gpu(m, p);
+    t.parameters_per_gpu = params;
     const placement dpg = group_placement(p, parallel_dim::dp, gpus_per_node);
     // Megatron-Core sizes every bucket from the dense DP group (max(40M, 1M x dp) parameters)
     const double bucket = std::max(p.bucket.value(), p.bucket_per_dp.value() * dpg.ranks);
@@ -326,6 +329,7 @@ namespace detail {
     };
     if (separate_expert_reduction(m, p)) {
         const double experts = expert_parameters_per_gpu(m, p);
+        t.expert_parameters_per_gpu = experts;
         reduce(params - experts, dpg, {&t.dp_main, &t.dp_gather, &t.dp_bucket_count, &t.dp_last_bucket,
                                        &t.dp_gradient_bytes, &t.zero3_gather_bytes});
         reduce(experts, group_placement(p, parallel_dim::edp, gpus_per_node),

@@ -319,13 +319,15 @@ struct bf16_layers_extra {
 
 /// Parameters this GPU's optimizer step updates: its whole share without a distributed optimizer;
 /// with one (ZeRO >= 1) the dense parameters over DP x CP and the routed experts over expert-DP
-/// when their reduction is separate (Megatron-Core's distributed optimizer).
-[[nodiscard]] inline double optimizer_shard_parameters(const commscale::transformer& m, const commscale::plan& p) {
-    const double local = parameters_per_gpu(m, p);
+/// when their reduction is separate (Megatron-Core's distributed optimizer). The shares are
+/// plan_traffic's (`t`, parameters_per_gpu and expert_parameters_per_gpu of the plan).
+[[nodiscard]] inline double optimizer_shard_parameters(const commscale::transformer& m, const commscale::plan& p,
+                                                       const step_traffic& t) {
+    const double local = t.parameters_per_gpu;
     if (p.zero < 1) return local;
     const double dp_cp = static_cast<double>(p.dp) * p.cp;
     if (!separate_expert_reduction(m, p)) return local / dp_cp;
-    const double experts = expert_parameters_per_gpu(m, p);
+    const double experts = t.expert_parameters_per_gpu;
     return (local - experts) / dp_cp + experts / p.expert_dp();
 }
 
@@ -679,13 +681,13 @@ template <class Pricer>
     const detail::stage_times stages = detail::stage_times_of(lc, layout, p.pp, bf16_extra);
     const duration slowest = stages.slowest, stage_first_f = stages.first_forward, stage_first_b = stages.first_backward;
     r.stage_microbatch = slowest;
-    r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(detail::optimizer_shard_parameters(m, p), cpar, p.optimizer_state_bytes);
     const duration busy_compute = mb * slowest;
 
     // groups placed on NVLink domains (the node, or an NVL72 rack of trays: comm_view); the
     // pricer sees placements counted per domain
     const int domain = c.domain_gpus();
     const step_traffic t = plan_traffic(m, p, domain);
+    r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(detail::optimizer_shard_parameters(m, p, t), cpar, p.optimizer_state_bytes);
     duration hidden = seconds(0.0);  // communication that runs beside compute
     r.tp = detail::tp_exposure(t, p, price, mb * static_cast<double>(r.max_stage_layers) * gemm_layer);
     r.cp = detail::cp_exposure(t, p, price, mb * static_cast<double>(r.max_stage_layers) * attn_core);
