@@ -342,42 +342,36 @@ struct rate_context {
     bool capped = false;
 };
 
-[[nodiscard]] inline rate_context make_context(const cluster& c, const group_path& p, double s, efficiency_mode mode) {
+/// The part of a realistic-mode rate_context that depends on the cluster alone (its link classes,
+/// latencies, protocols, channels and efficiencies; not on the group or the size): computed once
+/// per cluster by the step predictor's pricer (predict_step), per call otherwise. `x` holds every
+/// field but the saturation-dependent products (ik_*), which finish_context sets.
+struct rate_base {
     rate_context x;
-    if (mode == efficiency_mode::ideal) {
-        x.base[0] = 0.0;
-        x.inv_fraction[0] = 1.0;
-        x.inv_cap[0] = 0.0;
-        x.step_intra[0] = x.min_step_intra = p.alpha_intra;
-        x.step_net[0] = x.min_step_net = p.alpha_net;
-        x.ik_net_derated.fill(x.ik_net);
-        return x;
-    }
+    const link_class_params* ki = nullptr;
+    const link_class_params* kn = nullptr;
+    bool same_curve = true;  ///< both classes on one saturation curve (computed once then)
+    double inv_ei = 1, inv_en = 1, inv_eiv = 1, inv_ens = 1;  ///< 1 / efficiency (x in-switch, in-network)
+};
+
+/// rate_base of `c` for paths of `p`'s link classes and latencies (every path of one cluster has
+/// the same: the node's intra and inter links, make_path).
+[[nodiscard]] inline rate_base make_rate_base(const cluster& c, const group_path& p) {
+    rate_base b;
+    rate_context& x = b.x;
     const comm_params& cp = c.comm;
     const link_class_params& ki = cp.of(p.ci);
     const link_class_params& kn = cp.of(p.cn);
+    b.ki = &ki;
+    b.kn = &kn;
     x.protocols = static_cast<int>(protocol_count);
-    // Saturation depends on each rank's share of the buffer s / n, not on the protocol or
-    // algorithm. The divisions below do not depend on each other.
-    const double nd = static_cast<double>(p.n);
-    const double gi = saturation_excess(ki, s, nd);
-    // The two classes often carry the same curve (the defaults do): compute it once then.
-    const bool same_curve = kn.half_size == ki.half_size && kn.exponent == ki.exponent;
-    const double gn = same_curve ? gi : saturation_excess(kn, s, nd);
+    b.same_curve = kn.half_size == ki.half_size && kn.exponent == ki.exponent;
     x.nvls = cp.nvls_efficiency;
     x.sharp = cp.sharp_efficiency;
-    // Reciprocals first (they do not wait for the saturation's square root), then products.
-    const double inv_ei = 1.0 / ki.efficiency;
-    const double inv_en = kn.efficiency == ki.efficiency ? inv_ei : 1.0 / kn.efficiency;
-    const double inv_eiv = c.node.in_switch_reduction ? 1.0 / (ki.efficiency * cp.nvls_efficiency) : inv_ei;
-    const double inv_ens = c.in_network_reduction ? 1.0 / (kn.efficiency * cp.sharp_efficiency) : inv_en;
-    x.ik_intra = gi * inv_ei;
-    x.ik_net = gn * inv_en;
-    x.ik_intra_switch = gi * inv_eiv;
-    x.ik_net_switch = gn * inv_ens;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((x.ik_net_derated[I] = x.ik_net / descriptor<net_derated_algorithms[I]>::net_bandwidth_factor), ...);
-    }(std::make_index_sequence<net_derated_algorithms.size()>{});
+    b.inv_ei = 1.0 / ki.efficiency;
+    b.inv_en = kn.efficiency == ki.efficiency ? b.inv_ei : 1.0 / kn.efficiency;
+    b.inv_eiv = c.node.in_switch_reduction ? 1.0 / (ki.efficiency * cp.nvls_efficiency) : b.inv_ei;
+    b.inv_ens = c.in_network_reduction ? 1.0 / (kn.efficiency * cp.sharp_efficiency) : b.inv_en;
     for (std::size_t q = 0; q < protocol_count; ++q) {
         x.base[q] = cp.base_latency[q].value();
         // A protocol step is never faster than the port's published latency.
@@ -394,7 +388,43 @@ struct rate_context {
     x.min_base = std::min({x.base[0], x.base[1], x.base[2]});
     x.min_step_intra = std::min({x.step_intra[0], x.step_intra[1], x.step_intra[2]});
     x.min_step_net = std::min({x.step_net[0], x.step_net[1], x.step_net[2]});
+    return b;
+}
+
+/// The realistic-mode rate_context of a path of `n` ranks moving `s` bytes, from its cluster's
+/// rate_base: the saturation of each link class (which depends on each rank's share s / n) times
+/// the inverse efficiencies.
+[[nodiscard]] inline rate_context finish_context(const rate_base& b, const group_path& p, double s) {
+    rate_context x = b.x;
+    // Saturation depends on each rank's share of the buffer s / n, not on the protocol or
+    // algorithm. The two classes often carry the same curve (the defaults do): computed once then.
+    const double nd = static_cast<double>(p.n);
+    const double gi = saturation_excess(*b.ki, s, nd);
+    const double gn = b.same_curve ? gi : saturation_excess(*b.kn, s, nd);
+    x.ik_intra = gi * b.inv_ei;
+    x.ik_net = gn * b.inv_en;
+    x.ik_intra_switch = gi * b.inv_eiv;
+    x.ik_net_switch = gn * b.inv_ens;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((x.ik_net_derated[I] = x.ik_net / descriptor<net_derated_algorithms[I]>::net_bandwidth_factor), ...);
+    }(std::make_index_sequence<net_derated_algorithms.size()>{});
     return x;
+}
+
+/// The rate context of a path moving `s` bytes: ideal mode the published latencies and peaks;
+/// realistic mode finish_context(make_rate_base(c, p), p, s).
+[[nodiscard]] inline rate_context make_context(const cluster& c, const group_path& p, double s, efficiency_mode mode) {
+    if (mode == efficiency_mode::ideal) {
+        rate_context x;
+        x.base[0] = 0.0;
+        x.inv_fraction[0] = 1.0;
+        x.inv_cap[0] = 0.0;
+        x.step_intra[0] = x.min_step_intra = p.alpha_intra;
+        x.step_net[0] = x.min_step_net = p.alpha_net;
+        x.ik_net_derated.fill(x.ik_net);
+        return x;
+    }
+    return finish_context(make_rate_base(c, p), p, s);
 }
 
 /// Time of a plan under a context: latency, transfer and the protocol kept.
@@ -730,6 +760,28 @@ namespace detail {
     if (!(t >= 0) || !std::isfinite(t)) return predict_collective(c, g, op, bytes, opt).time;  // throws its error
     return seconds(t);
 }
+
+namespace detail {
+/// rate_base of a cluster whose scale-up domain is its node (comm_view's), from the path every
+/// group of it shares the link classes and latencies of.
+[[nodiscard]] inline rate_base make_rate_base(const cluster& c) { return make_rate_base(c, make_path(c, placement{}, 1)); }
+
+/// predict_collective_time in realistic mode with the automatic choice, on a cluster whose domain
+/// is its node, with `base` = make_rate_base(c) computed once: the same checks and the same time
+/// to the bit (make_context is finish_context of the same base).
+[[nodiscard]] inline duration collective_time_on_base(const cluster& c, const rate_base& base, const placement& g, collective_op op,
+                                                     data_size bytes, const collective_options& opt) {
+    const int nodes = check_inputs(c, g, bytes);
+    const double s = bytes.value();
+    if (g.ranks <= 1 || s <= 0) return seconds(0);
+    const group_path p = make_path(c, g, nodes);
+    const rate_context x = finish_context(base, p, s);
+    phase_plan scratch;
+    const double t = choose_algorithm(c, p, x, op, s, opt, scratch).second;
+    if (!(t >= 0) || !std::isfinite(t)) return predict_collective(c, g, op, bytes, opt).time;  // throws its error
+    return seconds(t);
+}
+}  // namespace detail
 
 /// @brief The limiting resource in words, e.g. "inter-node NIC ib-hdr-4x shared by 2 GPUs",
 /// "intra-node link nvlink3", "spine (oversubscribed) behind NIC ib-ndr-4x",

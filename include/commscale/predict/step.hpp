@@ -761,14 +761,40 @@ struct collective_pricer {
     }
 };
 
+namespace detail {
+/// collective_pricer for one prediction in realistic mode with the automatic choice: the
+/// cluster's rate_base (its protocols' latencies and payload fractions, channel caps and
+/// efficiencies) computed once for the prediction's collectives instead of once per collective;
+/// the same times to the bit (collective_time_on_base).
+struct based_collective_pricer {
+    const cluster* c = nullptr;
+    collective_options options{};
+    rate_base base{};
+    [[nodiscard]] duration operator()(const placement& g, collective_op op, data_size s) const {
+        return collective_time_on_base(*c, base, g, op, s, options);
+    }
+};
+
+template <class Step>
+[[nodiscard]] step_breakdown price_on(const cluster& view, const collective_options& co, Step&& step) {
+    if (co.algo == algorithm::automatic && co.mode == efficiency_mode::realistic)
+        return step(based_collective_pricer{&view, co, make_rate_base(view)});
+    return step(collective_pricer{&view, co});
+}
+}  // namespace detail
+
 /// @brief Predicts one step of `p` training `m` on `c` with GPUs `acc`, every collective priced
 /// by the collective model in `o.mode` with `o.algo`. See predict_step_with.
 [[nodiscard]] inline step_breakdown predict_step(const transformer& m, const cluster& c, const accelerator& acc,
                                                  const plan& p, const step_options& o = {}) {
     const collective_options co{o.algo, o.mode, o.candidates};
-    if (!c.domain_spans_nodes()) return predict_step_with(m, c, acc, p, collective_pricer{&c, co}, o);  // no copy
+    // the model and the cluster are checked before the pricer reads the cluster
+    validate(m, "model");
+    validate(c, "cluster");
+    auto step = [&](auto&& price) { return detail::predict_step_valid_model_cluster(m, c, acc, p, price, o); };
+    if (!c.domain_spans_nodes()) return detail::price_on(c, co, step);  // no copy
     const cluster view = comm_view(c);
-    return predict_step_with(m, c, acc, p, collective_pricer{&view, co}, o);
+    return detail::price_on(view, co, step);
 }
 
 /// @brief As above, with the accelerator named by the cluster's nodes (`c.node.accelerator`,

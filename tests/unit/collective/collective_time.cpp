@@ -1,6 +1,8 @@
 // predict_collective_time (the step predictor's pricer) returns exactly predict_collective's time:
 // every preset cluster, every collective, placements inside and across nodes, sizes from 1 B to
 // 64 GiB, both efficiency modes and both candidate sets, compared to the bit; and the same errors.
+// The same for detail::collective_time_on_base, predict_step's pricer (the cluster's rate_base
+// computed once per prediction).
 #include "catch_shim.hpp"
 
 #include <commscale/collective/model.hpp>
@@ -17,6 +19,7 @@ TEST_CASE("predict_collective_time equals predict_collective(...).time to the bi
         // placements count ranks per NVLink domain (the node, or an NVL72 rack): 4 domains at least
         c.nodes = std::max(c.nodes, 4 * (c.domain_spans_nodes() ? c.scale_up_domain / c.node.gpus : 1));
         const cluster v = comm_view(c);
+        const detail::rate_base base = detail::make_rate_base(v);  // once per cluster, as predict_step does
         const int g = v.node.gpus;
         const placement groups[] = {{g, g, 1}, {2 * g, g, 1}, {4, 1, g}, {4 * g, g, 1}, {2, 2, 1}};
         for (const auto& pl : groups) {
@@ -32,6 +35,10 @@ TEST_CASE("predict_collective_time equals predict_collective(...).time to the bi
                             const double fast = in_seconds(predict_collective_time(c, pl, op, bytes(s), o));
                             INFO(c.name << " " << to_string(op) << " " << pl.ranks << " ranks, " << s << " B");
                             REQUIRE(fast == full);
+                            if (mode == efficiency_mode::realistic) {
+                                // the step predictor's pricer: the cluster's rate_base computed once
+                                REQUIRE(in_seconds(detail::collective_time_on_base(v, base, pl, op, bytes(s), o)) == full);
+                            }
                             ++compared;
                         }
         }
@@ -41,4 +48,10 @@ TEST_CASE("predict_collective_time equals predict_collective(...).time to the bi
     const cluster a100 = cluster_by_name("dgx-a100");
     CHECK_THROWS_AS(predict_collective_time(a100, placement{16, 8, 1}, collective_op::all_reduce, bytes(1e6)), input_error);
     CHECK_THROWS_AS(predict_collective_time(a100, placement{8, 8, 1}, collective_op::all_reduce, bytes(-1.0)), input_error);
+    const detail::rate_base base = detail::make_rate_base(a100);
+    const collective_options o{};
+    CHECK_THROWS_AS(detail::collective_time_on_base(a100, base, placement{16, 8, 1}, collective_op::all_reduce, bytes(1e6), o),
+                    input_error);
+    CHECK_THROWS_AS(detail::collective_time_on_base(a100, base, placement{8, 8, 1}, collective_op::all_reduce, bytes(-1.0), o),
+                    input_error);
 }
