@@ -577,6 +577,13 @@ template <algorithm a>
 
 /// Validation without allocation on the success path.
 /// Returns the number of nodes the placement spans.
+/// A collective's size: finite, in [0, 1e18] bytes (input_error naming `bytes` otherwise).
+inline void check_bytes(data_size bytes) {
+    const double b = bytes.value();
+    if (!std::isfinite(b) || b < 0 || b > 1e18)
+        throw input_error("bytes", detail::number_text(b), "a finite size in [0, 1e18] bytes");
+}
+
 [[nodiscard]] inline int check_inputs(const cluster& c, const placement& g, data_size bytes) {
     if (g.ranks < 1 || g.ranks > cluster_limits::group_ranks)
         bad_placement("ranks", g.ranks, "an integer in [1, " + std::to_string(cluster_limits::group_ranks) + "]");
@@ -593,9 +600,7 @@ template <algorithm a>
                       "at most " + std::to_string(static_cast<long long>(c.nodes) * g.ranks_per_node) +
                           " ranks (" + std::to_string(c.nodes) + " nodes x " + std::to_string(g.ranks_per_node) +
                           " per node)");
-    const double b = bytes.value();
-    if (!std::isfinite(b) || b < 0 || b > 1e18)
-        throw input_error("bytes", detail::number_text(b), "a finite size in [0, 1e18] bytes");
+    check_bytes(bytes);
     const double bi = c.node.intra.per_direction.value();
     if (std::min(g.ranks_per_node, g.ranks) > 1 && (!std::isfinite(bi) || !(bi > 0)))
         throw input_error("cluster.intra.link", detail::number_text(bi / giga) + " GB/s",
@@ -766,20 +771,28 @@ namespace detail {
 /// group of it shares the link classes and latencies of.
 [[nodiscard]] inline rate_base make_rate_base(const cluster& c) { return make_rate_base(c, make_path(c, placement{}, 1)); }
 
+/// collective_time_on_base once the placement `g` was checked (check_inputs) and its path built:
+/// the time of `bytes` (checked here) over path `p`.
+[[nodiscard]] inline duration collective_time_on_path(const cluster& c, const rate_base& base, const group_path& p,
+                                                     const placement& g, collective_op op, data_size bytes,
+                                                     const collective_options& opt) {
+    check_bytes(bytes);
+    const double s = bytes.value();
+    if (g.ranks <= 1 || s <= 0) return seconds(0);
+    const rate_context x = finish_context(base, p, s);
+    phase_plan scratch;
+    const double t = choose_algorithm(c, p, x, op, s, opt, scratch).second;
+    if (!(t >= 0) || !std::isfinite(t)) return predict_collective(c, g, op, bytes, opt).time;  // throws its error
+    return seconds(t);
+}
+
 /// predict_collective_time in realistic mode with the automatic choice, on a cluster whose domain
 /// is its node, with `base` = make_rate_base(c) computed once: the same checks and the same time
 /// to the bit (make_context is finish_context of the same base).
 [[nodiscard]] inline duration collective_time_on_base(const cluster& c, const rate_base& base, const placement& g, collective_op op,
                                                      data_size bytes, const collective_options& opt) {
     const int nodes = check_inputs(c, g, bytes);
-    const double s = bytes.value();
-    if (g.ranks <= 1 || s <= 0) return seconds(0);
-    const group_path p = make_path(c, g, nodes);
-    const rate_context x = finish_context(base, p, s);
-    phase_plan scratch;
-    const double t = choose_algorithm(c, p, x, op, s, opt, scratch).second;
-    if (!(t >= 0) || !std::isfinite(t)) return predict_collective(c, g, op, bytes, opt).time;  // throws its error
-    return seconds(t);
+    return collective_time_on_path(c, base, make_path(c, g, nodes), g, op, bytes, opt);
 }
 }  // namespace detail
 

@@ -764,21 +764,35 @@ struct collective_pricer {
 namespace detail {
 /// collective_pricer for one prediction in realistic mode with the automatic choice: the
 /// cluster's rate_base (its protocols' latencies and payload fractions, channel caps and
-/// efficiencies) computed once for the prediction's collectives instead of once per collective;
-/// the same times to the bit (collective_time_on_base).
-struct based_collective_pricer {
-    const cluster* c = nullptr;
-    collective_options options{};
-    rate_base base{};
-    [[nodiscard]] duration operator()(const placement& g, collective_op op, data_size s) const {
-        return collective_time_on_base(*c, base, g, op, s, options);
+/// efficiencies) computed once for the prediction's collectives instead of once per collective,
+/// and the checked placement's path kept for the next collective of the same group (a step prices
+/// the TP and the DP group twice or more in a row); the same times to the bit
+/// (collective_time_on_base). One prediction's own: not shared between threads.
+class based_collective_pricer {
+public:
+    based_collective_pricer(const cluster& c, const collective_options& o) : c_(&c), options_(o), base_(make_rate_base(c)) {}
+    [[nodiscard]] duration operator()(const placement& g, collective_op op, data_size s) {
+        if (!(has_path_ && g.ranks == last_.ranks && g.ranks_per_node == last_.ranks_per_node && g.stride == last_.stride)) {
+            path_ = make_path(*c_, g, check_inputs(*c_, g, s));
+            last_ = g;
+            has_path_ = true;
+        }
+        return collective_time_on_path(*c_, base_, path_, g, op, s, options_);
     }
+
+private:
+    const cluster* c_;
+    collective_options options_;
+    rate_base base_;
+    placement last_{};
+    group_path path_{};
+    bool has_path_ = false;
 };
 
 template <class Step>
 [[nodiscard]] step_breakdown price_on(const cluster& view, const collective_options& co, Step&& step) {
     if (co.algo == algorithm::automatic && co.mode == efficiency_mode::realistic)
-        return step(based_collective_pricer{&view, co, make_rate_base(view)});
+        return step(based_collective_pricer(view, co));
     return step(collective_pricer{&view, co});
 }
 }  // namespace detail
