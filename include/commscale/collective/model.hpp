@@ -575,8 +575,6 @@ template <algorithm a>
     throw input_error(std::string("placement.") + field, std::to_string(v), expected);
 }
 
-/// Validation without allocation on the success path.
-/// Returns the number of nodes the placement spans.
 /// A collective's size: finite, in [0, 1e18] bytes (input_error naming `bytes` otherwise).
 inline void check_bytes(data_size bytes) {
     const double b = bytes.value();
@@ -584,6 +582,8 @@ inline void check_bytes(data_size bytes) {
         throw input_error("bytes", detail::number_text(b), "a finite size in [0, 1e18] bytes");
 }
 
+/// Validation without allocation on the success path.
+/// Returns the number of nodes the placement spans.
 [[nodiscard]] inline int check_inputs(const cluster& c, const placement& g, data_size bytes) {
     if (g.ranks < 1 || g.ranks > cluster_limits::group_ranks)
         bad_placement("ranks", g.ranks, "an integer in [1, " + std::to_string(cluster_limits::group_ranks) + "]");
@@ -751,6 +751,19 @@ namespace detail {
 /// latency/transfer split, protocol and bottleneck: what the step predictor prices with. Same
 /// checks and errors, the same time to the bit (the fastest candidate's plan_time is the time
 /// evaluate gives its rebuilt plan).
+namespace detail {
+/// The automatic choice's time of a checked collective of `bytes` > 0 over path `p` under
+/// context `x`: the fastest candidate's plan_time; a time that is not finite and non-negative is
+/// rethrown as predict_collective's error.
+[[nodiscard]] inline duration automatic_time(const cluster& c, const group_path& p, const rate_context& x, const placement& g,
+                                             collective_op op, data_size bytes, const collective_options& opt) {
+    phase_plan scratch;
+    const double t = choose_algorithm(c, p, x, op, bytes.value(), opt, scratch).second;
+    if (!(t >= 0) || !std::isfinite(t)) return predict_collective(c, g, op, bytes, opt).time;  // throws its error
+    return seconds(t);
+}
+}  // namespace detail
+
 [[nodiscard]] inline duration predict_collective_time(const cluster& c, const placement& g, collective_op op,
                                                       data_size bytes, const collective_options& opt = {}) {
     if (opt.algo != algorithm::automatic) return predict_collective(c, g, op, bytes, opt).time;
@@ -759,11 +772,7 @@ namespace detail {
     const double s = bytes.value();
     if (g.ranks <= 1 || s <= 0) return seconds(0);
     const detail::group_path p = detail::make_path(c, g, nodes);
-    const detail::rate_context x = detail::make_context(c, p, s, opt.mode);
-    detail::phase_plan scratch;
-    const double t = detail::choose_algorithm(c, p, x, op, s, opt, scratch).second;
-    if (!(t >= 0) || !std::isfinite(t)) return predict_collective(c, g, op, bytes, opt).time;  // throws its error
-    return seconds(t);
+    return detail::automatic_time(c, p, detail::make_context(c, p, s, opt.mode), g, op, bytes, opt);
 }
 
 namespace detail {
@@ -771,19 +780,14 @@ namespace detail {
 /// group of it shares the link classes and latencies of.
 [[nodiscard]] inline rate_base make_rate_base(const cluster& c) { return make_rate_base(c, make_path(c, placement{}, 1)); }
 
-/// collective_time_on_base once the placement `g` was checked (check_inputs) and its path built:
-/// the time of `bytes` (checked here) over path `p`.
+/// collective_time_on_base once the placement `g` and `bytes` were checked (check_inputs, or
+/// check_bytes for a placement checked before) and its path built: the time over path `p`.
 [[nodiscard]] inline duration collective_time_on_path(const cluster& c, const rate_base& base, const group_path& p,
                                                      const placement& g, collective_op op, data_size bytes,
                                                      const collective_options& opt) {
-    check_bytes(bytes);
     const double s = bytes.value();
     if (g.ranks <= 1 || s <= 0) return seconds(0);
-    const rate_context x = finish_context(base, p, s);
-    phase_plan scratch;
-    const double t = choose_algorithm(c, p, x, op, s, opt, scratch).second;
-    if (!(t >= 0) || !std::isfinite(t)) return predict_collective(c, g, op, bytes, opt).time;  // throws its error
-    return seconds(t);
+    return automatic_time(c, p, finish_context(base, p, s), g, op, bytes, opt);
 }
 
 /// predict_collective_time in realistic mode with the automatic choice, on a cluster whose domain
