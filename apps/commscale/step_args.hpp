@@ -183,8 +183,9 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                         "run one micro-batch's forward with another's backward, each one's EP all-to-alls under the "
                         "other's compute (Megatron-Core's flag; ep > 1, pp 1 or interleaved, no full recompute)"),
                 given<r>("fp8-recipe", &r::fp8_recipe, &spelling<fp8_recipe>,
-                         "with --dtype fp8: delayed (scales from an amax history, Megatron-Core's default) or tensorwise "
-                         "(current scaling: each tensor's amax read first; Megatron-Core's flag)"),
+                         "with --dtype fp8: delayed (scales from an amax history, Megatron-Core's default), tensorwise "
+                         "(current scaling: each tensor's amax read first) or blockwise (1 x 128 / 128 x 128 blocks, "
+                         "split accumulator in every GEMM; Megatron-Core's flag)"),
                 given<r>("recompute-method", &r::recompute_method, &spelling<recompute_method>,
                          "with --recompute full: uniform (groups of --recompute-num-layers, every layer recomputed) or block "
                          "(the first --recompute-num-layers of each model chunk recomputed; Megatron-Core's flag)"),

@@ -89,7 +89,7 @@ class PlanResult(TypedDict, total=False):
     account_for_loss_in_pipeline_split: bool  # only when set
     cpu_offloading_num_layers: int  # only when > 0
     recompute_modules: str  # only when any (Megatron-Core's names, comma-separated)
-    fp8_recipe: str  # delayed or tensorwise, only with dtype fp8
+    fp8_recipe: str  # delayed, tensorwise or blockwise, only with dtype fp8
     overlap_moe_expert_parallel_comm: bool  # only when set
     recompute_method: str  # uniform or block, only when full recompute does not checkpoint every layer
     recompute_num_layers: int  # only when > 0

@@ -286,6 +286,15 @@ TEST_CASE("step: --fp8-recipe and --overlap-moe-expert-parallel-comm, Megatron-C
     CHECK(best_current["plans"][0]["step_s"].get<double>() > best_delayed["plans"][0]["step_s"].get<double>());
     require_invalid("plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 128 --fp8-recipe tensorwise",
                     "--fp8-recipe");
+    // block scaling (Megatron-Bridge's "FP8-SC"): the plan key, the recipe's own quantization and
+    // split-accumulated forward GEMMs (slower than delayed scaling), and the same dtype rule
+    const json block = run_json(qwen + " --fp8-recipe blockwise");
+    CHECK(block["plan"]["fp8_recipe"] == "blockwise");
+    CHECK(block["compute_s"].get<double>() > delayed["compute_s"].get<double>());
+    CHECK(block["ep_comm_s"].get<double>() == Approx(delayed["ep_comm_s"].get<double>()));
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --fp8-recipe blockwise", "fp8_recipe");
+    CHECK(run_json(plan8b + " --fp8-recipe blockwise")["plans"][0]["step_s"].get<double>() >
+          best_delayed["plans"][0]["step_s"].get<double>());
 }
 
 TEST_CASE("step: --first-last-layers-bf16 with Megatron-Core's counts, and the plan keys") {

@@ -181,7 +181,7 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
                        false),
                choice<dtype, r>("dtype", &r::precision, "{} (default bf16; the accelerator must have a peak for it)"),
                choice<fp8_recipe, r>("fp8-recipe", &r::fp8,
-                                     "{}: per-tensor FP8's scaling in every plan, with --dtype fp8 (Megatron-Core's flag; "
+                                     "{}: FP8's scaling in every plan, with --dtype fp8 (Megatron-Core's flag; "
                                      "default delayed)"),
                flag<r>("first-last-layers-bf16", &r::first_last_layers_bf16,
                        "keep the first and last layers of every plan in BF16 under an FP8/FP4 dtype (Megatron-Core's flag, "
@@ -241,7 +241,7 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
         if (req.fp8) {
             if (*req.fp8 != fp8_recipe::delayed && r.base.precision != dtype::fp8)
                 throw input_error("--fp8-recipe", std::string(to_string(*req.fp8)) + " with --dtype " + std::string(to_string(r.base.precision)),
-                                  "--dtype fp8 (per-tensor scaling), or delayed");
+                                  "--dtype fp8 (per-tensor or 128-block scaling), or delayed");
             r.base.fp8_scaling = *req.fp8;
         }
         if ((req.bf16_layers_at_start || req.bf16_layers_at_end) && !req.first_last_layers_bf16)

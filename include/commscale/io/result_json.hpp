@@ -38,7 +38,7 @@
 ///   set (Megatron-Core's flags; absent reads as false, so plans without them keep their JSON);
 ///   cpu_offloading_num_layers only when > 0 (absent reads as 0); recompute_modules (Megatron-Core's
 ///   names, comma-separated) only when any; overlap_moe_expert_parallel_comm: true only when set;
-///   fp8_recipe (delayed, tensorwise) with dtype fp8 (absent reads as delayed); recompute_method (uniform, block) and
+///   fp8_recipe (delayed, tensorwise, blockwise) with dtype fp8 (absent reads as delayed); recompute_method (uniform, block) and
 ///   recompute_num_layers only when full recompute does not give every layer its own checkpoint
 ///   (absent reads as uniform and 0); first_last_layers_bf16 true with num_layers_at_start_in_bf16
 ///   and num_layers_at_end_in_bf16 only when set (absent reads as false, 1 and 1); moe_token_dispatcher (alltoall, deepep, hybridep; absent

@@ -27,7 +27,7 @@
 /// | `cpu_offloading_num_layers` | no | Megatron-Core's `--cpu-offloading-num-layers`: layers per stage whose activations go to host memory (default 0 = off) |
 /// | `recompute_modules` | no | Megatron-Core's `--recompute-modules`, comma-separated (core_attn, layernorm, mla_up_proj, mlp, moe, moe_act, shared_experts; default none) |
 /// | `overlap_moe_expert_parallel_comm` | no | Megatron-Core's `--overlap-moe-expert-parallel-comm` (Megatron-Bridge's `moe_a2a_overlap`), true/false (default false) |
-/// | `fp8_recipe` | no | with `dtype` fp8, Megatron-Core's `--fp8-recipe`: delayed (default) or tensorwise (current scaling, the "FP8-CS" of Megatron-Bridge's tables) |
+/// | `fp8_recipe` | no | with `dtype` fp8, Megatron-Core's `--fp8-recipe`: delayed (default), tensorwise (current scaling, the "FP8-CS" of Megatron-Bridge's tables) or blockwise (block scaling, their "FP8-SC") |
 /// | `recompute_method`, `recompute_num_layers` | no | with `recompute` full, Megatron-Core's `--recompute-method` (uniform, the default, or block) and `--recompute-num-layers` (layers per checkpoint, or recomputed per model chunk with block; default 0: every layer) |
 /// | `first_last_layers_bf16`, `num_layers_at_start_in_bf16`, `num_layers_at_end_in_bf16` | no | Megatron-Core's `--first-last-layers-bf16` (true/false, default false) and its counts (default 1 each): those layers of an FP8/FP4 run in BF16 |
 /// | `grad_reduce_in_fp32` | no | Megatron-Core's `grad_reduce_in_fp32`, true/false: gradients kept and reduced in fp32 (4 bytes) or in bf16 (2); default the framework's |

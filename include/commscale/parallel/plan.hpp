@@ -72,14 +72,22 @@ static_assert(detail::in_enum_order(pipeline_schedule_spellings));
 /// records the tensor's amax inside the cast kernel; `tensorwise`, its Float8CurrentScaling (the
 /// Megatron-Bridge recipes' "FP8-CS"), finds the tensor's own amax first: a zero-amax kernel and a
 /// reduction over the bf16 tensor (transformer_engine/common/recipe/current_scaling.cu
-/// `nvte_compute_amax`), the scale from it (`nvte_compute_scale_from_amax`), then the cast. The
-/// block-scaled recipes are dtypes of their own (mxfp8, nvfp4).
-enum class fp8_recipe { delayed, tensorwise };
+/// `nvte_compute_amax`), the scale from it (`nvte_compute_scale_from_amax`), then the cast;
+/// `blockwise`, its Float8BlockScaling (DeepSeek-V3's scheme, the Megatron-Bridge recipes' "FP8-SC",
+/// subchannel scaling: `bf16_with_fp8_subchannel_scaling_mixed`), scales 1 x 128 blocks of the
+/// activations and gradients and 128 x 128 blocks of the weights by FP32 factors found inside the
+/// cast, quantizes the row-wise and the column-wise copy each from the bf16 tensor, and runs every
+/// GEMM, the forward's too, with the split accumulator (transformer_engine/common/recipe/
+/// __init__.py `Float8BlockScaling`, v2.9: "Split accumulator required for fprop"; compute
+/// capability 9.0 or later, quantization.py `check_fp8_block_scaling_support`). The MX block-scaled
+/// recipes are dtypes of their own (mxfp8, nvfp4).
+enum class fp8_recipe { delayed, tensorwise, blockwise };
 
 /// @brief CLI/JSON spellings of the FP8 scaling recipes (Megatron-Core's): `to_string`, `parse<fp8_recipe>`.
-inline constexpr std::array<name_entry<fp8_recipe>, 2> fp8_recipe_spellings{{
+inline constexpr std::array<name_entry<fp8_recipe>, 3> fp8_recipe_spellings{{
     {fp8_recipe::delayed, "delayed"},
     {fp8_recipe::tensorwise, "tensorwise"},
+    {fp8_recipe::blockwise, "blockwise"},
 }};
 static_assert(detail::in_enum_order(fp8_recipe_spellings));
 [[nodiscard]] constexpr const auto& name_table(fp8_recipe) { return fp8_recipe_spellings; }
@@ -179,9 +187,10 @@ struct plan {
     bool sequence_parallel = false;  ///< TP all-reduce -> reduce-scatter + all-gather (Korthikanti et al. 2022)
     bool pp_scatter_gather = true;   ///< send 1/t of the activation per TP rank, all-gather after (Narayanan et al. 2021 Sec. 4.1)
     dtype precision = dtype::bf16;   ///< compute and activation precision (selects the peak)
-    /// per-tensor FP8's scaling (Megatron-Core `--fp8-recipe`): delayed (its default) or tensorwise
-    /// current scaling, whose amax and scale kernels each quantized tensor launches
-    /// (predict/compute.hpp quantize_kernels_for); only with precision fp8
+    /// FP8's scaling (Megatron-Core `--fp8-recipe`): delayed (its default), tensorwise current
+    /// scaling, whose amax and scale kernels each quantized tensor launches (predict/compute.hpp
+    /// quantize_kernels_for), or blockwise (1 x 128 / 128 x 128 blocks: two quantized layouts, the
+    /// split accumulator in every GEMM; compute_params_for); only with precision fp8
     fp8_recipe fp8_scaling = fp8_recipe::delayed;
     /// Keep the first and last transformer layers in BF16 under an FP8 or FP4 recipe (Megatron-Core
     /// `--first-last-layers-bf16`; megatron/core/fp8_utils.py and fp4_utils.py is_first_last_bf16_layer:
@@ -611,7 +620,7 @@ namespace detail {
     }
     if (p.fp8_scaling != fp8_recipe::delayed && p.precision != dtype::fp8)
         throw input_error("plan.fp8_recipe", std::string(to_string(p.fp8_scaling)) + " with dtype " + std::string(to_string(p.precision)),
-                          "dtype fp8 (per-tensor scaling; MXFP8 and NVFP4 are dtypes of their own), or delayed");
+                          "dtype fp8 (per-tensor or 128-block scaling; MXFP8 and NVFP4 are dtypes of their own), or delayed");
 }
 
 /// validate(plan)'s checks of first_last_layers_bf16 (Megatron-Core TransformerConfig's
@@ -623,7 +632,7 @@ namespace detail {
                           "a low-precision dtype (fp8, mxfp8, nvfp4, fp4) whose first and last layers stay in BF16");
     if (p.precision == dtype::fp8 && p.fp8_scaling == fp8_recipe::delayed)
         throw input_error("plan.first_last_layers_bf16", "true with fp8_recipe delayed",
-                          "fp8_recipe tensorwise, mxfp8 or nvfp4 (Megatron-Core: delayed scaling does not support first / last "
+                          "fp8_recipe tensorwise or blockwise, mxfp8 or nvfp4 (Megatron-Core: delayed scaling does not support first / last "
                           "layers in BF16)");
     const int per_stage = layers / std::max(1, p.pp);
     const std::string expected = "an integer in [0, layers / pp = " + std::to_string(per_stage) + "]";
@@ -788,7 +797,7 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (p.sequence_parallel && (p.seq / p.cp) % p.tp != 0)
         throw input_error("plan.seq", std::to_string(p.seq),
                           "a multiple of cp x tp (" + std::to_string(p.cp * p.tp) + ") with sequence parallelism");
-    if (!c.node.intra.per_direction.value() && c.node.gpus > 1)
+    if (c.node.intra.per_direction.value() == 0.0 && c.node.gpus > 1)
         throw input_error("cluster.intra.link", "0 GB/s", "a link with positive bandwidth");
 }
 

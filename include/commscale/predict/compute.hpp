@@ -414,7 +414,9 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
 /// charged, the calibration fit moves te_attention_efficiency from 0.58 to 0.63 to keep the
 /// Megatron-Bridge 25.11 runs, already predicted slow on H100, where they were, and the held-out
 /// NeMo long-sequence B200 runs (delayed scaling) go from +3% to +8% (docs/accuracy.md): those
-/// runs carry less unitemized FP8 work than the pass would add, in fp8_backward_slowdown.
+/// runs carry less unitemized FP8 work than the pass would add, in fp8_backward_slowdown. FP8
+/// block scaling (fp8_recipe::blockwise) finds each block's amax inside its one quantize kernel
+/// (Float8BlockQuantizer::quantize: nvte_quantize_v2 alone): 1.
 [[nodiscard]] constexpr double quantize_kernels_for(dtype precision, fp8_recipe recipe = fp8_recipe::delayed) {
     return precision == dtype::fp8 && recipe == fp8_recipe::tensorwise ? 4.0 : 1.0;
 }
@@ -433,16 +435,25 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
 /// usage, wgrad GEMM requires column-wise usage"; transformer_engine/pytorch/module/linear.py,
 /// v2.9). A block-scaled format (MXFP8, NVFP4, MXFP4) scales blocks along the GEMM's reduction
 /// dimension, so the column-wise copy is a second quantization with its own scales (MXFP8Quantizer
-/// allocates columnwise_data and columnwise_scale_inv, tensor/mxfp8_tensor.py): 2. Per-tensor FP8's
-/// column-wise copy is a transpose of the same codes, left inside fp8_backward_slowdown: 1.
-[[nodiscard]] constexpr double quantized_layouts_for(dtype precision) {
-    return (precision == dtype::mxfp8 || precision == dtype::nvfp4 || precision == dtype::fp4) ? 2.0 : 1.0;
+/// allocates columnwise_data and columnwise_scale_inv, tensor/mxfp8_tensor.py): 2. FP8 block
+/// scaling likewise ("during the quantization both versions are computed from the high precision
+/// input", common/recipe/__init__.py Float8BlockScaling): 2. Per-tensor FP8's column-wise copy is a
+/// transpose of the same codes, left inside fp8_backward_slowdown: 1.
+[[nodiscard]] constexpr double quantized_layouts_for(dtype precision, fp8_recipe recipe = fp8_recipe::delayed) {
+    const bool block_scaled = precision == dtype::mxfp8 || precision == dtype::nvfp4 || precision == dtype::fp4 ||
+                              (precision == dtype::fp8 && recipe == fp8_recipe::blockwise);
+    return block_scaled ? 2.0 : 1.0;
 }
 
 /// @brief Compute parameters for accelerator `acc` training in `precision` on `stack` under the
 /// constants `k` (by default the fitted ones): GEMMs at the accelerator's MAMF figure x
 /// k.gemm_shape_efficiency; attention at the stack's kernel's efficiency (Transformer Engine's in
-/// Megatron-Core, FlashAttention-2's elsewhere).
+/// Megatron-Core, FlashAttention-2's elsewhere). FP8 block scaling (fp8_recipe::blockwise) runs
+/// every GEMM with the split accumulator, the forward's too: its rate is the per-tensor FP8 rate
+/// over the split accumulator's kernel figure (kernel_constants.fp8_backward_slowdown), and its
+/// backward carries, as the block-scaled formats do, the fitted excess over that figure (its two
+/// quantized layouts itemized: quantized_layouts_for), so that its backward GEMMs take what
+/// per-tensor FP8's do.
 [[nodiscard]] inline compute_params compute_params_for(const accelerator& acc, dtype precision,
                                                        const compute_constants& k = fitted_compute_constants,
                                                        framework stack = framework::megatron_core,
@@ -454,6 +465,8 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
     const bool fp4_rate = precision == dtype::nvfp4 || precision == dtype::fp4;
     c.bf16_gemm_efficiency = std::min(1.0, acc.compute_efficiency * k.gemm_shape_efficiency);
     c.gemm_efficiency = c.bf16_gemm_efficiency * (fp8_rate ? acc.fp8_mamf_ratio : fp4_rate ? acc.fp4_gemm_ratio : 1.0);
+    const bool fp8_blockwise = precision == dtype::fp8 && recipe == fp8_recipe::blockwise;
+    if (fp8_blockwise) c.gemm_efficiency /= kernel_constants.fp8_backward_slowdown;
     c.memory_efficiency = k.memory_efficiency;
     // FlashAttention-2 (the PyTorch stacks) at its A100 fraction scaled to this part's
     // (accelerator::flash_attention_2_ratio); Transformer Engine's kernels have their own constant
@@ -468,13 +481,13 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
     c.amax_pass_bytes = amax_pass_bytes_for(precision);
     c.quantize_kernels = quantize_kernels_for(precision, recipe);
     c.fused_grouped_cast = fused_grouped_cast_for(precision, recipe);
-    c.quantized_layouts = quantized_layouts_for(precision);
+    c.quantized_layouts = quantized_layouts_for(precision, recipe);
     c.compute_units = acc.compute_units;
     c.exponentials_per_s = c.bf16_peak.value() * acc.exponentials_per_bf16_flop;
     // per-tensor FP8: the split accumulator (the kernel figure) and the low-precision work not
     // itemized (the fit's excess over it); the block-scaled formats, which have no split
-    // accumulator: that excess alone
-    if (precision == dtype::fp8) c.backward_gemm_slowdown = k.fp8_backward_slowdown;
+    // accumulator, and FP8 block scaling, whose rate has it already: that excess alone
+    if (precision == dtype::fp8 && !fp8_blockwise) c.backward_gemm_slowdown = k.fp8_backward_slowdown;
     else if (fp8_rate || fp4_rate)
         c.backward_gemm_slowdown = std::max(1.0, k.fp8_backward_slowdown / kernel_constants.fp8_backward_slowdown);
     c.finish();
