@@ -313,6 +313,9 @@ ROWS = [
     ("qwen3-30b-a3b", "dgx-h100", dict(gpus=16, pp=2, virtual_stages=12, schedule="interleaved", ep=8, etp=1,
                                        micro_batch=2, global_batch=512, seq=4096, dtype="fp8", fp8_recipe="tensorwise",
                                        overlap_moe_expert_parallel_comm=True, moe_token_dispatcher="alltoall")),
+    ("llama3-70b", "dgx-h100", dict(nodes=8, tp=4, pp=8, virtual_stages=5, schedule="interleaved", sequence_parallel=True,
+                                    micro_batch=1, global_batch=128, seq=8192, dtype="fp8", fp8_recipe="blockwise")),
+    ("llama3-8b", "dgx-h100", dict(nodes=1, fp8_recipe="blockwise")),        # invalid: blockwise without fp8
     ("llama3-8b", "dgx-h100", dict(nodes=2, tp=3)),                          # invalid: 3 does not divide 16
     ("llama3-8b", "dgx-h100", dict(nodes=2, compute_efficiency=float("nan"))),  # invalid: NaN
     ("llama3-8b", "dgx-h100", dict(nodes=2, micro_batch=-1)),               # invalid: negative
