@@ -416,7 +416,9 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
 /// NeMo long-sequence B200 runs (delayed scaling) go from +3% to +8% (docs/accuracy.md): those
 /// runs carry less unitemized FP8 work than the pass would add, in fp8_backward_slowdown. FP8
 /// block scaling (fp8_recipe::blockwise) finds each block's amax inside its one quantize kernel
-/// (Float8BlockQuantizer::quantize: nvte_quantize_v2 alone): 1.
+/// (Float8BlockQuantizer::quantize: nvte_quantize_v2 alone; for 1 x 128 blocks
+/// block_scaled_1d_cast_transpose_kernel writes both layouts, common/transpose/
+/// quantize_transpose_vector_blockwise.cu): 1.
 [[nodiscard]] constexpr double quantize_kernels_for(dtype precision, fp8_recipe recipe = fp8_recipe::delayed) {
     return precision == dtype::fp8 && recipe == fp8_recipe::tensorwise ? 4.0 : 1.0;
 }
