@@ -747,10 +747,6 @@ namespace detail {
                              .proto = best.proto};
 }
 
-/// @brief predict_collective(c, g, op, bytes, opt).time alone, without building the result's
-/// latency/transfer split, protocol and bottleneck: what the step predictor prices with. Same
-/// checks and errors, the same time to the bit (the fastest candidate's plan_time is the time
-/// evaluate gives its rebuilt plan).
 namespace detail {
 /// The automatic choice's time of a checked collective of `bytes` > 0 over path `p` under
 /// context `x`: the fastest candidate's plan_time; a time that is not finite and non-negative is
@@ -764,6 +760,10 @@ namespace detail {
 }
 }  // namespace detail
 
+/// @brief predict_collective(c, g, op, bytes, opt).time alone, without building the result's
+/// latency/transfer split, protocol and bottleneck: what the step predictor prices with. Same
+/// checks and errors, the same time to the bit (the fastest candidate's plan_time is the time
+/// evaluate gives its rebuilt plan).
 [[nodiscard]] inline duration predict_collective_time(const cluster& c, const placement& g, collective_op op,
                                                       data_size bytes, const collective_options& opt = {}) {
     if (opt.algo != algorithm::automatic) return predict_collective(c, g, op, bytes, opt).time;

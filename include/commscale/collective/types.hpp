@@ -147,6 +147,8 @@ struct placement {
     int stride = 1;
 
     [[nodiscard]] constexpr int nodes() const { return (ranks + ranks_per_node - 1) / ranks_per_node; }
+    /// @brief The same group: every field equal.
+    [[nodiscard]] constexpr bool operator==(const placement&) const = default;
 };
 
 /// @brief What limited a prediction.

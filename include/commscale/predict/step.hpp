@@ -772,7 +772,7 @@ class based_collective_pricer {
 public:
     based_collective_pricer(const cluster& c, const collective_options& o) : c_(&c), options_(o), base_(make_rate_base(c)) {}
     [[nodiscard]] duration operator()(const placement& g, collective_op op, data_size s) {
-        if (has_path_ && g.ranks == last_.ranks && g.ranks_per_node == last_.ranks_per_node && g.stride == last_.stride) {
+        if (has_path_ && g == last_) {
             check_bytes(s);  // the placement was checked with the path
         } else {
             path_ = make_path(*c_, g, check_inputs(*c_, g, s));
