@@ -2,7 +2,9 @@
 """Regenerates what the docs show from the built CLI and Python module (the target `regen-docs`):
 
 1. the fitted compute constants: `commscale fit-compute data/calibration/published_runs.csv --json`
-   written into `fitted_compute_constants` (include/commscale/predict/compute.hpp);
+   written into `fitted_compute_constants` (include/commscale/predict/compute.hpp), and its
+   accelerator_efficiencies into the catalog entries whose efficiency is fitted
+   (include/commscale/hardware/accelerators.hpp);
 2. docs/accuracy.md's fit-compute and accuracy listings and its per-family table;
 3. the SVGs of docs/img/ that the step model draws (accuracy, fit-step, capacity);
 4. every `$ commscale ...` listing of README.md and docs/*.md (a listing marked `# excerpt` keeps
@@ -21,9 +23,27 @@ exe = os.path.join(build, 'bin', 'commscale')
 csvp = 'data/calibration/published_runs.csv'
 
 
+def set_accelerator_efficiencies(fitted):
+    """The catalog's fitted efficiencies (efficiency_basis::fitted) from fit-compute's accelerator_efficiencies."""
+    p = os.path.join(root, 'include/commscale/hardware/accelerators.hpp')
+    s = t = open(p).read()
+    for a in fitted:
+        i = s.index('.name = "%s",' % a['name'])
+        m = re.compile(r'\.compute_efficiency = ([0-9.]+),\s*\.compute_efficiency_basis = efficiency_basis::fitted').search(s, i)
+        if not m or s.find('.name = "', i + 1, m.start()) >= 0:
+            sys.exit('accelerators.hpp: %s has no fitted compute_efficiency to set' % a['name'])
+        s = s[:m.start(1)] + '%.4f' % a['value'] + s[m.end(1):]
+    if s != t:
+        open(p, 'w').write(s)
+        return True
+    return False
+
+
 def set_constants():
-    c = json.loads(subprocess.run([exe, 'fit-compute', csvp, '--json'], cwd=root, capture_output=True, text=True,
-                                  check=True).stdout)["constants"]
+    out = json.loads(subprocess.run([exe, 'fit-compute', csvp, '--json'], cwd=root, capture_output=True, text=True,
+                                    check=True).stdout)
+    c = out["constants"]
+    moved = set_accelerator_efficiencies(out["accelerator_efficiencies"])
     order = ["gemm_shape_efficiency", "attention_efficiency", "te_attention_efficiency", "memory_efficiency",
              "kernel_overhead_s", "moe_launch_overhead_s", "fp8_backward_slowdown"]
     p = os.path.join(root, 'include/commscale/predict/compute.hpp')
@@ -34,9 +54,10 @@ def set_constants():
         '    .%s = %s' % (k, ('%.4g' % c[k]) if c[k] < 1e-3 else ('%.4f' % c[k])) for k in order) + '}'
     if s[i:j + 1] != body:
         open(p, 'w').write(s[:i] + body + s[j + 1:])
-        print('fitted_compute_constants changed: rebuild, then run again without --constants')
-        return True
-    return False
+        moved = True
+    if moved:
+        print('fitted_compute_constants or an accelerator\'s fitted efficiency changed: rebuild, then run again without --constants')
+    return moved
 
 
 def figures():

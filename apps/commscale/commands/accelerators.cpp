@@ -28,7 +28,9 @@ std::vector<std::string> row(const commscale::accelerator& a) {
             peak_text(a, dtype::nvfp4),
             peak_text(a, dtype::fp4),
             a.power ? cli::num(*a.power, 0) : std::string("-"),
-            cli::num(a.compute_efficiency, 3),
+            cli::num(a.compute_efficiency, 3) + (a.compute_efficiency_basis == efficiency_basis::assumed  ? " a"
+                                                 : a.compute_efficiency_basis == efficiency_basis::fitted ? " f"
+                                                                                                          : ""),
             std::string(a.scale_up_link)};
 }
 
@@ -41,7 +43,7 @@ cli::registrar reg_accelerators{cli::command{
     "usage: commscale accelerators [--json]\n"
     "Peaks are dense TFLOPS (vendors' sparsity figures halved); '-' / null where unsupported.\n"
     "JSON: {\"accelerators\": [{name, memory_GiB, memory_bandwidth_GBps, peak_tflops: {fp32, tf32, bf16, fp16, fp8},\n"
-    "       scale_up_link, source, ...}]}",
+    "       scale_up_link, compute_efficiency, compute_efficiency_basis (measured|assumed|fitted), source, ...}]}",
     {},
     [](const cli::args& a, std::ostream& out) {
         using namespace commscale;
@@ -50,7 +52,8 @@ cli::registrar reg_accelerators{cli::command{
         } else {
             std::vector<std::vector<std::string>> rows;
             for (const accelerator& x : all_accelerators()) rows.push_back(row(x));
-            out << "dense peak TFLOPS; gemm eff = achievable fraction of the bf16 peak on large matmuls\n";
+            out << "dense peak TFLOPS; gemm eff = achievable fraction of the bf16 peak on large matmuls, measured\n"
+                   "(a: assumed, no measurement; f: fitted to published runs, commscale fit-compute)\n";
             cli::print_table(out, header, rows);
         }
         return 0;
@@ -80,7 +83,11 @@ cli::registrar reg_accelerator{cli::command{
                 out << (i ? ", " : "") << to_string(d) << " " << peak_text(x, d);
             }
             out << "\n"
-                << "gemm efficiency   " << cli::num(x.compute_efficiency, 3) << " of the bf16 peak\n"
+                << "gemm efficiency   " << cli::num(x.compute_efficiency, 3) << " of the bf16 peak ("
+                << (x.compute_efficiency_basis == efficiency_basis::measured ? "measured"
+                    : x.compute_efficiency_basis == efficiency_basis::fitted ? "fitted to published runs"
+                                                                             : "assumed: no measurement")
+                << ")\n"
                 << "scale-up link     " << x.scale_up_link << "\n"
                 << "power             " << (x.power ? cli::num(*x.power, 0) + " W" : std::string("not published")) << "\n"
                 << "source            " << x.source << "\n";

@@ -58,7 +58,10 @@ cli::registrar reg{cli::bound_command<fit_compute_request>(
     "fit the compute model's constants to a runs CSV, with leave-one-model/accelerator-out errors",
     "usage: commscale fit-compute RUNS.csv [--cluster NAME|FILE | topology] [--no-cross-validation] [--json]\n"
     "Fits the compute model's constants (predict/compute.hpp) to the runs, with cross-validated errors (docs/calibration.md).\n"
-    "--json: {constants: {NAME: value}, parameters: [{name, prior, value, uncertainty}], families, all, dense, moe, runs, skipped}",
+    "--json: {constants: {NAME: value}, parameters: [{name, prior, value, uncertainty}],\n"
+    "         accelerator_efficiencies: [{name, prior, value, uncertainty}], families, all, dense, moe, runs, skipped}\n"
+    "An accelerator without a published GEMM measurement (compute_efficiency_basis assumed or fitted) has its\n"
+    "compute_efficiency fitted to its runs, around the default 0.8 (rows ACCELERATOR.compute_efficiency).",
     options(),
     [](const fit_compute_request& req, const cli::args& a, std::ostream& out) {
         const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
@@ -72,6 +75,9 @@ cli::registrar reg{cli::bound_command<fit_compute_request>(
                 constants[p.name] = p.value;
                 params.push_back({{"name", p.name}, {"prior", p.prior}, {"value", p.value}, {"uncertainty", p.uncertainty}});
             }
+            nlohmann::json accs = nlohmann::json::array();
+            for (const auto& p : f.accelerator_efficiencies)
+                accs.push_back({{"name", p.name}, {"prior", p.prior}, {"value", p.value}, {"uncertainty", p.uncertainty}});
             nlohmann::json fams = nlohmann::json::array(), rs = nlohmann::json::array();
             for (const auto& fam : f.families) fams.push_back(family_json(fam));
             auto opt_num = [&](double v) { return opt.cross_validate && v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
@@ -89,6 +95,7 @@ cli::registrar reg{cli::bound_command<fit_compute_request>(
                               {"rule_of_thumb", r.rule}});
             cli::print_json(out, {{"constants", constants},
                                   {"parameters", params},
+                                  {"accelerator_efficiencies", accs},
                                   {"noise", f.noise},
                                   {"moe_noise", f.moe_noise},
                                   {"families", fams},
@@ -104,6 +111,8 @@ cli::registrar reg{cli::bound_command<fit_compute_request>(
         std::vector<std::vector<std::string>> prow;
         for (const auto& p : f.parameters)
             prow.push_back({p.name, constant(p.prior), constant(p.value), constant(p.uncertainty)});
+        for (const auto& p : f.accelerator_efficiencies)
+            prow.push_back({p.name + ".compute_efficiency", constant(p.prior), constant(p.value), constant(p.uncertainty)});
         cli::print_table(out, {"constant", "kernel figure", "fitted", "+-"}, prow);
         out << "\nmedian |error| in tokens/s per GPU (error = predicted / measured - 1)\n\n";
         std::vector<std::vector<std::string>> rows;

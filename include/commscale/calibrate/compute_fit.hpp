@@ -24,6 +24,14 @@
 /// runs' scatter (the same model 2.5x apart on two systems) is not a GEMM-rate effect. Runs that
 /// are not expressible or that the predictor rejects are left out and listed.
 ///
+/// Accelerators without a published GEMM measurement (accelerator::compute_efficiency_basis
+/// `assumed`, or `fitted` by an earlier run of this fit): a third stage, with every constant above
+/// held, fits each one's compute_efficiency, log-normal around default_compute_efficiency (τ as
+/// above), to every run on it, dense and MoE. On the calibration set that is GB300 alone (no MAMF
+/// figure is published; its 1,400 W budget against GB200's 1,200 W keeps higher clocks), whose 8
+/// runs put it at 0.88 (hardware/accelerators.hpp `gb300`). A fit without runs on the accelerator
+/// (leaving it out) predicts it at default_compute_efficiency.
+///
 /// Cross-validation. Leave one model out (every run of one model is predicted by a fit on the runs
 /// of the other models) and leave one accelerator out (likewise per accelerator); the in-sample
 /// errors beside them, and the 40%-MFU rule of thumb (calibrate/accuracy.hpp), per family.
@@ -97,6 +105,9 @@ struct compute_fit_result {
     std::vector<compute_fit_run> runs;             ///< every predicted run
     std::vector<std::string> skipped;              ///< "label: reason" of runs left out
     std::vector<compute_fit_family> families;      ///< per family, in order of first appearance
+    /// compute_efficiency of each accelerator of the runs without a published measurement (its
+    /// basis not `measured`), by name in alphabetical order (prior default_compute_efficiency)
+    std::vector<compute_fit_parameter> accelerator_efficiencies;
     compute_fit_family all, dense, moe;            ///< every run, every dense run, every MoE run
 };
 
@@ -137,14 +148,29 @@ struct compute_fit_case {
     double measured = 0;  ///< tokens/s per GPU
     std::string model, accel, family;
     bool moe = false;
+    int fitted = -1;  ///< index of its accelerator among the fitted efficiencies (-1: its catalog figure)
 };
 
-/// Predicted tokens/s per GPU of one case under constants k (NaN where the predictor rejects them).
-[[nodiscard]] inline double predicted_tokens(const compute_fit_case& c, const compute_constants& k) {
+/// The accelerator of case `c` under θ: compute_efficiency default_compute_efficiency x e^θ[i]
+/// where the fit fits it (θ's entries after the constants'), its own figure otherwise.
+[[nodiscard]] inline accelerator accelerator_at(const compute_fit_case& c, const Eigen::VectorXd& theta) {
+    accelerator a = c.acc;
+    if (c.fitted >= 0)
+        a.compute_efficiency =
+            default_compute_efficiency *
+            std::exp(theta[static_cast<Eigen::Index>(compute_fit_parameter_names.size()) + c.fitted]);
+    return a;
+}
+
+/// Predicted tokens/s per GPU of one case under θ (NaN where the predictor rejects it or the
+/// accelerator's efficiency leaves (0, 1]).
+[[nodiscard]] inline double predicted_tokens(const compute_fit_case& c, const Eigen::VectorXd& theta) {
     step_options o;
-    o.constants = k;
+    o.constants = constants_at(theta);
+    const accelerator a = accelerator_at(c, theta);
+    if (!(a.compute_efficiency <= accelerator_limits::max_compute_efficiency)) return std::numeric_limits<double>::quiet_NaN();
     try {
-        const step_breakdown s = predict_step(c.run->model, c.system, c.acc, c.run->p, o);
+        const step_breakdown s = predict_step(c.run->model, c.system, a, c.run->p, o);
         return static_cast<double>(c.run->p.global_batch) * c.run->p.seq / (in_seconds(s.step) * static_cast<double>(c.run->gpus));
     } catch (const input_error&) {
         return std::numeric_limits<double>::quiet_NaN();
@@ -171,7 +197,7 @@ struct compute_fit_case {
         t.segment(first, n) = x;
         return t;
     };
-    auto log_error = [&](const compute_fit_case& c, const compute_constants& k) { return std::log(predicted_tokens(c, k) / c.measured); };
+    auto log_error = [&](const compute_fit_case& c, const Eigen::VectorXd& t) { return std::log(predicted_tokens(c, t) / c.measured); };
     // Cauchy loss on the standardized log errors z (k = 2.385: 95% efficiency under Gaussian
     // errors; Holland & Welsch 1977), as residuals sign(z) sqrt(k^2 ln(1 + (z/k)^2)): a run the
     // model cannot describe (a recipe the table does not state) weighs like a few runs, not like
@@ -183,10 +209,10 @@ struct compute_fit_case {
     };
     auto solve = [&](double sigma) {
         auto residuals = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
-            const compute_constants k = constants_at(full(x));
-            const bool ok = in_range(k);
+            const Eigen::VectorXd t = full(x);
+            const bool ok = in_range(constants_at(t));
             for (Eigen::Index i = 0; i < m; ++i)
-                r[i] = ok ? robust(log_error(*sel[static_cast<std::size_t>(i)], k) / sigma) : std::numeric_limits<double>::quiet_NaN();
+                r[i] = ok ? robust(log_error(*sel[static_cast<std::size_t>(i)], t) / sigma) : std::numeric_limits<double>::quiet_NaN();
             for (Eigen::Index j = 0; j < n; ++j) r[m + j] = x[j] / compute_fit_prior_sigma;
         };
         lm_options opt;
@@ -201,8 +227,8 @@ struct compute_fit_case {
     // |error|, the normal-consistent scale that outliers do not inflate), and the fit again
     nonlinear_fit f = solve(0.1);
     std::vector<double> abs_errors;
-    const compute_constants k = constants_at(full(f.parameters));
-    for (const auto* c : sel) abs_errors.push_back(std::fabs(log_error(*c, k)));
+    const Eigen::VectorXd first_pass = full(f.parameters);
+    for (const auto* c : sel) abs_errors.push_back(std::fabs(log_error(*c, first_pass)));
     const double sigma = std::max(compute_fit_min_noise, 1.4826 * median(abs_errors));
     f = solve(sigma);
     if (noise_out) *noise_out = sigma;
@@ -210,11 +236,14 @@ struct compute_fit_case {
     return full(f.parameters);
 }
 
-/// Both stages on the cases selected by `use`: the dense constants on its dense runs, then the MoE
-/// constants on its MoE runs.
+/// The three stages on the cases selected by `use`: the dense constants on its dense runs, the MoE
+/// constants on its MoE runs, then each of the `accelerators` fitted efficiencies on every run on
+/// that accelerator (its variance into `accelerator_var`). θ: the constants, then the efficiencies.
 [[nodiscard]] inline Eigen::VectorXd fit_constants(const std::vector<compute_fit_case>& cases, const std::vector<bool>& use,
-                                                   double* dense_noise = nullptr, double* moe_noise = nullptr,
-                                                   Eigen::MatrixXd* dense_cov = nullptr, Eigen::MatrixXd* moe_cov = nullptr) {
+                                                   std::size_t accelerators, double* dense_noise = nullptr,
+                                                   double* moe_noise = nullptr, Eigen::MatrixXd* dense_cov = nullptr,
+                                                   Eigen::MatrixXd* moe_cov = nullptr,
+                                                   std::vector<double>* accelerator_var = nullptr) {
     const auto all = static_cast<Eigen::Index>(compute_fit_parameter_names.size());
     const auto d = static_cast<Eigen::Index>(compute_fit_dense_parameters);
     std::vector<bool> dense(use.size()), moe(use.size());
@@ -222,8 +251,19 @@ struct compute_fit_case {
         dense[i] = use[i] && !cases[i].moe;
         moe[i] = use[i] && cases[i].moe;
     }
-    Eigen::VectorXd theta = fit_stage(cases, dense, Eigen::VectorXd::Zero(all), 0, d, dense_noise, dense_cov);
-    return fit_stage(cases, moe, theta, d, all, moe_noise, moe_cov);
+    Eigen::VectorXd theta = fit_stage(cases, dense, Eigen::VectorXd::Zero(all + static_cast<Eigen::Index>(accelerators)), 0, d,
+                                      dense_noise, dense_cov);
+    theta = fit_stage(cases, moe, theta, d, all, moe_noise, moe_cov);
+    if (accelerator_var) accelerator_var->assign(accelerators, 0.0);
+    for (std::size_t a = 0; a < accelerators; ++a) {
+        std::vector<bool> on(use.size());
+        for (std::size_t i = 0; i < use.size(); ++i) on[i] = use[i] && cases[i].fitted == static_cast<int>(a);
+        const Eigen::Index j = all + static_cast<Eigen::Index>(a);
+        Eigen::MatrixXd cov;
+        theta = fit_stage(cases, on, theta, j, j + 1, nullptr, &cov);
+        if (accelerator_var) (*accelerator_var)[a] = cov(0, 0);
+    }
+    return theta;
 }
 
 [[nodiscard]] inline compute_fit_family summarize_compute_fit(std::string name, const std::vector<const compute_fit_run*>& rs) {
@@ -279,8 +319,21 @@ struct compute_fit_case {
     if (cases.empty())
         throw input_error("runs", std::to_string(runs.size()) + " run(s), none predicted",
                           "at least one run the predictor accepts, with a measurement");
+    // the accelerators without a measured efficiency, alphabetically
+    std::set<std::string> unmeasured;
+    for (const auto& c : cases)
+        if (c.acc.compute_efficiency_basis != efficiency_basis::measured) unmeasured.insert(c.accel);
+    const std::vector<std::string> fitted_accelerators(unmeasured.begin(), unmeasured.end());
+    for (auto& c : cases) {
+        const auto it = std::find(fitted_accelerators.begin(), fitted_accelerators.end(), c.accel);
+        if (c.acc.compute_efficiency_basis != efficiency_basis::measured)
+            c.fitted = static_cast<int>(it - fitted_accelerators.begin());
+    }
+    const std::size_t n_acc = fitted_accelerators.size();
     Eigen::MatrixXd dense_cov, moe_cov;
-    const Eigen::VectorXd theta = detail::fit_constants(cases, use, &out.noise, &out.moe_noise, &dense_cov, &moe_cov);
+    std::vector<double> acc_var;
+    const Eigen::VectorXd theta =
+        detail::fit_constants(cases, use, n_acc, &out.noise, &out.moe_noise, &dense_cov, &moe_cov, &acc_var);
     out.constants = detail::constants_at(theta);
     for (std::size_t j = 0; j < compute_fit_parameter_names.size(); ++j) {
         compute_fit_parameter p;
@@ -294,6 +347,16 @@ struct compute_fit_case {
         p.uncertainty = p.value * std::sqrt(std::max(0.0, cov(jj, jj)));
         out.parameters.push_back(std::move(p));
     }
+    for (std::size_t a = 0; a < n_acc; ++a) {
+        compute_fit_parameter p;
+        p.name = fitted_accelerators[a];
+        p.prior = default_compute_efficiency;
+        p.value = default_compute_efficiency *
+                  std::exp(theta[static_cast<Eigen::Index>(compute_fit_parameter_names.size() + a)]);
+        p.uncertainty = p.value * std::sqrt(std::max(0.0, acc_var[a]));
+        out.accelerator_efficiencies.push_back(std::move(p));
+    }
+    const Eigen::VectorXd prior = Eigen::VectorXd::Zero(theta.size());
     // predictions
     out.runs.resize(cases.size());
     for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -305,8 +368,8 @@ struct compute_fit_case {
         r.accelerator = c.accel;
         r.moe = c.moe;
         r.measured = c.measured;
-        r.prior = detail::predicted_tokens(c, kernel_constants);
-        r.in_sample = detail::predicted_tokens(c, out.constants);
+        r.prior = detail::predicted_tokens(c, prior);
+        r.in_sample = detail::predicted_tokens(c, theta);
         r.rule = rule_of_thumb_tokens_per_s_per_gpu(c.run->model, c.acc, c.run->p.precision, c.run->p.seq);
     }
     if (opt.cross_validate) {
@@ -318,9 +381,9 @@ struct compute_fit_case {
                 std::vector<bool> train = use;
                 for (std::size_t i = 0; i < cases.size(); ++i)
                     if (key(cases[i]) == g) train[i] = false;
-                const compute_constants k = detail::constants_at(detail::fit_constants(cases, train));
+                const Eigen::VectorXd t = detail::fit_constants(cases, train, n_acc);
                 for (std::size_t i = 0; i < cases.size(); ++i)
-                    if (use[i] && key(cases[i]) == g) out.runs[i].*field = detail::predicted_tokens(cases[i], k);
+                    if (use[i] && key(cases[i]) == g) out.runs[i].*field = detail::predicted_tokens(cases[i], t);
             }
         };
         leave_out([](const detail::compute_fit_case& c) { return c.model; }, &compute_fit_run::leave_model_out);

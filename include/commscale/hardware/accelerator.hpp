@@ -52,6 +52,23 @@ static_assert(detail::in_enum_order(dtype_spellings));
     return 16.0;
 }
 
+/// @brief Where an accelerator's compute_efficiency (its best-shape matmul fraction of peak) comes from.
+/// * measured: a published measurement of the part (ml-engineering's MAMF table, a vendor
+///   benchmark), or a value the user gave.
+/// * assumed: none published: default_compute_efficiency (hardware/accelerators.hpp).
+/// * fitted: none published; fitted to the published training runs on the part in the project's
+///   calibration set (calibrate/compute_fit.hpp, `commscale fit-compute`), from
+///   default_compute_efficiency as the prior. `fit-compute` refits every accelerator of its runs
+///   that is not `measured`.
+enum class efficiency_basis { measured, assumed, fitted };
+
+/// @brief Lower-case spellings of efficiency_basis (accelerator JSON `compute_efficiency_basis`).
+inline constexpr std::array<name_entry<efficiency_basis>, 3> efficiency_basis_spellings{{
+    {efficiency_basis::measured, "measured"}, {efficiency_basis::assumed, "assumed"}, {efficiency_basis::fitted, "fitted"},
+}};
+static_assert(detail::in_enum_order(efficiency_basis_spellings));
+[[nodiscard]] constexpr const auto& name_table(efficiency_basis) { return efficiency_basis_spellings; }
+
 /// @brief Ranges of the accelerator figures the JSON reader accepts: far beyond any built part (a
 /// GB300 has 288 GB at 8 TB/s and 160 SMs), so that a figure outside is a unit slip or a typo.
 struct accelerator_limits {
@@ -84,6 +101,7 @@ struct accelerator {
     std::array<std::optional<flop_rate>, dtype_count> dense_peak{};  ///< indexed by dtype; nullopt = unsupported
     std::string_view scale_up_link;                          ///< catalog link name (full complement per GPU)
     double compute_efficiency = 0.5;                         ///< achievable fraction of peak for large matmuls (documented per entry)
+    efficiency_basis compute_efficiency_basis = efficiency_basis::measured;  ///< where compute_efficiency comes from
     std::string_view source;
     std::optional<double> power;                             ///< board power in watts (TDP/TBP from the datasheet); nullopt = not published
     /// Streaming multiprocessors (NVIDIA) or compute units (AMD) that GEMM tiles are spread over;

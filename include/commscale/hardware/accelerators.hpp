@@ -90,6 +90,7 @@ inline constexpr accelerator v100_sxm2{
     .memory = bytes(32.0 * gibi), .memory_bandwidth = bytes_per_second(900.0 * giga),
     .dense_peak = detail::peaks(15.7, detail::unsupported, detail::unsupported, 125.0, detail::unsupported),
     .scale_up_link = "nvlink2", .compute_efficiency = default_compute_efficiency,
+    .compute_efficiency_basis = efficiency_basis::assumed,
     .source = "NVIDIA Tesla V100 datasheet (SXM2): FP32 15.7, Tensor 125 TFLOPS, 32 GB HBM2 900 GB/s, NVLink 300 GB/s",
     .power = 300.0,  // V100 SXM2 datasheet: max power 300 W
     .compute_units = 80,  // V100 whitepaper: 80 SMs
@@ -192,6 +193,7 @@ inline constexpr accelerator h100_pcie{
     .memory = bytes(80.0 * gibi), .memory_bandwidth = bytes_per_second(2000.0 * giga),
     .dense_peak = detail::peaks(51.0, 378.0, 756.5, 756.5, 1513.0),
     .scale_up_link = "pcie5-x16", .compute_efficiency = default_compute_efficiency,
+    .compute_efficiency_basis = efficiency_basis::assumed,
     .source = "NVIDIA H100 datasheet (PCIe): FP32 51, TF32 756*, BF16/FP16 1,513*, FP8 3,026* TFLOPS (*sparse, halved), "
               "80GB 2 TB/s, PCIe Gen5 128 GB/s",
     .power = 350.0,  // H100 datasheet: PCIe max TDP 300-350 W
@@ -331,16 +333,24 @@ inline constexpr accelerator gb200{
 /// @brief NVIDIA GB300 (one Blackwell Ultra GPU of a GB300 NVL72 rack): the rack's figures / 72:
 /// fp32 80, tf32 180 PF* -> 1250, bf16/fp16 360 PF* -> 2500, fp8/mxfp8 720 PF* -> 5000, FP4 1,080 PF
 /// dense -> 15000 TFLOPS; 288 GB HBM3e (20 TB / 72), 8 TB/s (576 / 72); NVLink5 1.8 TB/s; 1,400 W.
-/// Efficiency: no measurement -> default_compute_efficiency (no MAMF figure of its own; its 1,400 W
-/// budget, against GB200's 1,200, keeps clocks that neither GB200's nor B300's figure describes).
+/// Efficiency: no MAMF or other GEMM measurement is published, and its 1,400 W budget, against
+/// GB200's 1,200 and B300's 1,100, keeps clocks that neither part's figure describes: fitted
+/// (efficiency_basis::fitted) to the 8 runs on GB300 of the calibration set (data/calibration,
+/// Megatron-Bridge 25.11: Llama 3 8B/70B/405B in FP8, DeepSeek-V3, GPT-OSS 120B and Qwen3 in BF16
+/// and MXFP8) by `commscale fit-compute data/calibration/published_runs.csv` around
+/// default_compute_efficiency: 0.878 +- 0.047 (test `calibrate: compute_fit`). The two plans the
+/// set has on both racks run 1.19x (Llama 3 8B, FP8) and 1.22x (Qwen3 30B-A3B, MXFP8) as fast on
+/// GB300 as on GB200, where the default efficiency and the doubled exponential rate gave 1.06x and 1.03x.
 inline constexpr accelerator gb300{
     .name = "gb300", .display_name = "NVIDIA GB300 (Blackwell Ultra GPU of GB300 NVL72)",
     .memory = bytes(288.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
     .dense_peak = detail::peaks(80.0, 1250.0, 2500.0, 2500.0, 5000.0, 5000.0, 15000.0, 15000.0),
-    .scale_up_link = "nvlink5", .compute_efficiency = default_compute_efficiency,
+    .scale_up_link = "nvlink5", .compute_efficiency = 0.8778,
+    .compute_efficiency_basis = efficiency_basis::fitted,
     .source = "NVIDIA GB300 NVL72 product page (nvidia.com/en-us/data-center/gb300-nvl72): 72 GPUs FP4 1,440* | 1,080 PF, "
               "FP8/FP6 720*, FP16/BF16 360*, TF32 180* PF (*sparse, halved), up to 20 TB HBM3e 576 TB/s, NVLink 130 TB/s; "
-              "FP32 80 TF and TDP 1.4 kW per GPU (Verda, NVIDIA GB300 NVL72: GPU Architecture & Performance)",
+              "FP32 80 TF and TDP 1.4 kW per GPU (Verda, NVIDIA GB300 NVL72: GPU Architecture & Performance); "
+              "efficiency: fitted to the calibration set's 8 GB300 runs (commscale fit-compute)",
     .power = 1400.0,
     .compute_units = 160,  // as B300: 160 SMs
     .fp8_mamf_ratio = 0.745 / 0.786,  // as B300 (the same chip, no figure of its own)
@@ -410,6 +420,7 @@ inline constexpr accelerator mi355x{
     .dense_peak = detail::peaks(157.3, detail::unsupported, 2516.6, 2516.6, 5033.2, 5033.2, detail::unsupported,
                                 10066.3),
     .scale_up_link = "xgmi-mi355x", .compute_efficiency = default_compute_efficiency,
+    .compute_efficiency_basis = efficiency_basis::assumed,
     .source = "AMD Instinct MI355X datasheet (amd.com/en/products/accelerators/instinct/mi350/mi355x): FP32 157.3, "
               "FP16/BF16 2.5, FP8/OCP-MXFP8 5.0, MXFP6/MXFP4 10.1 PFLOPS dense, 288 GB HBM3E 8 TB/s, "
               "Infinity Fabric 153.6 GB/s per link, 1,400 W TBP",
@@ -443,6 +454,7 @@ inline constexpr accelerator l40s{
     .memory = bytes(48.0 * gibi), .memory_bandwidth = bytes_per_second(864.0 * giga),
     .dense_peak = detail::peaks(91.6, 183.0, 362.05, 362.05, 733.0),
     .scale_up_link = "pcie4-x16", .compute_efficiency = default_compute_efficiency,
+    .compute_efficiency_basis = efficiency_basis::assumed,
     .source = "NVIDIA L40S datasheet: FP32 91.6, TF32 366*, BF16/FP16 733*, FP8 1,466* TFLOPS (*sparse, halved), "
               "48GB GDDR6 864 GB/s, PCIe Gen4 x16",
     .power = 350.0,  // L40S datasheet: max power 350 W

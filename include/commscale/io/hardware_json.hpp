@@ -8,7 +8,8 @@
 ///   (null if unpublished), lanes, links, encoding, source}
 /// * accelerator: {name, display_name, memory_GiB, memory_bandwidth_GBps, peak_tflops: {fp32, tf32,
 ///   bf16, fp16, fp8, mxfp8, nvfp4, fp4} (dense, null where unsupported), scale_up_link, compute_efficiency,
-///   source, power_W (board power in watts, null if unpublished), compute_units (SMs / CUs, 0 if
+///   compute_efficiency_basis (measured, assumed: the default 0.8, or fitted: to published runs; an
+///   object that gives compute_efficiency without it: measured), source, power_W (board power in watts, null if unpublished), compute_units (SMs / CUs, 0 if
 ///   unknown), fp8_mamf_ratio (FP8 over BF16 best-shape matmul fraction), fp4_gemm_ratio (FP4 over BF16
 ///   GEMM fraction of peak), flash_attention_2_ratio (FlashAttention-2's fraction of peak over the
 ///   A100's), exponentials_per_bf16_flop
@@ -170,6 +171,7 @@ inline void require_consistent(const std::string& field, double given, double im
     j["peak_tflops"] = std::move(peaks);
     j["scale_up_link"] = std::string(a.scale_up_link);
     j["compute_efficiency"] = a.compute_efficiency;
+    j["compute_efficiency_basis"] = std::string(to_string(a.compute_efficiency_basis));
     j["source"] = std::string(a.source);
     j["power_W"] = a.power ? nlohmann::json(*a.power) : nlohmann::json(nullptr);
     j["compute_units"] = a.compute_units;
@@ -247,9 +249,16 @@ inline void require_consistent(const std::string& field, double given, double im
     } else if (!base) {
         throw input_error(r.field("scale_up_link"), "nothing (missing)", "a catalog link name, e.g. nvlink4");
     }
-    if (r.has("compute_efficiency")) a.compute_efficiency = r.number("compute_efficiency", accelerator_limits::min_compute_efficiency,
-                                                                        accelerator_limits::max_compute_efficiency);
-    else if (!base) a.compute_efficiency = default_compute_efficiency;
+    if (r.has("compute_efficiency")) {
+        a.compute_efficiency = r.number("compute_efficiency", accelerator_limits::min_compute_efficiency,
+                                        accelerator_limits::max_compute_efficiency);
+        a.compute_efficiency_basis = efficiency_basis::measured;  // the user's figure
+    } else if (!base) {
+        a.compute_efficiency = default_compute_efficiency;
+        a.compute_efficiency_basis = efficiency_basis::assumed;
+    }
+    if (r.has("compute_efficiency_basis"))
+        a.compute_efficiency_basis = detail::enum_from_name<efficiency_basis>(r, "compute_efficiency_basis");
     if (r.has("source")) a.source = detail::intern(r.string("source"));
     else if (!base) a.source = "user-supplied";
     if (r.has("power_W")) {

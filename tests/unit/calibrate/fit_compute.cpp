@@ -13,6 +13,7 @@
 
 #include <commscale/calibrate/compute_fit.hpp>
 #include <commscale/calibrate/fit_step.hpp>
+#include <commscale/hardware/accelerators.hpp>
 #include <commscale/hardware/clusters.hpp>
 #include <commscale/io/training_runs.hpp>
 
@@ -52,6 +53,64 @@ TEST_CASE("compute_fit on the calibration set re-derives fitted_compute_constant
         CHECK(p.uncertainty > 0.0);
         CHECK(p.uncertainty < p.value);
     }
+    // the third stage: the one accelerator of the set without a GEMM measurement, GB300, whose
+    // catalog efficiency is this fit's (hardware/accelerators.hpp; tools/regen_docs.py --constants)
+    REQUIRE(f.accelerator_efficiencies.size() == 1);
+    const auto& g = f.accelerator_efficiencies.front();
+    CHECK(g.name == "gb300");
+    CHECK(g.prior == default_compute_efficiency);
+    INFO("gb300: fitted " << g.value << " +- " << g.uncertainty << ", the catalog holds " << gb300.compute_efficiency);
+    CHECK(g.value == Approx(gb300.compute_efficiency).epsilon(0.002));
+    CHECK(gb300.compute_efficiency_basis == efficiency_basis::fitted);
+    CHECK(g.uncertainty > 0.0);
+    CHECK(g.uncertainty < 0.1);
+    // GB300's 1,400 W keeps it above GB200's measured 0.729 and the 0.8 default: the same plans
+    // ran 1.19-1.22x as fast on it (docs/accuracy.md)
+    CHECK(g.value > gb200.compute_efficiency);
+    CHECK(g.value > default_compute_efficiency);
+}
+
+TEST_CASE("compute_fit: an accelerator without a measurement is fitted on its runs, and held out at the default") {
+    // the calibration set's runs on GB300 and GB200 (8 each)
+    const auto all = io::load_training_runs(calibration_set);
+    std::vector<training_run> runs, gb200_only;
+    for (const auto& r : all) {
+        if (r.family.find("GB300") != std::string::npos) runs.push_back(r);
+        if (r.family.find("GB200") != std::string::npos) {
+            runs.push_back(r);
+            gb200_only.push_back(r);
+        }
+    }
+    REQUIRE(runs.size() == 16);
+    const compute_fit_result f = compute_fit(runs, presets::dgx_a100);
+    REQUIRE(f.accelerator_efficiencies.size() == 1);
+    CHECK(f.accelerator_efficiencies.front().name == "gb300");
+    // a measured part is never refitted: the GB200 runs alone give no accelerator stage
+    compute_fit_options no_cv;
+    no_cv.cross_validate = false;
+    const compute_fit_result g = compute_fit(gb200_only, presets::dgx_a100, no_cv);
+    CHECK(g.accelerator_efficiencies.empty());
+    // leaving GB300 out is the fit on GB200's runs alone, and a GB300 run is then predicted at the
+    // default efficiency: the same tokens/s as predict_step with those constants and 0.8
+    step_options o;
+    o.constants = g.constants;
+    accelerator at_default = gb300;
+    at_default.compute_efficiency = default_compute_efficiency;
+    int checked = 0;
+    for (std::size_t i = 0; i < f.runs.size(); ++i) {
+        const auto& r = f.runs[i];
+        INFO(r.label);
+        if (r.accelerator != "gb300") continue;
+        const training_run& run = runs[i];  // no run was skipped: f.runs follows `runs`
+        REQUIRE(run.label == r.label);
+        const cluster c = detail::cluster_for_run(presets::dgx_a100, run);
+        const double step = in_seconds(predict_step(run.model, c, at_default, run.p, o).step);
+        const double tokens = static_cast<double>(run.p.global_batch) * run.p.seq / (step * static_cast<double>(run.gpus));
+        CHECK(r.leave_accelerator_out == Approx(tokens).epsilon(1e-6));
+        CHECK(r.in_sample != Approx(r.leave_accelerator_out).epsilon(1e-3));  // in sample it moved
+        ++checked;
+    }
+    CHECK(checked == 8);
 }
 
 TEST_CASE("compute_fit: cross-validated errors on the calibration set beat the 40%-MFU rule of thumb") {

@@ -98,6 +98,18 @@ TEST_CASE("compute efficiency defaults follow the MAMF measurements") {
     CHECK(mi300x.compute_efficiency == Approx(668.4 / 1300.0).margin(0.001));
     CHECK(gaudi2.compute_efficiency == Approx(418.7 / 432.0).margin(0.001));
     CHECK(default_compute_efficiency == Approx(0.8));
+    // the basis of each: a MAMF figure is measured; a part without one takes the default
+    // (assumed), except GB300, fitted to its published runs (test `calibrate: compute_fit`)
+    CHECK(h100_sxm.compute_efficiency_basis == efficiency_basis::measured);
+    CHECK(gb200.compute_efficiency_basis == efficiency_basis::measured);
+    CHECK(gb300.compute_efficiency_basis == efficiency_basis::fitted);
+    for (const accelerator& a : all_accelerators()) {
+        INFO(a.name);
+        if (a.compute_efficiency_basis == efficiency_basis::assumed) CHECK(a.compute_efficiency == default_compute_efficiency);
+        if (a.compute_efficiency_basis == efficiency_basis::fitted) CHECK(a.compute_efficiency != default_compute_efficiency);
+    }
+    CHECK(to_string(efficiency_basis::fitted) == "fitted");
+    CHECK(parse<efficiency_basis>("assumed", "basis") == efficiency_basis::assumed);
     // ml-engineering-networking: at 50% MFU an A100 does 156 TFLOPS, and 65.536 TFLOP per GPU per
     // iteration take 0.42 s.
     const flop_rate half = 0.5 * *a100_80gb_sxm.peak(dtype::bf16);

@@ -151,6 +151,20 @@ TEST_CASE("accelerator JSON: names, overrides, new parts and errors") {
     CHECK(mine.peak(dtype::bf16) == 100_TFLOPS);
     CHECK_FALSE(mine.peak(dtype::fp8).has_value());
     CHECK(mine.compute_efficiency == default_compute_efficiency);
+    // where the efficiency comes from: a new part's default is assumed, a given figure measured,
+    // a catalog entry keeps its own unless overridden; the key round-trips and bad spellings name it
+    CHECK(mine.compute_efficiency_basis == efficiency_basis::assumed);
+    CHECK(slow.compute_efficiency_basis == efficiency_basis::measured);
+    CHECK(read_acc(R"({"name": "gb300"})").compute_efficiency_basis == efficiency_basis::fitted);
+    CHECK(read_acc(R"({"name": "gb300", "compute_efficiency": 0.85})").compute_efficiency_basis == efficiency_basis::measured);
+    CHECK(read_acc(R"({"name": "gb300", "compute_efficiency": 0.85, "compute_efficiency_basis": "fitted"})")
+              .compute_efficiency_basis == efficiency_basis::fitted);
+    CHECK(read_acc(R"({"name": "h100-sxm", "compute_efficiency_basis": "assumed"})").compute_efficiency_basis ==
+          efficiency_basis::assumed);
+    CHECK(accelerator_to_json(gb300)["compute_efficiency_basis"] == "fitted");
+    CHECK(accelerator_from_json(accelerator_to_json(l40s), "accelerator").compute_efficiency_basis == efficiency_basis::assumed);
+    CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "compute_efficiency_basis": "guessed"})"),
+                      Contains("accelerator.compute_efficiency_basis") && Contains("guessed") && Contains("measured"));
     // not known for a new part: no wave quantization, the BF16 matmul efficiency for FP8, the
     // exponentials not priced apart
     CHECK(mine.compute_units == 0);
