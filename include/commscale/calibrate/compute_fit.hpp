@@ -14,7 +14,7 @@
 /// as much as the data's own scatter says it should; the uncertainty is the posterior covariance
 /// (JᵀJ)⁻¹ at the optimum, on the constant's own scale.
 ///
-/// Two stages. The six dense constants are fitted to the dense runs (fp8_backward_slowdown only
+/// Stages. The six dense constants are fitted to the dense runs (fp8_backward_slowdown only
 /// through the runs in FP8 or MXFP8 (MXFP8: its excess over the kernel figure), the others leave it at its kernel figure); then, with those held,
 /// moe_launch_overhead_s (which only MoE layers use) to the MoE runs: the MoE layer's costs then
 /// cannot bend the dense constants, and a set without MoE runs leaves it at its kernel figure (and

@@ -131,9 +131,9 @@ namespace detail {
 /// 2019 Sec. 3) counted on the first and last stages (we charge the larger: one table per stage
 /// end). Layers: those of the stage holding the most (max_stage_layers), which has the most to reduce.
 /// With the embedding/loss counted in the pipeline split, the heaviest stage of the explicit layout.
-[[nodiscard]] constexpr double parameters_per_gpu(const transformer& m, const plan& p) {
+/// `layers_per_stage`: max_stage_layers(p, m.layers), when at hand.
+[[nodiscard]] constexpr double parameters_per_gpu(const transformer& m, const plan& p, double layers_per_stage) {
     const auto lp = parameters_per_layer(m);
-    const double layers_per_stage = max_stage_layers(p, m.layers);
     // shared experts and dense layers' MLPs are split like attention (and a hybrid model's Mamba-2
     // mixers, in lp.attention); routed experts / ep
     const double dense = lp.attention + lp.router + lp.norms + lp.shared + (m.experts > 1 ? 0.0 : lp.mlp);
@@ -146,13 +146,19 @@ namespace detail {
     if (p.expert_tp() != p.tp) return layers_per_stage * (dense / p.tp + expert / p.expert_tp()) + emb / p.tp;
     return layers_per_stage * (dense + expert) / p.tp + emb / p.tp;
 }
+[[nodiscard]] constexpr double parameters_per_gpu(const transformer& m, const plan& p) {
+    return parameters_per_gpu(m, p, max_stage_layers(p, m.layers));
+}
 
 /// @brief The routed experts' part of parameters_per_gpu: layers of the largest stage x their
 /// MLPs / (ep etp); 0 for a dense model. What the expert-DP group reduces.
-[[nodiscard]] constexpr double expert_parameters_per_gpu(const transformer& m, const plan& p) {
+/// `layers_per_stage`: max_stage_layers(p, m.layers), when at hand.
+[[nodiscard]] constexpr double expert_parameters_per_gpu(const transformer& m, const plan& p, double layers_per_stage) {
     if (m.experts <= 1) return 0.0;
-    const double layers_per_stage = max_stage_layers(p, m.layers);
     return layers_per_stage * parameters_per_layer(m).mlp / (static_cast<double>(p.ep) * p.expert_tp());
+}
+[[nodiscard]] constexpr double expert_parameters_per_gpu(const transformer& m, const plan& p) {
+    return expert_parameters_per_gpu(m, p, max_stage_layers(p, m.layers));
 }
 
 /// @brief True when the routed experts' gradients are reduced over a group other than the dense
@@ -289,7 +295,7 @@ namespace detail {
     }
 
     // Data parallelism (over dp x cp replicas; routed experts over expert-DP), bucketed
-    const double params = parameters_per_gpu(m, p);
+    const double params = parameters_per_gpu(m, p, layers_stage);
     t.parameters_per_gpu = params;
     const placement dpg = group_placement(p, parallel_dim::dp, gpus_per_node);
     // Megatron-Core sizes every bucket from the dense DP group (max(40M, 1M x dp) parameters)
@@ -328,7 +334,7 @@ namespace detail {
         }
     };
     if (separate_expert_reduction(m, p)) {
-        const double experts = expert_parameters_per_gpu(m, p);
+        const double experts = expert_parameters_per_gpu(m, p, layers_stage);
         t.expert_parameters_per_gpu = experts;
         reduce(params - experts, dpg, {&t.dp_main, &t.dp_gather, &t.dp_bucket_count, &t.dp_last_bucket,
                                        &t.dp_gradient_bytes, &t.zero3_gather_bytes});

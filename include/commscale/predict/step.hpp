@@ -658,10 +658,11 @@ template <class Pricer>
     const compute_params cpar = detail::step_compute_params(c, acc, p.precision, p.fp8_scaling, p.stack, o);
     const flop_rate peak = cpar.gemm_peak;
     const double seq = p.seq, batch = p.global_batch;
-    r.model_flops = model_flops(m, seq, batch);
+    const layer_flops step_layer = layer_forward_flops(m, seq, batch);  // model_flops' and hardware_flops' layer
+    r.model_flops = 3.0 * forward_flops(m, step_layer, seq, batch);    // model_flops(m, seq, batch)
     // hardware FLOPs include the multi-token-prediction modules (executed, on the last stage);
     // model FLOPs (MFU) are the main model's, as DeepSeek's per-token figures
-    r.hardware_flops = hardware_flops(m, seq, batch, p.recompute_mode, p.full_recompute_share(m.layers)) +
+    r.hardware_flops = hardware_flops(m, step_layer, r.model_flops, p.recompute_mode, p.full_recompute_share(m.layers)) +
                        3.0 * mtp_forward_flops(m, seq, batch);
     r.micro_batches = p.micro_batches();
     const double mb = r.micro_batches;

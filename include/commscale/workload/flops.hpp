@@ -267,10 +267,15 @@ namespace detail {
     return detail::mtp_modules_forward_flops(m, seq, sequences);
 }
 
+/// @brief forward_flops with the layer's FLOPs `layer` = layer_forward_flops(m, seq, sequences) at hand.
+[[nodiscard]] constexpr flop_count forward_flops(const transformer& m, const layer_flops& layer, double seq,
+                                                 double sequences) {
+    return static_cast<double>(m.layers) * layer.total() + logits_forward_flops(m, seq, sequences);
+}
+
 /// @brief Forward FLOPs of the whole model: layers x layer + logits.
 [[nodiscard]] constexpr flop_count forward_flops(const transformer& m, double seq, double sequences = 1.0) {
-    return static_cast<double>(m.layers) * layer_forward_flops(m, seq, sequences).total() +
-           logits_forward_flops(m, seq, sequences);
+    return forward_flops(m, layer_forward_flops(m, seq, sequences), seq, sequences);
 }
 
 /// @brief Model FLOPs of one training iteration over B sequences of s tokens: 3 x forward
@@ -286,14 +291,20 @@ namespace detail {
 /// selective: the attention core once more, + l x 4 B s^2 h (Korthikanti et al. 2022, section 5).
 /// What HFU counts. `full_share`: the share of the layers full recompute repeats
 /// (plan::full_recompute_share; recompute_method block recomputes N layers per model chunk).
-[[nodiscard]] constexpr flop_count hardware_flops(const transformer& m, double seq, double sequences, recompute r,
-                                                  double full_share = 1.0) {
-    const auto layer = layer_forward_flops(m, seq, sequences);
+/// The one with `layer` = layer_forward_flops(m, seq, sequences) and `model` = model_flops(m, seq,
+/// sequences) at hand (the step predictor computes both once).
+[[nodiscard]] constexpr flop_count hardware_flops(const transformer& m, const layer_flops& layer, flop_count model,
+                                                  recompute r, double full_share) {
     const double l = m.layers;
     flop_count extra = flops(0.0);
     if (r == recompute::full) extra = full_share * l * layer.total();
     else if (r == recompute::selective) extra = l * layer.attention_core();
-    return model_flops(m, seq, sequences) + extra;
+    return model + extra;
+}
+[[nodiscard]] constexpr flop_count hardware_flops(const transformer& m, double seq, double sequences, recompute r,
+                                                  double full_share = 1.0) {
+    const auto layer = layer_forward_flops(m, seq, sequences);
+    return hardware_flops(m, layer, 3.0 * forward_flops(m, layer, seq, sequences), r, full_share);
 }
 
 /// @brief Model FLOPs per token of training at context `seq` (model_flops / (B s)); ~ 6 x active
