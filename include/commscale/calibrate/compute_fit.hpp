@@ -30,7 +30,9 @@
 /// above), to every run on it, dense and MoE. On the calibration set that is GB300 alone (no MAMF
 /// figure is published; its 1,400 W budget against GB200's 1,200 W keeps higher clocks), whose 8
 /// runs put it at 0.88 (hardware/accelerators.hpp `gb300`). A fit without runs on the accelerator
-/// (leaving it out) predicts it at default_compute_efficiency.
+/// (leaving it out) predicts it at default_compute_efficiency. The first two stages, too, see such
+/// an accelerator at the default, never at its checked-in fitted figure: the fit does not feed on
+/// its own output.
 ///
 /// Cross-validation. Leave one model out (every run of one model is predicted by a fit on the runs
 /// of the other models) and leave one accelerator out (likewise per accelerator); the in-sample
