@@ -153,22 +153,26 @@ struct compute_fit_case {
     int fitted = -1;  ///< index of its accelerator among the fitted efficiencies (-1: its catalog figure)
 };
 
-/// The accelerator of case `c` under θ: compute_efficiency default_compute_efficiency x e^θ[i]
-/// where the fit fits it (θ's entries after the constants'), its own figure otherwise.
+/// The `i`-th fitted accelerator efficiency under θ: default_compute_efficiency x e^θ, its entry
+/// after the constants'.
+[[nodiscard]] inline double fitted_efficiency_at(const Eigen::VectorXd& theta, std::size_t i) {
+    return default_compute_efficiency * std::exp(theta[static_cast<Eigen::Index>(compute_fit_parameter_names.size() + i)]);
+}
+
+/// The accelerator of case `c` under θ: its fitted efficiency where the fit fits it, its own
+/// figure otherwise.
 [[nodiscard]] inline accelerator accelerator_at(const compute_fit_case& c, const Eigen::VectorXd& theta) {
     accelerator a = c.acc;
-    if (c.fitted >= 0)
-        a.compute_efficiency =
-            default_compute_efficiency *
-            std::exp(theta[static_cast<Eigen::Index>(compute_fit_parameter_names.size()) + c.fitted]);
+    if (c.fitted >= 0) a.compute_efficiency = fitted_efficiency_at(theta, static_cast<std::size_t>(c.fitted));
     return a;
 }
 
-/// Predicted tokens/s per GPU of one case under θ (NaN where the predictor rejects it or the
+/// Predicted tokens/s per GPU of one case under θ, whose constants `k` = constants_at(θ) the
+/// caller computed once for all its cases (NaN where the predictor rejects them or the
 /// accelerator's efficiency leaves (0, 1]).
-[[nodiscard]] inline double predicted_tokens(const compute_fit_case& c, const Eigen::VectorXd& theta) {
+[[nodiscard]] inline double predicted_tokens(const compute_fit_case& c, const compute_constants& k, const Eigen::VectorXd& theta) {
     step_options o;
-    o.constants = constants_at(theta);
+    o.constants = k;
     const accelerator a = accelerator_at(c, theta);
     if (!(a.compute_efficiency <= accelerator_limits::max_compute_efficiency)) return std::numeric_limits<double>::quiet_NaN();
     try {
@@ -199,7 +203,9 @@ struct compute_fit_case {
         t.segment(first, n) = x;
         return t;
     };
-    auto log_error = [&](const compute_fit_case& c, const Eigen::VectorXd& t) { return std::log(predicted_tokens(c, t) / c.measured); };
+    auto log_error = [&](const compute_fit_case& c, const compute_constants& k, const Eigen::VectorXd& t) {
+        return std::log(predicted_tokens(c, k, t) / c.measured);
+    };
     // Cauchy loss on the standardized log errors z (k = 2.385: 95% efficiency under Gaussian
     // errors; Holland & Welsch 1977), as residuals sign(z) sqrt(k^2 ln(1 + (z/k)^2)): a run the
     // model cannot describe (a recipe the table does not state) weighs like a few runs, not like
@@ -212,9 +218,10 @@ struct compute_fit_case {
     auto solve = [&](double sigma) {
         auto residuals = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
             const Eigen::VectorXd t = full(x);
-            const bool ok = in_range(constants_at(t));
+            const compute_constants k = constants_at(t);
+            const bool ok = in_range(k);
             for (Eigen::Index i = 0; i < m; ++i)
-                r[i] = ok ? robust(log_error(*sel[static_cast<std::size_t>(i)], t) / sigma) : std::numeric_limits<double>::quiet_NaN();
+                r[i] = ok ? robust(log_error(*sel[static_cast<std::size_t>(i)], k, t) / sigma) : std::numeric_limits<double>::quiet_NaN();
             for (Eigen::Index j = 0; j < n; ++j) r[m + j] = x[j] / compute_fit_prior_sigma;
         };
         lm_options opt;
@@ -230,7 +237,8 @@ struct compute_fit_case {
     nonlinear_fit f = solve(0.1);
     std::vector<double> abs_errors;
     const Eigen::VectorXd first_pass = full(f.parameters);
-    for (const auto* c : sel) abs_errors.push_back(std::fabs(log_error(*c, first_pass)));
+    const compute_constants first_k = constants_at(first_pass);
+    for (const auto* c : sel) abs_errors.push_back(std::fabs(log_error(*c, first_k, first_pass)));
     const double sigma = std::max(compute_fit_min_noise, 1.4826 * median(abs_errors));
     f = solve(sigma);
     if (noise_out) *noise_out = sigma;
@@ -326,11 +334,10 @@ struct compute_fit_case {
     for (const auto& c : cases)
         if (c.acc.compute_efficiency_basis != efficiency_basis::measured) unmeasured.insert(c.accel);
     const std::vector<std::string> fitted_accelerators(unmeasured.begin(), unmeasured.end());
-    for (auto& c : cases) {
-        const auto it = std::find(fitted_accelerators.begin(), fitted_accelerators.end(), c.accel);
-        if (c.acc.compute_efficiency_basis != efficiency_basis::measured)
-            c.fitted = static_cast<int>(it - fitted_accelerators.begin());
-    }
+    for (auto& c : cases)
+        if (unmeasured.count(c.accel))
+            c.fitted = static_cast<int>(std::find(fitted_accelerators.begin(), fitted_accelerators.end(), c.accel) -
+                                        fitted_accelerators.begin());
     const std::size_t n_acc = fitted_accelerators.size();
     Eigen::MatrixXd dense_cov, moe_cov;
     std::vector<double> acc_var;
@@ -353,12 +360,11 @@ struct compute_fit_case {
         compute_fit_parameter p;
         p.name = fitted_accelerators[a];
         p.prior = default_compute_efficiency;
-        p.value = default_compute_efficiency *
-                  std::exp(theta[static_cast<Eigen::Index>(compute_fit_parameter_names.size() + a)]);
+        p.value = detail::fitted_efficiency_at(theta, a);
         p.uncertainty = p.value * std::sqrt(std::max(0.0, acc_var[a]));
         out.accelerator_efficiencies.push_back(std::move(p));
     }
-    const Eigen::VectorXd prior = Eigen::VectorXd::Zero(theta.size());
+    const Eigen::VectorXd prior = Eigen::VectorXd::Zero(theta.size());  // the kernel figures, efficiencies at the default
     // predictions
     out.runs.resize(cases.size());
     for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -370,8 +376,8 @@ struct compute_fit_case {
         r.accelerator = c.accel;
         r.moe = c.moe;
         r.measured = c.measured;
-        r.prior = detail::predicted_tokens(c, prior);
-        r.in_sample = detail::predicted_tokens(c, theta);
+        r.prior = detail::predicted_tokens(c, kernel_constants, prior);
+        r.in_sample = detail::predicted_tokens(c, out.constants, theta);
         r.rule = rule_of_thumb_tokens_per_s_per_gpu(c.run->model, c.acc, c.run->p.precision, c.run->p.seq);
     }
     if (opt.cross_validate) {
@@ -384,8 +390,9 @@ struct compute_fit_case {
                 for (std::size_t i = 0; i < cases.size(); ++i)
                     if (key(cases[i]) == g) train[i] = false;
                 const Eigen::VectorXd t = detail::fit_constants(cases, train, n_acc);
+                const compute_constants k = detail::constants_at(t);
                 for (std::size_t i = 0; i < cases.size(); ++i)
-                    if (use[i] && key(cases[i]) == g) out.runs[i].*field = detail::predicted_tokens(cases[i], t);
+                    if (use[i] && key(cases[i]) == g) out.runs[i].*field = detail::predicted_tokens(cases[i], k, t);
             }
         };
         leave_out([](const detail::compute_fit_case& c) { return c.model; }, &compute_fit_run::leave_model_out);
