@@ -25,7 +25,11 @@
 // none of these runs:
 //   N21 18.4B -22.6%, 39.1B -12.6%, 76.1B -5.9%, 145.6B -8.3%, 310B -6.3%, 530B -6.0%, 1T -3.6%,
 //   GPT-3 1024 GPUs -2.6%; K22 22B -17.6%, 175B -13.3%, 530B -10.5%, 1T -9.4%; MT-NLG +19.8%.
-// Mean absolute error over the 12 Megatron-LM runs: 9.9%. The model is now slow on them rather
+// Mean absolute error over the 12 Megatron-LM runs: 9.9%. With the unfused attention's softmax
+// and dropout at the bytes their kernels move (11 per score backward, not twice the forward's 9):
+//   N21 18.4B -21.6%, 39.1B -11.6%, 76.1B -4.9%, 145.6B -7.4%, 310B -5.6%, 530B -5.4%, 1T -3.1%,
+//   GPT-3 1024 GPUs -1.7%; K22 22B -15.6%, 175B -12.1%, 530B -9.7%, 1T -8.8%; MT-NLG +20.5%;
+// mean absolute error 9.0%. The model is now slow on them rather
 // than fast, most at the smallest widths under TP 8 (h 6144: every GEMM is 1/8 of it wide and
 // the TP all-reduces, not overlapped in 2021's Megatron-LM, are 22% of the predicted step):
 // 18.4B and 22B carry a 25% tolerance for that reason, the mean 12%.

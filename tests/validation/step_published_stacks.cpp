@@ -16,7 +16,7 @@
 //   speed-up is 1.33-1.53; Transformer Engine's split-accumulator backward GEMMs, the bf16 output
 //   layer and the FP8 matmul rate below BF16's on H100 (fp8_mamf_ratio) are what the model charges.
 // * Composer FSDP (llm-foundry MPT) on A100 80GB: -11.4% to +6.7% (mean 5.0%; 9-30% too fast before).
-// * Megatron-DeepSpeed (BLOOM-176B): 11% too fast (30% before), as MT-NLG (step_published.cpp):
+// * Megatron-DeepSpeed (BLOOM-176B): 13% too fast (30% before), as MT-NLG (step_published.cpp):
 //   DeepSpeed's pipeline engine runs its p2p transfers blocking, outside the model.
 #include "catch_shim.hpp"
 
@@ -185,7 +185,8 @@ TEST_CASE("Megatron-DeepSpeed BLOOM-176B on 384 A100: published TFLOP/s per GPU"
     const double err = tflops / 150.0 - 1.0;
     INFO("BLOOM-176B: predicted " << tflops << " TFLOP/s per GPU, published 150 (" << 100 * err << "%)");
     CHECK(s.fits_in_memory);
-    // recorded: +11% (+30% before the compute constants were fitted); the same engine's MT-NLG run
+    // recorded: +11% (+30% before the compute constants were fitted; +12.6% since BLOOM, trained
+    // without dropout, pays no attention-dropout bytes); the same engine's MT-NLG run
     // is +20% (step_published.cpp)
     CHECK(std::fabs(err) <= 0.15);
 }

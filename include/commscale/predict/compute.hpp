@@ -620,7 +620,15 @@ namespace detail {
     const auto qk = gemm_fwd_bwd(s / p.cp, span, d_qk, bf, batch), av = gemm_fwd_bwd(s / p.cp, d_v, span, bf, batch);
     const double gemms = qk.fwd + av.fwd, gemms_bwd = qk.bwd + av.bwd;
     const double scores = batch * (s / p.cp) * span;
-    return {gemms + memory_seconds(9.0 * scores, c), gemms_bwd + memory_seconds(18.0 * scores, c)};
+    // 16-bit bytes per score: the fused scale-mask-softmax reads the scores and writes the
+    // probabilities, and its backward reads the output gradient and the saved probabilities and
+    // writes the input gradient (Megatron's ScaledUpperTriangMaskedSoftmax, megatron/core/fusions/
+    // fused_softmax.py: forward(inputs) saves softmax_results, backward(output_grads,
+    // softmax_results)): 4 and 6; the attention dropout of a model trained with dropout
+    // (torch.nn.Dropout: native_dropout reads the probabilities and writes them and a 1-byte mask,
+    // native_dropout_backward reads the gradient and the mask and writes the gradient): 5 and 5
+    const double dropout = m.dropout ? 5.0 : 0.0;
+    return {gemms + memory_seconds((4.0 + dropout) * scores, c), gemms_bwd + memory_seconds((6.0 + dropout) * scores, c)};
 }
 
 /// Bytes and kernels that Transformer Engine's ring attention adds to one attention layer for one
@@ -774,7 +782,9 @@ struct cp_merge_cost {
 ///   Unfused: the two batched GEMMs (s/c x d)(d x s) and (s/c x s)(s x d) per head on the
 ///   roofline, over the full square, plus the scale-mask-softmax and dropout passes over the
 ///   (b a/t s/c s) score tensor: 9 bytes per element forward (softmax read + write, dropout read +
-///   write, 1-byte mask), twice that backward.
+///   write, 1-byte mask), 11 backward (softmax: output gradient and probabilities read, gradient
+///   written; dropout: gradient and mask read, gradient written); 4 and 6 for a model trained
+///   without dropout (transformer::dropout false).
 ///   Context parallelism (c > 1) adds the ring attention's merges of its c partial outputs and
 ///   gradients as memory-bound bytes and kernels (detail::cp_ring_merge, Transformer Engine's
 ///   AttnFuncWithCPAndKVP2P): 8.5 bytes per output element forward at c = 2.

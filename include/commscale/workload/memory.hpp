@@ -103,6 +103,11 @@ struct model_state {
 // ---------------------------------------------------------------- activations
 
 namespace detail {
+/// Bytes the unfused attention core keeps per score for the backward (Korthikanti et al. 2022,
+/// section 4.1: the softmax output 2, the dropout mask 1 and the dropout output 2, 5 a s^2 b);
+/// the softmax output alone (2) for a model trained without dropout (transformer::dropout).
+[[nodiscard]] constexpr double score_bytes(const transformer& m) { return m.dropout ? 5.0 : 2.0; }
+
 /// activation_bytes_per_layer of a hybrid Mamba-Transformer (its doc comment, "Hybrid models").
 /// Out of line: off the transformer's path.
 [[gnu::cold, gnu::noinline]] constexpr data_size hybrid_activation_bytes(const transformer& m, double s, double b, int tp,
@@ -115,7 +120,8 @@ namespace detail {
     // one block per layer: its norm's input, the first GEMM's input (its norm's output), a dropout mask
     const double replicated = ((m.dropout ? 3.0 : 2.0) + ((modules & recompute_layernorm) ? 0.0 : q)) * sb * h;
     // attention layers: Q, K, V, the attention output (+ its quantized copy), the score tensor
-    const double core = (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0 : 5.0 * a * s * s * b;
+    const double core = (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0
+                                                                                        : score_bytes(m) * a * s * s * b;
     const double attention = sb * (2.0 * qd + 4.0 * kv + 2.0 * qd + (q < 2.0 ? q * qd : 0.0)) + core;
     // MLP and MoE layers: FC1's output and FC2's input per unit of width, as for a transformer layer
     const double per_width = ((m.gated_mlp ? 4.0 : 2.0) + q) * sb;
@@ -146,7 +152,8 @@ namespace detail {
 ///   replicated over TP (unless sequence parallel): norms 4sbh, attention input 2sbh, MLP input
 ///     2sbh, two dropout masks 2sbh = 10 sbh (8 sbh for a model without dropout: no masks)
 ///   split over TP: Q 2sbh, K V 4sb kv, projection input 2sbh, MLP 4sbf (gated: 6sbf: gate, up
-///     and the product; fused SwiGLU as in Megatron) x top-k, attention core 5 a s^2 b
+///     and the product; fused SwiGLU as in Megatron) x top-k, attention core 5 a s^2 b (2 a s^2 b
+///     without dropout: the softmax output alone; detail::score_bytes)
 ///   GPT (kv = h, f = 4h): sbh (10 + 24/t + 5as/(ht)), Table 2.
 /// Sequence parallelism divides the replicated part by t too: sbh/t (34 + 5as/h). Selective
 /// recompute drops the attention core: sbh (10 + 24/t), or 34 sbh / t with SP. Full recompute
@@ -225,8 +232,9 @@ namespace detail {
     const double proj = 2.0 * sbh + (q < 2.0 ? q * sbh : 0.0);
     const double split = qkv + proj + mlp;
     // the score tensor spans attention_span keys per query (sliding-window layers fewer)
-    const double core =
-        (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0 : 5.0 * a * s * m.attention_span(s) * b;
+    const double core = (r == recompute::selective || (modules & recompute_core_attn))
+                            ? 0.0
+                            : detail::score_bytes(m) * a * s * m.attention_span(s) * b;
     return bytes((sequence_parallel ? replicated / t : replicated) + (split + core) / t);
 }
 

@@ -138,8 +138,10 @@ struct transformer {
     int sliding_window = 0;        ///< keys a sliding-window layer attends (0 = none)
     int sliding_layers = 0;        ///< layers with sliding-window attention (GPT-OSS: every other one)
     bool attention_sinks = false;  ///< one learned sink logit per head (GPT-OSS)
-    /// Dropout on the residual branches and the embedding (hidden_dropout > 0): its 1-byte masks
-    /// are stored for the backward. False for models trained without it (Llama, Mixtral, Qwen3,
+    /// Dropout on the residual branches and the embedding (hidden_dropout > 0), and on the
+    /// attention probabilities where the attention is unfused (attention_dropout; the models here
+    /// set both or neither: Megatron's GPT 0.1 and 0.1, BLOOM 0 and 0): its 1-byte masks are
+    /// stored for the backward. False for models trained without it (Llama, Mixtral, Qwen3,
     /// DeepSeek-V3, GPT-OSS, MPT: hidden_dropout / resid_pdrop 0), whose layers store no mask.
     bool dropout = true;
     /// Hybrid Mamba-Transformer (Nemotron-H, Nemotron 3): its layer pattern and Mamba-2 mixer

@@ -78,3 +78,39 @@ TEST_CASE("optimizer state bytes: ZeRO's K = 12, Apex remainders 10, bf16 moment
     p.optimizer_state_bytes = -1;
     CHECK_THROWS_WITH(predict_step(m, c, acc, p), Catch::Contains("plan.optimizer_state_bytes"));
 }
+
+TEST_CASE("unfused attention: the fused softmax and the attention dropout at their bytes per score") {
+    // Megatron's unfused core attention (megatron/core/transformer/dot_product_attention.py):
+    // baddbmm writes the scores, ScaledUpperTriangMaskedSoftmax (megatron/core/fusions/
+    // fused_softmax.py) reads them and writes the probabilities and, backward, reads the output
+    // gradient and the saved probabilities and writes the input gradient; torch.nn.Dropout
+    // (native_dropout / native_dropout_backward) reads and writes the probabilities and writes a
+    // 1-byte mask, and reads the gradient and the mask and writes the gradient; bmm with V reads
+    // the probabilities. With a head width of 1 every one of these kernels is bound by its bytes
+    // per score (16-bit): forward 2 (scores) + 4 (softmax) + 2 (AV) = 8, backward the four GEMMs'
+    // score-sized operand (dP written, P, dS twice read) 8 + softmax 6 = 14; dropout 5 more each.
+    transformer m = models::gpt3_175b;
+    m.head_dim_override = 1;
+    plan p{.tp = 8, .micro_batch = 1, .seq = 2048};
+    p.attention = attention_kernel::unfused;
+    const compute_params c = compute_params_for(accelerator_by_name("a100-80gb-sxm"), dtype::bf16);
+    const double scores = static_cast<double>(m.heads) / p.tp * 2048.0 * 2048.0;
+    const double per_byte = c.inv_memory_rate;
+    m.dropout = false;
+    const layer_time bare = layer_compute_time(m, p, c);
+    CHECK_THAT(in_seconds(bare.attention_fwd), WithinRel(8.0 * scores * per_byte, 0.01));
+    CHECK_THAT(in_seconds(bare.attention_bwd), WithinRel(14.0 * scores * per_byte, 0.01));
+    m.dropout = true;
+    const layer_time with = layer_compute_time(m, p, c);
+    CHECK_THAT(in_seconds(with.attention_fwd - bare.attention_fwd), WithinRel(5.0 * scores * per_byte, 1e-9));
+    CHECK_THAT(in_seconds(with.attention_bwd - bare.attention_bwd), WithinRel(5.0 * scores * per_byte, 1e-9));
+    // what the backward keeps (Korthikanti et al. 2022 Sec. 4.1): the softmax output 2, the dropout
+    // mask 1 and its output 2 bytes per score, 5 a s^2 b; the softmax output alone without dropout
+    const auto core_bytes = [&](const transformer& x) {
+        return in_bytes(activation_bytes_per_layer(x, 2048, 1, 8, false, recompute::none)) -
+               in_bytes(activation_bytes_per_layer(x, 2048, 1, 8, false, recompute::selective));
+    };
+    CHECK_THAT(core_bytes(m), WithinRel(5.0 * scores, 1e-12));
+    m.dropout = false;
+    CHECK_THAT(core_bytes(m), WithinRel(2.0 * scores, 1e-12));
+}
