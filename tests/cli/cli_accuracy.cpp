@@ -327,3 +327,23 @@ TEST_CASE("step: --first-last-layers-bf16 with Megatron-Core's counts, and the p
     require_invalid("plan --model llama3-8b --cluster dgx-b200 --gpus 16 --global-batch 128 --first-last-layers-bf16",
                     "--first-last-layers-bf16");  // a BF16 dtype keeps nothing apart
 }
+
+TEST_CASE("model: GPT-OSS's YaRN attention factor, read from its config.json, and what it costs") {
+    // HF openai/gpt-oss-120b rope_scaling: yarn, factor 32, no mscale: 0.1 ln 32 + 1
+    const json j = run_json("model " + std::string(COMMSCALE_DATA_DIR) + "/models/gpt-oss-120b.json --json");
+    REQUIRE(j.contains("rope_attention_factor"));
+    CHECK(j["rope_attention_factor"].get<double>() == Approx(0.1 * std::log(32.0) + 1.0).epsilon(1e-12));
+    CHECK_FALSE(run_json("model llama3-8b --json").contains("rope_attention_factor"));
+    const run_result r = run("model gpt-oss-120b");
+    CHECK(r.out.find("YaRN attention factor 1.347") != std::string::npos);
+    // the unfused RoPE makes every GPT-OSS step slower than the same model with the fused kernel
+    const std::string step = "step --model gpt-oss-120b --cluster gb200-nvl72 --gpus 64 --ep 64 --micro-batch 1 "
+                             "--global-batch 1280 --seq 8192 --json";
+    json fused_model = run_json("model gpt-oss-120b --json");
+    fused_model.erase("rope_attention_factor");
+    const auto path = write("gpt_oss_fused_rope.json", fused_model.dump());
+    const double unfused_s = run_json(step)["step_s"].get<double>();
+    std::string fused_step = step;
+    fused_step.replace(fused_step.find("gpt-oss-120b"), std::string("gpt-oss-120b").size(), path.string());
+    CHECK(run_json(fused_step)["step_s"].get<double>() < unfused_s);
+}

@@ -118,6 +118,9 @@ cli::registrar reg_model{cli::bound_command<model_request>(
                 << ", qk head " << m.qk_nope_head_dim << " + " << m.qk_rope_head_dim << " rope, v head " << m.v_head_dim << "\n";
         if (m.sliding_layers > 0)
             out << "sliding window " << m.sliding_window << " keys on " << m.sliding_layers << " of " << m.layers << " layers\n";
+        if (m.rope_attention_factor != 1.0)
+            out << "rotary         YaRN attention factor " << fmt::format("{:.4g}", m.rope_attention_factor)
+                << " (Megatron-Core runs its unfused RoPE)\n";
         if (m.is_hybrid()) {
             const auto n = m.hybrid_layer_counts();
             out << "hybrid         " << n.mamba << " Mamba-2 + " << n.attention << " attention + " << n.mlp << " MLP + " << n.moe

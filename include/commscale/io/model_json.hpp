@@ -26,6 +26,11 @@
 ///              every other layer for gpt_oss; window sliding_window (Llama 4: its chunked
 ///              attention, attention_chunk_size, on the no_rope_layers = 1 layers)
 ///   sinks      attention_sinks (default true for gpt_oss)
+///   YaRN       rope_attention_factor if given; else for rope_scaling of rope_type (or type) "yarn"
+///              its attention_factor, or Hugging Face's default from its factor (transformers
+///              modeling_rope_utils `_compute_yarn_parameters`: get_mscale(factor, mscale) /
+///              get_mscale(factor, mscale_all_dim) when both are given and non-zero, else
+///              get_mscale(factor), get_mscale(s, m) = 0.1 m ln s + 1 for s > 1, else 1); 1 otherwise
 ///   dropout    dropout (true/false) if given; else hidden_dropout, resid_pdrop or
 ///              hidden_dropout_prob > 0; else false for the families trained without it (llama,
 ///              llama4_text, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2,
@@ -356,6 +361,22 @@ namespace detail {
         m.sliding_window = r.int32(w, 1, lim::max_seq);
     }
     m.attention_sinks = r.boolean_or("attention_sinks", type == "gpt_oss");
+    if (r.has("rope_attention_factor")) {
+        m.rope_attention_factor = r.number("rope_attention_factor", 1e-9, 100.0);
+    } else if (r.has("rope_scaling")) {
+        const json_reader rs = r.object("rope_scaling");
+        const std::string rope_type = rs.has("rope_type") ? rs.string("rope_type") : rs.string_or("type", "");
+        if (rope_type == "yarn") {
+            const double factor = rs.number("factor", 1e-9, 1e6);
+            const auto get_mscale = [factor](double weight) { return factor <= 1.0 ? 1.0 : 0.1 * weight * std::log(factor) + 1.0; };
+            if (rs.has("attention_factor")) {
+                m.rope_attention_factor = rs.number("attention_factor", 1e-9, 100.0);
+            } else {
+                const double ms = rs.number_or("mscale", 0.0, 0.0, 1e6), all = rs.number_or("mscale_all_dim", 0.0, 0.0, 1e6);
+                m.rope_attention_factor = ms != 0.0 && all != 0.0 ? get_mscale(ms) / get_mscale(all) : get_mscale(1.0);
+            }
+        }
+    }
     if (r.has("dropout")) {
         m.dropout = r.boolean("dropout");
     } else if (const char* key = r.has("hidden_dropout") ? "hidden_dropout"
@@ -477,6 +498,7 @@ namespace detail {
         j["sliding_window"] = m.sliding_window;
     }
     if (m.attention_sinks) j["attention_sinks"] = true;
+    if (m.rope_attention_factor != 1.0) j["rope_attention_factor"] = m.rope_attention_factor;
     if (m.is_hybrid()) {
         const hybrid_shape& y = *m.hybrid;
         j["hybrid_override_pattern"] = std::string(y.pattern);

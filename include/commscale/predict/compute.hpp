@@ -134,7 +134,7 @@ inline constexpr compute_constants fitted_compute_constants{
     .te_attention_efficiency = 0.5717,
     .memory_efficiency = 0.6785,
     .kernel_overhead_s = 2.025e-06,
-    .moe_launch_overhead_s = 3.086e-05,
+    .moe_launch_overhead_s = 3.082e-05,
     .fp8_backward_slowdown = 1.1978};
 
 namespace detail {
@@ -536,6 +536,28 @@ inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double m
     if (quantize_kernels <= 0.0) return local;
     return local + (fused_cast ? 1.0 : local * quantize_kernels);
 }
+/// The rotary embedding's passes over Q and K (16-bit element accesses per rotated element,
+/// forward and backward) and its kernels per layer, as Megatron-Core applies it (megatron/core/
+/// models/common/embeddings/rope_utils.py apply_rotary_pos_emb): Transformer Engine's fused kernel
+/// reads and writes each element once (backward twice that, as every element-wise kernel here),
+/// one kernel; but the fused kernel takes no YaRN attention factor ("mscale=... is not supported by
+/// TE's fused RoPE. Using unfused implementation."), so a model whose factor is not 1
+/// (transformer::rope_attention_factor, GPT-OSS) runs _apply_rotary_pos_emb_bshd on Q and on K:
+/// t * cos + rotate_half(t) * sin, then torch.cat with the (empty) unrotated part. Forward: the two
+/// products read and write 2 + 2, rotate_half's negation of one half 1 and its cat 2, the sum 3
+/// (two reads, one write), the final cat 2: 12; backward: the products' gradients 2 + 2, the
+/// negation 1, the halves' gradients gathered 2, the two paths summed 3, the slice's gradient (a
+/// zero fill and a copy) 3: 13. Kernels per tensor: forward cos and sin of the positions, their
+/// scaling and casts (6), the two products, the negation, the sum and the two cats (6); backward
+/// 7 (two products, negation, gather, sum, zero fill, copy): 24 and 14 for Q and K.
+struct rope_passes {
+    double fwd = 2.0, bwd = 4.0, kernels_fwd = 1.0, kernels_bwd = 2.0;
+};
+[[nodiscard]] constexpr rope_passes rope_cost(const transformer& m) {
+    if (m.rope_attention_factor == 1.0) [[likely]]
+        return {};
+    return {12.0, 13.0, 24.0, 14.0};
+}
 /// Kernels of one layer, as Megatron-Core with Transformer Engine launches them: forward, each GEMM
 /// (`gemms`, counted by the layer), the attention kernel, two norms, two fused bias-dropout-residual
 /// adds, the activation, the rotary embedding where the model has one, the MoE router, the top-k
@@ -552,6 +574,9 @@ inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double m
                                                           double permutations = 2.0, bool fused_grouped_cast = false) {
     const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 1.0;
     const double elementwise = 2.0 + 2.0 + 1.0 + rotary + (m.experts > 1 ? (2.0 + permutations) * m.moe_fraction() : 0.0);
+    // the unfused rotary embedding's kernels beyond the fused one's (rope_cost)
+    const rope_passes rope = rope_cost(m);
+    const double rope_fwd = rotary * (rope.kernels_fwd - 1.0), rope_bwd = rotary * (rope.kernels_bwd - 2.0);
     const double quantize = gemms * quantize_kernels;
     // the MoE layer's forward after the sync: one GEMM per local expert for FC1 and FC2 (each with
     // its input's quantization in low precision), the activation, the dispatcher's permutations
@@ -559,8 +584,8 @@ inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double m
     const double moe_forward =
         m.experts > 1 ? m.moe_fraction() * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations)
                       : 0.0;
-    return {gemms + 1.0 + elementwise + quantize, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize, moe_forward,
-            2.0 * moe_forward};
+    return {gemms + 1.0 + elementwise + quantize + rope_fwd, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize + rope_bwd,
+            moe_forward, 2.0 * moe_forward};
 }
 /// Kernels of one layer of a hybrid model (means over the pattern): every layer its norm and its
 /// residual add; attention layers the attention kernel (backward: it and its preprocessing); MLP
@@ -887,9 +912,13 @@ struct cp_merge_cost {
     const double replicated = 11.0 * h / (p.sequence_parallel ? t : 1.0);
     const double f_token = m.mlp_width_per_token();  // (k + shared) x expert width, or ffn, mean over layers
     const double act = (m.gated_mlp ? 3.0 : 2.0) * f_token / t;
+    // the rotary embedding's passes over Q and K (detail::rope_cost: fused, or unfused with a
+    // YaRN attention factor), in element accesses per token; its backward beyond twice the forward
+    const detail::rope_passes rope = detail::rope_cost(m);
     const double rotary = (m.learned_positions || m.alibi) ? 0.0
-                          : m.is_mla() ? 2.0 * (a * m.qk_rope_head_dim / t + m.qk_rope_head_dim)
-                                       : 2.0 * (q + kv) / t;
+                          : m.is_mla() ? rope.fwd * (a * m.qk_rope_head_dim / t + m.qk_rope_head_dim)
+                                       : rope.fwd * (q + kv) / t;
+    const double rotary_bwd_excess = rotary * (rope.bwd / rope.fwd - 2.0);
     double bytes_fwd = 2.0 * T * (replicated + act + rotary);
     if (c.gemm_input_bytes < 2.0) bytes_fwd += T * c.cast_bytes() * (h + q / t + h + f_token / t);
     // MoE token permutations as the dispatcher runs them (detail::permutation_bytes), the backward
@@ -902,7 +931,8 @@ struct cp_merge_cost {
     // context parallelism: the ring attention's merges of partial outputs and gradients
     const detail::cp_merge_cost cp_merge = detail::cp_ring_merge(m, p);
     r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute + cp_merge.bytes_fwd, c));
-    r.elementwise_bwd = seconds(detail::memory_seconds(2.0 * bytes_fwd + permute + cp_merge.bytes_bwd, c));
+    r.elementwise_bwd =
+        seconds(detail::memory_seconds(2.0 * bytes_fwd + permute + cp_merge.bytes_bwd + 2.0 * T * rotary_bwd_excess, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
     layer_kernels n =
         detail::count_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);

@@ -154,12 +154,14 @@ inline constexpr transformer qwen3_235b_a22b{
 /// gpt-oss-120b (116.83B total, 5.13B active): OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model
 /// Card, Table 1; HF openai/gpt-oss-120b config.json (36 layers, 2880, 64 heads x 64, 8 KV heads,
 /// 128 experts of 2880 top-4, vocab 201088, sliding window 128 on every other layer, attention
-/// sinks, biases in attention, experts and router).
+/// sinks, biases in attention, experts and router; YaRN factor 32 with no mscale, so the attention
+/// factor is Hugging Face's default 0.1 ln 32 + 1).
 inline constexpr transformer gpt_oss_120b{
     .name = "gpt-oss-120b", .layers = 36, .hidden = 2880, .heads = 64, .kv_heads = 8, .ffn = 2880,
     .vocab = 201088, .max_seq = 131072, .experts = 128, .experts_per_token = 4, .gated_mlp = true,
     .biases = true, .source = "OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model Card; HF openai/gpt-oss-120b config.json",
-    .head_dim_override = 64, .sliding_window = 128, .sliding_layers = 18, .attention_sinks = true, .dropout = false};
+    .head_dim_override = 64, .sliding_window = 128, .sliding_layers = 18, .attention_sinks = true,
+    .rope_attention_factor = 1.3465735902799727, .dropout = false};
 
 /// Llama 4 Scout (17B active, 109B total with the vision encoder): Meta 2025, "The Llama 4 herd"
 /// and the meta-llama/Llama-4-Scout-17B-16E model card; text_config of its config.json (48

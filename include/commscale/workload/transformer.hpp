@@ -44,6 +44,9 @@
 ///   sinks      attention_sinks: one learned logit per head (GPT-OSS, OpenAI 2025 model card).
 ///   sliding    sliding_layers attend a window of sliding_window keys (GPT-OSS every other layer;
 ///              Llama 4's chunked attention counted as such): no parameters, fewer attention FLOPs.
+///   YaRN       rope_attention_factor: YaRN's attention factor, by which the rotary embedding's
+///              sine and cosine are scaled (GPT-OSS 0.1 ln 32 + 1); no parameters, no FLOPs: it
+///              decides which RoPE kernels Megatron-Core runs (predict/compute.hpp).
 /// Hybrid Mamba-Transformer models (Nemotron-H, Nemotron 3; all fields below default to "absent"):
 ///   pattern    hybrid_override_pattern (hybrid_shape, behind transformer::hybrid), one symbol per layer (Megatron-Core
 ///              megatron/core/models/hybrid/hybrid_layer_allocation.py `Symbols`): M a Mamba-2
@@ -138,6 +141,11 @@ struct transformer {
     int sliding_window = 0;        ///< keys a sliding-window layer attends (0 = none)
     int sliding_layers = 0;        ///< layers with sliding-window attention (GPT-OSS: every other one)
     bool attention_sinks = false;  ///< one learned sink logit per head (GPT-OSS)
+    /// YaRN's attention factor (Hugging Face rope_scaling.attention_factor, by default
+    /// 0.1 ln(factor) + 1; Megatron-Core's YaRN "concentration factor"): the rotary embedding's
+    /// sine and cosine are scaled by it. 1 without YaRN scaling (or with DeepSeek-V3's mscale =
+    /// mscale_all_dim); GPT-OSS 0.1 ln 32 + 1 = 1.3466.
+    double rope_attention_factor = 1.0;
     /// Dropout on the residual branches and the embedding (hidden_dropout > 0), and on the
     /// attention probabilities where the attention is unfused (attention_dropout; the models here
     /// set both or neither: Megatron's GPT 0.1 and 0.1, BLOOM 0 and 0): its 1-byte masks are
@@ -617,6 +625,9 @@ inline void validate(const transformer& m, std::string_view field = "model") {
             throw input_error(path("v_head_dim"), std::to_string(m.v_head_dim),
                               "an integer >= 1 with multi-head latent attention (kv_lora_rank > 0)");
     }
+    if (!(m.rope_attention_factor > 0.0 && m.rope_attention_factor <= 100.0))
+        throw input_error(path("rope_attention_factor"), commscale::detail::number_text(m.rope_attention_factor),
+                          "a YaRN attention factor in (0, 100] (1: none)");
     in_range("sliding_layers", m.sliding_layers, 0, m.layers, "an integer (layers with a sliding window)");
     in_range("sliding_window", m.sliding_window, m.sliding_layers > 0 ? 1 : 0, model_size_limits::max_seq,
              "an integer (>= 1 with sliding_layers > 0)");

@@ -2,7 +2,9 @@
 // spellings; wrong types and impossible shapes are input errors naming the key.
 #include "catch_shim.hpp"
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include <commscale/io/model_json.hpp>
 #include <commscale/workload/models.hpp>
@@ -42,6 +44,7 @@ void check_same(const transformer& a, const transformer& b) {
     CHECK(a.sliding_window == b.sliding_window);
     CHECK(a.sliding_layers == b.sliding_layers);
     CHECK(a.attention_sinks == b.attention_sinks);
+    CHECK(a.rope_attention_factor == b.rope_attention_factor);
     CHECK(a.dropout == b.dropout);
     REQUIRE(a.is_hybrid() == b.is_hybrid());
     if (a.is_hybrid()) CHECK(*a.hybrid == *b.hybrid);  // pattern and Mamba-2 sizes
@@ -128,6 +131,52 @@ TEST_CASE("wrong types and impossible shapes are input errors naming the key") {
     CHECK(error_field(missing) == "model.vocab_size");
     CHECK(error_field(json::array()) == "model");
     CHECK_THROWS_AS(io::load_model_file("/nonexistent/config.json", "--model"), input_error);
+}
+
+TEST_CASE("rope_scaling of type yarn: the attention factor as Hugging Face derives it") {
+    // transformers modeling_rope_utils._compute_yarn_parameters: attention_factor if given, else
+    // get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim) when both are non-zero, else
+    // get_mscale(factor); get_mscale(s, m) = 0.1 m ln s + 1 (s > 1)
+    json j = io::model_to_json(models::llama2_7b);
+    auto factor_of = [&](json rope) {
+        json x = j;
+        x["rope_scaling"] = std::move(rope);
+        return io::model_from_json(x, "model").rope_attention_factor;
+    };
+    // GPT-OSS's config: factor 32, no mscale
+    CHECK_THAT(factor_of({{"rope_type", "yarn"}, {"factor", 32.0}, {"beta_fast", 32.0}, {"beta_slow", 1.0}}),
+               Catch::Matchers::WithinRel(0.1 * std::log(32.0) + 1.0, 1e-15));
+    CHECK(factor_of({{"type", "yarn"}, {"factor", 4.0}, {"attention_factor", 1.25}}) == 1.25);
+    // DeepSeek-V3's: mscale = mscale_all_dim = 1, factor 40: the two scales cancel
+    CHECK(factor_of({{"type", "yarn"}, {"factor", 40}, {"mscale", 1.0}, {"mscale_all_dim", 1.0}}) == 1.0);
+    CHECK_THAT(factor_of({{"type", "yarn"}, {"factor", 40}, {"mscale", 0.707}, {"mscale_all_dim", 1.0}}),
+               Catch::Matchers::WithinRel((0.0707 * std::log(40.0) + 1.0) / (0.1 * std::log(40.0) + 1.0), 1e-15));
+    // mscale_all_dim 0 (falsy in Python): the default factor
+    CHECK_THAT(factor_of({{"type", "yarn"}, {"factor", 40}, {"mscale", 1.0}, {"mscale_all_dim", 0}}),
+               Catch::Matchers::WithinRel(0.1 * std::log(40.0) + 1.0, 1e-15));
+    // other rope types and null scale nothing
+    CHECK(factor_of({{"rope_type", "llama3"}, {"factor", 8.0}}) == 1.0);
+    CHECK(factor_of(nullptr) == 1.0);
+    CHECK(io::model_from_json(j, "model").rope_attention_factor == 1.0);
+    // the GPT-OSS preset and its config agree
+    CHECK(models::gpt_oss_120b.rope_attention_factor == Approx(0.1 * std::log(32.0) + 1.0).epsilon(1e-15));
+    // bad values name their key
+    auto error_of = [&](json rope) {
+        json x = j;
+        x["rope_scaling"] = std::move(rope);
+        return error_field(x);
+    };
+    CHECK(error_of({{"type", "yarn"}}) == "model.rope_scaling.factor");
+    CHECK(error_of({{"type", "yarn"}, {"factor", "32"}}) == "model.rope_scaling.factor");
+    CHECK(error_of({{"type", "yarn"}, {"factor", -2}}) == "model.rope_scaling.factor");
+    CHECK(error_of({{"type", "yarn"}, {"factor", 32}, {"attention_factor", 0}}) == "model.rope_scaling.attention_factor");
+    CHECK(error_of(json::array()) == "model.rope_scaling");
+    json bad = j;
+    bad["rope_attention_factor"] = "nan";
+    CHECK(error_field(bad) == "model.rope_attention_factor");
+    transformer m = models::llama2_7b;
+    m.rope_attention_factor = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_WITH(validate(m), Catch::Contains("model.rope_attention_factor"));
 }
 
 TEST_CASE("Nemotron-H and Nemotron 3 config.json: the hybrid pattern, the Mamba-2 mixer, the shared expert's width") {

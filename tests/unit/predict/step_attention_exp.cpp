@@ -2,6 +2,8 @@
 // the softmax exponentials on the special function units, and the optimizer's state bytes.
 #include "catch_shim.hpp"
 
+#include <cmath>
+
 #include <commscale/hardware/accelerators.hpp>
 #include <commscale/hardware/clusters.hpp>
 #include <commscale/predict/step.hpp>
@@ -113,4 +115,32 @@ TEST_CASE("unfused attention: the fused softmax and the attention dropout at the
     CHECK_THAT(core_bytes(m), WithinRel(5.0 * scores, 1e-12));
     m.dropout = false;
     CHECK_THAT(core_bytes(m), WithinRel(2.0 * scores, 1e-12));
+}
+
+TEST_CASE("rotary embedding: fused, or Megatron-Core's unfused RoPE under a YaRN attention factor") {
+    // megatron/core/models/common/embeddings/rope_utils.py apply_rotary_pos_emb: Transformer
+    // Engine's fused RoPE takes no YaRN factor ("mscale ... is not supported by TE's fused RoPE.
+    // Using unfused implementation."); _apply_rotary_pos_emb_bshd then runs on Q and K
+    // t * cos + rotate_half(t) * sin and a cat: 12 element accesses per rotated element forward
+    // (products 2 + 2, negation 1, rotate_half's cat 2, sum 3, cat 2), 13 backward (products 2 + 2,
+    // negation 1, gather 2, sum 3, the slice's zero fill and copy 3), against the fused kernel's 2
+    // and 4; 12 kernels per tensor forward, 7 backward, against one fused kernel (two backward).
+    transformer m = models::llama3_8b;  // q 4096, K 1024 per token
+    const plan p{.micro_batch = 1, .seq = 8192};
+    const compute_params c = compute_params_for(accelerator_by_name("h100-sxm"), dtype::bf16);
+    const layer_time fused = layer_compute_time(m, p, c);
+    m.rope_attention_factor = 0.1 * std::log(32.0) + 1.0;  // GPT-OSS's
+    const layer_time unfused = layer_compute_time(m, p, c);
+    const double rotated = 8192.0 * (4096.0 + 1024.0);  // elements of Q and K
+    CHECK_THAT(in_seconds(unfused.elementwise_fwd - fused.elementwise_fwd), WithinRel((12.0 - 2.0) * 2.0 * rotated * c.inv_memory_rate, 1e-9));
+    CHECK_THAT(in_seconds(unfused.elementwise_bwd - fused.elementwise_bwd), WithinRel((13.0 - 4.0) * 2.0 * rotated * c.inv_memory_rate, 1e-9));
+    CHECK_THAT(in_seconds(unfused.overhead_fwd - fused.overhead_fwd), WithinRel((24.0 - 1.0) * c.kernel_overhead_s, 1e-9));
+    CHECK_THAT(in_seconds(unfused.overhead_bwd - fused.overhead_bwd), WithinRel((14.0 - 2.0) * c.kernel_overhead_s, 1e-9));
+    CHECK(in_seconds(unfused.gemm_fwd) == in_seconds(fused.gemm_fwd));
+    CHECK(in_seconds(unfused.attention_bwd) == in_seconds(fused.attention_bwd));
+    // a model without rotary embedding (ALiBi) has no RoPE kernels either way
+    transformer alibi = models::mpt_7b;
+    const layer_time plain = layer_compute_time(alibi, p, c);
+    alibi.rope_attention_factor = 1.5;
+    CHECK(in_seconds(layer_compute_time(alibi, p, c).forward()) == in_seconds(plain.forward()));
 }
