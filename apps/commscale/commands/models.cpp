@@ -119,7 +119,7 @@ cli::registrar reg_model{cli::bound_command<model_request>(
         if (m.sliding_layers > 0)
             out << "sliding window " << m.sliding_window << " keys on " << m.sliding_layers << " of " << m.layers << " layers\n";
         if (m.rope_attention_factor != 1.0)
-            out << "rotary         YaRN attention factor " << fmt::format("{:.4g}", m.rope_attention_factor)
+            out << "rotary         YaRN attention factor " << cli::num(m.rope_attention_factor, 3)
                 << " (Megatron-Core runs its unfused RoPE)\n";
         if (m.is_hybrid()) {
             const auto n = m.hybrid_layer_counts();

@@ -362,7 +362,7 @@ namespace detail {
     }
     m.attention_sinks = r.boolean_or("attention_sinks", type == "gpt_oss");
     if (r.has("rope_attention_factor")) {
-        m.rope_attention_factor = r.number("rope_attention_factor", 1e-9, 100.0);
+        m.rope_attention_factor = r.number("rope_attention_factor", 1e-9, lim::max_rope_attention_factor);
     } else if (r.has("rope_scaling")) {
         const json_reader rs = r.object("rope_scaling");
         const std::string rope_type = rs.has("rope_type") ? rs.string("rope_type") : rs.string_or("type", "");
@@ -370,7 +370,7 @@ namespace detail {
             const double factor = rs.number("factor", 1e-9, 1e6);
             const auto get_mscale = [factor](double weight) { return factor <= 1.0 ? 1.0 : 0.1 * weight * std::log(factor) + 1.0; };
             if (rs.has("attention_factor")) {
-                m.rope_attention_factor = rs.number("attention_factor", 1e-9, 100.0);
+                m.rope_attention_factor = rs.number("attention_factor", 1e-9, lim::max_rope_attention_factor);
             } else {
                 const double ms = rs.number_or("mscale", 0.0, 0.0, 1e6), all = rs.number_or("mscale_all_dim", 0.0, 0.0, 1e6);
                 m.rope_attention_factor = ms != 0.0 && all != 0.0 ? get_mscale(ms) / get_mscale(all) : get_mscale(1.0);

@@ -503,6 +503,8 @@ struct model_size_limits {
     /// MPT's expansion_ratio (ffn / hidden, llm-foundry default 4): 1/8 to 64.
     static constexpr double min_expansion_ratio = 0.125;
     static constexpr double max_expansion_ratio = 64.0;
+    /// YaRN's attention factor (rope_attention_factor; GPT-OSS 1.35): at most 100.
+    static constexpr double max_rope_attention_factor = 100.0;
     /// Mamba-2's expand (mixer inner width / hidden, default 2): 1/16 to 64.
     static constexpr double min_mamba_expand = 0.0625;
     static constexpr double max_mamba_expand = 64.0;
@@ -625,9 +627,10 @@ inline void validate(const transformer& m, std::string_view field = "model") {
             throw input_error(path("v_head_dim"), std::to_string(m.v_head_dim),
                               "an integer >= 1 with multi-head latent attention (kv_lora_rank > 0)");
     }
-    if (!(m.rope_attention_factor > 0.0 && m.rope_attention_factor <= 100.0))
+    if (!(m.rope_attention_factor > 0.0 && m.rope_attention_factor <= model_size_limits::max_rope_attention_factor))
         throw input_error(path("rope_attention_factor"), commscale::detail::number_text(m.rope_attention_factor),
-                          "a YaRN attention factor in (0, 100] (1: none)");
+                          "a YaRN attention factor in (0, " +
+                              commscale::detail::number_text(model_size_limits::max_rope_attention_factor) + "] (1: none)");
     in_range("sliding_layers", m.sliding_layers, 0, m.layers, "an integer (layers with a sliding window)");
     in_range("sliding_window", m.sliding_window, m.sliding_layers > 0 ? 1 : 0, model_size_limits::max_seq,
              "an integer (>= 1 with sliding_layers > 0)");
