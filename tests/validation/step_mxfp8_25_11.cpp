@@ -11,7 +11,10 @@
 // MXFP8): -5.2%, +8.2%, +3.5%, +21.2%, median |error| 6.7%, MXFP8 over FP8 1.00-1.01 in the model;
 // since GB300's GEMM efficiency is fitted to its FP8, BF16 and MXFP8 runs of the calibration set
 // (0.878 against the default 0.8; this GB300 MXFP8 value is not among them): +0.4%, +8.8%, +4.0%,
-// +20.2%, median 6.4%.
+// +20.2%, median 6.4%. Since MXFP8's GEMMs take per-tensor FP8's time x mxfp8_gemm_time_ratio
+// (1.051, Transformer Engine's B300 GEMM profiling; they ran at per-tensor FP8's rate without its
+// split-accumulator backward before): -0.4%, +4.2%, -3.6%, +13.0%, median 3.9%, MXFP8 over FP8
+// 0.952-0.960 against the published 0.944-0.964.
 // Before MXFP8 carried fp8_backward_slowdown's excess over its kernel figure and quantized its
 // second (column-wise) copy: +1.7%, +16.0%, +10.8%, +32.0% (median 13.4%), MXFP8 1.07-1.10x FP8. The 405B row's recipe also turns off the overlap of the parameter all-gather
 // for MXFP8 ("keeping this enabled causes NaN grad norm", scripts/performance/configs/llama31/
@@ -27,6 +30,7 @@
 #include <commscale/workload/models.hpp>
 
 using namespace commscale;
+using Catch::Matchers::WithinRel;
 
 TEST_CASE("validation: Megatron-Bridge 25.11 MXFP8 runs against their per-tensor FP8 twins", "[validation][step]") {
     struct row {
@@ -68,9 +72,9 @@ TEST_CASE("validation: Megatron-Bridge 25.11 MXFP8 runs against their per-tensor
                     << "%); MXFP8 over FP8 predicted " << mx / fp8 << ", published " << r.mxfp8 / r.fp8);
         CHECK(s.fits_in_memory);
         CHECK(std::fabs(err) <= 0.25);
-        // the published MXFP8 runs are 3.6-5.6% slower than their FP8 twins; the model may not make
-        // MXFP8 the faster one by more than its bytes of block scales allow
-        CHECK(mx / fp8 <= 1.02);
+        // the published MXFP8 runs are 3.6-5.6% slower than their FP8 twins: the model's ratio
+        // within 2% of each
+        CHECK_THAT(mx / fp8, WithinRel(r.mxfp8 / r.fp8, 0.02));
         errors.push_back(std::fabs(err));
     }
     INFO("median |error| " << 100 * median(errors) << "%");

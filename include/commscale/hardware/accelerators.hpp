@@ -22,8 +22,9 @@
 ///   3.764 in NVFP4 (NVIDIA/TransformerEngine docs/examples/gemm_profiling/gemm_profiling.rst,
 ///   "Autocast vs Pre-quantized"): NVFP4 3.48x BF16 against a 6x peak ratio, 0.580. B200 and
 ///   GB200 (no FP4 measurement; FP4 peak twice their FP8 peak, where B300's is three times): the
-///   B300's NVFP4 over MXFP8 kernel gain at those shapes, 1.90x, over their FP8 rate, 1.90 x
-///   fp8_mamf_ratio / 2. Replace with a measurement where one exists.
+///   B300's NVFP4 kernel gain at those shapes over per-tensor FP8 (6.812 ms), 1.81x, over their FP8
+///   rate, 1.81 x fp8_mamf_ratio / 2; over MXFP8 1.90x, which runs per-tensor FP8's GEMMs x
+///   mxfp8_gemm_time_ratio (predict/compute.hpp). Replace with a measurement where one exists.
 /// * flash_attention_2_ratio: FlashAttention-2, causal, head dim 128, forward + backward at 16K
 ///   tokens, runs at 189 of 312 TFLOP/s on A100 and 328 of 989 on H100 (Dao-AILab/flash-attention
 ///   README, "Performance"; FlashAttention-3, Shah et al. 2024: "FlashAttention-2 achieves only
@@ -276,7 +277,7 @@ inline constexpr accelerator b200{
     .power = 1000.0,  // HGX B200: up to 1,000 W per GPU
     .compute_units = 148,  // Blackwell technical brief: 148 SMs
     .fp8_mamf_ratio = 0.763 / 0.776,  // MAMF FP8 3432.5/4500 = 0.763 against BF16 0.776
-    .fp4_gemm_ratio = (7.161 / 3.764) * (0.763 / 0.776) / 2.0,  // B300's NVFP4/MXFP8 kernel gain over the FP8 rate (see above)
+    .fp4_gemm_ratio = (6.812 / 3.764) * (0.763 / 0.776) / 2.0,  // B300's NVFP4 over per-tensor FP8 kernel gain over the FP8 rate (see above)
     .flash_attention_2_ratio = 0.286,  // FA2 345.8 TFLOP/s against 296 on H100 (see above)
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // 16 exp2 per 8,192 BF16 FLOPs per SM clock (2.25 PFLOP/s = 148 SMs x 1.86 GHz x 8,192)
     .host_bandwidth = pcie<5, 16>.per_direction,  // HGX B200: PCIe Gen5 x16 to the x86 host
@@ -322,7 +323,7 @@ inline constexpr accelerator gb200{
     .power = 1200.0,
     .compute_units = 148,  // as B200: 148 SMs
     .fp8_mamf_ratio = 0.723 / 0.729,  // MAMF FP8 3615.6/5000 = 0.723 against BF16 0.729
-    .fp4_gemm_ratio = (7.161 / 3.764) * (0.723 / 0.729) / 2.0,  // as B200 (see above)
+    .fp4_gemm_ratio = (6.812 / 3.764) * (0.723 / 0.729) / 2.0,  // as B200 (see above)
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // as B200
     .host_bandwidth = bytes_per_second(225.0 * giga),  // NVLink-C2C 900 GB/s both directions per Grace, two GPUs (see above)
@@ -338,14 +339,14 @@ inline constexpr accelerator gb200{
 /// (efficiency_basis::fitted) to the 8 runs on GB300 of the calibration set (data/calibration,
 /// Megatron-Bridge 25.11: Llama 3 8B/70B/405B in FP8, DeepSeek-V3, GPT-OSS 120B and Qwen3 in BF16
 /// and MXFP8) by `commscale fit-compute data/calibration/published_runs.csv` around
-/// default_compute_efficiency: 0.877 +- 0.047 (test `calibrate: compute_fit`). The two plans the
+/// default_compute_efficiency: 0.881 +- 0.049 (test `calibrate: compute_fit`). The two plans the
 /// set has on both racks run 1.19x (Llama 3 8B, FP8) and 1.22x (Qwen3 30B-A3B, MXFP8) as fast on
 /// GB300 as on GB200, where the default efficiency and the doubled exponential rate gave 1.06x and 1.03x.
 inline constexpr accelerator gb300{
     .name = "gb300", .display_name = "NVIDIA GB300 (Blackwell Ultra GPU of GB300 NVL72)",
     .memory = bytes(288.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
     .dense_peak = detail::peaks(80.0, 1250.0, 2500.0, 2500.0, 5000.0, 5000.0, 15000.0, 15000.0),
-    .scale_up_link = "nvlink5", .compute_efficiency = 0.8772,
+    .scale_up_link = "nvlink5", .compute_efficiency = 0.8809,
     .compute_efficiency_basis = efficiency_basis::fitted,
     .source = "NVIDIA GB300 NVL72 product page (nvidia.com/en-us/data-center/gb300-nvl72): 72 GPUs FP4 1,440* | 1,080 PF, "
               "FP8/FP6 720*, FP16/BF16 360*, TF32 180* PF (*sparse, halved), up to 20 TB HBM3e 576 TB/s, NVLink 130 TB/s; "

@@ -99,13 +99,10 @@ struct compute_constants {
     /// (pytorch/ao issue #2377). The fitted value's excess over that figure is the FP8 work the model
     /// does not itemize (quantization of both operand layouts, amax passes, scale handling), which
     /// MXFP8 and NVFP4 training do as well (NVFP4 more: random Hadamard transforms, stochastic
-    /// rounding): the block-scaled formats, whose GEMMs have no split accumulator, carry that excess
-    /// (this over the kernel figure, at least 1). Transformer Engine's
-    /// GEMM profiling on B300 puts per-tensor current scaling and MXFP8 at 1.41x and 1.42-1.44x
-    /// BF16's layer-GEMM time with their quantization (docs/examples/gemm_profiling), and Megatron-
-    /// Bridge 25.11 runs the same Llama 3 plans 4-6% slower in MXFP8 than in per-tensor FP8 (test
-    /// `validation: Megatron-Bridge 25.11 MXFP8 runs`); without it (and quantized_layouts_for)
-    /// MXFP8 came out 7-10% faster, with them 0-1% slower.
+    /// rounding). MXFP8's GEMMs take per-tensor FP8's time, this factor included, times
+    /// mxfp8_gemm_time_ratio (Transformer Engine's GEMM profiling on B300 times both as the
+    /// library runs them); NVFP4 and FP8 block scaling carry the excess alone (this over the
+    /// kernel figure, at least 1).
     double fp8_backward_slowdown = 1.05;
     /// Fraction of the bf16 dense peak that the Mamba-2 chunked SSD scan (hybrid models) sustains,
     /// forward and backward, on the FLOPs of workload/flops.hpp ssd_forward_flops_per_token.
@@ -124,6 +121,18 @@ struct compute_constants {
 /// @brief The kernel-level figures alone (the priors of the fit; see compute_constants).
 inline constexpr compute_constants kernel_constants{};
 
+/// @brief MXFP8's GEMM time over per-tensor FP8's, the same GEMMs with Transformer Engine's
+/// settings for each (per-tensor: the split accumulator in the backward; MXFP8: 32-element block
+/// scales read by the tensor cores). Kernel figure: Transformer Engine's GEMM profiling tutorial
+/// (docs/examples/gemm_profiling/gemm_profiling.rst, "Autocast vs Pre-quantized") times the 12
+/// GEMMs of a 5B layer on one B300 on pre-quantized inputs at 7.161 ms in MXFP8 and 6.812 ms with
+/// per-tensor current scaling: 1.051 (test `validation: TE GEMM profiling`). The only published
+/// pair; applied to every part's MXFP8. Megatron-Bridge's 25.09 and 25.11 tables run the same
+/// Llama 3 plans 2-6% slower in MXFP8 than in per-tensor FP8 (tests `validation: Megatron-Bridge
+/// 25.11 MXFP8 runs`, `validation: Megatron-Bridge 25.09 dense Llama runs`), which the model put
+/// at 0-1% faster with MXFP8's GEMMs at per-tensor FP8's rate.
+inline constexpr double mxfp8_gemm_time_ratio = 7.161 / 6.812;
+
 /// @brief The defaults of the step predictor: the constants fitted to the calibration set by
 /// `commscale fit-compute data/calibration/published_runs.csv` (calibrate/compute_fit.hpp; the
 /// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
@@ -134,7 +143,7 @@ inline constexpr compute_constants fitted_compute_constants{
     .te_attention_efficiency = 0.5717,
     .memory_efficiency = 0.6785,
     .kernel_overhead_s = 2.025e-06,
-    .moe_launch_overhead_s = 3.082e-05,
+    .moe_launch_overhead_s = 3.026e-05,
     .fp8_backward_slowdown = 1.1978};
 
 namespace detail {
@@ -235,7 +244,7 @@ struct compute_params {
     /// below 2 bytes), none in 16 bits.
     [[nodiscard]] constexpr double input_quantize_kernels() const { return gemm_input_bytes < 2.0 ? quantize_kernels : 0.0; }
     int compute_units = 0;          ///< SMs / CUs that GEMM tiles are spread over (0: no wave quantization)
-    double backward_gemm_slowdown = 1.0;  ///< compute_constants::fp8_backward_slowdown for fp8, its excess over the kernel figure for the block-scaled formats, else 1
+    double backward_gemm_slowdown = 1.0;  ///< compute_constants::fp8_backward_slowdown for fp8 and mxfp8, its excess over the kernel figure for nvfp4, mxfp4 and fp8 block scaling, else 1
     double attention_scale = 1.0;   ///< calibration scale on FlashAttention's efficiency (fit-step)
     double attention_efficiency = flash_attention_peak_efficiency;  ///< FlashAttention at long sequences
     double kernel_overhead_s = 0;   ///< per-kernel time beyond its work (compute_constants)
@@ -453,9 +462,10 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
 /// Megatron-Core, FlashAttention-2's elsewhere). FP8 block scaling (fp8_recipe::blockwise) runs
 /// every GEMM with the split accumulator, the forward's too: its rate is the per-tensor FP8 rate
 /// over the split accumulator's kernel figure (kernel_constants.fp8_backward_slowdown), and its
-/// backward carries, as the block-scaled formats do, the fitted excess over that figure (its two
-/// quantized layouts itemized: quantized_layouts_for), so that its backward GEMMs take what
-/// per-tensor FP8's do.
+/// backward carries, as NVFP4 does, the fitted excess over that figure (its two quantized layouts
+/// itemized: quantized_layouts_for), so that its backward GEMMs take what per-tensor FP8's do.
+/// MXFP8 takes per-tensor FP8's GEMM times, backward factor included, times
+/// mxfp8_gemm_time_ratio.
 [[nodiscard]] inline compute_params compute_params_for(const accelerator& acc, dtype precision,
                                                        const compute_constants& k = fitted_compute_constants,
                                                        framework stack = framework::megatron_core,
@@ -469,6 +479,7 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
     c.gemm_efficiency = c.bf16_gemm_efficiency * (fp8_rate ? acc.fp8_mamf_ratio : fp4_rate ? acc.fp4_gemm_ratio : 1.0);
     const bool fp8_blockwise = precision == dtype::fp8 && recipe == fp8_recipe::blockwise;
     if (fp8_blockwise) c.gemm_efficiency /= kernel_constants.fp8_backward_slowdown;
+    if (precision == dtype::mxfp8) c.gemm_efficiency /= mxfp8_gemm_time_ratio;
     c.memory_efficiency = k.memory_efficiency;
     // FlashAttention-2 (the PyTorch stacks) at its A100 fraction scaled to this part's
     // (accelerator::flash_attention_2_ratio); Transformer Engine's kernels have their own constant
@@ -487,9 +498,11 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
     c.compute_units = acc.compute_units;
     c.exponentials_per_s = c.bf16_peak.value() * acc.exponentials_per_bf16_flop;
     // per-tensor FP8: the split accumulator (the kernel figure) and the low-precision work not
-    // itemized (the fit's excess over it); the block-scaled formats, which have no split
+    // itemized (the fit's excess over it); MXFP8 as per-tensor FP8 (its rate above is per-tensor
+    // FP8's GEMM time over mxfp8_gemm_time_ratio); NVFP4 and MXFP4, which have no split
     // accumulator, and FP8 block scaling, whose rate has it already: that excess alone
-    if (precision == dtype::fp8 && !fp8_blockwise) c.backward_gemm_slowdown = k.fp8_backward_slowdown;
+    if ((precision == dtype::fp8 && !fp8_blockwise) || precision == dtype::mxfp8)
+        c.backward_gemm_slowdown = k.fp8_backward_slowdown;
     else if (fp8_rate || fp4_rate)
         c.backward_gemm_slowdown = std::max(1.0, k.fp8_backward_slowdown / kernel_constants.fp8_backward_slowdown);
     c.finish();
