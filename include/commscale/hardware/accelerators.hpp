@@ -264,8 +264,8 @@ inline constexpr accelerator gh200{
 
 /// @brief NVIDIA B200 (HGX B200, per GPU): fp32 75, tf32 1125, bf16/fp16 2250, fp8 4500 TFLOPS dense
 /// (HGX B200 8-GPU: FP32 600 TF, TF32 18, FP16/BF16 36, FP8 72 PF with sparsity); 180 GB HBM3e
-/// (DGX B200: 1,440 GB total), 8 TB/s; NVLink5 1.8 TB/s. Block-scaled formats: mxfp8 at the fp8 rate
-/// (Blackwell tensor cores scale MX blocks in hardware), nvfp4 and MXFP4 at the FP4 rate, 144 PF sparse
+/// (DGX B200: 1,440 GB total), 8 TB/s; NVLink5 1.8 TB/s. Block-scaled formats: mxfp8 at the fp8 peak
+/// (Blackwell tensor cores scale MX blocks in hardware), nvfp4 and MXFP4 at the FP4 peak, 144 PF sparse
 /// per 8 GPUs = 9 PF dense per GPU. Efficiency 0.776 = 1745/2250 (ml-engineering).
 inline constexpr accelerator b200{
     .name = "b200", .display_name = "NVIDIA B200 (SXM)",
