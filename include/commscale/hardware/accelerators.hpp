@@ -17,10 +17,9 @@
 /// * fp8_mamf_ratio: the FP8 over the BF16 best-shape matmul fraction of ml-engineering's "Maximum
 ///   Achievable Matmul FLOPS" table (stas00/ml-engineering compute/accelerator/README.md).
 /// * fp4_gemm_ratio: NVFP4 GEMMs run at a lower fraction of their peak than BF16's. Measured on
-///   B300 only: the 12 GEMMs (fprop, dgrad, wgrad) of a 5B-parameter layer (hidden 4096, FFN
-///   16384, 15,872 tokens) on pre-quantized inputs take 13.102 ms in BF16, 7.161 in MXFP8 and
-///   3.764 in NVFP4 (NVIDIA/TransformerEngine docs/examples/gemm_profiling/gemm_profiling.rst,
-///   "Autocast vs Pre-quantized"): NVFP4 3.48x BF16 against a 6x peak ratio, 0.580. B200 and
+///   B300 only (te_gemm_profiling_b300): the 12 GEMMs of a 5B-parameter layer on pre-quantized
+///   inputs take 13.102 ms in BF16, 7.161 in MXFP8 and 3.764 in NVFP4: NVFP4 3.48x BF16 against a
+///   6x peak ratio, 0.580. B200 and
 ///   GB200 (no FP4 measurement; FP4 peak twice their FP8 peak, where B300's is three times): the
 ///   B300's NVFP4 kernel gain at those shapes over per-tensor FP8 (6.812 ms), 1.81x, over their FP8
 ///   rate, 1.81 x fp8_mamf_ratio / 2; over MXFP8 1.90x, which runs per-tensor FP8's GEMMs x
@@ -67,6 +66,16 @@ namespace commscale {
 /// Matmul FLOPS (MAMF) table of ml-engineering (Bekman, compute/accelerator/README.md: A100 SXM
 /// 86.9%, A100 PCIe 81.1%, H100 SXM 80.3%, GH200 83.6%).
 inline constexpr double default_compute_efficiency = 0.8;
+
+/// @brief Transformer Engine's GEMM profiling tutorial (NVIDIA/TransformerEngine docs/examples/
+/// gemm_profiling/gemm_profiling.rst, "Autocast vs Pre-quantized"): the 12 GEMMs (fprop, dgrad,
+/// wgrad) of a 5B-parameter layer (hidden 4096, FFN 16384, 15,872 tokens) on one B300, on
+/// pre-quantized inputs, per-layer totals in ms by precision. The one published set of GEMM times
+/// by precision on Blackwell: fp4_gemm_ratio (B300, GB300, B200, GB200, below) and
+/// mxfp8_gemm_time_ratio (predict/compute.hpp) come from it.
+struct te_gemm_profiling_b300 {
+    static constexpr double bf16_ms = 13.102, fp8_current_ms = 6.812, mxfp8_ms = 7.161, nvfp4_ms = 3.764;
+};
 
 namespace detail {
 /// Dense peaks in TFLOPS (fp32, tf32, bf16, fp16, fp8, then the block-scaled mxfp8, nvfp4 and fp4 =
@@ -277,7 +286,7 @@ inline constexpr accelerator b200{
     .power = 1000.0,  // HGX B200: up to 1,000 W per GPU
     .compute_units = 148,  // Blackwell technical brief: 148 SMs
     .fp8_mamf_ratio = 0.763 / 0.776,  // MAMF FP8 3432.5/4500 = 0.763 against BF16 0.776
-    .fp4_gemm_ratio = (6.812 / 3.764) * (0.763 / 0.776) / 2.0,  // B300's NVFP4 over per-tensor FP8 kernel gain over the FP8 rate (see above)
+    .fp4_gemm_ratio = (te_gemm_profiling_b300::fp8_current_ms / te_gemm_profiling_b300::nvfp4_ms) * (0.763 / 0.776) / 2.0,  // B300's NVFP4 over per-tensor FP8 kernel gain over the FP8 rate (see above)
     .flash_attention_2_ratio = 0.286,  // FA2 345.8 TFLOP/s against 296 on H100 (see above)
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // 16 exp2 per 8,192 BF16 FLOPs per SM clock (2.25 PFLOP/s = 148 SMs x 1.86 GHz x 8,192)
     .host_bandwidth = pcie<5, 16>.per_direction,  // HGX B200: PCIe Gen5 x16 to the x86 host
@@ -300,7 +309,7 @@ inline constexpr accelerator b300{
     .power = 1100.0,
     .compute_units = 160,  // Blackwell Ultra: 160 SMs
     .fp8_mamf_ratio = 0.745 / 0.786,  // MAMF FP8 3353.3/4500 = 0.745 against BF16 0.786
-    .fp4_gemm_ratio = (13.102 / 3.764) / 6.0,  // TE gemm_profiling: NVFP4 3.48x BF16 at a 6x peak ratio
+    .fp4_gemm_ratio = (te_gemm_profiling_b300::bf16_ms / te_gemm_profiling_b300::nvfp4_ms) / 6.0,  // TE gemm_profiling: NVFP4 3.48x BF16 at a 6x peak ratio
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // Blackwell Ultra doubles the SFU rate (NVIDIA technical blog "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
     .host_bandwidth = pcie<5, 16>.per_direction,  // HGX B300: PCIe Gen5 host CPUs
@@ -323,7 +332,7 @@ inline constexpr accelerator gb200{
     .power = 1200.0,
     .compute_units = 148,  // as B200: 148 SMs
     .fp8_mamf_ratio = 0.723 / 0.729,  // MAMF FP8 3615.6/5000 = 0.723 against BF16 0.729
-    .fp4_gemm_ratio = (6.812 / 3.764) * (0.723 / 0.729) / 2.0,  // as B200 (see above)
+    .fp4_gemm_ratio = (te_gemm_profiling_b300::fp8_current_ms / te_gemm_profiling_b300::nvfp4_ms) * (0.723 / 0.729) / 2.0,  // as B200 (see above)
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // as B200
     .host_bandwidth = bytes_per_second(225.0 * giga),  // NVLink-C2C 900 GB/s both directions per Grace, two GPUs (see above)
@@ -355,7 +364,7 @@ inline constexpr accelerator gb300{
     .power = 1400.0,
     .compute_units = 160,  // as B300: 160 SMs
     .fp8_mamf_ratio = 0.745 / 0.786,  // as B300 (the same chip, no figure of its own)
-    .fp4_gemm_ratio = (13.102 / 3.764) / 6.0,  // as B300
+    .fp4_gemm_ratio = (te_gemm_profiling_b300::bf16_ms / te_gemm_profiling_b300::nvfp4_ms) / 6.0,  // as B300
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // as B300
     .host_bandwidth = bytes_per_second(225.0 * giga),  // as GB200: one Grace per two GPUs (see above)

@@ -23,6 +23,7 @@
 
 #include "../error.hpp"
 #include "../hardware/accelerator.hpp"
+#include "../hardware/accelerators.hpp"
 #include "../parallel/framework.hpp"
 #include "../parallel/plan.hpp"
 #include "../units.hpp"
@@ -124,14 +125,14 @@ inline constexpr compute_constants kernel_constants{};
 /// @brief MXFP8's GEMM time over per-tensor FP8's, the same GEMMs with Transformer Engine's
 /// settings for each (per-tensor: the split accumulator in the backward; MXFP8: 32-element block
 /// scales read by the tensor cores). Kernel figure: Transformer Engine's GEMM profiling tutorial
-/// (docs/examples/gemm_profiling/gemm_profiling.rst, "Autocast vs Pre-quantized") times the 12
-/// GEMMs of a 5B layer on one B300 on pre-quantized inputs at 7.161 ms in MXFP8 and 6.812 ms with
-/// per-tensor current scaling: 1.051 (test `validation: TE GEMM profiling`). The only published
+/// (te_gemm_profiling_b300, hardware/accelerators.hpp) times the 12 GEMMs of a 5B layer on one
+/// B300 on pre-quantized inputs at 7.161 ms in MXFP8 and 6.812 ms with per-tensor current
+/// scaling: 1.051 (test `validation: TE GEMM profiling`). The only published
 /// pair; applied to every part's MXFP8. Megatron-Bridge's 25.09 and 25.11 tables run the same
 /// Llama 3 plans 2-6% slower in MXFP8 than in per-tensor FP8 (tests `validation: Megatron-Bridge
 /// 25.11 MXFP8 runs`, `validation: Megatron-Bridge 25.09 dense Llama runs`), which the model put
 /// at 0-1% faster with MXFP8's GEMMs at per-tensor FP8's rate.
-inline constexpr double mxfp8_gemm_time_ratio = 7.161 / 6.812;
+inline constexpr double mxfp8_gemm_time_ratio = te_gemm_profiling_b300::mxfp8_ms / te_gemm_profiling_b300::fp8_current_ms;
 
 /// @brief The defaults of the step predictor: the constants fitted to the calibration set by
 /// `commscale fit-compute data/calibration/published_runs.csv` (calibrate/compute_fit.hpp; the
