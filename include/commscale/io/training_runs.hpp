@@ -24,6 +24,7 @@
 /// | `step_s`, `tflops_per_gpu` or `tokens_per_s_per_gpu` | one of them | the measurement: seconds per step, model TFLOP/s per GPU as `commscale step` counts them (`tflops_per_gpu` of its JSON: model FLOPs, no recompute), or training tokens per second per GPU (free of FLOP-counting conventions) |
 /// | `cluster` | no | the run's system: a preset name (`commscale clusters`) or a cluster JSON file, relative to the CSV (default: the command's `--cluster`) |
 /// | `account_for_embedding_in_pipeline_split`, `account_for_loss_in_pipeline_split` | no | Megatron-Core's flags, true/false (default false) |
+/// | `first_stage_layers`, `last_stage_layers` | no | transformer layers of the first / last pipeline stage, the others sharing the rest evenly (Megatron-Core's `--decoder-first-pipeline-num-layers`, `--decoder-last-pipeline-num-layers`; default 0: the even split; not with `virtual_stages` > 1) |
 /// | `cpu_offloading_num_layers` | no | Megatron-Core's `--cpu-offloading-num-layers`: layers per stage whose activations go to host memory (default 0 = off) |
 /// | `recompute_modules` | no | Megatron-Core's `--recompute-modules`, comma-separated (core_attn, layernorm, mla_up_proj, mlp, moe, moe_act, shared_experts; default none) |
 /// | `overlap_moe_expert_parallel_comm` | no | Megatron-Core's `--overlap-moe-expert-parallel-comm` (Megatron-Bridge's `moe_a2a_overlap`), true/false (default false) |
@@ -167,7 +168,8 @@ namespace detail {
                                             "published_precision", "cpu_offloading_num_layers", "grad_reduce_in_fp32", "recompute_modules",
                                             "optimizer_state_bytes", "moe_token_dispatcher", "recompute_method",
                                             "recompute_num_layers", "fp8_recipe", "overlap_moe_expert_parallel_comm",
-                                            "first_last_layers_bf16", "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"};
+                                            "first_last_layers_bf16", "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16",
+                                            "first_stage_layers", "last_stage_layers"};
     std::vector<std::string> header;
     bool has_tokens = false;  // a tokens_per_s_per_gpu column (changes only the wording of one error)
     std::vector<training_run> runs;
@@ -194,7 +196,8 @@ namespace detail {
                                       "source, source_location, recipe, notes, not_expressible, published_tflops_per_gpu, "
                                       "published_precision, cpu_offloading_num_layers, grad_reduce_in_fp32, recompute_modules, optimizer_state_bytes, "
                                       "moe_token_dispatcher, recompute_method, recompute_num_layers, fp8_recipe, overlap_moe_expert_parallel_comm, "
-                                      "first_last_layers_bf16, num_layers_at_start_in_bf16, num_layers_at_end_in_bf16, and step_s, tflops_per_gpu "
+                                      "first_last_layers_bf16, num_layers_at_start_in_bf16, num_layers_at_end_in_bf16, first_stage_layers, "
+                                      "last_stage_layers, and step_s, tflops_per_gpu "
                                       "or tokens_per_s_per_gpu");
             }
             for (const char* req : {"model", "gpus", "tp", "pp", "micro_batch", "global_batch"}) {
@@ -338,6 +341,8 @@ namespace detail {
         if (p.virtual_stages > 1) p.schedule = pipeline_schedule::interleaved;
         p.account_for_embedding_in_pipeline_split = boolean("account_for_embedding_in_pipeline_split", false);
         p.account_for_loss_in_pipeline_split = boolean("account_for_loss_in_pipeline_split", false);
+        p.first_stage_layers = static_cast<int>(integer("first_stage_layers", 0, 0, plan_limits::stage_layers));
+        p.last_stage_layers = static_cast<int>(integer("last_stage_layers", 0, 0, plan_limits::stage_layers));
         p.cpu_offloading_num_layers =
             static_cast<int>(integer("cpu_offloading_num_layers", 0, 0, plan_limits::stage_layers));
         if (cell("grad_reduce_in_fp32")) p.gradient_bytes = boolean("grad_reduce_in_fp32", true) ? 4 : 2;

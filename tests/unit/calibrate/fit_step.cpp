@@ -283,6 +283,22 @@ TEST_CASE("training-runs CSV: columns, defaults, relative model paths and errors
     CHECK_THAT(err("model,gpus,tp,pp,micro_batch,global_batch,dtype,first_last_layers_bf16,num_layers_at_end_in_bf16,step_s\n"
                    "llama3-8b,8,1,1,1,128,mxfp8,true,-2,9.0\n"),
                Catch::Contains("column num_layers_at_end_in_bf16"));
+    // Megatron-Core's --decoder-first/last-pipeline-num-layers (plan::first/last_stage_layers): the
+    // layout of Megatron-Bridge's DeepSeek-V3 recipe on PP 16, [embedding + 4 layers], 14 x [4 layers],
+    // [1 layer + MTP + loss], is last_stage_layers 1 (the other 15 stages share 60 layers)
+    const auto stages = io::parse_training_runs("model,gpus,tp,pp,ep,micro_batch,global_batch,seq,first_stage_layers,last_stage_layers,step_s\n"
+                                                "deepseek-v3,256,1,16,8,1,2048,4096,,1,9.0\n"
+                                                "deepseek-v3,256,1,16,8,1,2048,4096,,,9.0\n",
+                                                "stages.csv");
+    REQUIRE(stages.size() == 2);
+    CHECK(stages[0].p.last_stage_layers == 1);
+    CHECK(stages[0].p.first_stage_layers == 0);
+    CHECK(stages[1].p.last_stage_layers == 0);
+    CHECK(stage_layers(stages[0].p, 61, 0) == 4);
+    CHECK(stage_layers(stages[0].p, 61, 15) == 1);
+    CHECK(max_stage_layers(stages[0].p, 61) == 4);
+    CHECK_THAT(err("model,gpus,tp,pp,micro_batch,global_batch,last_stage_layers,step_s\nllama3-8b,8,1,2,1,128,-1,9.0\n"),
+               Catch::Contains("column last_stage_layers") && Catch::Contains("'-1'"));
 }
 
 TEST_CASE("fit-step: a run whose GPUs the node does not divide is an error naming the run") {
