@@ -85,11 +85,23 @@ struct accelerator_limits {
     static constexpr double max_fp8_mamf_ratio = 10.0;
     static constexpr double min_fp4_gemm_ratio = 0.01;    ///< FP4 over BF16 GEMM fraction of peak ...
     static constexpr double max_fp4_gemm_ratio = 10.0;
+    static constexpr double min_mxfp8_gemm_time_ratio = 0.1;  ///< MXFP8 over per-tensor FP8 GEMM time ...
+    static constexpr double max_mxfp8_gemm_time_ratio = 10.0;
     static constexpr double min_flash_attention_2_ratio = 0.01;  ///< FlashAttention-2's fraction of peak over A100's ...
     static constexpr double max_flash_attention_2_ratio = 10.0;
     static constexpr double max_exponentials_per_bf16_flop = 1.0;
     static constexpr double min_host_bandwidth_GBps = 0.1;  ///< GPU-host link, GB/s per direction ...
     static constexpr double max_host_bandwidth_GBps = 1e6;  ///< ... (0.1 GB/s to 1 PB/s)
+};
+
+/// @brief Transformer Engine's GEMM profiling tutorial (NVIDIA/TransformerEngine docs/examples/
+/// gemm_profiling/gemm_profiling.rst, "Autocast vs Pre-quantized"): the 12 GEMMs (fprop, dgrad,
+/// wgrad) of a 5B-parameter layer (hidden 4096, FFN 16384, 15,872 tokens) on one B300, on
+/// pre-quantized inputs, per-layer totals in ms by precision. The one published set of GEMM times
+/// by precision on Blackwell: the catalog's fp4_gemm_ratio of B300, GB300, B200 and GB200
+/// (hardware/accelerators.hpp) and the default mxfp8_gemm_time_ratio (below) come from it.
+struct te_gemm_profiling_b300 {
+    static constexpr double bf16_ms = 13.102, fp8_current_ms = 6.812, mxfp8_ms = 7.161, nvfp4_ms = 3.764;
 };
 
 /// @brief One accelerator model.
@@ -115,6 +127,14 @@ struct accelerator {
     /// rate as a fraction of the BF16 peak, at the same shapes: the GEMM efficiency of FP4 training
     /// is compute_efficiency times this; 1 where no FP4 figure is known (see the catalog entries).
     double fp4_gemm_ratio = 1.0;
+    /// MXFP8's GEMM time over per-tensor FP8's at the same shapes, each with Transformer Engine's
+    /// settings (per-tensor scaling: the split accumulator in the backward; MXFP8: 32-element
+    /// block scales the tensor cores read): the step model runs MXFP8's GEMMs at per-tensor FP8's
+    /// time, its backward factor included, times this (predict/compute.hpp). Default: Transformer
+    /// Engine's GEMM profiling on one B300 (te_gemm_profiling_b300: 7.161 against 6.812 ms on
+    /// pre-quantized inputs), 1.051, the one published pair, for every part; replace it with a
+    /// measurement of yours (accelerator JSON `mxfp8_gemm_time_ratio`).
+    double mxfp8_gemm_time_ratio = te_gemm_profiling_b300::mxfp8_ms / te_gemm_profiling_b300::fp8_current_ms;
     /// FlashAttention-2's fraction of this accelerator's BF16 peak over its fraction of the A100's
     /// (the kernel the PyTorch stacks run; compute_constants::attention_efficiency is the A100's):
     /// the kernel does not use Hopper's warpgroup tensor-core instructions, so it keeps a smaller

@@ -11,7 +11,8 @@
 ///   compute_efficiency_basis (measured, assumed: the default 0.8, or fitted: to published runs; an
 ///   object that gives compute_efficiency without it: measured), source, power_W (board power in watts, null if unpublished), compute_units (SMs / CUs, 0 if
 ///   unknown), fp8_mamf_ratio (FP8 over BF16 best-shape matmul fraction), fp4_gemm_ratio (FP4 over BF16
-///   GEMM fraction of peak), flash_attention_2_ratio (FlashAttention-2's fraction of peak over the
+///   GEMM fraction of peak), mxfp8_gemm_time_ratio (MXFP8 over per-tensor FP8 GEMM time),
+///   flash_attention_2_ratio (FlashAttention-2's fraction of peak over the
 ///   A100's), exponentials_per_bf16_flop
 ///   (softmax exponentials per dense BF16 FLOP, 0 if unknown), host_bandwidth_GBps (the link to host
 ///   memory per direction; PCIe Gen5 x16, 63.0, where an object gives none), device_names (parts of the names CUDA
@@ -177,6 +178,7 @@ inline void require_consistent(const std::string& field, double given, double im
     j["compute_units"] = a.compute_units;
     j["fp8_mamf_ratio"] = a.fp8_mamf_ratio;
     j["fp4_gemm_ratio"] = a.fp4_gemm_ratio;
+    j["mxfp8_gemm_time_ratio"] = a.mxfp8_gemm_time_ratio;
     j["flash_attention_2_ratio"] = a.flash_attention_2_ratio;
     j["exponentials_per_bf16_flop"] = a.exponentials_per_bf16_flop;
     j["host_bandwidth_GBps"] = in_GBps(a.host_bandwidth);
@@ -272,6 +274,9 @@ inline void require_consistent(const std::string& field, double given, double im
                                    accelerator_limits::max_fp8_mamf_ratio);
     a.fp4_gemm_ratio = r.number_or("fp4_gemm_ratio", a.fp4_gemm_ratio, accelerator_limits::min_fp4_gemm_ratio,
                                    accelerator_limits::max_fp4_gemm_ratio);
+    a.mxfp8_gemm_time_ratio = r.number_or("mxfp8_gemm_time_ratio", a.mxfp8_gemm_time_ratio,
+                                          accelerator_limits::min_mxfp8_gemm_time_ratio,
+                                          accelerator_limits::max_mxfp8_gemm_time_ratio);
     a.flash_attention_2_ratio = r.number_or("flash_attention_2_ratio", a.flash_attention_2_ratio,
                                             accelerator_limits::min_flash_attention_2_ratio,
                                             accelerator_limits::max_flash_attention_2_ratio);

@@ -128,11 +128,12 @@ inline constexpr compute_constants kernel_constants{};
 /// (te_gemm_profiling_b300, hardware/accelerators.hpp) times the 12 GEMMs of a 5B layer on one
 /// B300 on pre-quantized inputs at 7.161 ms in MXFP8 and 6.812 ms with per-tensor current
 /// scaling: 1.051 (test `validation: TE GEMM profiling`). The only published
-/// pair; applied to every part's MXFP8. Megatron-Bridge's 25.09 and 25.11 tables run the same
+/// pair: the default of accelerator::mxfp8_gemm_time_ratio, which the step model reads (an
+/// accelerator JSON may give its own). Megatron-Bridge's 25.09 and 25.11 tables run the same
 /// Llama 3 plans 2-6% slower in MXFP8 than in per-tensor FP8 (tests `validation: Megatron-Bridge
 /// 25.11 MXFP8 runs`, `validation: Megatron-Bridge 25.09 dense Llama runs`), which the model put
 /// at 0-1% faster with MXFP8's GEMMs at per-tensor FP8's rate.
-inline constexpr double mxfp8_gemm_time_ratio = te_gemm_profiling_b300::mxfp8_ms / te_gemm_profiling_b300::fp8_current_ms;
+inline constexpr double mxfp8_gemm_time_ratio = accelerator{}.mxfp8_gemm_time_ratio;
 
 /// @brief The defaults of the step predictor: the constants fitted to the calibration set by
 /// `commscale fit-compute data/calibration/published_runs.csv` (calibrate/compute_fit.hpp; the
@@ -480,7 +481,7 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
     c.gemm_efficiency = c.bf16_gemm_efficiency * (fp8_rate ? acc.fp8_mamf_ratio : fp4_rate ? acc.fp4_gemm_ratio : 1.0);
     const bool fp8_blockwise = precision == dtype::fp8 && recipe == fp8_recipe::blockwise;
     if (fp8_blockwise) c.gemm_efficiency /= kernel_constants.fp8_backward_slowdown;
-    if (precision == dtype::mxfp8) c.gemm_efficiency /= mxfp8_gemm_time_ratio;
+    if (precision == dtype::mxfp8) c.gemm_efficiency /= acc.mxfp8_gemm_time_ratio;
     c.memory_efficiency = k.memory_efficiency;
     // FlashAttention-2 (the PyTorch stacks) at its A100 fraction scaled to this part's
     // (accelerator::flash_attention_2_ratio); Transformer Engine's kernels have their own constant

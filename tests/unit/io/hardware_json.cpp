@@ -75,6 +75,7 @@ TEST_CASE("every catalog entry survives a JSON round trip") {
         CHECK(back.compute_units == a.compute_units);
         CHECK(back.fp8_mamf_ratio == a.fp8_mamf_ratio);
         CHECK(back.fp4_gemm_ratio == a.fp4_gemm_ratio);
+        CHECK(back.mxfp8_gemm_time_ratio == a.mxfp8_gemm_time_ratio);
         CHECK(back.exponentials_per_bf16_flop == a.exponentials_per_bf16_flop);
         CHECK_THAT(back.host_bandwidth.value(), WithinRel(a.host_bandwidth.value(), 1e-12));
     }
@@ -182,6 +183,11 @@ TEST_CASE("accelerator JSON: names, overrides, new parts and errors") {
     CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "fp8_mamf_ratio": 0})"), Contains("accelerator.fp8_mamf_ratio"));
     CHECK_THROWS_WITH(read_acc(R"({"name": "b200", "fp4_gemm_ratio": -0.5})"), Contains("accelerator.fp4_gemm_ratio"));
     CHECK(read_acc(R"({"name": "b200", "fp4_gemm_ratio": 0.7})").fp4_gemm_ratio == 0.7);
+    // MXFP8 over per-tensor FP8 GEMM time: Transformer Engine's B300 pair (7.161 / 6.812 ms) unless given
+    CHECK_THAT(mine.mxfp8_gemm_time_ratio, WithinRel(7.161 / 6.812, 1e-12));
+    CHECK(read_acc(R"({"name": "b200", "mxfp8_gemm_time_ratio": 1.2})").mxfp8_gemm_time_ratio == 1.2);
+    CHECK_THROWS_WITH(read_acc(R"({"name": "b200", "mxfp8_gemm_time_ratio": 0})"),
+                      Contains("accelerator.mxfp8_gemm_time_ratio") && Contains("0.1"));
     CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "exponentials_per_bf16_flop": 2})"),
                       Contains("accelerator.exponentials_per_bf16_flop"));
     CHECK_THROWS_WITH(accelerator_from_json(json("h100"), "cluster.accelerator"),
