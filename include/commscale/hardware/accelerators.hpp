@@ -23,7 +23,7 @@
 ///   GB200 (no FP4 measurement; FP4 peak twice their FP8 peak, where B300's is three times): the
 ///   B300's NVFP4 kernel gain at those shapes over per-tensor FP8 (6.812 ms), 1.81x, over their FP8
 ///   rate, 1.81 x fp8_mamf_ratio / 2; over MXFP8 1.90x, which runs per-tensor FP8's GEMMs x
-///   mxfp8_gemm_time_ratio (predict/compute.hpp). Replace with a measurement where one exists.
+///   accelerator::mxfp8_gemm_time_ratio. Replace with a measurement where one exists.
 /// * flash_attention_2_ratio: FlashAttention-2, causal, head dim 128, forward + backward at 16K
 ///   tokens, runs at 189 of 312 TFLOP/s on A100 and 328 of 989 on H100 (Dao-AILab/flash-attention
 ///   README, "Performance"; FlashAttention-3, Shah et al. 2024: "FlashAttention-2 achieves only

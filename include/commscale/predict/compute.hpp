@@ -125,7 +125,7 @@ inline constexpr compute_constants kernel_constants{};
 /// @brief MXFP8's GEMM time over per-tensor FP8's, the same GEMMs with Transformer Engine's
 /// settings for each (per-tensor: the split accumulator in the backward; MXFP8: 32-element block
 /// scales read by the tensor cores). Kernel figure: Transformer Engine's GEMM profiling tutorial
-/// (te_gemm_profiling_b300, hardware/accelerators.hpp) times the 12 GEMMs of a 5B layer on one
+/// (te_gemm_profiling_b300, hardware/accelerator.hpp) times the 12 GEMMs of a 5B layer on one
 /// B300 on pre-quantized inputs at 7.161 ms in MXFP8 and 6.812 ms with per-tensor current
 /// scaling: 1.051 (test `validation: TE GEMM profiling`). The only published
 /// pair: the default of accelerator::mxfp8_gemm_time_ratio, which the step model reads (an
@@ -467,7 +467,7 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
 /// backward carries, as NVFP4 does, the fitted excess over that figure (its two quantized layouts
 /// itemized: quantized_layouts_for), so that its backward GEMMs take what per-tensor FP8's do.
 /// MXFP8 takes per-tensor FP8's GEMM times, backward factor included, times
-/// mxfp8_gemm_time_ratio.
+/// acc.mxfp8_gemm_time_ratio.
 [[nodiscard]] inline compute_params compute_params_for(const accelerator& acc, dtype precision,
                                                        const compute_constants& k = fitted_compute_constants,
                                                        framework stack = framework::megatron_core,
@@ -501,7 +501,7 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
     c.exponentials_per_s = c.bf16_peak.value() * acc.exponentials_per_bf16_flop;
     // per-tensor FP8: the split accumulator (the kernel figure) and the low-precision work not
     // itemized (the fit's excess over it); MXFP8 as per-tensor FP8 (its rate above is per-tensor
-    // FP8's GEMM time over mxfp8_gemm_time_ratio); NVFP4 and MXFP4, which have no split
+    // FP8's GEMM time times acc.mxfp8_gemm_time_ratio); NVFP4 and MXFP4, which have no split
     // accumulator, and FP8 block scaling, whose rate has it already: that excess alone
     if ((precision == dtype::fp8 && !fp8_blockwise) || precision == dtype::mxfp8)
         c.backward_gemm_slowdown = k.fp8_backward_slowdown;

@@ -35,6 +35,8 @@ TEST_CASE("mxfp8_gemm_time_ratio: the default is Transformer Engine's B300 pair,
     // per-tensor FP8 and BF16 do not read it
     CHECK(compute_params_for(slower, dtype::fp8, fitted_compute_constants, framework::megatron_core, fp8_recipe::tensorwise)
               .inv_gemm_rate == per_tensor.inv_gemm_rate);
+    CHECK(compute_params_for(slower, dtype::bf16, fitted_compute_constants, framework::megatron_core).inv_gemm_rate ==
+          compute_params_for(b200, dtype::bf16, fitted_compute_constants, framework::megatron_core).inv_gemm_rate);
 
     // in a step: Llama 3 8B on 8 B200 in MXFP8, the layer's GEMMs (large, compute-bound at 8K
     // tokens) 1.3x as long as at ratio 1; its attention and memory-bound kernels unchanged
