@@ -19,6 +19,10 @@ include/commscale/predict/compute.hpp models, and writes them as one JSON docume
 * MoE (moe): the routed experts' FC1 and FC2 of Qwen3 30B-A3B, DeepSeek-V3, GPT-OSS 120B and
   Mixtral 8x7B on one expert-parallel rank at 1,024-8,192 tokens, as one grouped GEMM
   (torch._grouped_mm), a per-expert loop and one dense GEMM; the token gather and index sort.
+* Whole layers (layers): one Llama 3 8B (TP 1) or 70B (TP 4, TP 8) decoder layer on one rank,
+  eager PyTorch with cuDNN attention, BF16 and FP8 (per-tensor current scaling through
+  torch._scaled_mm), 2,048-32,768 tokens, forward and backward timed and split by kernel
+  (torch.profiler): the compute model's parts (GEMMs, attention, the rest) measured in place.
 * Memory-bound kernels: copy, RMSNorm forward and backward, SiLU x multiply, a BF16 -> FP8 cast,
   an absolute-maximum reduction and cross-entropy over a 128,256-token vocabulary, each with the
   bytes it must move.
@@ -26,8 +30,9 @@ include/commscale/predict/compute.hpp models, and writes them as one JSON docume
   CUDA graph.
 
 Each figure is the mean over timed iterations (CUDA events) after untimed warm-up ones, on
-random normal data. Usage: python3 compute_probe.py OUTPUT.json [--quick]
-[--only=gemm,gemm_m_sweep,attention,attention_shapes,moe,memory,overhead]. Needs PyTorch with
+random normal data; --heat=SECONDS first runs large GEMMs for that long, so that what follows
+runs at the clocks of a GPU under sustained load. Usage: python3 compute_probe.py OUTPUT.json [--quick] [--heat=SECONDS]
+[--only=gemm,gemm_m_sweep,attention,attention_shapes,moe,layers,memory,overhead]. Needs PyTorch with
 CUDA; FP8 needs compute capability 8.9 or later.
 """
 
@@ -380,6 +385,151 @@ def attention_shapes():
     return {"rows": rows, "flop_convention": "forward 2 b h s^2 (d_qk + d_v) / 2 (causal), backward 2.5 x forward"}
 
 
+# ------------------------------------------------------------------------------ whole layers
+E4M3_MAX = 448.0  # largest finite float8_e4m3fn (OCP FP8 formats, v1.0)
+
+
+def quantize_fp8(x):
+    """Per-tensor current scaling (Transformer Engine's Float8CurrentScaling): the tensor's amax,
+    the scale that maps it to E4M3's largest value, the scaled cast. Returns the FP8 tensor and the
+    dequantizing scale _scaled_mm takes."""
+    amax = x.abs().amax().float().clamp(min=1e-12)
+    return (x * (E4M3_MAX / amax)).to(torch.float8_e4m3fn), amax / E4M3_MAX
+
+
+class Fp8Linear(torch.autograd.Function):
+    """y = x W^T with every GEMM in FP8 E4M3 (current scaling), as Transformer Engine runs a
+    Linear: forward with cuBLASLt's fast accumulation, input and weight gradients with the split
+    accumulator; the transposed FP8 copies the backward GEMMs need are made from the quantized
+    tensors (cast-transpose)."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        xq, sx = quantize_fp8(x)
+        wq, sw = quantize_fp8(w)
+        ctx.save_for_backward(xq, sx, wq, sw)
+        return torch._scaled_mm(xq, wq.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16, use_fast_accum=True)
+
+    @staticmethod
+    def backward(ctx, dy):
+        xq, sx, wq, sw = ctx.saved_tensors
+        dyq, sdy = quantize_fp8(dy.contiguous())
+        dx = torch._scaled_mm(dyq, wq.t().contiguous().t(), scale_a=sdy, scale_b=sw, out_dtype=torch.bfloat16,
+                              use_fast_accum=False)
+        dw = torch._scaled_mm(dyq.t().contiguous(), xq.t().contiguous().t(), scale_a=sdy, scale_b=sx,
+                              out_dtype=torch.bfloat16, use_fast_accum=False)
+        return dx, dw
+
+
+def llama_layer(model, tp, seq, precision):
+    """One Llama 3 decoder layer on one of `tp` tensor-parallel ranks (Megatron-Core's split, no
+    sequence parallelism, no communication: the rank's compute alone), micro-batch 1: RMSNorm,
+    fused QKV, rotary embedding, causal grouped-query attention (cuDNN), output projection,
+    residual, RMSNorm, fused gate-and-up, SiLU x multiply, down projection, residual. Eager
+    PyTorch: each elementwise step is its own kernel. Returns (step, inputs) where step(x) runs it."""
+    h, heads, kv, d, f = LLAMA[model]
+    hq, hk = heads // tp, kv // tp
+
+    def param(*shape):
+        return (torch.randn(*shape, device=dev, dtype=torch.bfloat16) * 0.02).requires_grad_(True)
+
+    w = {"qkv": param((hq + 2 * hk) * d, h), "proj": param(h, hq * d), "fc1": param(2 * f // tp, h),
+         "fc2": param(h, f // tp)}
+    n1 = torch.ones(h, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    n2 = torch.ones(h, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    inv = 1.0 / (500000.0 ** (torch.arange(0, d, 2, device=dev, dtype=torch.float32) / d))  # Llama 3 rope_theta
+    ang = torch.outer(torch.arange(seq, device=dev, dtype=torch.float32), inv)
+    cos = torch.cat((ang.cos(), ang.cos()), -1).to(torch.bfloat16)
+    sin = torch.cat((ang.sin(), ang.sin()), -1).to(torch.bfloat16)
+    lin = (lambda x, wt: Fp8Linear.apply(x, wt)) if precision == "fp8" else F.linear
+
+    def rope(t):  # t: [1, heads, seq, d]; rotate-half form (Hugging Face Llama)
+        t1, t2 = t[..., : d // 2], t[..., d // 2:]
+        return t * cos + torch.cat((-t2, t1), -1) * sin
+
+    def step(x):
+        y = F.rms_norm(x, (h,), n1, 1e-5)
+        qkv = lin(y, w["qkv"])
+        q, k, v = qkv.split([hq * d, hk * d, hk * d], -1)
+        q = rope(q.view(seq, hq, d).transpose(0, 1).unsqueeze(0))
+        k = rope(k.view(seq, hk, d).transpose(0, 1).unsqueeze(0))
+        v = v.view(seq, hk, d).transpose(0, 1).unsqueeze(0)
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=hq != hk)
+        x = x + lin(o.squeeze(0).transpose(0, 1).reshape(seq, hq * d), w["proj"])
+        g, u = lin(F.rms_norm(x, (h,), n2, 1e-5), w["fc1"]).chunk(2, -1)
+        return x + lin(F.silu(g) * u, w["fc2"])
+
+    return step, [n1, n2] + list(w.values())
+
+
+def kernel_times(fn, iters=3):
+    """GPU time per call of fn by kernel name (torch.profiler's CUDA activity, read from its Chrome
+    trace): {name: [launches per call, seconds per call]}."""
+    import tempfile
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+    with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
+        prof.export_chrome_trace(tmp.name)
+        with open(tmp.name) as fh:
+            trace = json.load(fh)
+    out = {}
+    for e in trace.get("traceEvents", []):
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e:
+            name = e["name"][:160]
+            c = out.setdefault(name, [0.0, 0.0])
+            c[0] += 1.0 / iters
+            c[1] += e["dur"] * 1e-6 / iters
+    return out
+
+
+def layers():
+    """Whole Llama 3 layers, forward and forward + backward (llama_layer), BF16 and FP8 current
+    scaling, 2,048 to 32,768 tokens, timed (CUDA events) and profiled by kernel (kernel_times)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    rows = []
+    cases = [("llama3-8b", 1), ("llama3-70b", 4), ("llama3-70b", 8)]
+    seqs = [2048, 4096, 8192, 16384, 32768] if not QUICK else [8192]
+    for model, tp in cases:
+        for precision in ("bf16", "fp8"):
+            for seq in seqs:
+                r = {"model": model, "tp": tp, "seq": seq, "micro_batch": 1, "precision": precision,
+                     "attention": "cudnn"}
+                try:
+                    step, params = llama_layer(model, tp, seq, precision)
+                    x = torch.randn(seq, LLAMA[model][0], device=dev, dtype=torch.bfloat16, requires_grad=True)
+                    g = torch.randn_like(x)
+
+                    def fwd():
+                        return step(x)
+
+                    def fwd_bwd():
+                        torch.autograd.grad(step(x), [x] + params, g)
+
+                    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                        fwd_bwd()  # the first call picks the kernels; then the clocks the case starts at
+                        r["smi_before"] = smi("clocks.sm,power.draw,temperature.gpu")
+                        r["fwd_s"] = bench(fwd)
+                        r["fwd_bwd_s"] = bench(fwd_bwd)
+                        r["bwd_s"] = r["fwd_bwd_s"] - r["fwd_s"]
+                        r["fwd_kernels"] = kernel_times(fwd)
+                        r["fwd_bwd_kernels"] = kernel_times(fwd_bwd)
+                        r["smi_after"] = smi("clocks.sm,power.draw,temperature.gpu")
+                    del step, params, x, g
+                except Exception as e:  # noqa: BLE001 - recorded, the other cases still run
+                    r["error"] = repr(e)[:300]
+                rows.append(r)
+                torch.cuda.empty_cache()
+    return {"rows": rows,
+            "note": "one tensor-parallel rank's layer compute (no communication, no sequence parallelism), "
+                    "micro-batch 1, eager PyTorch; fwd_s and fwd_bwd_s CUDA-event means, the kernel tables "
+                    "per call from torch.profiler (launches, seconds) by kernel name"}
+
+
 # ------------------------------------------------------------------------------ kernel overhead
 def overhead():
     z = torch.zeros(1, device=dev)
@@ -404,9 +554,25 @@ def overhead():
                     "kernel of a 1000-kernel CUDA graph"}
 
 
+def heat(seconds):
+    """Back-to-back 8,192^3 BF16 GEMMs for `seconds`, so that the sections after it run at the clocks
+    a GPU holds under sustained load (its power limit and temperature), as in training, rather than
+    at the boost clock of a cold GPU. Returns nvidia-smi's clocks, power and temperature after it."""
+    a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+    c = torch.empty_like(a)
+    t0 = time.time()
+    while time.time() - t0 < seconds:
+        for _ in range(20):
+            torch.matmul(a, b, out=c)
+        torch.cuda.synchronize()
+    del a, b, c
+    return {"seconds": seconds, "smi_after": smi("clocks.sm,power.draw,temperature.gpu")}
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
-        sys.exit("usage: compute_probe.py OUTPUT.json [--quick]")
+        sys.exit("usage: compute_probe.py OUTPUT.json [--quick] [--heat=SECONDS] [--only=SECTION,...]")
     props = torch.cuda.get_device_properties(0)
     doc = {
         "format": "commscale-compute-probe", "version": 1,
@@ -423,11 +589,14 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--only=")), None)
     run = lambda name: only is None or name in only  # noqa: E731
+    heat_s = next((float(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--heat=")), 0.0)
+    if heat_s > 0:
+        doc["heat"] = heat(heat_s)
     if run("gemm"):
         section("gemm", gemms, doc)
         doc["device"]["smi_after_gemms"] = smi("clocks.sm,clocks.mem,power.draw,temperature.gpu")
     for name, fn in (("gemm_m_sweep", gemm_m_sweep), ("attention", attention), ("attention_shapes", attention_shapes),
-                     ("moe", moe),
+                     ("moe", moe), ("layers", layers),
                      ("memory", memory), ("overhead", overhead)):
         if run(name):
             section(name, fn, doc)
