@@ -140,13 +140,13 @@ inline constexpr double mxfp8_gemm_time_ratio = accelerator{}.mxfp8_gemm_time_ra
 /// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
 /// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
 inline constexpr compute_constants fitted_compute_constants{
-    .gemm_shape_efficiency = 0.8431,
-    .attention_efficiency = 0.3371,
-    .te_attention_efficiency = 0.5717,
-    .memory_efficiency = 0.6785,
-    .kernel_overhead_s = 2.025e-06,
-    .moe_launch_overhead_s = 3.239e-05,
-    .fp8_backward_slowdown = 1.1978};
+    .gemm_shape_efficiency = 0.8428,
+    .attention_efficiency = 0.3332,
+    .te_attention_efficiency = 0.5667,
+    .memory_efficiency = 0.6879,
+    .kernel_overhead_s = 2.018e-06,
+    .moe_launch_overhead_s = 3.242e-05,
+    .fp8_backward_slowdown = 1.2012};
 
 namespace detail {
 /// Names the first out-of-range constant of validate(compute_constants) (cold path).
@@ -204,6 +204,18 @@ inline constexpr double flash_attention_peak_efficiency = kernel_constants.atten
 /// in the fit s / (s + s_half) of the FlashAttention-2 benchmark curves (causal, head dim 128,
 /// A100: ~100 TFLOP/s at 512 tokens, ~160 at 2k, ~185 at 8k+ fwd+bwd; Dao 2023 Fig. 4-6): 512.
 inline constexpr double flash_attention_half_seq = 512.0;
+
+/// @brief A fused attention kernel's backward time over its forward's: 2.8, the median (2.815) of
+/// the causal, head-dimension-128 rows from 8,192 to 32,768 tokens of the compute probe's
+/// attention sweep on an H100 and an H200 (data/measurements/h100_compute_kernels.json and
+/// h200_compute_kernels.json, `attention`: cuDNN 2.83-3.03, FlashAttention-2 2.54-2.80; whole
+/// Llama 3 layers in place, h200_layers.json: 2.6-3.0). The backward's 2.5x FLOPs (the scores
+/// recomputed from the saved log-sum-exp, four GEMMs) run at a lower rate than the forward's:
+/// they also accumulate dQ across key blocks and write dQ, dK and dV. The attention core's time,
+/// FLOPs at the kernel's efficiency plus the exponentials of both passes, is split between the
+/// passes by it: the sum stays what it was, and the recomputed forward (selective recompute,
+/// core_attn, full recompute) costs what the kernel's forward does.
+inline constexpr double attention_backward_time_ratio = 2.8;
 
 /// @brief Per-micro-batch time of one layer on one GPU, by part (forward and backward apart).
 struct layer_time {
@@ -649,7 +661,10 @@ namespace detail {
         // the tensor cores wait for between the two GEMMs (FlashAttention-3 Sec. 3; NVIDIA,
         // "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
         const double exps = c.exponentials_per_s > 0 ? 0.5 * T * span * a / t / c.exponentials_per_s : 0.0;
-        return {(fwd_flops / rate + exps) / c.attention_scale, (2.5 * fwd_flops / rate + exps) / c.attention_scale};
+        // forward and backward: their sum split by the kernels' measured time ratio
+        const double both = (3.5 * fwd_flops / rate + 2.0 * exps) / c.attention_scale;
+        const double fwd = both / (1.0 + attention_backward_time_ratio);
+        return {fwd, both - fwd};
     }
     compute_params bf = c;
     bf.gemm_peak = c.bf16_peak;
@@ -818,7 +833,8 @@ struct cp_merge_cost {
 ///   causal mask), 2.5 x in the backward, at flash_attention_efficiency(s / c) of the bf16 peak
 ///   (under CP each kernel covers s / c queries),
 ///   plus one softmax exponential per computed score in each (T s a / 2t) at the accelerator's
-///   exponential rate (exponentials_per_bf16_flop).
+///   exponential rate (exponentials_per_bf16_flop); the sum split between forward and backward
+///   as the kernels' times are, 1 : attention_backward_time_ratio (2.8).
 ///   Unfused: the two batched GEMMs (s/c x d)(d x s) and (s/c x s)(s x d) per head on the
 ///   roofline, over the full square, plus the scale-mask-softmax and dropout passes over the
 ///   (b a/t s/c s) score tensor: 9 bytes per element forward (softmax read + write, dropout read +
