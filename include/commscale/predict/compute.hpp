@@ -209,9 +209,9 @@ inline constexpr double flash_attention_half_seq = 512.0;
 /// the causal, head-dimension-128 rows from 8,192 to 32,768 tokens of the compute probe's
 /// attention sweep on an H100 and an H200 (data/measurements/h100_compute_kernels.json and
 /// h200_compute_kernels.json, `attention`: cuDNN 2.83-3.03, FlashAttention-2 2.54-2.80; whole
-/// Llama 3 layers in place, h200_layers.json: 2.6-3.0). The backward's 2.5x FLOPs (the scores
-/// recomputed from the saved log-sum-exp, four GEMMs) run at a lower rate than the forward's:
-/// they also accumulate dQ across key blocks and write dQ, dK and dV. The attention core's time,
+/// Llama 3 layers in place, h200_layers.json and h100_layers.json: 2.6-3.3). The backward's 2.5x
+/// FLOPs (the scores recomputed from the saved log-sum-exp, four GEMMs) run at a lower rate than
+/// the forward's: they also accumulate dQ across key blocks and write dQ, dK and dV. The attention core's time,
 /// FLOPs at the kernel's efficiency plus the exponentials of both passes, is split between the
 /// passes by it: the sum stays what it was, and the recomputed forward (selective recompute,
 /// core_attn, full recompute) costs what the kernel's forward does.
