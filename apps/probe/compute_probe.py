@@ -19,6 +19,8 @@ include/commscale/predict/compute.hpp models, and writes them as one JSON docume
 * MoE (moe): the routed experts' FC1 and FC2 of Qwen3 30B-A3B, DeepSeek-V3, GPT-OSS 120B and
   Mixtral 8x7B on one expert-parallel rank at 1,024-8,192 tokens, as one grouped GEMM
   (torch._grouped_mm), a per-expert loop and one dense GEMM; the token gather and index sort.
+* Attention against heads per rank (attention_heads): cuDNN and FlashAttention-2, causal, head
+  dimension 128, 1-128 query heads (8 per KV head), 2,048-32,768 tokens, micro-batch 1.
 * Whole layers (layers): one Llama 3 8B (TP 1) or 70B (TP 4, TP 8) decoder layer on one rank,
   eager PyTorch with cuDNN attention, BF16 and FP8 (per-tensor current scaling through
   torch._scaled_mm), 2,048-32,768 tokens, forward and backward timed and split by kernel
@@ -31,9 +33,9 @@ include/commscale/predict/compute.hpp models, and writes them as one JSON docume
 
 Each figure is the mean over timed iterations (CUDA events) after untimed warm-up ones, on
 random normal data; --heat=SECONDS first runs large GEMMs for that long, so that what follows
-runs at the clocks of a GPU under sustained load. Usage: python3 compute_probe.py OUTPUT.json [--quick] [--heat=SECONDS]
-[--only=gemm,gemm_m_sweep,attention,attention_shapes,moe,layers,memory,overhead]. Needs PyTorch with
-CUDA; FP8 needs compute capability 8.9 or later.
+runs at the clocks of a GPU under sustained load. Usage: python3 compute_probe.py OUTPUT.json
+[--quick] [--heat=SECONDS] [--only=gemm,gemm_m_sweep,attention,attention_shapes,attention_heads,
+moe,layers,memory,overhead]. Needs PyTorch with CUDA; FP8 needs compute capability 8.9 or later.
 """
 
 import json
@@ -385,6 +387,41 @@ def attention_shapes():
     return {"rows": rows, "flop_convention": "forward 2 b h s^2 (d_qk + d_v) / 2 (causal), backward 2.5 x forward"}
 
 
+def attention_heads():
+    """Attention's efficiency against the parallelism a rank's heads give the kernel: causal, head
+    dimension 128, micro-batch 1, 1 to 128 query heads (grouped-query, 8 per KV head, as Llama 3's
+    layers split over tensor-parallel ranks), 2,048 to 32,768 tokens, cuDNN and FlashAttention-2,
+    forward and backward apart."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    rows = []
+    for backend, sdp in {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}.items():
+        for hq in (1, 2, 4, 8, 16, 32, 64, 128):
+            hkv = max(1, hq // 8)
+            for s in (2048, 4096, 8192, 16384, 32768):
+                try:
+                    q = torch.randn(1, hq, s, 128, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                    k = torch.randn(1, hkv, s, 128, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                    v = torch.randn(1, hkv, s, 128, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                    g = torch.randn(1, hq, s, 128, device=dev, dtype=torch.bfloat16)
+                    gqa = hq != hkv
+                    with sdpa_kernel([sdp]):
+                        fwd = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa))
+
+                        def step():
+                            o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
+                            torch.autograd.grad(o, (q, k, v), g)
+
+                        both = bench(step)
+                    flops = 2.0 * hq * s * s * 128  # forward, causal: 4 h s^2 d / 2
+                    rows.append({"backend": backend, "q_heads": hq, "kv_heads": hkv, "seq": s, "fwd_s": fwd,
+                                 "bwd_s": both - fwd, "fwd_tflops": flops / fwd / 1e12,
+                                 "fwd_bwd_tflops": 3.5 * flops / both / 1e12})
+                    del q, k, v, g
+                except Exception as e:  # noqa: BLE001
+                    rows.append({"backend": backend, "q_heads": hq, "seq": s, "error": repr(e)[:300]})
+    return {"rows": rows, "flop_convention": "forward 2 h s^2 d (causal), backward 2.5 x forward"}
+
+
 # ------------------------------------------------------------------------------ whole layers
 E4M3_MAX = 448.0  # largest finite float8_e4m3fn (OCP FP8 formats, v1.0)
 
@@ -596,7 +633,7 @@ def main():
         section("gemm", gemms, doc)
         doc["device"]["smi_after_gemms"] = smi("clocks.sm,clocks.mem,power.draw,temperature.gpu")
     for name, fn in (("gemm_m_sweep", gemm_m_sweep), ("attention", attention), ("attention_shapes", attention_shapes),
-                     ("moe", moe), ("layers", layers),
+                     ("moe", moe), ("layers", layers), ("attention_heads", attention_heads),
                      ("memory", memory), ("overhead", overhead)):
         if run(name):
             section(name, fn, doc)

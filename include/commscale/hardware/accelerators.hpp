@@ -338,14 +338,14 @@ inline constexpr accelerator gb200{
 /// (efficiency_basis::fitted) to the 8 runs on GB300 of the calibration set (data/calibration,
 /// Megatron-Bridge 25.11: Llama 3 8B/70B/405B in FP8, DeepSeek-V3, GPT-OSS 120B and Qwen3 in BF16
 /// and MXFP8) by `commscale fit-compute data/calibration/published_runs.csv` around
-/// default_compute_efficiency: 0.854 +- 0.055 (test `calibrate: compute_fit`). The two plans the
+/// default_compute_efficiency: 0.853 +- 0.054 (test `calibrate: compute_fit`). The two plans the
 /// set has on both racks run 1.19x (Llama 3 8B, FP8) and 1.22x (Qwen3 30B-A3B, MXFP8) as fast on
 /// GB300 as on GB200, where the default efficiency and the doubled exponential rate gave 1.06x and 1.03x.
 inline constexpr accelerator gb300{
     .name = "gb300", .display_name = "NVIDIA GB300 (Blackwell Ultra GPU of GB300 NVL72)",
     .memory = bytes(288.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
     .dense_peak = detail::peaks(80.0, 1250.0, 2500.0, 2500.0, 5000.0, 5000.0, 15000.0, 15000.0),
-    .scale_up_link = "nvlink5", .compute_efficiency = 0.8544,
+    .scale_up_link = "nvlink5", .compute_efficiency = 0.8534,
     .compute_efficiency_basis = efficiency_basis::fitted,
     .source = "NVIDIA GB300 NVL72 product page (nvidia.com/en-us/data-center/gb300-nvl72): 72 GPUs FP4 1,440* | 1,080 PF, "
               "FP8/FP6 720*, FP16/BF16 360*, TF32 180* PF (*sparse, halved), up to 20 TB HBM3e 576 TB/s, NVLink 130 TB/s; "

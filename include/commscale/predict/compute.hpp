@@ -140,13 +140,13 @@ inline constexpr double mxfp8_gemm_time_ratio = accelerator{}.mxfp8_gemm_time_ra
 /// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
 /// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
 inline constexpr compute_constants fitted_compute_constants{
-    .gemm_shape_efficiency = 0.8428,
-    .attention_efficiency = 0.3332,
-    .te_attention_efficiency = 0.5667,
-    .memory_efficiency = 0.6879,
-    .kernel_overhead_s = 2.018e-06,
-    .moe_launch_overhead_s = 3.242e-05,
-    .fp8_backward_slowdown = 1.2012};
+    .gemm_shape_efficiency = 0.8430,
+    .attention_efficiency = 0.3333,
+    .te_attention_efficiency = 0.5595,
+    .memory_efficiency = 0.6867,
+    .kernel_overhead_s = 1.997e-06,
+    .moe_launch_overhead_s = 3.243e-05,
+    .fp8_backward_slowdown = 1.1896};
 
 namespace detail {
 /// Names the first out-of-range constant of validate(compute_constants) (cold path).
@@ -217,6 +217,23 @@ inline constexpr double flash_attention_half_seq = 512.0;
 /// core_attn, full recompute) costs what the kernel's forward does.
 inline constexpr double attention_backward_time_ratio = 2.8;
 
+/// @brief How a fused attention kernel's efficiency falls when a rank's heads and sequence give it
+/// too few tiles to fill the GPU: the factor 1 - exp(-W / w) on its efficiency, W the waves of
+/// 128-query tiles, b (a / t) ceil((s / c) / 128) over the accelerator's SMs (b micro-batch, a / t
+/// the rank's query heads, s / c its queries), w the kernel's fill constant. Fitted (least squares
+/// in log, the efficiency's scale free and the sequence factor s / (s + 512) held) to the compute
+/// probe's `attention_heads` sweep on an H200 (data/measurements/h200_attention_heads.json: causal,
+/// head dimension 128, 1-128 query heads, 2,048-32,768 tokens, the rows from 0.9 waves up; the
+/// test `validation: H200 attention against the heads per rank` re-derives them): cuDNN,
+/// Transformer Engine's fused attention, 1.7 waves; FlashAttention-2, the PyTorch stacks', 1.5.
+/// With them the fitted curve follows the sweep within a median 5% and 7%, against 17% and 19%
+/// by the sequence alone, and the library's attention core, exponentials priced apart, within a
+/// mean 8% and 10% about its scale, against 21% and 24%: 8 query heads at 4,096 tokens (Llama 3 70B on TP 8) run at 0.6 of the
+/// efficiency 128 heads reach, and from about 8 waves the factor is 1 (the kernel figures'
+/// benchmarks, 16 heads of 16K tokens, run at 15).
+inline constexpr double cudnn_attention_fill_waves = 1.7;
+inline constexpr double flash_attention_2_fill_waves = 1.5;
+
 /// @brief Per-micro-batch time of one layer on one GPU, by part (forward and backward apart).
 struct layer_time {
     duration gemm_fwd{}, attention_fwd{}, elementwise_fwd{}, overhead_fwd{};
@@ -261,6 +278,7 @@ struct compute_params {
     double backward_gemm_slowdown = 1.0;  ///< compute_constants::fp8_backward_slowdown for fp8 and mxfp8, its excess over the kernel figure for nvfp4, mxfp4 and fp8 block scaling, else 1
     double attention_scale = 1.0;   ///< calibration scale on FlashAttention's efficiency (fit-step)
     double attention_efficiency = flash_attention_peak_efficiency;  ///< FlashAttention at long sequences
+    double attention_fill_waves = 0;  ///< the fused kernel's fill constant (cudnn_attention_fill_waves; 0: none)
     double kernel_overhead_s = 0;   ///< per-kernel time beyond its work (compute_constants)
     double grouped_gemm_efficiency = 1.0;  ///< routed experts' grouped GEMMs, on top of gemm_efficiency
     double moe_launch_overhead_s = 0;      ///< per launch-bound kernel of an MoE layer's experts (compute_constants)
@@ -499,6 +517,7 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
     // (accelerator::flash_attention_2_ratio); Transformer Engine's kernels have their own constant
     c.attention_efficiency = stack == framework::megatron_core ? k.te_attention_efficiency
                                                                : k.attention_efficiency * acc.flash_attention_2_ratio;
+    c.attention_fill_waves = stack == framework::megatron_core ? cudnn_attention_fill_waves : flash_attention_2_fill_waves;
     c.kernel_overhead_s = k.kernel_overhead_s;
     c.grouped_gemm_efficiency = k.grouped_gemm_efficiency;
     c.moe_launch_overhead_s = k.moe_launch_overhead_s;
@@ -655,7 +674,12 @@ namespace detail {
         // dot_product_attention/context_parallel.py) holds two of 2c chunks of the sequence per rank
         // and runs one fused-attention call per step against the keys of one peer, so the
         // efficiency is the one of an s / c sequence
-        const double rate = c.bf16_peak.value() * flash_attention_efficiency(s / p.cp, c.attention_efficiency);
+        double rate = c.bf16_peak.value() * flash_attention_efficiency(s / p.cp, c.attention_efficiency);
+        // too few 128-query tiles to fill the GPU (cudnn_attention_fill_waves)
+        if (c.attention_fill_waves > 0 && c.compute_units > 0) {
+            const double waves = b * heads_here * std::ceil(s / p.cp / 128.0) / c.compute_units;
+            rate *= 1.0 - std::exp(-waves / c.attention_fill_waves);
+        }
         // one softmax exponential per score computed, in the forward and again in the backward
         // (which recomputes P from the saved log-sum-exp), on the special function units, which
         // the tensor cores wait for between the two GEMMs (FlashAttention-3 Sec. 3; NVIDIA,
