@@ -354,30 +354,39 @@ def moe():
     return {"rows": rows}
 
 
+def causal_sdpa_times(sdp, b, hq, hkv, s, dqk, dv):
+    """(forward, forward + backward) seconds of causal scaled_dot_product_attention on backend
+    `sdp`: b sequences of s tokens, hq query heads over hkv KV heads, query/key head dimension dqk
+    and value head dimension dv."""
+    from torch.nn.attention import sdpa_kernel
+    q = torch.randn(b, hq, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    k = torch.randn(b, hkv, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    v = torch.randn(b, hkv, s, dv, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    g = torch.randn(b, hq, s, dv, device=dev, dtype=torch.bfloat16)
+    gqa = hq != hkv
+    with sdpa_kernel([sdp]):
+        fwd = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa))
+
+        def step():
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
+            torch.autograd.grad(o, (q, k, v), g)
+
+        both = bench(step)
+    return fwd, both
+
+
 def attention_shapes():
     """cuDNN attention at the shapes of today's models, causal, 8,192 tokens, forward and backward:
     grouped-query (Llama 3 70B per TP-8 rank: 8 query heads of 128, 1 KV head), DeepSeek-V3's MLA
     (query and key head 192, value 128, 128 heads over TP 8 = 16) and a sliding window."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention import SDPBackend
     rows = []
     s, b = 8192, 1
     cases = [("gqa_8q_1kv_d128", 8, 1, 128, 128), ("mha_8_d128", 8, 8, 128, 128), ("mla_16_d192_v128", 16, 16, 192, 128)]
     for backend, sdp in {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}.items():
         for name, hq, hkv, dqk, dv in cases:
             try:
-                q = torch.randn(b, hq, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
-                k = torch.randn(b, hkv, s, dqk, device=dev, dtype=torch.bfloat16, requires_grad=True)
-                v = torch.randn(b, hkv, s, dv, device=dev, dtype=torch.bfloat16, requires_grad=True)
-                g = torch.randn(b, hq, s, dv, device=dev, dtype=torch.bfloat16)
-                gqa = hq != hkv
-                with sdpa_kernel([sdp]):
-                    fwd = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa))
-
-                    def step():
-                        o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
-                        torch.autograd.grad(o, (q, k, v), g)
-
-                    both = bench(step)
+                fwd, both = causal_sdpa_times(sdp, b, hq, hkv, s, dqk, dv)
                 flops = 2.0 * b * hq * s * s * (dqk + dv) * 0.5
                 rows.append({"backend": backend, "case": name, "seq": s, "q_heads": hq, "kv_heads": hkv, "qk_dim": dqk,
                              "v_dim": dv, "fwd_s": fwd, "bwd_s": both - fwd, "fwd_flops": flops,
@@ -392,31 +401,18 @@ def attention_heads():
     dimension 128, micro-batch 1, 1 to 128 query heads (grouped-query, 8 per KV head, as Llama 3's
     layers split over tensor-parallel ranks), 2,048 to 32,768 tokens, cuDNN and FlashAttention-2,
     forward and backward apart."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention import SDPBackend
     rows = []
     for backend, sdp in {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}.items():
         for hq in (1, 2, 4, 8, 16, 32, 64, 128):
             hkv = max(1, hq // 8)
             for s in (2048, 4096, 8192, 16384, 32768):
                 try:
-                    q = torch.randn(1, hq, s, 128, device=dev, dtype=torch.bfloat16, requires_grad=True)
-                    k = torch.randn(1, hkv, s, 128, device=dev, dtype=torch.bfloat16, requires_grad=True)
-                    v = torch.randn(1, hkv, s, 128, device=dev, dtype=torch.bfloat16, requires_grad=True)
-                    g = torch.randn(1, hq, s, 128, device=dev, dtype=torch.bfloat16)
-                    gqa = hq != hkv
-                    with sdpa_kernel([sdp]):
-                        fwd = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa))
-
-                        def step():
-                            o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
-                            torch.autograd.grad(o, (q, k, v), g)
-
-                        both = bench(step)
+                    fwd, both = causal_sdpa_times(sdp, 1, hq, hkv, s, 128, 128)
                     flops = 2.0 * hq * s * s * 128  # forward, causal: 4 h s^2 d / 2
                     rows.append({"backend": backend, "q_heads": hq, "kv_heads": hkv, "seq": s, "fwd_s": fwd,
                                  "bwd_s": both - fwd, "fwd_tflops": flops / fwd / 1e12,
                                  "fwd_bwd_tflops": 3.5 * flops / both / 1e12})
-                    del q, k, v, g
                 except Exception as e:  # noqa: BLE001
                     rows.append({"backend": backend, "q_heads": hq, "seq": s, "error": repr(e)[:300]})
     return {"rows": rows, "flop_convention": "forward 2 h s^2 d (causal), backward 2.5 x forward"}
