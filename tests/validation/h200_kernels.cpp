@@ -364,7 +364,7 @@ TEST_CASE("validation: H200 attention against the heads per rank", "[validation]
             REQUIRE_FALSE(r.contains("error"));
             if (r["backend"] != backend) continue;
             const int h = r["q_heads"], s = r["seq"];
-            if (h * std::ceil(s / 128.0) / units < 0.9) continue;
+            if (detail::attention_tile_waves(1, h, s, units) < 0.9) continue;
             const double t = 0.5 * (r["fwd_s"].get<double>() + r["bwd_s"].get<double>() + r["repeat_fwd_s"].get<double>() +
                                     r["repeat_bwd_s"].get<double>());
             pts.push_back({h, s, t, 3.5 * 2.0 * h * static_cast<double>(s) * s * 128.0 / t});
@@ -376,7 +376,7 @@ TEST_CASE("validation: H200 attention against the heads per rank", "[validation]
             const double w = 0.025 * i;
             std::vector<double> res;
             for (const point& p : pts) {
-                const double waves = p.heads * std::ceil(p.seq / 128.0) / units;
+                const double waves = detail::attention_tile_waves(1, p.heads, p.seq, units);
                 res.push_back(std::log(p.rate) - std::log(p.seq / (p.seq + 512.0) * (1.0 - std::exp(-waves / w))));
             }
             double mean = 0, sse = 0;

@@ -58,10 +58,13 @@ namespace hopper_layers {
 /// The two records: an H200 SXM 141GB and an H100 80GB HBM3 SXM, the same probe and cases.
 constexpr const char* files[] = {"h200_layers.json", "h100_layers.json"};
 
-nlohmann::json measured(const std::string& file) {
+/// A record, parsed once for the test cases that read it.
+const nlohmann::json& measured(const std::string& file) {
+    static std::map<std::string, nlohmann::json> parsed;
+    if (const auto it = parsed.find(file); it != parsed.end()) return it->second;
     std::ifstream in(std::string(COMMSCALE_DATA_DIR) + "/measurements/" + file);
     REQUIRE(in.good());
-    return nlohmann::json::parse(in);
+    return parsed.emplace(file, nlohmann::json::parse(in)).first->second;
 }
 
 /// The compute model's part of a kernel, from its name: cuBLAS's Hopper GEMM kernels are named
@@ -144,7 +147,7 @@ std::vector<row> rows(const nlohmann::json& j) {
 TEST_CASE("validation: Hopper layers, the records: device, cases and a repeat run", "[validation][compute]") {
     using namespace hopper_layers;
     for (const std::string file : files) {
-        const nlohmann::json j = measured(file);
+        const nlohmann::json& j = measured(file);
         const auto acc = accelerator_for_device(j["device"]["name"].get<std::string>());
         REQUIRE(acc.has_value());
         CHECK(acc->name == (file.starts_with("h200") ? "h200-sxm" : "h100-sxm"));

@@ -211,16 +211,17 @@ inline constexpr double flash_attention_half_seq = 512.0;
 /// h200_compute_kernels.json, `attention`: cuDNN 2.83-3.03, FlashAttention-2 2.54-2.80; whole
 /// Llama 3 layers in place, h200_layers.json and h100_layers.json: 2.6-3.3). The backward's 2.5x
 /// FLOPs (the scores recomputed from the saved log-sum-exp, four GEMMs) run at a lower rate than
-/// the forward's: they also accumulate dQ across key blocks and write dQ, dK and dV. The attention core's time,
-/// FLOPs at the kernel's efficiency plus the exponentials of both passes, is split between the
-/// passes by it: the sum stays what it was, and the recomputed forward (selective recompute,
-/// core_attn, full recompute) costs what the kernel's forward does.
+/// the forward's: they also accumulate dQ across key blocks and write dQ, dK and dV. The attention
+/// core's time, FLOPs at the kernel's efficiency plus the exponentials of both passes, is split
+/// between the passes by it: the sum stays what it was, and the recomputed forward (selective
+/// recompute, core_attn, full recompute) costs what the kernel's forward does.
 inline constexpr double attention_backward_time_ratio = 2.8;
 
 /// @brief How a fused attention kernel's efficiency falls when a rank's heads and sequence give it
 /// too few tiles to fill the GPU: the factor 1 - exp(-W / w) on its efficiency, W the waves of
 /// 128-query tiles, b (a / t) ceil((s / c) / 128) over the accelerator's SMs (b micro-batch, a / t
-/// the rank's query heads, s / c its queries), w the kernel's fill constant. Fitted (least squares
+/// the rank's query heads, s / c its queries; detail::attention_tile_waves), w the kernel's fill
+/// constant. Fitted (least squares
 /// in log, the efficiency's scale free and the sequence factor s / (s + 512) held) to the compute
 /// probe's `attention_heads` sweep on an H200 (data/measurements/h200_attention_heads.json: causal,
 /// head dimension 128, 1-128 query heads, 2,048-32,768 tokens, the rows from 0.9 waves up; the
@@ -228,11 +229,19 @@ inline constexpr double attention_backward_time_ratio = 2.8;
 /// Transformer Engine's fused attention, 1.7 waves; FlashAttention-2, the PyTorch stacks', 1.5.
 /// With them the fitted curve follows the sweep within a median 5% and 7%, against 17% and 19%
 /// by the sequence alone, and the library's attention core, exponentials priced apart, within a
-/// mean 8% and 10% about its scale, against 21% and 24%: 8 query heads at 4,096 tokens (Llama 3 70B on TP 8) run at 0.6 of the
-/// efficiency 128 heads reach, and from about 8 waves the factor is 1 (the kernel figures'
-/// benchmarks, 16 heads of 16K tokens, run at 15).
+/// mean 8% and 10% about its scale, against 21% and 24%: 8 query heads at 4,096 tokens (Llama 3
+/// 70B on TP 8) run at 0.6 of the efficiency 128 heads reach, and from about 8 waves the factor
+/// is 1 (the kernel figures' benchmarks, 16 heads of 16K tokens, run at 15).
 inline constexpr double cudnn_attention_fill_waves = 1.7;
 inline constexpr double flash_attention_2_fill_waves = 1.5;
+
+namespace detail {
+/// Waves of 128-query attention tiles over `units` SMs: `batch` x `heads` x ceil(`queries` / 128)
+/// / units (cudnn_attention_fill_waves).
+[[nodiscard]] inline double attention_tile_waves(double batch, double heads, double queries, int units) {
+    return batch * heads * std::ceil(queries / 128.0) / units;
+}
+}  // namespace detail
 
 /// @brief Per-micro-batch time of one layer on one GPU, by part (forward and backward apart).
 struct layer_time {
@@ -677,8 +686,7 @@ namespace detail {
         double rate = c.bf16_peak.value() * flash_attention_efficiency(s / p.cp, c.attention_efficiency);
         // too few 128-query tiles to fill the GPU (cudnn_attention_fill_waves)
         if (c.attention_fill_waves > 0 && c.compute_units > 0) {
-            const double waves = b * heads_here * std::ceil(s / p.cp / 128.0) / c.compute_units;
-            rate *= 1.0 - std::exp(-waves / c.attention_fill_waves);
+            rate *= 1.0 - std::exp(-attention_tile_waves(b, heads_here, s / p.cp, c.compute_units) / c.attention_fill_waves);
         }
         // one softmax exponential per score computed, in the forward and again in the backward
         // (which recomputes P from the saved log-sum-exp), on the special function units, which
@@ -857,8 +865,10 @@ struct cp_merge_cost {
 ///   causal mask), 2.5 x in the backward, at flash_attention_efficiency(s / c) of the bf16 peak
 ///   (under CP each kernel covers s / c queries),
 ///   plus one softmax exponential per computed score in each (T s a / 2t) at the accelerator's
-///   exponential rate (exponentials_per_bf16_flop); the sum split between forward and backward
-///   as the kernels' times are, 1 : attention_backward_time_ratio (2.8).
+///   exponential rate (exponentials_per_bf16_flop); the FLOPs' rate times 1 - exp(-W / w) where
+///   the rank's 128-query tiles fill W < 8 waves of the SMs (cudnn_attention_fill_waves,
+///   flash_attention_2_fill_waves); the sum split between forward and backward as the kernels'
+///   times are, 1 : attention_backward_time_ratio (2.8).
 ///   Unfused: the two batched GEMMs (s/c x d)(d x s) and (s/c x s)(s x d) per head on the
 ///   roofline, over the full square, plus the scale-mask-softmax and dropout passes over the
 ///   (b a/t s/c s) score tensor: 9 bytes per element forward (softmax read + write, dropout read +
