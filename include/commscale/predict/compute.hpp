@@ -1134,11 +1134,6 @@ struct layer_and_output {
 [[nodiscard]] inline layer_and_output layer_and_output_cached(const transformer& m, const layer_shape& p, const compute_params& c) {
     struct slot { detail::layer_key key; layer_and_output value; bool used = false; };
     thread_local slot table[16];
-    // the model's name and source texts are no input of the layer functions: the key holds the
-    // model without them (no string comparison on a hit)
-    transformer shape = m;
-    shape.name = {};
-    shape.source = {};
     // the slot from the fields that differ between the plans of one search (and the model's
     // size): equality, not the hash, decides a hit, so the hash may leave fields out
     const auto mix = [](std::uint64_t h, std::uint64_t x) { return (h ^ x) * 1099511628211ull; };  // FNV-1a step
@@ -1152,8 +1147,13 @@ struct layer_and_output {
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
     slot& s = table[h & 15u];
-    if (s.used && s.key.shape == p && s.key.c == c && s.key.m == shape) return s.value;
-    s.key = {shape, p, c};
+    // the model's name and source texts are no input of the layer functions: the slot's key takes
+    // the caller's views before the comparison (the same characters at the same address), so the
+    // model is compared in place, not copied
+    s.key.m.name = m.name;
+    s.key.m.source = m.source;
+    if (s.used && s.key.shape == p && s.key.c == c && s.key.m == m) return s.value;
+    s.key = {m, p, c};
     s.value = {layer_compute_time(m, p, c), output_layer_time(m, p, c) + mtp_time(m, p, c)};
     s.used = true;
     return s.value;
