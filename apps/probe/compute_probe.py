@@ -25,6 +25,10 @@ include/commscale/predict/compute.hpp models, and writes them as one JSON docume
   eager PyTorch with cuDNN attention, BF16 and FP8 (per-tensor current scaling through
   torch._scaled_mm), 2,048-32,768 tokens, forward and backward timed and split by kernel
   (torch.profiler): the compute model's parts (GEMMs, attention, the rest) measured in place.
+* Sustained layers (sustained): the Llama 3 8B, 70B (TP 4) and 405B (TP 8) layers at 8,192 tokens
+  run back to back for 30 s each (8 s with --quick), BF16 and FP8, with the time per iteration
+  per second of the run and nvidia-smi's clock, power and temperature every half second: the
+  steady clock a layer settles at under the power limit, against its first second's rate.
 * Memory-bound kernels: copy, RMSNorm forward and backward, SiLU x multiply, a BF16 -> FP8 cast,
   an absolute-maximum reduction and cross-entropy over a 128,256-token vocabulary, each with the
   bytes it must move.
@@ -35,7 +39,7 @@ Each figure is the mean over timed iterations (CUDA events) after untimed warm-u
 random normal data; --heat=SECONDS first runs large GEMMs for that long, so that what follows
 runs at the clocks of a GPU under sustained load. Usage: python3 compute_probe.py OUTPUT.json
 [--quick] [--heat=SECONDS] [--only=gemm,gemm_m_sweep,attention,attention_shapes,attention_heads,
-moe,layers,memory,overhead]. Needs PyTorch with CUDA; FP8 needs compute capability 8.9 or later.
+moe,layers,memory,overhead,sustained]. Needs PyTorch with CUDA; FP8 needs compute capability 8.9 or later.
 """
 
 import json
@@ -50,6 +54,7 @@ import torch.nn.functional as F
 
 QUICK = "--quick" in sys.argv
 TARGET_S = 0.02 if QUICK else 0.05  # timed seconds per measurement
+SUSTAIN_S = 30.0  # seconds each case of the sustained section runs
 dev = torch.device("cuda")
 
 
@@ -133,6 +138,7 @@ def row(kind, m, n, k, seconds, **extra):
 LLAMA = {  # hidden, heads, kv heads, head dim, ffn (Llama 3 model cards / config.json)
     "llama3-8b": (4096, 32, 8, 128, 14336),
     "llama3-70b": (8192, 64, 8, 128, 28672),
+    "llama3-405b": (16384, 128, 8, 128, 53248),
 }
 
 
@@ -563,6 +569,81 @@ def layers():
                     "per call from torch.profiler (launches, seconds) by kernel name"}
 
 
+def sustained():
+    """Whole layers (llama_layer) run back to back for SUSTAIN_S seconds each, forward and backward,
+    Llama 3 8B on TP 1, 70B on TP 4 and 405B on TP 8 at 8,192 tokens, BF16 and FP8: the time per
+    iteration in windows of about a second, and nvidia-smi's SM clock, power and temperature sampled
+    every half second from a second thread (so that the GPU never idles for a sample). Whether a
+    layer made mostly of large GEMMs (405B's) settles at a lower clock under the power limit than one
+    with more attention and memory-bound kernels (8B's), and by how much its steady rate falls from
+    its first second's: the clock term the step model does not have. Ends each case with its kernel
+    table (kernel_times) at the steady state."""
+    import threading
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    seconds = 8.0 if QUICK else SUSTAIN_S
+    rows = []
+    fields = "clocks.sm,power.draw,temperature.gpu"
+    for model, tp in (("llama3-8b", 1), ("llama3-70b", 4), ("llama3-405b", 8)):
+        for precision in ("bf16", "fp8"):
+            r = {"model": model, "tp": tp, "seq": 8192, "micro_batch": 1, "precision": precision,
+                 "attention": "cudnn", "seconds": seconds}
+            samples, stop = [], threading.Event()
+            try:
+                step, params = llama_layer(model, tp, 8192, precision)
+                x = torch.randn(8192, LLAMA[model][0], device=dev, dtype=torch.bfloat16, requires_grad=True)
+                g = torch.randn_like(x)
+
+                def fwd_bwd():
+                    torch.autograd.grad(step(x), [x] + params, g)
+
+                with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                    fwd_bwd()
+                    torch.cuda.synchronize()
+                    # iterations per window from the first call's time: about 1 s of work each
+                    t0 = time.perf_counter()
+                    fwd_bwd()
+                    torch.cuda.synchronize()
+                    per_window = max(1, int(1.0 / max(time.perf_counter() - t0, 1e-4)))
+                    start = time.perf_counter()
+
+                    def poll():
+                        while not stop.is_set():
+                            samples.append({"t_s": round(time.perf_counter() - start, 3), **smi(fields)})
+                            stop.wait(0.5)
+
+                    poller = threading.Thread(target=poll, daemon=True)
+                    poller.start()
+                    windows = []
+                    while time.perf_counter() - start < seconds:
+                        w0 = time.perf_counter()
+                        for _ in range(per_window):
+                            fwd_bwd()
+                        torch.cuda.synchronize()
+                        w1 = time.perf_counter()
+                        windows.append({"t_s": round(w1 - start, 3), "iterations": per_window,
+                                        "s_per_iteration": (w1 - w0) / per_window})
+                    stop.set()
+                    poller.join()
+                    r["windows"] = windows
+                    r["smi"] = samples
+                    r["kernels_at_steady_state"] = kernel_times(fwd_bwd)
+                # first window against the mean of the last half of the run
+                half = [w["s_per_iteration"] for w in windows if w["t_s"] >= seconds / 2] or [windows[-1]["s_per_iteration"]]
+                r["first_s_per_iteration"] = windows[0]["s_per_iteration"]
+                r["steady_s_per_iteration"] = sum(half) / len(half)
+                del step, params, x, g
+            except Exception as e:  # noqa: BLE001 - recorded, the other cases still run
+                stop.set()
+                r["error"] = repr(e)[:300]
+            rows.append(r)
+            torch.cuda.empty_cache()
+    return {"rows": rows,
+            "note": "one tensor-parallel rank's layer (llama_layer: no communication, micro-batch 1, eager "
+                    "PyTorch, cuDNN attention) forward + backward back to back; windows: wall time per "
+                    "iteration over about a second each (CUDA-synchronized); smi: samples every 0.5 s; "
+                    "steady_s_per_iteration: the mean over the windows of the run's second half"}
+
+
 # ------------------------------------------------------------------------------ kernel overhead
 def overhead():
     z = torch.zeros(1, device=dev)
@@ -630,7 +711,7 @@ def main():
         doc["device"]["smi_after_gemms"] = smi("clocks.sm,clocks.mem,power.draw,temperature.gpu")
     for name, fn in (("gemm_m_sweep", gemm_m_sweep), ("attention", attention), ("attention_shapes", attention_shapes),
                      ("moe", moe), ("layers", layers), ("attention_heads", attention_heads),
-                     ("memory", memory), ("overhead", overhead)):
+                     ("memory", memory), ("overhead", overhead), ("sustained", sustained)):
         if run(name):
             section(name, fn, doc)
     tmp = sys.argv[1] + ".tmp"
