@@ -18,7 +18,7 @@
 //
 // The model prices Megatron-Core's stack (the `megatron-core` profile: overlapped TP, DP and PP
 // traffic, fused kernels), and on that stack it matches NVIDIA's runs of this model on H100 in BF16
-// (NeMo 24.09 on 576 and 2,304 GPUs, +0.2% to +4.3%: step_published_stacks.cpp). Meta's stack ran
+// (NeMo 24.09 on 576 and 2,304 GPUs, +0.3% and +1.9%: step_published_stacks.cpp). Meta's stack ran
 // the 8K-token plans about a fifth slower than that. Recorded when written (Megatron's count):
 // 8,192 GPUs 534.7 TFLOP/s (+24.4%), 16,384 GPUs 494.8 (+23.7%), CP 16 at 131K 409.8 (+7.8%). What
 // the model does get right is how the plan changes the rate: from 8,192 to 16,384 GPUs the step has
