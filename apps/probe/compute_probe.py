@@ -501,6 +501,22 @@ def llama_layer(model, tp, seq, precision):
     return step, [n1, n2] + list(w.values())
 
 
+def layer_case(model, tp, seq, precision):
+    """llama_layer on random inputs of one micro-batch: (fwd, fwd_bwd), the layer's forward and its
+    forward with the backward of the input and every parameter."""
+    step, params = llama_layer(model, tp, seq, precision)
+    x = torch.randn(seq, LLAMA[model][0], device=dev, dtype=torch.bfloat16, requires_grad=True)
+    g = torch.randn_like(x)
+
+    def fwd():
+        return step(x)
+
+    def fwd_bwd():
+        torch.autograd.grad(step(x), [x] + params, g)
+
+    return fwd, fwd_bwd
+
+
 def kernel_times(fn, iters=3):
     """GPU time per call of fn by kernel name (torch.profiler's CUDA activity, read from its Chrome
     trace): {name: [launches per call, seconds per call]}."""
@@ -539,16 +555,7 @@ def layers():
                 r = {"model": model, "tp": tp, "seq": seq, "micro_batch": 1, "precision": precision,
                      "attention": "cudnn"}
                 try:
-                    step, params = llama_layer(model, tp, seq, precision)
-                    x = torch.randn(seq, LLAMA[model][0], device=dev, dtype=torch.bfloat16, requires_grad=True)
-                    g = torch.randn_like(x)
-
-                    def fwd():
-                        return step(x)
-
-                    def fwd_bwd():
-                        torch.autograd.grad(step(x), [x] + params, g)
-
+                    fwd, fwd_bwd = layer_case(model, tp, seq, precision)
                     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                         fwd_bwd()  # the first call picks the kernels; then the clocks the case starts at
                         r["smi_before"] = smi("clocks.sm,power.draw,temperature.gpu")
@@ -558,7 +565,7 @@ def layers():
                         r["fwd_kernels"] = kernel_times(fwd)
                         r["fwd_bwd_kernels"] = kernel_times(fwd_bwd)
                         r["smi_after"] = smi("clocks.sm,power.draw,temperature.gpu")
-                    del step, params, x, g
+                    del fwd, fwd_bwd
                 except Exception as e:  # noqa: BLE001 - recorded, the other cases still run
                     r["error"] = repr(e)[:300]
                 rows.append(r)
@@ -589,13 +596,7 @@ def sustained():
                  "attention": "cudnn", "seconds": seconds}
             samples, stop = [], threading.Event()
             try:
-                step, params = llama_layer(model, tp, 8192, precision)
-                x = torch.randn(8192, LLAMA[model][0], device=dev, dtype=torch.bfloat16, requires_grad=True)
-                g = torch.randn_like(x)
-
-                def fwd_bwd():
-                    torch.autograd.grad(step(x), [x] + params, g)
-
+                _, fwd_bwd = layer_case(model, tp, 8192, precision)
                 with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                     fwd_bwd()
                     torch.cuda.synchronize()
@@ -631,7 +632,7 @@ def sustained():
                 half = [w["s_per_iteration"] for w in windows if w["t_s"] >= seconds / 2] or [windows[-1]["s_per_iteration"]]
                 r["first_s_per_iteration"] = windows[0]["s_per_iteration"]
                 r["steady_s_per_iteration"] = sum(half) / len(half)
-                del step, params, x, g
+                del fwd_bwd
             except Exception as e:  # noqa: BLE001 - recorded, the other cases still run
                 stop.set()
                 r["error"] = repr(e)[:300]
