@@ -42,8 +42,8 @@ struct meta_run {
     double published_tflops;  // per GPU, Table 4
 };
 
-// Megatron-Core's model TFLOP/s per GPU of plan p on `gpus` H100s, as predicted
-double predicted_tflops(const transformer& m, const meta_run& r, step_breakdown* out = nullptr) {
+// The predicted step of Meta's plan for `r` on r.gpus H100s (the dgx-h100 preset)
+step_breakdown predict_meta_run(const transformer& m, const meta_run& r) {
     cluster c = presets::dgx_h100;
     c.nodes = r.gpus / c.node.gpus;
     plan p{.tp = 8, .pp = 16, .dp = r.dp, .cp = r.cp, .micro_batch = 1,
@@ -56,8 +56,11 @@ double predicted_tflops(const transformer& m, const meta_run& r, step_breakdown*
     p.account_for_loss_in_pipeline_split = true;
     p.sequence_parallel = true;
     p.precision = dtype::bf16;
-    const step_breakdown s = predict_step(m, c, p);
-    if (out) *out = s;
+    return predict_step(m, c, p);
+}
+
+// Megatron-Core's model TFLOP/s per GPU of step `s` of run `r`
+double megatron_tflops(const transformer& m, const meta_run& r, const step_breakdown& s) {
     return s.tokens_per_s * in_flops(megatron_model_flops_per_token(m, r.seq)) / r.gpus / 1e12;
 }
 }  // namespace
@@ -69,11 +72,11 @@ TEST_CASE("validation: Meta's Llama 3.1 405B pre-training (Llama 3 paper, Table 
                              {"16,384 GPUs, CP 16, 131K tokens", 16384, 8, 16, 131072, 380.0}};
     double predicted[3] = {};
     for (int i = 0; i < 3; ++i) {
-        step_breakdown s;
-        predicted[i] = predicted_tflops(m, runs[i], &s);
+        const step_breakdown s = predict_meta_run(m, runs[i]);
+        predicted[i] = megatron_tflops(m, runs[i], s);
         const double err = predicted[i] / runs[i].published_tflops - 1.0;
         INFO(runs[i].name << ": predicted " << predicted[i] << " TFLOP/s per GPU, published " << runs[i].published_tflops
-                          << " (" << 100 * err << "%), memory " << in_bytes(s.memory.total()) / 1073741824.0 << " GiB");
+                          << " (" << 100 * err << "%), memory " << in_bytes(s.memory.total()) / gibi << " GiB");
         // Meta trained every one of these plans: they fit in 80 GB under ZeRO 2
         CHECK(s.fits_in_memory);
         CHECK(s.bottleneck == step_bottleneck::compute);
