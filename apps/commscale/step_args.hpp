@@ -43,7 +43,7 @@ struct step_request {
     std::optional<given<int>> tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, zero, virtual_stages;
     std::optional<given<commscale::recompute>> recompute_mode;
     std::optional<given<commscale::pipeline_schedule>> schedule;
-    bool sequence_parallel = false;
+    bool sequence_parallel = false, no_sequence_parallel = false;
     std::optional<given<double>> compute_efficiency;
     std::optional<given<commscale::dtype>> precision;
     std::optional<given<commscale::efficiency_mode>> efficiency;
@@ -122,7 +122,8 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                 given<r>("cp", &r::cp, integer(1, plan_limits::degree), "context-parallel degree"),
                 given<r>("ep", &r::ep, integer(1, plan_limits::degree), "expert-parallel degree (divides dp x cp, or tp x cp x dp / etp)"),
                 given<r>("etp", &r::etp, integer(1, plan_limits::degree),
-                         "expert tensor-parallel degree: each expert's GEMMs split over etp ranks (default: tp)"),
+                         "expert tensor-parallel degree: each expert's GEMMs split over etp ranks (default: 1 for an MoE model under "
+                         "megatron-core, as NVIDIA's recipes run it; tp otherwise, Megatron-Core's library default)"),
                 given<r>("micro-batch", &r::micro_batch, integer(1, plan_limits::micro_batch), "sequences per micro-batch"),
                 given<r>("global-batch", &r::global_batch, integer(1, plan_limits::global_batch), "sequences per optimizer step"),
                 given<r>("seq", &r::seq, integer(1, plan_limits::seq), "sequence length in tokens"),
@@ -130,8 +131,9 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                 given<r>("recompute", &r::recompute_mode, &spelling<recompute>, "none|selective|full"),
                 given<r>("schedule", &r::schedule, &spelling<pipeline_schedule>, "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe"),
                 given<r>("virtual-stages", &r::virtual_stages, integer(1, plan_limits::virtual_stages),
-                         "model chunks per device for the interleaved schedule"),
-                flag<r>("sequence-parallel", &r::sequence_parallel, "sequence parallelism with TP"),
+                         "model chunks per device for the interleaved schedule (> 1 without --schedule: interleaved)"),
+                flag<r>("sequence-parallel", &r::sequence_parallel, "sequence parallelism with TP (the megatron-core default with TP >= 2)"),
+                flag<r>("no-sequence-parallel", &r::no_sequence_parallel, "no sequence parallelism"),
                 given<r>("compute-efficiency", &r::compute_efficiency, number(1e-6, 1.0),
                          "achievable fraction of peak, overriding the default"),
                 given<r>("dtype", &r::precision, &spelling<dtype>,
@@ -183,9 +185,10 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                         "run one micro-batch's forward with another's backward, each one's EP all-to-alls under the "
                         "other's compute (Megatron-Core's flag; ep > 1, pp 1 or interleaved, no full recompute)"),
                 given<r>("fp8-recipe", &r::fp8_recipe, &spelling<fp8_recipe>,
-                         "with --dtype fp8: delayed (scales from an amax history, Megatron-Core's default), tensorwise "
-                         "(current scaling: each tensor's amax read first) or blockwise (1 x 128 / 128 x 128 blocks, "
-                         "split accumulator in every GEMM; Megatron-Core's flag)"),
+                         "with --dtype fp8: delayed (scales from an amax history, Megatron-Core's library default), tensorwise "
+                         "(current scaling: each tensor's amax read first; the megatron-core default, as NVIDIA's recipes "
+                         "run FP8) or blockwise (1 x 128 / 128 x 128 blocks, split accumulator in every GEMM; "
+                         "Megatron-Core's flag)"),
                 given<r>("recompute-method", &r::recompute_method, &spelling<recompute_method>,
                          "with --recompute full: uniform (groups of --recompute-num-layers, every layer recomputed) or block "
                          "(the first --recompute-num-layers of each model chunk recomputed; Megatron-Core's flag)"),
@@ -250,7 +253,7 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     p.pp = value(r.pp, demo ? 8 : 1);
     p.cp = value(r.cp, 1);
     p.ep = value(r.ep, 1);
-    if (r.etp) p.etp = **r.etp;
+    p.etp = r.etp ? **r.etp : stack_expert_tp(p, m);  // unsaid: the stack's (megatron-core: 1 for MoE)
     const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
     if (!r.dp && gpus % mp != 0)
         throw input_error("--tp x --pp x --cp", std::to_string(mp), "a divisor of the cluster's " + std::to_string(gpus) + " GPUs");
@@ -261,9 +264,16 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     p.seq = value(r.seq, m.max_seq > 0 ? std::min(2048, m.max_seq) : 2048);
     p.zero = value(r.zero, p.zero);
     p.recompute_mode = r.recompute_mode ? **r.recompute_mode : demo ? recompute::full : recompute::none;
-    p.schedule = r.schedule ? **r.schedule : pipeline_schedule::one_f_one_b;
+    // --virtual-stages V > 1 alone is Megatron's interleaved schedule (as --virtual-pipeline-model-parallel-size is)
+    p.schedule = r.schedule                                  ? **r.schedule
+                 : r.virtual_stages && **r.virtual_stages > 1 ? pipeline_schedule::interleaved
+                                                              : pipeline_schedule::one_f_one_b;
     p.virtual_stages = value(r.virtual_stages, p.schedule == pipeline_schedule::interleaved ? 2 : 1);
-    p.sequence_parallel = r.sequence_parallel;
+    if (r.sequence_parallel && r.no_sequence_parallel)
+        throw input_error("--sequence-parallel", "given with --no-sequence-parallel", "one of the two");
+    // unsaid: the stack's (megatron-core: on with TP >= 2); the demo is Narayanan et al. 2021's plan,
+    // which predates sequence parallelism
+    p.sequence_parallel = r.sequence_parallel || (!r.no_sequence_parallel && !demo && stack_sequence_parallel(p));
     if (r.precision) p.precision = **r.precision;
     if (r.compute_efficiency) p.compute_efficiency = **r.compute_efficiency;
     if (r.bucket) p.bucket = **r.bucket;
@@ -293,7 +303,7 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     p.cpu_offloading_num_layers = value(r.cpu_offloading_num_layers, 0);
     if (r.recompute_modules) p.recompute_modules = **r.recompute_modules;
     if (r.recompute_method) p.full_recompute_method = **r.recompute_method;
-    if (r.fp8_recipe) p.fp8_scaling = **r.fp8_recipe;
+    p.fp8_scaling = r.fp8_recipe ? **r.fp8_recipe : stack_fp8_recipe(p);
     p.moe_a2a_overlap = r.overlap_moe_expert_parallel_comm;
     p.recompute_num_layers = value(r.recompute_num_layers, 0);
     if ((r.bf16_layers_at_start || r.bf16_layers_at_end) && !r.first_last_layers_bf16)

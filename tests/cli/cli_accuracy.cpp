@@ -260,11 +260,17 @@ TEST_CASE("step: --fp8-recipe and --overlap-moe-expert-parallel-comm, Megatron-C
         "step --model qwen3-235b-a22b --cluster dgx-h100 --gpus 256 --tp 2 --pp 8 --ep 32 --etp 1 --virtual-stages 4 "
         "--schedule interleaved --sequence-parallel --micro-batch 1 --global-batch 2048 --seq 4096 --dtype fp8 "
         "--gradient-bytes 2 --moe-token-dispatcher alltoall";
-    const json delayed = run_json(qwen);
+    const json delayed = run_json(qwen + " --fp8-recipe delayed");
     const json current = run_json(qwen + " --fp8-recipe tensorwise");
     const json overlapped = run_json(qwen + " --fp8-recipe tensorwise --overlap-moe-expert-parallel-comm");
     CHECK(delayed["plan"]["fp8_recipe"] == "delayed");
     CHECK(current["plan"]["fp8_recipe"] == "tensorwise");
+    // unsaid, megatron-core's FP8 is current scaling, as NVIDIA's recipes run per-tensor FP8 (their
+    // tables' "FP8-CS"; framework.hpp); the other stacks' profiles keep Transformer Engine's delayed
+    const json unsaid = run_json(qwen);
+    CHECK(unsaid["plan"]["fp8_recipe"] == "tensorwise");
+    CHECK(unsaid["step_s"].get<double>() == current["step_s"].get<double>());
+    CHECK(run_json(qwen + " --framework megatron-lm")["plan"]["fp8_recipe"] == "delayed");
     CHECK_FALSE(current["plan"].contains("overlap_moe_expert_parallel_comm"));
     CHECK(overlapped["plan"]["overlap_moe_expert_parallel_comm"] == true);
     // current scaling's per-expert amax and scale launches: more compute, never less
@@ -281,9 +287,10 @@ TEST_CASE("step: --fp8-recipe and --overlap-moe-expert-parallel-comm, Megatron-C
                     "overlap_moe_expert_parallel_comm");
     // plan: every plan in the recipe; the best tensorwise plan is no faster than the best delayed one
     const std::string plan8b = "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 128 --seq 8192 --dtype fp8 --top 1";
-    const json best_delayed = run_json(plan8b);
+    const json best_delayed = run_json(plan8b + " --fp8-recipe delayed");
     const json best_current = run_json(plan8b + " --fp8-recipe tensorwise");
     CHECK(best_current["plans"][0]["step_s"].get<double>() > best_delayed["plans"][0]["step_s"].get<double>());
+    CHECK(run_json(plan8b)["plans"][0]["step_s"].get<double>() == best_current["plans"][0]["step_s"].get<double>());
     require_invalid("plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 128 --fp8-recipe tensorwise",
                     "--fp8-recipe");
     // block scaling (Megatron-Bridge's "FP8-SC"): the plan key, the recipe's own quantization and
@@ -315,7 +322,11 @@ TEST_CASE("step: --first-last-layers-bf16 with Megatron-Core's counts, and the p
     // the counts without the flag, a count beyond a stage's layers, delayed FP8 scaling: errors naming them
     require_invalid(base + " --num-layers-at-end-in-bf16 2", "--num-layers-at-end-in-bf16");
     require_invalid(base + " --first-last-layers-bf16 --num-layers-at-start-in-bf16 40", "num_layers_at_start_in_bf16");
-    require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --dtype fp8 --first-last-layers-bf16", "first_last_layers_bf16");
+    require_invalid("step --model llama3-8b --cluster dgx-h100 --gpus 8 --dtype fp8 --fp8-recipe delayed --first-last-layers-bf16",
+                    "first_last_layers_bf16");
+    // megatron-core's FP8 (current scaling when unsaid) keeps them
+    CHECK(run_json("step --model llama3-8b --cluster dgx-h100 --gpus 8 --dtype fp8 --first-last-layers-bf16")["plan"]
+              ["first_last_layers_bf16"] == true);
     // plan: every plan with them; 14 layers at the end of a 32-layer model leave pp <= 2 (32 / pp >= 14)
     const std::string plan8b = "plan --model llama3-8b --cluster dgx-b200 --gpus 16 --global-batch 128 --seq 8192 --dtype mxfp8 --top 40";
     const json best_plain = run_json(plan8b);

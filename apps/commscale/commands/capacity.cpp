@@ -354,6 +354,7 @@ int run_model(const capacity_request& in, const cli::args& a, std::ostream& out)
     sr.min_cp_tokens = static_cast<int>(in.min_cp_tokens ? **in.min_cp_tokens : default_min_cp_tokens);
     apply_framework(sr.base, in.stack ? **in.stack : framework::megatron_core);
     if (in.precision) sr.base.precision = **in.precision;
+    sr.base.fp8_scaling = stack_fp8_recipe(sr.base);
     const flop_rate peak_rate = peak_for(acc, sr.base.precision, "--dtype");
     if (in.compute_efficiency) sr.base.compute_efficiency = **in.compute_efficiency;
     sr.options = step_options{};

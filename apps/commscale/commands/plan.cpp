@@ -182,7 +182,7 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
                choice<dtype, r>("dtype", &r::precision, "{} (default bf16; the accelerator must have a peak for it)"),
                choice<fp8_recipe, r>("fp8-recipe", &r::fp8,
                                      "{}: FP8's scaling in every plan, with --dtype fp8 (Megatron-Core's flag; "
-                                     "default delayed)"),
+                                     "default the framework's: tensorwise under megatron-core, else delayed)"),
                flag<r>("first-last-layers-bf16", &r::first_last_layers_bf16,
                        "keep the first and last layers of every plan in BF16 under an FP8/FP4 dtype (Megatron-Core's flag, "
                        "as step's); plans with more per-end layers than layers / pp are not tried"),
@@ -243,6 +243,8 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
                 throw input_error("--fp8-recipe", std::string(to_string(*req.fp8)) + " with --dtype " + std::string(to_string(r.base.precision)),
                                   "--dtype fp8 (per-tensor or 128-block scaling), or delayed");
             r.base.fp8_scaling = *req.fp8;
+        } else {
+            r.base.fp8_scaling = stack_fp8_recipe(r.base);
         }
         if ((req.bf16_layers_at_start || req.bf16_layers_at_end) && !req.first_last_layers_bf16)
             throw input_error(req.bf16_layers_at_start ? "--num-layers-at-start-in-bf16" : "--num-layers-at-end-in-bf16",

@@ -1,6 +1,6 @@
 // `commscale step [--model] [--cluster|topology] --tp T --pp P --dp D [--cp C] [--ep E]
 // --micro-batch b --global-batch B [--seq S] [--zero 0-3] [--recompute none|selective|full]
-// [--schedule gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe] [--virtual-stages V] [--sequence-parallel]
+// [--schedule gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe] [--virtual-stages V] [--[no-]sequence-parallel]
 // [--compute-efficiency X] [--json] [--svg FILE]`: the predicted training step, its breakdown and
 // the bottleneck verdict (docs/CLI.md "Training step"). With no --model/--cluster it runs the
 // embedded demo (GPT-3 175B on 16 DGX A100 nodes).
@@ -60,7 +60,7 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
     "usage: commscale step [--model NAME|FILE] [--cluster NAME|FILE | topology flags] --tp T --pp P [--dp D]\n"
     "                      [--cp C] [--ep E] --micro-batch b --global-batch B [--seq S] [--zero 0|1|2|3]\n"
     "                      [--recompute none|selective|full] [--schedule gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe]\n"
-    "                      [--virtual-stages V] [--sequence-parallel] [--compute-efficiency X] [--dtype bf16]\n"
+    "                      [--virtual-stages V] [--[no-]sequence-parallel] [--compute-efficiency X] [--dtype bf16]\n"
     "                      [--fp8-recipe delayed|tensorwise|blockwise]\n"
     "                      [--efficiency ideal|default] [--bucket 25MB] [--gradient-bytes 2|4]\n"
     "                      [--framework megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp]\n"
@@ -75,9 +75,12 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
     "With no --model/--cluster/topology flag: GPT-3 175B on 16 DGX A100 nodes, tp 8, pp 8, dp 2,\n"
     "micro-batch 1, global batch 512, full recompute (Narayanan et al. 2021 layout).\n"
     "Defaults otherwise: tp = pp = cp = ep = 1, dp = GPUs / (tp pp cp), micro-batch 1,\n"
-    "global batch dp x micro-batch (x 4 pp with pipelining), seq min(2048, model context).\n"
+    "global batch dp x micro-batch (x 4 pp with pipelining), seq min(2048, model context),\n"
+    "sequence parallelism with tp >= 2 under megatron-core (its recipes'), the interleaved schedule\n"
+    "with --virtual-stages > 1.\n"
     "--framework applies a software stack's defaults (ZeRO stage, gradient precision and buckets,\n"
-    "overlaps, attention kernel); explicit flags override them; the JSON plan echoes every option.\n"
+    "overlaps, attention kernel, sequence parallelism); explicit flags override them; the JSON plan\n"
+    "echoes every option.\n"
     "JSON keys: step_s compute_s bubble_s tp_comm_s pp_comm_s dp_comm_s dp_comm_exposed_s exposed_comm_s\n"
     "offload_s offload_exposed_s (activation CPU offloading's host copies, the waits for them)\n"
     "bottleneck (compute|tp_comm|pp_comm|dp_comm|bubble|memory; CP/EP count as tp_comm, offloading as\n"

@@ -12,14 +12,14 @@
 /// | `tp`, `pp` | yes | tensor- and pipeline-parallel degrees |
 /// | `dp` | no | data-parallel degree (default gpus / (tp pp cp)) |
 /// | `cp`, `ep` | no | context- and expert-parallel degrees (default 1; ep divides dp x cp, EP carved out of DP x CP) |
-/// | `etp` | no | expert tensor-parallel degree (default, or 0: tp, Megatron-Core's default) |
+/// | `etp` | no | expert tensor-parallel degree (0: tp, Megatron-Core's library default; empty: the framework's, stack_expert_tp: 1 for an MoE model under megatron-core, as NVIDIA's recipes run it, else tp) |
 /// | `micro_batch`, `global_batch` | yes | sequences per micro-batch and per step |
 /// | `seq` | no | sequence length (default min(2048, the model's context)) |
 /// | `dtype` | no | bf16 (default), fp16, fp8, ... |
 /// | `framework` | no | megatron-core (default), megatron-lm, megatron-deepspeed, deepspeed, fsdp |
 /// | `zero` | no | ZeRO stage 0-3 (default: the framework's) |
 /// | `recompute` | no | none (default), selective, full |
-/// | `sequence_parallel` | no | true/false, 1/0, yes/no (default false) |
+/// | `sequence_parallel` | no | true/false, 1/0, yes/no (default: the framework's, stack_sequence_parallel: on with TP >= 2 for megatron-core, as NVIDIA's recipes run it; off for the others) |
 /// | `virtual_stages` | no | interleaved pipeline chunks per GPU (default 1; > 1 selects the interleaved schedule) |
 /// | `step_s`, `tflops_per_gpu` or `tokens_per_s_per_gpu` | one of them | the measurement: seconds per step, model TFLOP/s per GPU as `commscale step` counts them (`tflops_per_gpu` of its JSON: model FLOPs, no recompute), or training tokens per second per GPU (free of FLOP-counting conventions) |
 /// | `cluster` | no | the run's system: a preset name (`commscale clusters`) or a cluster JSON file, relative to the CSV (default: the command's `--cluster`) |
@@ -28,7 +28,7 @@
 /// | `cpu_offloading_num_layers` | no | Megatron-Core's `--cpu-offloading-num-layers`: layers per stage whose activations go to host memory (default 0 = off) |
 /// | `recompute_modules` | no | Megatron-Core's `--recompute-modules`, comma-separated (core_attn, layernorm, mla_up_proj, mlp, moe, moe_act, shared_experts; default none) |
 /// | `overlap_moe_expert_parallel_comm` | no | Megatron-Core's `--overlap-moe-expert-parallel-comm` (Megatron-Bridge's `moe_a2a_overlap`), true/false (default false) |
-/// | `fp8_recipe` | no | with `dtype` fp8, Megatron-Core's `--fp8-recipe`: delayed (default), tensorwise (current scaling, the "FP8-CS" of Megatron-Bridge's tables) or blockwise (block scaling, their "FP8-SC") |
+/// | `fp8_recipe` | no | with `dtype` fp8, Megatron-Core's `--fp8-recipe`: delayed, tensorwise (current scaling, the "FP8-CS" of Megatron-Bridge's tables; the default under megatron-core, stack_fp8_recipe; delayed under the other frameworks) or blockwise (block scaling, their "FP8-SC") |
 /// | `recompute_method`, `recompute_num_layers` | no | with `recompute` full, Megatron-Core's `--recompute-method` (uniform, the default, or block) and `--recompute-num-layers` (layers per checkpoint, or recomputed per model chunk with block; default 0: every layer) |
 /// | `first_last_layers_bf16`, `num_layers_at_start_in_bf16`, `num_layers_at_end_in_bf16` | no | Megatron-Core's `--first-last-layers-bf16` (true/false, default false) and its counts (default 1 each): those layers of an FP8/FP4 run in BF16 |
 /// | `grad_reduce_in_fp32` | no | Megatron-Core's `grad_reduce_in_fp32`, true/false: gradients kept and reduced in fp32 (4 bytes) or in bf16 (2); default the framework's |
@@ -317,7 +317,8 @@ namespace detail {
         p.pp = static_cast<int>(integer("pp", 1, 1, plan_limits::degree));
         p.cp = static_cast<int>(integer("cp", 1, 1, plan_limits::degree));
         p.ep = static_cast<int>(integer("ep", 1, 1, plan_limits::degree));
-        p.etp = static_cast<int>(integer("etp", 0, 0, plan_limits::degree));  // 0 or absent: = tp (Megatron-Core's default)
+        // absent: the stack's (megatron-core: 1 for MoE, as NVIDIA's recipes); 0: = tp (Megatron-Core's library default)
+        p.etp = static_cast<int>(integer("etp", stack_expert_tp(p, r.model), 0, plan_limits::degree));
         const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
         if (!cell("dp") && r.gpus % mp != 0)
             throw input_error(where + ": columns tp x pp x cp", std::to_string(mp),
@@ -336,6 +337,8 @@ namespace detail {
             if (*v == "true" || *v == "1" || *v == "yes") p.sequence_parallel = true;
             else if (*v == "false" || *v == "0" || *v == "no") p.sequence_parallel = false;
             else throw input_error(where + ": column sequence_parallel", "'" + *v + "'", "true/false, 1/0 or yes/no");
+        } else {
+            p.sequence_parallel = stack_sequence_parallel(p);  // the framework's: megatron-core with TP >= 2
         }
         p.virtual_stages = static_cast<int>(integer("virtual_stages", 1, 1, plan_limits::virtual_stages));
         if (p.virtual_stages > 1) p.schedule = pipeline_schedule::interleaved;
@@ -352,6 +355,7 @@ namespace detail {
             p.recompute_modules = recompute_modules_from_names(*v, where + ": column recompute_modules");
         p.moe_a2a_overlap = boolean("overlap_moe_expert_parallel_comm", false);
         if (const auto v = cell("fp8_recipe")) p.fp8_scaling = parse<fp8_recipe>(*v, where + ": column fp8_recipe");
+        else p.fp8_scaling = stack_fp8_recipe(p);  // the framework's: tensorwise for megatron-core's fp8
         if (const auto v = cell("recompute_method"))
             p.full_recompute_method = parse<recompute_method>(*v, where + ": column recompute_method");
         p.recompute_num_layers = static_cast<int>(integer("recompute_num_layers", 0, 0, plan_limits::stage_layers));

@@ -92,6 +92,9 @@ struct framework_profile {
     bool overlap_param_gather = true;    ///< ZeRO parameter all-gathers run under the forward
     bool overlap_tp = true;              ///< TP collectives overlapped with GEMMs (userbuffers; needs SP)
     bool overlap_pp = true;              ///< steady-state pipeline send/recv overlapped with compute
+    bool sequence_parallel = true;       ///< with TP >= 2, sequence parallelism (stack_sequence_parallel)
+    bool fp8_current_scaling = true;     ///< per-tensor FP8 scaled from each tensor's own amax (stack_fp8_recipe)
+    bool expert_tp_one = true;           ///< MoE experts unsplit by TP (expert TP 1; stack_expert_tp)
     attention_kernel attention = attention_kernel::flash;
     bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (no accumulation window)
     moe_token_dispatcher dispatcher = moe_token_dispatcher::hybridep;  ///< how MoE tokens reach their experts
@@ -110,7 +113,23 @@ struct framework_profile {
 ///   system they list (Megatron-Bridge src/megatron/bridge/perf_recipes: DeepSeek-V3/V4, Kimi K2,
 ///   Qwen3 MoE, GPT-OSS through gpt_oss/common.py, Nemotron-H; `moe_token_dispatcher_type = "flex"`,
 ///   `moe_flex_dispatcher_backend = "hybridep"`), not Megatron-Core's library default (allgather).
-///   The other stacks send MoE tokens by all-to-all (DeepSpeed-MoE, torchtitan).
+///   The other stacks send MoE tokens by all-to-all (DeepSpeed-MoE, torchtitan). Sequence
+///   parallelism with every TP >= 2, as NVIDIA's performance recipes set it (Megatron-Bridge r0.2.0
+///   scripts/performance/utils/utils.py: `WorkloadBaseConfig.sequence_parallel` is
+///   `tensor_model_parallel_size > 1`), not Megatron-Core's library default (off); the TP overlap
+///   above needs it. Per-tensor FP8 with current scaling (`--fp8-recipe tensorwise`), the only
+///   per-tensor FP8 those scripts run (scripts/performance/argument_parser.py `--compute_dtype`
+///   choices bf16, fp8_cs, fp8_mx, fp8_sc, nvfp4; utils/helpers.py maps fp8_cs to
+///   `bf16_with_fp8_current_scaling_mixed`), not Megatron-Core's library default (delayed).
+///   The other profiles keep delayed scaling: Transformer Engine's default recipe, which
+///   Composer's `amp_fp8` (llm-foundry) and DeepSpeed run; torchtitan's torchao float8 scales
+///   tensorwise from the current amax (torchao `Float8LinearRecipeName.TENSORWISE`, its default;
+///   delayed scaling removed in torchao 0.10, pytorch/ao#1680): `--fp8-recipe tensorwise` there.
+///   Expert tensor parallelism 1, which every Megatron-Bridge r0.2.0 MoE recipe sets
+///   (`expert_tensor_parallel_size = 1` in src/megatron/bridge/recipes deepseek_v3.py, gpt_oss.py,
+///   qwen3_moe.py, qwen3_next.py, glm45.py, moonlight_16b.py and the performance scripts' MoE
+///   workload configs), not Megatron-Core's library default (the TP degree); the other profiles
+///   keep that default.
 /// * megatron-lm (2021-2022, Narayanan et al. 2021; Korthikanti et al. 2022): no optimizer
 ///   sharding; gradients in one contiguous fp32 buffer all-reduced after the backward pass
 ///   (megatron/model/distributed.py `allreduce_gradients`, called after the pipeline schedule);
@@ -139,6 +158,9 @@ struct framework_profile {
             p.source = "Megatron-LM README performance table flags; megatron/core/distributed/distributed_data_parallel.py";
             break;
         case framework::megatron_lm:
+            p.sequence_parallel = false;
+            p.fp8_current_scaling = false;
+            p.expert_tp_one = false;
             p.zero = 0;
             p.bucket_params = 0;
             p.bucket_params_per_dp = 0;
@@ -151,6 +173,9 @@ struct framework_profile {
             p.source = "Narayanan et al. 2021; Megatron-LM 2021-2022 megatron/model/distributed.py, p2p_communication.py";
             break;
         case framework::megatron_deepspeed:
+            p.sequence_parallel = false;
+            p.fp8_current_scaling = false;
+            p.expert_tp_one = false;
             p.zero = 1;
             p.bucket_params = 5e8;
             p.bucket_params_per_dp = 0;
@@ -163,6 +188,9 @@ struct framework_profile {
             p.source = "DeepSpeed deepspeed/runtime/pipe/schedule.py, deepspeed/runtime/zero/config.py; Smith et al. 2022";
             break;
         case framework::deepspeed:
+            p.sequence_parallel = false;
+            p.fp8_current_scaling = false;
+            p.expert_tp_one = false;
             p.zero = 3;
             p.gradient_bytes = 2;
             p.bucket_params = 5e8;
@@ -174,6 +202,9 @@ struct framework_profile {
             p.source = "DeepSpeed deepspeed/runtime/zero/config.py (stage 3, overlap_comm, reduce_bucket_size)";
             break;
         case framework::fsdp:
+            p.sequence_parallel = false;
+            p.fp8_current_scaling = false;
+            p.expert_tp_one = false;
             p.zero = 3;
             p.bucket_params = 0;  // FSDP reduces per wrapped layer, not in buckets
             p.bucket_params_per_dp = 0;

@@ -546,6 +546,31 @@ constexpr void apply_framework(plan& p, framework f) {
     p.dispatcher = fp.dispatcher;
 }
 
+/// @brief Sequence parallelism as the recipes of `p.stack` set it for p's degrees: on with TP >= 2
+/// where the profile runs it (megatron-core) and the sequence splits over the TP ranks
+/// ((seq / cp) % tp == 0, which validate requires of it), off otherwise. What the CLI, the Python
+/// module and a runs CSV take when the plan leaves it unsaid; apply_framework leaves
+/// `sequence_parallel` alone because it depends on the degrees set after it.
+[[nodiscard]] constexpr bool stack_sequence_parallel(const plan& p) {
+    return profile_of(p.stack).sequence_parallel && p.tp > 1 && p.cp >= 1 && (p.seq / p.cp) % p.tp == 0;
+}
+
+/// @brief The expert tensor-parallel degree (plan::etp) the recipes of `p.stack` give an MoE model
+/// `m`: 1 under megatron-core (NVIDIA's MoE recipes split no expert over TP), 0 (= tp, Megatron-Core's
+/// library default) for a dense model and the other stacks. What the CLI, the Python module and a
+/// runs CSV take when etp is left unsaid.
+[[nodiscard]] constexpr int stack_expert_tp(const plan& p, const transformer& m) {
+    return m.is_moe() && p.tp > 1 && profile_of(p.stack).expert_tp_one ? 1 : 0;
+}
+
+/// @brief Per-tensor FP8's scaling as the recipes of `p.stack` run it: tensorwise (current scaling,
+/// Megatron-Bridge's "FP8-CS") for megatron-core, delayed for the other stacks (framework.hpp
+/// profile_of); delayed, which means nothing, unless `p.precision` is fp8. What the CLI, the
+/// Python module and a runs CSV take when the recipe is left unsaid.
+[[nodiscard]] constexpr fp8_recipe stack_fp8_recipe(const plan& p) {
+    return p.precision == dtype::fp8 && profile_of(p.stack).fp8_current_scaling ? fp8_recipe::tensorwise : fp8_recipe::delayed;
+}
+
 namespace detail {
 /// Cold, out-of-line thrower for validate(plan)'s degree and size ranges (the checks stay inline).
 [[noreturn, gnu::cold, gnu::noinline]] inline void throw_plan_range(const char* name, long long v, long long hi) {

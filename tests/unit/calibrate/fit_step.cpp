@@ -223,6 +223,22 @@ TEST_CASE("training-runs CSV: columns, defaults, relative model paths and errors
     CHECK_THAT(err(head), Catch::Contains("no runs"));
     CHECK_THAT(err(""), Catch::Contains("empty"));
     CHECK_THAT(err(head + "llama3-8b,8,1,1,1,64,nan\n"), Catch::Contains("column step_s"));
+    // sequence_parallel empty or absent: the framework's (megatron-core: on with TP >= 2, as
+    // Megatron-Bridge's recipes set it; the other stacks off); explicit values kept
+    const auto sp = io::parse_training_runs("model,gpus,tp,pp,micro_batch,global_batch,seq,framework,sequence_parallel,step_s\n"
+                                            "llama3-70b,64,4,8,1,128,8192,megatron-core,,7.0\n"
+                                            "llama3-70b,64,1,8,1,128,8192,megatron-core,,7.0\n"
+                                            "llama3-70b,64,4,8,1,128,8192,megatron-lm,,7.0\n"
+                                            "llama3-70b,64,4,8,1,128,8192,megatron-core,false,7.0\n"
+                                            "llama3-70b,64,4,8,1,128,8190,megatron-core,,7.0\n",
+                                            "sp.csv");
+    REQUIRE(sp.size() == 5);
+    CHECK(sp[0].p.sequence_parallel);
+    CHECK_FALSE(sp[1].p.sequence_parallel);  // TP 1
+    CHECK_FALSE(sp[2].p.sequence_parallel);  // Megatron-LM 2021-22's profile
+    CHECK_FALSE(sp[3].p.sequence_parallel);  // as written
+    CHECK_FALSE(sp[4].p.sequence_parallel);  // 8190 tokens do not split over 4 TP ranks
+    CHECK(io::parse_training_runs(head + "llama3-70b,64,4,8,1,128,7.0\n", "h.csv")[0].p.sequence_parallel);
     // MoE runs: ep carved out of dp x cp, etp (absent or 0: tp)
     const auto moe = io::parse_training_runs("model,gpus,tp,pp,cp,ep,etp,micro_batch,global_batch,step_s\n"
                                              "mixtral-8x7b,16,2,1,2,8,1,1,64,1.0\n"
@@ -254,13 +270,22 @@ TEST_CASE("training-runs CSV: columns, defaults, relative model paths and errors
     const auto fp8 = io::parse_training_runs("model,gpus,tp,pp,ep,virtual_stages,micro_batch,global_batch,dtype,fp8_recipe,"
                                              "overlap_moe_expert_parallel_comm,step_s\n"
                                              "qwen3-30b-a3b,16,1,2,8,12,2,512,fp8,tensorwise,true,9.0\n"
-                                             "llama3-8b,8,1,1,1,1,1,128,fp8,,,9.0\n",
+                                             "llama3-8b,8,1,1,1,1,1,128,fp8,,,9.0\n"
+                                             "llama3-8b,8,1,1,1,1,1,128,fp8,delayed,,9.0\n"
+                                             "llama3-8b,8,1,1,1,1,1,128,bf16,,,9.0\n",
                                              "fp8.csv");
-    REQUIRE(fp8.size() == 2);
+    REQUIRE(fp8.size() == 4);
     CHECK(fp8[0].p.fp8_scaling == fp8_recipe::tensorwise);
     CHECK(fp8[0].p.moe_a2a_overlap);
-    CHECK(fp8[1].p.fp8_scaling == fp8_recipe::delayed);
+    // unsaid: megatron-core's per-tensor FP8 is current scaling (NVIDIA's recipes' "FP8-CS")
+    CHECK(fp8[1].p.fp8_scaling == fp8_recipe::tensorwise);
     CHECK_FALSE(fp8[1].p.moe_a2a_overlap);
+    CHECK(fp8[2].p.fp8_scaling == fp8_recipe::delayed);
+    CHECK(fp8[3].p.fp8_scaling == fp8_recipe::delayed);  // no FP8, nothing to scale
+    const auto fsdp = io::parse_training_runs("model,gpus,tp,pp,micro_batch,global_batch,dtype,framework,step_s\n"
+                                              "llama3-8b,8,1,1,1,128,fp8,fsdp,9.0\n",
+                                              "fsdp.csv");
+    CHECK(fsdp[0].p.fp8_scaling == fp8_recipe::delayed);  // Transformer Engine's default recipe (Composer's amp_fp8)
     CHECK_THAT(err("model,gpus,tp,pp,micro_batch,global_batch,dtype,fp8_recipe,step_s\nllama3-8b,8,1,1,1,128,fp8,cs,9.0\n"),
                Catch::Contains("column fp8_recipe") && Catch::Contains("'cs'"));
     CHECK_THAT(err("model,gpus,tp,pp,micro_batch,global_batch,overlap_moe_expert_parallel_comm,step_s\n"
