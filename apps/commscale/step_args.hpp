@@ -132,7 +132,7 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                 given<r>("schedule", &r::schedule, &spelling<pipeline_schedule>, "gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe"),
                 given<r>("virtual-stages", &r::virtual_stages, integer(1, plan_limits::virtual_stages),
                          "model chunks per device for the interleaved schedule (> 1 without --schedule: interleaved)"),
-                flag<r>("sequence-parallel", &r::sequence_parallel, "sequence parallelism with TP (the megatron-core default with TP >= 2)"),
+                flag<r>("sequence-parallel", &r::sequence_parallel, "sequence parallelism with TP (the megatron-core and fsdp default with TP >= 2)"),
                 flag<r>("no-sequence-parallel", &r::no_sequence_parallel, "no sequence parallelism"),
                 given<r>("compute-efficiency", &r::compute_efficiency, number(1e-6, 1.0),
                          "achievable fraction of peak, overriding the default"),

@@ -485,7 +485,7 @@ def step(model=None, cluster=None, **options):
     micro_batch, global_batch (default dp x micro_batch, x 4 pp with pipelining), seq (default
     min(2048, the model's context)), zero, recompute, schedule, virtual_stages (> 1 without
     schedule: interleaved), sequence_parallel (default: the framework's, on with tp >= 2 for
-    megatron-core; False turns it off), compute_efficiency, dtype, efficiency, framework, bucket, gradient_bytes,
+    megatron-core and fsdp; False turns it off), compute_efficiency, dtype, efficiency, framework, bucket, gradient_bytes,
     expert_load, capacity_factor, pad_to_capacity, moe_token_dispatcher, dp_overlap, tp_overlap, pp_overlap,
     zero_overlap, cp_overlap, attention, first_stage_layers, last_stage_layers,
     account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split,

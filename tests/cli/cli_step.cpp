@@ -235,8 +235,9 @@ TEST_CASE("step: a Megatron-Bridge table row typed as published runs with the re
     CHECK(off["fits_in_memory"] == false);
     CHECK(off["step_s"].get<double>() > j["step_s"].get<double>());
     require_invalid(row + " --sequence-parallel --no-sequence-parallel", "--sequence-parallel");
-    // the other stacks' profiles leave it off (Megatron-LM 2021-22, FSDP), as does a sequence that
-    // TP does not split (8190 tokens over 4 ranks)
+    // torchtitan's TP (the fsdp profile) shards the sequence too; Megatron-LM 2021-22's profile leaves
+    // it off, as does a sequence that TP does not split (8190 tokens over 4 ranks)
+    CHECK(run_json(row + " --framework fsdp")["plan"]["sequence_parallel"] == true);
     CHECK(run_json(row + " --framework megatron-lm")["plan"]["sequence_parallel"] == false);
     const auto odd = run_json("step --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 4 --pp 8 --micro-batch 1 "
                               "--global-batch 128 --seq 8190 --dtype fp8");

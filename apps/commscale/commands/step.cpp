@@ -76,7 +76,7 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
     "micro-batch 1, global batch 512, full recompute (Narayanan et al. 2021 layout).\n"
     "Defaults otherwise: tp = pp = cp = ep = 1, dp = GPUs / (tp pp cp), micro-batch 1,\n"
     "global batch dp x micro-batch (x 4 pp with pipelining), seq min(2048, model context),\n"
-    "sequence parallelism with tp >= 2 under megatron-core (its recipes'), the interleaved schedule\n"
+    "sequence parallelism with tp >= 2 under megatron-core and fsdp, the interleaved schedule\n"
     "with --virtual-stages > 1.\n"
     "--framework applies a software stack's defaults (ZeRO stage, gradient precision and buckets,\n"
     "overlaps, attention kernel, sequence parallelism); explicit flags override them; the JSON plan\n"

@@ -19,7 +19,7 @@
 /// | `framework` | no | megatron-core (default), megatron-lm, megatron-deepspeed, deepspeed, fsdp |
 /// | `zero` | no | ZeRO stage 0-3 (default: the framework's) |
 /// | `recompute` | no | none (default), selective, full |
-/// | `sequence_parallel` | no | true/false, 1/0, yes/no (default: the framework's, stack_sequence_parallel: on with TP >= 2 for megatron-core, as NVIDIA's recipes run it; off for the others) |
+/// | `sequence_parallel` | no | true/false, 1/0, yes/no (default: the framework's, stack_sequence_parallel: on with TP >= 2 for megatron-core, as NVIDIA's recipes run it, and fsdp, as torchtitan does; off for the others) |
 /// | `virtual_stages` | no | interleaved pipeline chunks per GPU (default 1; > 1 selects the interleaved schedule) |
 /// | `step_s`, `tflops_per_gpu` or `tokens_per_s_per_gpu` | one of them | the measurement: seconds per step, model TFLOP/s per GPU as `commscale step` counts them (`tflops_per_gpu` of its JSON: model FLOPs, no recompute), or training tokens per second per GPU (free of FLOP-counting conventions) |
 /// | `cluster` | no | the run's system: a preset name (`commscale clusters`) or a cluster JSON file, relative to the CSV (default: the command's `--cluster`) |

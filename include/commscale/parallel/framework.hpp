@@ -149,7 +149,9 @@ struct framework_profile {
 ///   all-gathers prefetched one layer ahead and per-layer reduce-scatters in the backward
 ///   (torch/distributed/fsdp; Zhao et al. 2023, "PyTorch FSDP", Sec. 3.3-3.4); gradients reduced in
 ///   fp32 (torchtitan `mixed_precision_reduce = "float32"`); after every micro-batch (torchtitan
-///   does not skip gradient sync during accumulation); SDPA flash attention; no TP overlap.
+///   does not skip gradient sync during accumulation); SDPA flash attention; no TP overlap; with
+///   TP >= 2, sequence parallelism (torchtitan's `apply_tp` shards the embedding output and the
+///   norms on the sequence dimension: `SequenceParallel()`; PyTorch's TP tutorial likewise).
 [[nodiscard]] constexpr framework_profile profile_of(framework f) {
     framework_profile p;
     p.stack = f;
@@ -202,7 +204,6 @@ struct framework_profile {
             p.source = "DeepSpeed deepspeed/runtime/zero/config.py (stage 3, overlap_comm, reduce_bucket_size)";
             break;
         case framework::fsdp:
-            p.sequence_parallel = false;
             p.fp8_current_scaling = false;
             p.expert_tp_one = false;
             p.zero = 3;

@@ -547,7 +547,7 @@ constexpr void apply_framework(plan& p, framework f) {
 }
 
 /// @brief Sequence parallelism as the recipes of `p.stack` set it for p's degrees: on with TP >= 2
-/// where the profile runs it (megatron-core) and the sequence splits over the TP ranks
+/// where the profile runs it (megatron-core, fsdp) and the sequence splits over the TP ranks
 /// ((seq / cp) % tp == 0, which validate requires of it), off otherwise. What the CLI, the Python
 /// module and a runs CSV take when the plan leaves it unsaid; apply_framework leaves
 /// `sequence_parallel` alone because it depends on the degrees set after it.
