@@ -269,11 +269,9 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                  : r.virtual_stages && **r.virtual_stages > 1 ? pipeline_schedule::interleaved
                                                               : pipeline_schedule::one_f_one_b;
     p.virtual_stages = value(r.virtual_stages, p.schedule == pipeline_schedule::interleaved ? 2 : 1);
-    if (r.sequence_parallel && r.no_sequence_parallel)
-        throw input_error("--sequence-parallel", "given with --no-sequence-parallel", "one of the two");
-    // unsaid: the stack's (megatron-core: on with TP >= 2); the demo is Narayanan et al. 2021's plan,
-    // which predates sequence parallelism
-    p.sequence_parallel = r.sequence_parallel || (!r.no_sequence_parallel && !demo && stack_sequence_parallel(p));
+    // unsaid: the stack's (megatron-core: on with TP >= 2; --[no-]sequence-parallel below); the demo
+    // is Narayanan et al. 2021's plan, which predates sequence parallelism
+    p.sequence_parallel = !demo && stack_sequence_parallel(p);
     if (r.precision) p.precision = **r.precision;
     if (r.compute_efficiency) p.compute_efficiency = **r.compute_efficiency;
     if (r.bucket) p.bucket = **r.bucket;
@@ -295,6 +293,7 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     toggle(r.pp_overlap, r.no_pp_overlap, "pp-overlap", "no-pp-overlap", p.overlap.pp);
     toggle(r.zero_overlap, r.no_zero_overlap, "zero-overlap", "no-zero-overlap", p.overlap.zero);
     toggle(r.cp_overlap, r.no_cp_overlap, "cp-overlap", "no-cp-overlap", p.overlap.cp);
+    toggle(r.sequence_parallel, r.no_sequence_parallel, "sequence-parallel", "no-sequence-parallel", p.sequence_parallel);
     if (r.attention) p.attention = **r.attention;
     p.first_stage_layers = value(r.first_stage_layers, 0);
     p.last_stage_layers = value(r.last_stage_layers, 0);
