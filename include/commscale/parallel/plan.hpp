@@ -705,8 +705,10 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
     if (p.recompute_modules >= (1u << recompute_module_names.size()))
         throw input_error("plan.recompute_modules", std::to_string(p.recompute_modules),
                           "a bitmask of the recompute_module values (below " + std::to_string(1u << recompute_module_names.size()) + ")");
-    if (p.moe_a2a_overlap || p.fp8_scaling != fp8_recipe::delayed || p.recompute_num_layers != 0 ||
-        p.full_recompute_method != recompute_method::uniform) [[unlikely]]
+    // (per-tensor FP8 with a recipe of its own is megatron-core's default, stack_fp8_recipe: only its
+    // one rule, a recipe without dtype fp8, needs the slow path)
+    if (p.moe_a2a_overlap || (p.fp8_scaling != fp8_recipe::delayed && p.precision != dtype::fp8) ||
+        p.recompute_num_layers != 0 || p.full_recompute_method != recompute_method::uniform) [[unlikely]]
         detail::validate_stack_options(p);
     if (p.zero < 0 || p.zero > plan_limits::zero)
         throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
