@@ -241,13 +241,16 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
 
 /// The plan the options describe on `gpus` GPUs (`demo`: no model, cluster or topology flag given,
 /// is_demo). Demo defaults: tp 8, pp 8, micro-batch 1, global batch 512 (1M tokens), full
-/// recompute. Otherwise tp = pp = cp = ep = 1, dp = GPUs / (tp pp cp), micro-batch 1, global batch
+/// recompute, fp32 gradients, no sequence parallelism. Otherwise tp = pp = cp = ep = 1, dp = GPUs / (tp pp cp), micro-batch 1, global batch
 /// dp x micro-batch (x 4 pp with pipelining, so the bubble is small), seq = min(2048, the model's
 /// context). Validation is predict_step's (errors name plan fields).
 [[nodiscard]] inline commscale::plan step_plan(const step_request& r, bool demo, const commscale::transformer& m, long long gpus) {
     using namespace commscale;
     plan p;
     apply_framework(p, r.stack ? **r.stack : framework::megatron_core);
+    // the demo is Narayanan et al. 2021's Megatron-LM run: fp32 gradients (bf16 and fp16 training
+    // accumulate and all-reduce them in fp32 there), not the performance recipes' bf16
+    if (demo) set_gradient_bytes(p, 4);
     const auto value = [](const std::optional<given<int>>& v, int fallback) { return v ? **v : fallback; };
     p.tp = value(r.tp, demo ? 8 : 1);
     p.pp = value(r.pp, demo ? 8 : 1);
@@ -274,6 +277,8 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     p.sequence_parallel = !demo && stack_sequence_parallel(p);
     if (r.precision) p.precision = **r.precision;
     if (r.compute_efficiency) p.compute_efficiency = **r.compute_efficiency;
+    // the profile's bucket keeps its element count at the new precision; an explicit --bucket (bytes) wins
+    if (r.gradient_bytes) set_gradient_bytes(p, gradient_bytes_flag(**r.gradient_bytes));
     if (r.bucket) p.bucket = **r.bucket;
     if (r.expert_load) p.expert_load = **r.expert_load;
     if (r.capacity_factor) p.capacity_factor = **r.capacity_factor;
@@ -281,7 +286,6 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     if (r.dispatcher) p.dispatcher = **r.dispatcher;
     if (p.pad_to_capacity && !r.capacity_factor)
         throw input_error("--pad-to-capacity", "given without --capacity-factor", "a --capacity-factor to pad to");
-    if (r.gradient_bytes) p.gradient_bytes = gradient_bytes_flag(**r.gradient_bytes);
     if (r.optimizer_state_bytes) p.optimizer_state_bytes = **r.optimizer_state_bytes;
     const auto toggle = [](bool on, bool off, const char* on_name, const char* off_name, bool& field) {
         if (on && off) throw input_error(std::string("--") + on_name, "given with --" + std::string(off_name), "one of the two");

@@ -167,9 +167,10 @@ def main(path):
         # Megatron-Bridge's performance scripts set ddp.grad_reduce_in_fp32 = False for every model of
         # the table (set_llama3_common_configs, set_qwen3_common_configs, set_gpt_oss_common_configs
         # and the DeepSeek-V3 common performance configs in scripts/performance/configs/*/
-        # *_llm_pretrain.py): bf16 gradient buffers and reductions. NeMo 24.07's and llm-foundry's
-        # recipes are not read for it: the framework's default (fp32) stays.
-        grad_fp32 = "" if (llmf or nemo2407) else "false"
+        # *_llm_pretrain.py): bf16 gradient buffers and reductions, the megatron-core profile's default.
+        # NeMo 24.07's configs set no grad_sync_dtype (Nemotron-4 340B's below aside): fp32 gradients,
+        # written out; llm-foundry's rows take the fsdp profile's (fp32).
+        grad_fp32 = "" if llmf else "true" if nemo2407 else "false"
         # NeMo 24.07 ran NeMo-Framework-Launcher's training configs (launcher_scripts/conf/training/
         # <family>/<model>.yaml at the launcher's 24.07 tag, 8325688d): every one uses
         # optim.name distributed_fused_adam (Apex DistributedFusedAdam) with megatron_amp_O2 and bf16

@@ -246,3 +246,37 @@ TEST_CASE("step: a Megatron-Bridge table row typed as published runs with the re
     // the demo keeps Narayanan et al. 2021's plan, which predates sequence parallelism
     CHECK(run_json("step")["plan"]["sequence_parallel"] == false);
 }
+
+TEST_CASE("step: megatron-core keeps and reduces gradients in bf16 as NVIDIA's performance recipes, in buckets of 40M elements") {
+    // Megatron-Bridge 25.11's GB200 row of Llama 3.1 405B (TP 4, PP 16, VP 4, 256 GPUs, GBS 1536,
+    // 8192 tokens, FP8; the embedding and the loss counted as pipeline layers) ran on 186 GB GPUs.
+    // Its recipe sets ddp.grad_reduce_in_fp32 = False (Megatron-Bridge r0.2.0
+    // scripts/performance/configs/llama31/llama31_llm_pretrain.py), the profile's default: typed
+    // from the table, the plan fits. fp32 gradients add 2 bytes per parameter of the stage
+    // (405B / 64 model-parallel ranks: 12 GiB) and it does not.
+    const std::string row = "step --model llama3-405b --cluster gb200-nvl72 --gpus 256 --tp 4 --pp 16 --virtual-stages 4 "
+                            "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split "
+                            "--micro-batch 1 --global-batch 1536 --seq 8192 --dtype fp8";
+    const auto typed = run_json(row);
+    CHECK(typed["plan"]["gradient_bytes"] == 2);
+    CHECK(typed["fits_in_memory"] == true);
+    CHECK(typed["memory_per_gpu_GiB"].get<double>() < 186.0);
+    // Megatron-Core's bucket_size = max(40000000, 1000000 * dp) counts gradient elements
+    // (megatron/core/distributed/distributed_data_parallel.py): 80 MB of bf16, 160 MB of fp32
+    CHECK(typed["plan"]["bucket_bytes"].get<double>() == Approx(40e6 * 2));
+    CHECK(typed["plan"]["bucket_per_dp_bytes"].get<double>() == Approx(1e6 * 2));
+    const auto fp32 = run_json(row + " --gradient-bytes 4");
+    CHECK(fp32["plan"]["bucket_bytes"].get<double>() == Approx(40e6 * 4));
+    CHECK(fp32["plan"]["bucket_per_dp_bytes"].get<double>() == Approx(1e6 * 4));
+    CHECK(fp32["fits_in_memory"] == false);
+    const double gib = 1024.0 * 1024 * 1024;
+    const double params_per_gpu = 405.85e9 / 64;  // Llama 3.1 405B over TP 4 x PP 16, +-5% for the stage split
+    CHECK((fp32["memory_per_gpu_GiB"].get<double>() - typed["memory_per_gpu_GiB"].get<double>()) ==
+          Approx(2.0 * params_per_gpu / gib).epsilon(0.05));
+    // an explicit --bucket is bytes, whatever the precision
+    CHECK(run_json(row + " --gradient-bytes 4 --bucket 25MB")["plan"]["bucket_bytes"].get<double>() == Approx(25e6));
+    // Megatron-LM's own training loop forces fp32 gradients with bf16 (the megatron-lm profile), as
+    // does the embedded demo, Narayanan et al. 2021's run
+    CHECK(run_json(row + " --framework megatron-lm")["plan"]["gradient_bytes"] == 4);
+    CHECK(run_json("step")["plan"]["gradient_bytes"] == 4);
+}

@@ -181,6 +181,7 @@ TEST_CASE("impact-of-gpu-networking: GPT-2 Large DDP epochs on 1x4 / 2x2 / 4x1 B
         c.node.gpus = gpus_per_node;
         plan p;  // PyTorch DDP: no optimizer sharding, 25 MB buckets overlapped with backward
         p.zero = 0;
+        p.gradient_bytes = 4;  // fp32 gradients: AMP keeps the parameters and their gradients in fp32
         p.bucket = bytes(ddp_bucket_bytes);
         p.bucket_per_dp = bytes(0.0);
         p.dp = 4;

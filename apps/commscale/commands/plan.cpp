@@ -263,7 +263,7 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
                 throw input_error("--first-last-layers-bf16", e.value(), e.expected());
             }
         }
-        if (req.gradient_bytes) r.base.gradient_bytes = cli::gradient_bytes_flag(*req.gradient_bytes);
+        if (req.gradient_bytes) set_gradient_bytes(r.base, cli::gradient_bytes_flag(*req.gradient_bytes));
         if (req.compute_efficiency) r.base.compute_efficiency = *req.compute_efficiency;
         r.options = step_options{};
         if (req.efficiency) r.options.mode = *req.efficiency;

@@ -348,7 +348,7 @@ namespace detail {
         p.last_stage_layers = static_cast<int>(integer("last_stage_layers", 0, 0, plan_limits::stage_layers));
         p.cpu_offloading_num_layers =
             static_cast<int>(integer("cpu_offloading_num_layers", 0, 0, plan_limits::stage_layers));
-        if (cell("grad_reduce_in_fp32")) p.gradient_bytes = boolean("grad_reduce_in_fp32", true) ? 4 : 2;
+        if (cell("grad_reduce_in_fp32")) set_gradient_bytes(p, boolean("grad_reduce_in_fp32", true) ? 4 : 2);
         p.optimizer_state_bytes = static_cast<int>(integer("optimizer_state_bytes", p.optimizer_state_bytes, 0,
                                                            plan_limits::optimizer_state_bytes));
         if (const auto v = cell("recompute_modules"))

@@ -105,9 +105,13 @@ struct framework_profile {
 /// * megatron-core (Megatron-Core / NeMo 2023-2026): the configuration of Megatron-LM's published
 ///   weak-scaling table (README "Performance": `--use-distributed-optimizer --overlap-grad-reduce
 ///   --overlap-param-gather --tp-comm-overlap`); buckets of max(40M, 1M x DP) parameters
-///   (megatron/core/distributed/distributed_data_parallel.py, `bucket_size`); gradients reduced
-///   in fp32 for bf16 training (megatron/training/arguments.py: bf16 forces
-///   `accumulate_allreduce_grads_in_fp32`); `overlap_p2p_comm` on (arguments.py
+///   (megatron/core/distributed/distributed_data_parallel.py, `bucket_size`, in elements);
+///   gradients kept and reduced in bf16, as NVIDIA's performance recipes run every model
+///   (Megatron-Bridge r0.2.0 scripts/performance/configs/*/*_llm_pretrain.py:
+///   `ddp.grad_reduce_in_fp32 = False`; NeMo 2.0's performance scripts likewise), not Megatron-LM's
+///   training loop, where bf16 forces `accumulate_allreduce_grads_in_fp32` (megatron/training/
+///   arguments.py; `--gradient-bytes 4`, or a runs CSV's `grad_reduce_in_fp32` true, for those runs);
+///   `overlap_p2p_comm` on (arguments.py
 ///   `--no-overlap-p2p-communication` turns it off); Transformer Engine fused attention; the flex
 ///   MoE dispatcher with HybridEP, as NVIDIA's performance recipes run their MoE models on every
 ///   system they list (Megatron-Bridge src/megatron/bridge/perf_recipes: DeepSeek-V3/V4, Kimi K2,
@@ -157,6 +161,7 @@ struct framework_profile {
     p.stack = f;
     switch (f) {
         case framework::megatron_core:
+            p.gradient_bytes = 2;
             p.source = "Megatron-LM README performance table flags; megatron/core/distributed/distributed_data_parallel.py";
             break;
         case framework::megatron_lm:

@@ -133,10 +133,10 @@ struct overlap_options {
 
 /// @brief PyTorch DDP's default gradient bucket (`bucket_cap_mb = 25`, Li et al. 2020 Sec. 3.2.3).
 inline constexpr double ddp_bucket_bytes = 25e6;
-/// @brief The default plan's gradient bucket: Megatron-Core's 40M parameters of fp32 gradients
+/// @brief The default plan's gradient bucket: Megatron-Core's 40M parameters
 /// (megatron/core/distributed/distributed_data_parallel.py, `bucket_size = max(40000000,
-/// 1000000 * dp)` parameters), the default framework's.
-inline constexpr double default_bucket_bytes = 40e6 * 4.0;
+/// 1000000 * dp)` parameters) of bf16 gradients, the default framework's (framework.hpp).
+inline constexpr double default_bucket_bytes = 40e6 * 2.0;
 /// @brief A bucket that holds any gradient: one reduction of the whole contiguous buffer.
 inline constexpr double whole_gradient_bucket = 1e18;
 
@@ -201,13 +201,13 @@ struct plan {
     bool first_last_layers_bf16 = false;
     int bf16_layers_at_start = 1;
     int bf16_layers_at_end = 1;
-    int gradient_bytes = 4;      ///< bytes per gradient element reduced across DP (fp32 main grads: PyTorch AMP, Megatron bf16)
+    int gradient_bytes = 2;      ///< bytes per gradient element kept and reduced across DP (megatron-core's bf16; fp32 main grads 4: PyTorch AMP, Megatron-LM; set_gradient_bytes)
     data_size bucket = bytes(default_bucket_bytes);  ///< DP gradient bucket size (Megatron-Core: 40M parameters)
     overlap_options overlap{};
     std::optional<double> compute_efficiency{};  ///< overrides the accelerator's achievable fraction of peak
     framework stack = framework::megatron_core;  ///< software stack whose profile the fields above follow
     attention_kernel attention = attention_kernel::flash;  ///< how the attention core is computed
-    data_size bucket_per_dp = bytes(1e6 * 4.0);  ///< the DP bucket grows to max(bucket, this x dp x cp) (Megatron-Core: 1M parameters)
+    data_size bucket_per_dp = bytes(1e6 * 2.0);  ///< the DP bucket grows to max(bucket, this x dp x cp) (Megatron-Core: 1M parameters)
     bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (ZeRO-3/FSDP without no_sync)
     int first_stage_layers = 0;  ///< layers of the first pipeline stage (0 = split evenly; Megatron --decoder-first-pipeline-num-layers)
     int last_stage_layers = 0;   ///< layers of the last pipeline stage (0 = split evenly; --decoder-last-pipeline-num-layers)
@@ -544,6 +544,22 @@ constexpr void apply_framework(plan& p, framework f) {
     p.attention = fp.attention;
     p.reduce_every_micro_batch = fp.reduce_every_micro_batch;
     p.dispatcher = fp.dispatcher;
+}
+
+/// @brief Sets the precision gradients are kept and reduced in (`bytes_per_element` 1, 2 or 4),
+/// keeping the buckets' element count. The stacks size buckets in gradient elements
+/// (Megatron-Core's `bucket_size = max(40000000, 1000000 * dp)` in
+/// megatron/core/distributed/distributed_data_parallel.py; DeepSpeed's `reduce_bucket_size`), so
+/// the bucket apply_framework sized for the profile's precision holds as many elements of the new
+/// one: 40M bf16 gradients are an 80 MB bucket, not 160 MB. A bucket holding the whole gradient
+/// stays whole. Set an explicit bucket size (bytes, as `--bucket` gives it) after this call.
+constexpr void set_gradient_bytes(plan& p, int bytes_per_element) {
+    if (p.gradient_bytes > 0 && bytes_per_element > 0 && bytes_per_element != p.gradient_bytes) {
+        const double scale = static_cast<double>(bytes_per_element) / p.gradient_bytes;
+        if (p.bucket.value() < whole_gradient_bucket) p.bucket = p.bucket * scale;
+        p.bucket_per_dp = p.bucket_per_dp * scale;
+    }
+    p.gradient_bytes = bytes_per_element;
 }
 
 /// @brief Sequence parallelism as the recipes of `p.stack` set it for p's degrees: on with TP >= 2

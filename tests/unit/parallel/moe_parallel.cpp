@@ -176,6 +176,7 @@ TEST_CASE("expert-DP gradient reduction: dp x cp / ep ranks for the experts, dp 
     const auto& m = models::deepseek_v3;
     // tp 1, pp 8, cp 2, dp 8, ep 8: 128 GPUs; expert-DP = 16 / 8 = 2
     plan p{.tp = 1, .pp = 8, .dp = 8, .cp = 2, .ep = 8, .micro_batch = 1, .global_batch = 64, .seq = 4096};
+    set_gradient_bytes(p, 4);  // fp32 gradients (Megatron-LM's bf16 default)
     REQUIRE(error_of(p, m, c) == "no error");
     CHECK(p.expert_dp() == 2);
     const auto t = plan_traffic(m, p, 8);

@@ -224,6 +224,7 @@ TEST_CASE("DP buckets and the gradient shard") {
     // 2B-parameter model in fp32 gradients: 8 GB (ml-engineering-networking) in 25 MB buckets.
     transformer m = model_by_name("gpt2-large");
     plan p{.dp = 8, .micro_batch = 1, .global_batch = 8, .seq = 1024};
+    p.gradient_bytes = 4;
     p.bucket = bytes(ddp_bucket_bytes);  // PyTorch DDP's 25 MB, fixed (no growth with dp)
     p.bucket_per_dp = bytes(0.0);
     const auto t = plan_traffic(m, p, 8);

@@ -111,6 +111,7 @@ TEST_CASE("ml-engineering DDP verdict: one node vs four nodes at 200 and 400 Gbp
     p.compute_efficiency = 0.5;
     p.overlap.dp = false;
     p.zero = 0;  // DDP: one all-reduce
+    p.gradient_bytes = 4;  // the document's fp32 gradients
     const accelerator a100 = accelerator_by_name("a100-80gb-sxm");
     const auto slow_step = predict_step_with(gpt_2b, slow.c, a100, p, slow);
     const auto fast_step = predict_step_with(gpt_2b, fast.c, a100, p, fast);
@@ -218,7 +219,8 @@ TEST_CASE("a plan that does not fit is reported as memory-bound, never priced as
     const transformer gpt3 = model_by_name("gpt3-175b");
     const cluster c = a100_nodes(1, 200_Gbps, 8);
     const accelerator a100 = accelerator_by_name("a100-80gb-sxm");
-    const plan p{.tp = 8, .pp = 1, .dp = 1, .micro_batch = 1, .global_batch = 8};
+    plan p{.tp = 8, .pp = 1, .dp = 1, .micro_batch = 1, .global_batch = 8};
+    p.gradient_bytes = 4;
     const auto r = predict_step_with(gpt3, c, a100, p, ideal_price{c});
     CHECK_FALSE(r.fits_in_memory);  // 175B x 16+ bytes / 8 GPUs >> 80 GB
     CHECK(r.bottleneck == step_bottleneck::memory);
@@ -352,6 +354,7 @@ TEST_CASE("required inter-node bandwidth = DP bytes per node / backward window, 
     plan p{.dp = 32, .micro_batch = 1, .global_batch = 32, .seq = 2048};
     p.compute_efficiency = 0.5;
     p.zero = 0;  // DDP: gradients all-reduced
+    p.gradient_bytes = 4;  // in fp32
     const auto r = predict_step_with(gpt_2b, c, a100, p, ideal_price{c});
     const double grad = parameters_per_gpu(gpt_2b, p) * 4.0;
     CHECK(in_bytes(r.dp_inter_node_bytes) == Approx(1.5 * grad).epsilon(1e-12));
@@ -362,6 +365,7 @@ TEST_CASE("required inter-node bandwidth = DP bytes per node / backward window, 
     plan q{.tp = 8, .dp = 32, .micro_batch = 1, .global_batch = 32, .seq = 2048};
     q.compute_efficiency = 0.5;
     q.zero = 0;
+    q.gradient_bytes = 4;
     const auto s = predict_step_with(gpt_2b, c32, a100, q, ideal_price{c32});
     const double shard = parameters_per_gpu(gpt_2b, q) * 4.0;
     CHECK(in_bytes(s.dp_inter_node_bytes) == Approx(8.0 * 2.0 * 31.0 / 32.0 * shard).epsilon(1e-12));

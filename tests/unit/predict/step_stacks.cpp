@@ -19,9 +19,9 @@ TEST_CASE("framework profiles resolve to each stack's documented defaults") {
     apply_framework(p, framework::megatron_core);
     CHECK(p.stack == framework::megatron_core);
     CHECK(p.zero == 1);                                 // --use-distributed-optimizer
-    CHECK(p.gradient_bytes == 4);                       // bf16 -> grads reduced in fp32
-    CHECK(in_bytes(p.bucket) == Approx(40e6 * 4));      // 40M parameters
-    CHECK(in_bytes(p.bucket_per_dp) == Approx(1e6 * 4));  // max(40M, 1M x dp)
+    CHECK(p.gradient_bytes == 2);                       // ddp.grad_reduce_in_fp32 = False (performance recipes)
+    CHECK(in_bytes(p.bucket) == Approx(40e6 * 2));      // 40M parameters of bf16 gradients
+    CHECK(in_bytes(p.bucket_per_dp) == Approx(1e6 * 2));  // max(40M, 1M x dp)
     CHECK(p.overlap.dp);                                // --overlap-grad-reduce
     CHECK(p.overlap.zero);                              // --overlap-param-gather
     CHECK(p.overlap.tp);                                // --tp-comm-overlap
@@ -31,6 +31,7 @@ TEST_CASE("framework profiles resolve to each stack's documented defaults") {
     // the default plan is the default profile
     const plan d;
     CHECK(d.zero == p.zero);
+    CHECK(d.gradient_bytes == p.gradient_bytes);
     CHECK(d.bucket == p.bucket);
     CHECK(d.bucket_per_dp == p.bucket_per_dp);
     CHECK(d.overlap.tp == p.overlap.tp);
@@ -67,6 +68,34 @@ TEST_CASE("framework profiles resolve to each stack's documented defaults") {
         CHECK(parse<framework>(to_string(f), "plan.framework") == f);
     }
     CHECK_THROWS_WITH(parse<framework>("megatron_core", "--framework"), Catch::Matchers::Contains("megatron-core"));
+}
+
+TEST_CASE("set_gradient_bytes keeps the buckets' element count, as the stacks count them") {
+    // Megatron-Core: bucket_size = max(40000000, 1000000 * dp) elements of the gradient buffer's
+    // dtype (megatron/core/distributed/distributed_data_parallel.py), so fp32 gradients fill
+    // 160 MB buckets and bf16 ones 80 MB
+    plan p;
+    apply_framework(p, framework::megatron_core);
+    set_gradient_bytes(p, 4);
+    CHECK(p.gradient_bytes == 4);
+    CHECK(in_bytes(p.bucket) == Approx(40e6 * 4));
+    CHECK(in_bytes(p.bucket_per_dp) == Approx(1e6 * 4));
+    set_gradient_bytes(p, 2);
+    CHECK(in_bytes(p.bucket) == Approx(40e6 * 2));
+    // DeepSpeed's reduce_bucket_size is 5e8 elements (deepspeed/runtime/zero/config.py)
+    apply_framework(p, framework::deepspeed);
+    set_gradient_bytes(p, 4);
+    CHECK(in_bytes(p.bucket) == Approx(5e8 * 4));
+    // one bucket holding the whole gradient stays whole
+    apply_framework(p, framework::megatron_lm);
+    set_gradient_bytes(p, 2);
+    CHECK(in_bytes(p.bucket) >= whole_gradient_bucket);
+    CHECK(p.gradient_bytes == 2);
+    // a bucket set after it (bytes, as --bucket gives it) is kept as given
+    apply_framework(p, framework::megatron_core);
+    set_gradient_bytes(p, 4);
+    p.bucket = bytes(ddp_bucket_bytes);
+    CHECK(in_bytes(p.bucket) == Approx(25e6));
 }
 
 TEST_CASE("uneven pipelines: Megatron's split, first/last stage options, slowest stage sets the pace") {
