@@ -1128,13 +1128,16 @@ struct layer_and_output {
 };
 
 /// @brief layer_compute_time, output_layer_time and mtp_time through a small per-thread exact memo
-/// (16 entries, direct-mapped): the planner and scaling sweeps evaluate many plans that share a
-/// layer's shapes (they differ in pipeline depth, ZeRO stage, recompute or schedule). Same results
-/// as the functions themselves; allocation-free.
+/// (16 entries: 8 sets of 2, the least recently used of a set replaced): the planner and scaling
+/// sweeps evaluate many plans that share a layer's shapes (they differ in pipeline depth, ZeRO
+/// stage, recompute or schedule). Two ways per set keep two shapes whose hashes meet (a sweep
+/// alternating between them, one in bf16 and one in MXFP8, say) from evicting each other on every
+/// call. Same results as the functions themselves; allocation-free.
 [[nodiscard]] inline layer_and_output layer_and_output_cached(const transformer& m, const layer_shape& p, const compute_params& c) {
     struct slot { detail::layer_key key; layer_and_output value; bool used = false; };
-    thread_local slot table[16];
-    // the slot from the fields that differ between the plans of one search (and the model's
+    struct set { slot way[2]; unsigned mru = 0; };
+    thread_local set table[8];
+    // the set from the fields that differ between the plans of one search (and the model's
     // size): equality, not the hash, decides a hit, so the hash may leave fields out
     const auto mix = [](std::uint64_t h, std::uint64_t x) { return (h ^ x) * 1099511628211ull; };  // FNV-1a step
     std::uint64_t h = 1469598103934665603ull;
@@ -1146,13 +1149,20 @@ struct layer_and_output {
     h ^= h >> 33;  // MurmurHash3's fmix64: the low bits see the high ones
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
-    slot& s = table[h & 15u];
-    // the model's name and source texts are no input of the layer functions: the slot's key takes
+    set& st = table[h & 7u];
+    // the model's name and source texts are no input of the layer functions: a slot's key takes
     // the caller's views before the comparison (the same characters at the same address), so the
     // model is compared in place, not copied
-    s.key.m.name = m.name;
-    s.key.m.source = m.source;
-    if (s.used && s.key.shape == p && s.key.c == c && s.key.m == m) return s.value;
+    const auto hit = [&](slot& s) {
+        s.key.m.name = m.name;
+        s.key.m.source = m.source;
+        return s.used && s.key.shape == p && s.key.c == c && s.key.m == m;
+    };
+    if (hit(st.way[st.mru])) return st.way[st.mru].value;
+    const unsigned other = st.mru ^ 1u;
+    st.mru = other;  // a hit in the other way or the replacement: either way now the most recent
+    slot& s = st.way[other];
+    if (hit(s)) return s.value;
     s.key = {m, p, c};
     s.value = {layer_compute_time(m, p, c), output_layer_time(m, p, c) + mtp_time(m, p, c)};
     s.used = true;
