@@ -133,10 +133,13 @@ struct overlap_options {
 
 /// @brief PyTorch DDP's default gradient bucket (`bucket_cap_mb = 25`, Li et al. 2020 Sec. 3.2.3).
 inline constexpr double ddp_bucket_bytes = 25e6;
+/// @brief The default framework's profile (megatron-core, framework.hpp), whose gradient precision
+/// and buckets the plan struct's defaults are.
+inline constexpr framework_profile default_profile = profile_of(framework::megatron_core);
 /// @brief The default plan's gradient bucket: Megatron-Core's 40M parameters
 /// (megatron/core/distributed/distributed_data_parallel.py, `bucket_size = max(40000000,
-/// 1000000 * dp)` parameters) of bf16 gradients, the default framework's (framework.hpp).
-inline constexpr double default_bucket_bytes = 40e6 * 2.0;
+/// 1000000 * dp)` parameters) at the default profile's gradient bytes (bf16: 80 MB).
+inline constexpr double default_bucket_bytes = default_profile.bucket_params * default_profile.gradient_bytes;
 /// @brief A bucket that holds any gradient: one reduction of the whole contiguous buffer.
 inline constexpr double whole_gradient_bucket = 1e18;
 
@@ -201,13 +204,13 @@ struct plan {
     bool first_last_layers_bf16 = false;
     int bf16_layers_at_start = 1;
     int bf16_layers_at_end = 1;
-    int gradient_bytes = 2;      ///< bytes per gradient element kept and reduced across DP (megatron-core's bf16; fp32 main grads 4: PyTorch AMP, Megatron-LM; set_gradient_bytes)
+    int gradient_bytes = default_profile.gradient_bytes;  ///< bytes per gradient element kept and reduced across DP (megatron-core's bf16; fp32 main grads 4: PyTorch AMP, Megatron-LM; set_gradient_bytes)
     data_size bucket = bytes(default_bucket_bytes);  ///< DP gradient bucket size (Megatron-Core: 40M parameters)
     overlap_options overlap{};
     std::optional<double> compute_efficiency{};  ///< overrides the accelerator's achievable fraction of peak
     framework stack = framework::megatron_core;  ///< software stack whose profile the fields above follow
     attention_kernel attention = attention_kernel::flash;  ///< how the attention core is computed
-    data_size bucket_per_dp = bytes(1e6 * 2.0);  ///< the DP bucket grows to max(bucket, this x dp x cp) (Megatron-Core: 1M parameters)
+    data_size bucket_per_dp = bytes(default_profile.bucket_params_per_dp * default_profile.gradient_bytes);  ///< the DP bucket grows to max(bucket, this x dp x cp) (Megatron-Core: 1M parameters)
     bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (ZeRO-3/FSDP without no_sync)
     int first_stage_layers = 0;  ///< layers of the first pipeline stage (0 = split evenly; Megatron --decoder-first-pipeline-num-layers)
     int last_stage_layers = 0;   ///< layers of the last pipeline stage (0 = split evenly; --decoder-last-pipeline-num-layers)
