@@ -34,6 +34,8 @@
 /// | `grad_reduce_in_fp32` | no | Megatron-Core's `grad_reduce_in_fp32`, true/false: gradients kept and reduced in fp32 (4 bytes) or in bf16 (2); default the framework's |
 /// | `optimizer_state_bytes` | no | bytes per parameter of the optimizer's own state (plan::optimizer_state_bytes): 12 fp32 main parameters and Adam moments (default), 10 Apex DistributedFusedAdam with 16-bit parameter remainders, 4 bf16 moments without main parameters |
 /// | `moe_token_dispatcher` | no | MoE token dispatcher (plan::dispatcher): alltoall (default; Megatron-Core's `--moe-token-dispatcher-type alltoall`), deepep or hybridep (`--moe-token-dispatcher-type flex` with that `--moe-flex-dispatcher-backend`) |
+/// | `moe_expert_capacity_factor`, `moe_pad_expert_input_to_capacity` | no | Megatron-Core's `--moe-expert-capacity-factor` (plan::capacity_factor; empty or 0: dropless, the default) and `--moe-pad-expert-input-to-capacity` (true/false, default false; needs the factor): Megatron-Bridge's "tokendrop" runs set 1.0 and true (`apply_moe_token_drop`) |
+/// | `overlap_grad_reduce` | no | Megatron-Core's `--overlap-grad-reduce`, true/false: the data-parallel gradient reduction under the backward (plan::overlap dp); default the framework's |
 /// | `family`, `source`, `source_location`, `recipe`, `notes`, `published_tflops_per_gpu`, `published_precision` | no | text kept with the run as published (`accuracy` groups by `family`); ignored by the fit |
 /// | `not_expressible` | no | why the library cannot express the run today; such a row is kept (its label and measurement are read, nothing else is validated), reported by `accuracy` and skipped by `fit-step` |
 ///
@@ -169,7 +171,8 @@ namespace detail {
                                             "optimizer_state_bytes", "moe_token_dispatcher", "recompute_method",
                                             "recompute_num_layers", "fp8_recipe", "overlap_moe_expert_parallel_comm",
                                             "first_last_layers_bf16", "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16",
-                                            "first_stage_layers", "last_stage_layers"};
+                                            "first_stage_layers", "last_stage_layers", "moe_expert_capacity_factor",
+                                            "moe_pad_expert_input_to_capacity", "overlap_grad_reduce"};
     std::vector<std::string> header;
     bool has_tokens = false;  // a tokens_per_s_per_gpu column (changes only the wording of one error)
     std::vector<training_run> runs;
@@ -197,7 +200,8 @@ namespace detail {
                                       "published_precision, cpu_offloading_num_layers, grad_reduce_in_fp32, recompute_modules, optimizer_state_bytes, "
                                       "moe_token_dispatcher, recompute_method, recompute_num_layers, fp8_recipe, overlap_moe_expert_parallel_comm, "
                                       "first_last_layers_bf16, num_layers_at_start_in_bf16, num_layers_at_end_in_bf16, first_stage_layers, "
-                                      "last_stage_layers, and step_s, tflops_per_gpu "
+                                      "last_stage_layers, moe_expert_capacity_factor, moe_pad_expert_input_to_capacity, "
+                                      "overlap_grad_reduce, and step_s, tflops_per_gpu "
                                       "or tokens_per_s_per_gpu");
             }
             for (const char* req : {"model", "gpus", "tp", "pp", "micro_batch", "global_batch"}) {
@@ -360,6 +364,25 @@ namespace detail {
             p.full_recompute_method = parse<recompute_method>(*v, where + ": column recompute_method");
         p.recompute_num_layers = static_cast<int>(integer("recompute_num_layers", 0, 0, plan_limits::stage_layers));
         if (const auto v = cell("moe_token_dispatcher")) p.dispatcher = parse<moe_token_dispatcher>(*v, where + ": column moe_token_dispatcher");
+        if (const auto v = cell("moe_expert_capacity_factor")) {
+            // 0 is dropless, as Megatron-Core reads an unset factor
+            std::size_t used = 0;
+            double x = -1;
+            try {
+                x = std::stod(*v, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != v->size() || !(x == 0.0 || (x >= 1e-3 && x <= 1e6)))
+                throw input_error(where + ": column moe_expert_capacity_factor", "'" + *v + "'",
+                                  "0 (dropless) or a capacity factor in [0.001, 1e6] such as 1.0");
+            p.capacity_factor = x;
+        }
+        p.pad_to_capacity = boolean("moe_pad_expert_input_to_capacity", false);
+        if (p.pad_to_capacity && p.capacity_factor == 0.0)
+            throw input_error(where + ": column moe_pad_expert_input_to_capacity", "true",
+                              "false without a moe_expert_capacity_factor > 0 (padding to a capacity needs one)");
+        p.overlap.dp = boolean("overlap_grad_reduce", p.overlap.dp);
         p.first_last_layers_bf16 = boolean("first_last_layers_bf16", false);
         p.bf16_layers_at_start = static_cast<int>(integer("num_layers_at_start_in_bf16", 1, 0, plan_limits::stage_layers));
         p.bf16_layers_at_end = static_cast<int>(integer("num_layers_at_end_in_bf16", 1, 0, plan_limits::stage_layers));

@@ -70,9 +70,9 @@ struct compute_constants {
     /// GEMM on B200 with DeepSeek-V3 shapes runs its forward at 65.6% of peak against the FP8 best
     /// shape's 76.3% (pytorch/ao torchao/prototype/moe_training README; ml-engineering MAMF): 0.86.
     double grouped_gemm_efficiency = 0.86;
-    /// Time per kernel of an MoE layer's expert computation (layer_kernels::moe_forward and
-    /// moe_backward: each local expert's GEMMs and their quantization, the activation, the
-    /// dispatcher's permutations), in seconds, with dropless routing. Forward: Megatron-Core's
+    /// Time per kernel of an MoE layer's expert computation (layer_kernels::moe_forward: each local
+    /// expert's GEMMs and their quantization, the activation, the dispatcher's permutations, with
+    /// dropless routing; layer_kernels::moe_backward: the experts' dgrad and wgrad GEMMs), in seconds. Forward: Megatron-Core's
     /// dispatchers copy the tokens per expert to the host and synchronize once per MoE layer
     /// (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize; the flex dispatcher's
     /// num_permuted_tokens, megatron/core/transformer/moe/token_dispatcher.py), so the GPU drains
@@ -80,7 +80,7 @@ struct compute_constants {
     /// (detail::set_kernel_overheads). Backward: no synchronization, but Transformer Engine's
     /// GroupedLinear runs the dgrad and wgrad GEMM of each local expert as its own cuBLASLt call on
     /// one of several streams (general_grouped_gemm -> nvte_multi_tensor_gemm), each charged in
-    /// full. Kernel figure: that multi-stream path runs 8 expert GEMMs of 128 tokens (N = K =
+    /// full, whatever the routing. Kernel figure: that multi-stream path runs 8 expert GEMMs of 128 tokens (N = K =
     /// 2,048, NVFP4) in 0.267 ms on SM100, GEMMs alone with the operands prepared beforehand
     /// (NVIDIA/TransformerEngine PR 3134, benchmarks/linear/benchmark_grouped_linear.py, "pure"
     /// multi-stream row), 33 us per GEMM against 0.1 us of tensor work: 3.3e-5.
@@ -145,7 +145,7 @@ inline constexpr compute_constants fitted_compute_constants{
     .te_attention_efficiency = 0.5588,
     .memory_efficiency = 0.6869,
     .kernel_overhead_s = 1.996e-06,
-    .moe_launch_overhead_s = 3.241e-05,
+    .moe_launch_overhead_s = 4.698e-05,
     .fp8_backward_slowdown = 1.1883};
 
 namespace detail {
@@ -563,7 +563,7 @@ constexpr void add_latent_projections(const transformer& m, double T, double t, 
 struct layer_kernels {
     double forward = 0, backward = 0;
     double moe_forward = 0;  ///< of `forward`, the MoE part after the dispatcher's host synchronization
-    double moe_backward = 0; ///< of `backward`, the MoE experts' launch-bound kernels (twice the forward's)
+    double moe_backward = 0; ///< of `backward`, the MoE experts' launch-bound GEMMs (dgrad and wgrad of FC1 and FC2 per local expert)
 };
 
 namespace detail {
@@ -576,8 +576,9 @@ namespace detail {
 /// routed GEMMs' forward time, kernels x kernel_overhead_s); dropping and padding to the capacity
 /// (layer_shape::host_sync false: Megatron-Core's drop_and_pad, static shapes, cuda_sync_point
 /// "no_sync") keeps the CPU ahead, kernel_overhead_s apiece. Backward, with or without the
-/// synchronization, moe_launch_overhead_s each (Transformer Engine's multi-stream grouped GEMM, one
-/// cuBLASLt call per expert and operand gradient).
+/// synchronization, moe_launch_overhead_s for each expert GEMM (Transformer Engine's multi-stream
+/// grouped GEMM, one cuBLASLt call per expert and operand gradient) and kernel_overhead_s for the
+/// backward's other kernels (its quantizations, activation and permutations).
 inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double moe_gpu_fwd, const layer_shape& p,
                                  const compute_params& c) {
     const double moe_floor = c.kernel_overhead_s * n.moe_forward;
@@ -623,8 +624,15 @@ struct rope_passes {
 /// experts' kernels (compute_constants::moe_launch_overhead_s): forward, one GEMM per local expert
 /// for FC1 and FC2 (each with its input's quantization in low precision, or one fused cast of all
 /// of them with `fused_grouped_cast`: grouped_gemm_kernels), the activation, and the
-/// dispatcher's `permutations` kernels (permutation_kernels); backward twice as many (dgrad and
-/// wgrad per GEMM).
+/// dispatcher's `permutations` kernels (permutation_kernels); backward the experts' GEMMs alone,
+/// dgrad and wgrad of FC1 and FC2 per local expert (4 per expert): the figure behind
+/// moe_launch_overhead_s is per cuBLASLt call of the multi-stream grouped GEMM (TransformerEngine
+/// PR 3134), and the backward's quantizations, activation and permutations are ordinary launches
+/// (kernel_overhead_s), the CPU running ahead of them with no synchronization in the backward. Charging them
+/// the GEMMs' launch cost (until this revision: twice the forward's launch-bound kernels) made
+/// per-tensor FP8, whose current scaling quantizes expert by expert in 4 kernels, 1.4-3x slower than
+/// MXFP8 on Megatron-Bridge 25.09's token-dropping Qwen3 runs, where the table has them within 4%
+/// (test `validation: Megatron-Bridge 25.09 MoE runs`).
 [[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, double quantize_kernels, int ep = 1,
                                                           double permutations = 2.0, bool fused_grouped_cast = false) {
     const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 1.0;
@@ -639,8 +647,9 @@ struct rope_passes {
     const double moe_forward =
         m.experts > 1 ? m.moe_fraction() * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations)
                       : 0.0;
+    const double moe_backward = m.experts > 1 ? m.moe_fraction() * 4.0 * local : 0.0;
     return {gemms + 1.0 + elementwise + quantize + rope_fwd, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize + rope_bwd,
-            moe_forward, 2.0 * moe_forward};
+            moe_forward, moe_backward};
 }
 /// Kernels of one layer of a hybrid model (means over the pattern): every layer its norm and its
 /// residual add; attention layers the attention kernel (backward: it and its preprocessing); MLP
@@ -663,7 +672,7 @@ struct rope_passes {
     const double moe_forward =
         moe > 0.0 ? moe * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations) : 0.0;
     return {gemms + att + 6.0 * mamba + elementwise + quantize, 2.0 * gemms + 2.0 * att + 19.0 * mamba + 2.0 * elementwise + quantize,
-            moe_forward, 2.0 * moe_forward};
+            moe_forward, moe * 4.0 * local};
 }
 }  // namespace detail
 

@@ -6,6 +6,7 @@
 #include "catch_shim.hpp"
 
 #include <string>
+#include <utility>
 
 #include <commscale/hardware/accelerators.hpp>
 #include <commscale/hardware/clusters.hpp>
@@ -97,10 +98,10 @@ TEST_CASE("the dispatcher's permutations: two passes for all-to-all (with the so
     // the backward runs each permutation once in reverse, over the same bytes
     CHECK_THAT(in_seconds(a2a.elementwise_bwd - hybrid.elementwise_bwd), WithinRel((permute + sort) * per_byte, 1e-9));
     // and launches them: two sort kernels more for all-to-all, two permutation kernels fewer for
-    // HybridEP, each charged in full in the backward (twice the forward's kernels); the forward's
-    // four local experts of 8,192 tokens keep the GPU busier than the launches, which then cost
-    // kernel_overhead_s apiece
-    CHECK_THAT(in_seconds(a2a.overhead_bwd - deep.overhead_bwd), WithinRel(4.0 * c.moe_launch_overhead_s, 1e-9));
+    // HybridEP, twice as many in the backward, ordinary launches there (kernel_overhead_s apiece:
+    // only the experts' GEMMs pay moe_launch_overhead_s); the forward's four local experts of 8,192
+    // tokens keep the GPU busier than the launches, which then cost kernel_overhead_s apiece too
+    CHECK_THAT(in_seconds(a2a.overhead_bwd - deep.overhead_bwd), WithinRel(4.0 * c.kernel_overhead_s, 1e-9));
     CHECK(in_seconds(deep.overhead_bwd) > in_seconds(hybrid.overhead_bwd));
     CHECK_THAT(in_seconds(a2a.overhead_fwd - deep.overhead_fwd), WithinRel(2.0 * c.kernel_overhead_s, 1e-9));
     // one local expert per rank (32 experts on EP 32): no sort
@@ -246,6 +247,57 @@ TEST_CASE("moe_token_dispatcher in the runs CSV and the plan JSON, unknown names
     CHECK(io::plan_from_json(j).dispatcher == moe_token_dispatcher::hybridep);
     j["framework"] = "deepspeed";
     CHECK(io::plan_from_json(j).dispatcher == moe_token_dispatcher::alltoall);
+}
+
+TEST_CASE("runs CSV: Megatron's token-dropping and gradient-overlap flags") {
+    // Megatron-Bridge's apply_moe_token_drop: --moe-expert-capacity-factor 1.0 with
+    // --moe-pad-expert-input-to-capacity; an empty factor or 0 is dropless, Megatron-Core's default
+    const std::string head =
+        "model,gpus,tp,pp,ep,etp,micro_batch,global_batch,seq,moe_token_dispatcher,moe_expert_capacity_factor,"
+        "moe_pad_expert_input_to_capacity,overlap_grad_reduce,tokens_per_s_per_gpu\n";
+    const auto runs = io::parse_training_runs(head + "qwen3-30b-a3b,8,1,1,8,1,1,64,4096,alltoall,1.0,true,false,9000\n"
+                                                     "qwen3-30b-a3b,8,1,1,8,1,1,64,4096,alltoall,1.25,,,9000\n"
+                                                     "qwen3-30b-a3b,8,1,1,8,1,1,64,4096,alltoall,0,false,true,9000\n"
+                                                     "qwen3-30b-a3b,8,1,1,8,1,1,64,4096,alltoall,,,,9000\n",
+                                              "runs.csv");
+    REQUIRE(runs.size() == 4);
+    CHECK(runs[0].p.capacity_factor == 1.0);
+    CHECK(runs[0].p.pad_to_capacity);
+    CHECK_FALSE(runs[0].p.overlap.dp);
+    CHECK(runs[1].p.capacity_factor == 1.25);
+    CHECK_FALSE(runs[1].p.pad_to_capacity);
+    CHECK(runs[1].p.overlap.dp);  // empty: the framework's (megatron-core overlaps the reduction)
+    CHECK(runs[2].p.capacity_factor == 0.0);
+    CHECK(runs[3].p.capacity_factor == 0.0);
+    CHECK_FALSE(runs[3].p.pad_to_capacity);
+    // padded to capacity, the dispatcher does not synchronize with the host: the experts' forward
+    // kernels run ahead of the GPU instead of at moe_launch_overhead_s apiece, so the padded run is
+    // faster than the dropless one at a balanced load (the same work: capacity 1 x balanced)
+    const cluster& c = presets::dgx_b200;
+    const accelerator acc = *find_accelerator("b200");
+    const auto padded = predict_step(runs[0].model, c, acc, runs[0].p);
+    const auto dropless = predict_step(runs[3].model, c, acc, runs[3].p);
+    CHECK(padded.compute < dropless.compute);
+    auto error_of = [&](const std::string& row) {
+        try {
+            (void)io::parse_training_runs(head + row, "runs.csv");
+        } catch (const input_error& e) {
+            return std::pair<std::string, std::string>{e.field(), e.what()};
+        }
+        return std::pair<std::string, std::string>{};
+    };
+    const auto negative = error_of("qwen3-30b-a3b,8,1,1,8,1,1,64,4096,alltoall,-1,false,true,9000\n");
+    CHECK(negative.first == "runs.csv:2: column moe_expert_capacity_factor");
+    CHECK_THAT(negative.second, Contains("0 (dropless)"));
+    CHECK(error_of("qwen3-30b-a3b,8,1,1,8,1,1,64,4096,alltoall,nan,false,true,9000\n").first ==
+          "runs.csv:2: column moe_expert_capacity_factor");
+    CHECK(error_of("qwen3-30b-a3b,8,1,1,8,1,1,64,4096,alltoall,1.0x,false,true,9000\n").first ==
+          "runs.csv:2: column moe_expert_capacity_factor");
+    const auto unpadded = error_of("qwen3-30b-a3b,8,1,1,8,1,1,64,4096,alltoall,,true,true,9000\n");
+    CHECK(unpadded.first == "runs.csv:2: column moe_pad_expert_input_to_capacity");
+    CHECK_THAT(unpadded.second, Contains("capacity"));
+    CHECK(error_of("qwen3-30b-a3b,8,1,1,8,1,1,64,4096,alltoall,1.0,true,maybe,9000\n").first ==
+          "runs.csv:2: column overlap_grad_reduce");
 }
 
 TEST_CASE("plan: every plan carries the request's dispatcher") {
