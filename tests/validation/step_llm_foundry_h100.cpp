@@ -16,6 +16,7 @@
 // (+31%, micro-batch 1 with 21 accumulation steps, each re-gathering the FULL_SHARD parameters) and
 // MPT-13B at micro-batch 2 without checkpointing on 8-64 GPUs (+26-28%).
 #include "catch_shim.hpp"
+#include "published_fixtures.hpp"
 
 #include <cmath>
 #include <string>
@@ -24,19 +25,18 @@
 #include <commscale/calibrate/accuracy.hpp>
 #include <commscale/calibrate/errors.hpp>
 #include <commscale/hardware/clusters.hpp>
-#include <commscale/io/training_runs.hpp>
 
 using namespace commscale;
 
 TEST_CASE("validation: llm-foundry FSDP on H100 80GB, published tokens per second per GPU", "[validation][step]") {
-    const auto runs = io::load_training_runs(std::string(COMMSCALE_TEST_DATA_DIR) + "/published/llm_foundry_h100.csv");
+    const auto runs = published_test::runs_of("llm_foundry_h100.csv");
     REQUIRE(runs.size() == 77);
     const accuracy_report report = accuracy(runs, presets::dgx_h100);
     std::vector<double> long_sequences;
     REQUIRE(report.runs.size() == runs.size());  // one report row per run, in order
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const auto& r = report.runs[i];
-        INFO(r.label << ": predicted " << r.predicted_tokens_per_s_per_gpu << ", published " << r.measured_tokens_per_s_per_gpu);
+        INFO(published_test::describe(r));
         REQUIRE(r.expressible);
         CHECK(r.fits_in_memory);  // MosaicML ran every one on 80 GB parts
         CHECK(std::fabs(r.rel_error) <= 0.35);

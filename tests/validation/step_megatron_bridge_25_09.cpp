@@ -25,28 +25,26 @@
 // PP 8 x CP 2 x VP 8 at 32 micro-batches (+11% in FP8 on B200, +13% and +28% in MXFP8 on B200 and
 // GB200, where the GB200 run is 7% slower than the same plan on B200).
 #include "catch_shim.hpp"
+#include "published_fixtures.hpp"
 
 #include <cmath>
-#include <string>
 #include <vector>
 
 #include <commscale/calibrate/accuracy.hpp>
 #include <commscale/calibrate/errors.hpp>
 #include <commscale/hardware/clusters.hpp>
-#include <commscale/io/training_runs.hpp>
 
 using namespace commscale;
 
 TEST_CASE("validation: Megatron-Bridge 25.09 dense Llama runs (FP8 and MXFP8, GB200, B200, H100)", "[validation][step]") {
-    const auto runs = io::load_training_runs(std::string(COMMSCALE_TEST_DATA_DIR) + "/published/megatron_bridge_25_09.csv");
+    const auto runs = published_test::runs_of("megatron_bridge_25_09.csv");
     REQUIRE(runs.size() == 13);
     const accuracy_report report = accuracy(runs, presets::dgx_h100);  // every row names its cluster
     REQUIRE(report.runs.size() == runs.size());
     std::vector<double> blackwell, hopper;
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const auto& r = report.runs[i];
-        INFO(r.label << ": predicted " << r.predicted_tokens_per_s_per_gpu << ", published " << r.measured_tokens_per_s_per_gpu
-                     << " (" << 100 * r.rel_error << "%; rule of thumb " << 100 * r.rule_rel_error << "%)");
+        INFO(published_test::describe(r));
         REQUIRE(r.expressible);
         CHECK(r.fits_in_memory);  // NVIDIA ran every one
         CHECK(r.bottleneck == "compute");

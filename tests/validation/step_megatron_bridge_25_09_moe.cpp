@@ -24,6 +24,7 @@
 // 256 GPUs). Where the model still misses: DeepSeek-V3 on 256 B200 (PP 16, EP 8) +17% and +25%, and
 // Qwen3 30B-A3B on 8 B200 at micro-batch 1 -30% (64 micro-batches of 4,096 tokens, launch-bound).
 #include "catch_shim.hpp"
+#include "published_fixtures.hpp"
 
 #include <cmath>
 #include <string>
@@ -32,13 +33,11 @@
 #include <commscale/calibrate/accuracy.hpp>
 #include <commscale/calibrate/errors.hpp>
 #include <commscale/hardware/clusters.hpp>
-#include <commscale/io/training_runs.hpp>
 
 using namespace commscale;
 
 TEST_CASE("validation: Megatron-Bridge 25.09 MoE runs (token dropping, FP8 and MXFP8, GB200, B200, H100)", "[validation][step]") {
-    const auto runs =
-        io::load_training_runs(std::string(COMMSCALE_TEST_DATA_DIR) + "/published/megatron_bridge_25_09_moe.csv");
+    const auto runs = published_test::runs_of("megatron_bridge_25_09_moe.csv");
     REQUIRE(runs.size() == 14);
     const accuracy_report report = accuracy(runs, presets::dgx_h100);  // every row names its cluster
     REQUIRE(report.runs.size() == runs.size());
@@ -46,8 +45,7 @@ TEST_CASE("validation: Megatron-Bridge 25.09 MoE runs (token dropping, FP8 and M
     double fp8_30b_gb200 = 0, mxfp8_30b_gb200 = 0;
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const auto& r = report.runs[i];
-        INFO(r.label << ": predicted " << r.predicted_tokens_per_s_per_gpu << ", published " << r.measured_tokens_per_s_per_gpu
-                     << " (" << 100 * r.rel_error << "%; rule of thumb " << 100 * r.rule_rel_error << "%)");
+        INFO(published_test::describe(r));
         if (!r.expressible) {
             // EP 64 cannot divide the 32 data-parallel ranks the printed PP 8 leaves
             CHECK(r.label.find("DeepSeek-V3 GB200 MXFP8") != std::string::npos);

@@ -11,24 +11,22 @@
 // batch 64 on 128 GPUs) is predicted 11-18% fast in every release that ran it on Blackwell
 // (Megatron-Bridge 25.09 and 25.11 on B200, this table on GB200).
 #include "catch_shim.hpp"
+#include "published_fixtures.hpp"
 
 #include <cmath>
-#include <string>
 
 #include <commscale/calibrate/accuracy.hpp>
 #include <commscale/hardware/clusters.hpp>
-#include <commscale/io/training_runs.hpp>
 
 using namespace commscale;
 
 TEST_CASE("validation: NeMo 25.04 GB200 pre-training table (FP8 current scaling, dense and Mixtral)", "[validation][step]") {
-    const auto runs = io::load_training_runs(std::string(COMMSCALE_TEST_DATA_DIR) + "/published/nemo_25_04_gb200.csv");
+    const auto runs = published_test::runs_of("nemo_25_04_gb200.csv");
     REQUIRE(runs.size() == 7);
     const accuracy_report report = accuracy(runs, presets::gb200_nvl72);  // every row names its cluster
     REQUIRE(report.runs.size() == runs.size());
     for (const auto& r : report.runs) {
-        INFO(r.label << ": predicted " << r.predicted_tokens_per_s_per_gpu << ", published " << r.measured_tokens_per_s_per_gpu
-                     << " (" << 100 * r.rel_error << "%; rule of thumb " << 100 * r.rule_rel_error << "%)");
+        INFO(published_test::describe(r));
         REQUIRE(r.expressible);
         CHECK(r.fits_in_memory);  // NVIDIA ran every one
         CHECK(r.bottleneck == "compute");

@@ -242,17 +242,23 @@ namespace detail {
                                   "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
             return x;
         };
-        auto number = [&](const char* col) -> std::optional<double> {
-            const auto v = cell(col);
-            if (!v) return std::nullopt;
+        // the whole cell as a number, or nullopt (not a number, or text after it)
+        auto real = [](const std::string& v) -> std::optional<double> {
             std::size_t used = 0;
             double x = 0;
             try {
-                x = std::stod(*v, &used);
+                x = std::stod(v, &used);
             } catch (const std::exception&) {
-                used = 0;
+                return std::nullopt;
             }
-            if (used != v->size() || !(x > 0) || !(x < training_run_limits::measurement))
+            if (used != v.size()) return std::nullopt;
+            return x;
+        };
+        auto number = [&](const char* col) -> std::optional<double> {
+            const auto v = cell(col);
+            if (!v) return std::nullopt;
+            const auto x = real(*v);
+            if (!x || !(*x > 0) || !(*x < training_run_limits::measurement))
                 throw input_error(where + ": column " + col, "'" + *v + "'", "a positive number");
             return x;
         };
@@ -366,17 +372,11 @@ namespace detail {
         if (const auto v = cell("moe_token_dispatcher")) p.dispatcher = parse<moe_token_dispatcher>(*v, where + ": column moe_token_dispatcher");
         if (const auto v = cell("moe_expert_capacity_factor")) {
             // 0 is dropless, as Megatron-Core reads an unset factor
-            std::size_t used = 0;
-            double x = -1;
-            try {
-                x = std::stod(*v, &used);
-            } catch (const std::exception&) {
-                used = 0;
-            }
-            if (used != v->size() || !(x == 0.0 || (x >= 1e-3 && x <= 1e6)))
+            const auto x = real(*v);
+            if (!x || !(*x == 0.0 || (*x >= 1e-3 && *x <= 1e6)))
                 throw input_error(where + ": column moe_expert_capacity_factor", "'" + *v + "'",
                                   "0 (dropless) or a capacity factor in [0.001, 1e6] such as 1.0");
-            p.capacity_factor = x;
+            p.capacity_factor = *x;
         }
         p.pad_to_capacity = boolean("moe_pad_expert_input_to_capacity", false);
         if (p.pad_to_capacity && p.capacity_factor == 0.0)

@@ -72,16 +72,16 @@ struct compute_constants {
     double grouped_gemm_efficiency = 0.86;
     /// Time per kernel of an MoE layer's expert computation (layer_kernels::moe_forward: each local
     /// expert's GEMMs and their quantization, the activation, the dispatcher's permutations, with
-    /// dropless routing; layer_kernels::moe_backward: the experts' dgrad and wgrad GEMMs), in seconds. Forward: Megatron-Core's
-    /// dispatchers copy the tokens per expert to the host and synchronize once per MoE layer
+    /// dropless routing; layer_kernels::moe_backward: the experts' dgrad and wgrad GEMMs), in
+    /// seconds. Forward: Megatron-Core's dispatchers copy the tokens per expert to the host and synchronize once per MoE layer
     /// (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize; the flex dispatcher's
     /// num_permuted_tokens, megatron/core/transformer/moe/token_dispatcher.py), so the GPU drains
     /// and the kernels after it run as the CPU launches them: max(kernels x this, their GEMM time)
     /// (detail::set_kernel_overheads). Backward: no synchronization, but Transformer Engine's
     /// GroupedLinear runs the dgrad and wgrad GEMM of each local expert as its own cuBLASLt call on
     /// one of several streams (general_grouped_gemm -> nvte_multi_tensor_gemm), each charged in
-    /// full, whatever the routing. Kernel figure: that multi-stream path runs 8 expert GEMMs of 128 tokens (N = K =
-    /// 2,048, NVFP4) in 0.267 ms on SM100, GEMMs alone with the operands prepared beforehand
+    /// full, whatever the routing. Kernel figure: that multi-stream path runs 8 expert GEMMs of 128
+    /// tokens (N = K = 2,048, NVFP4) in 0.267 ms on SM100, GEMMs alone with the operands prepared beforehand
     /// (NVIDIA/TransformerEngine PR 3134, benchmarks/linear/benchmark_grouped_linear.py, "pure"
     /// multi-stream row), 33 us per GEMM against 0.1 us of tensor work: 3.3e-5.
     double moe_launch_overhead_s = 3.3e-5;
@@ -592,6 +592,10 @@ inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double m
     if (quantize_kernels <= 0.0) return local;
     return local + (fused_cast ? 1.0 : local * quantize_kernels);
 }
+/// Launch-bound kernels of an MoE layer's backward over `local` experts: the input- and
+/// weight-gradient GEMMs of FC1 and FC2 of each, one cuBLASLt call apiece on Transformer Engine's
+/// multi-stream grouped GEMM (general_grouped_gemm -> nvte_multi_tensor_gemm), 4 per expert.
+[[nodiscard]] constexpr double expert_backward_gemm_kernels(double local) { return 4.0 * local; }
 /// The rotary embedding's passes over Q and K (16-bit element accesses per rotated element,
 /// forward and backward) and its kernels per layer, as Megatron-Core applies it (megatron/core/
 /// models/common/embeddings/rope_utils.py apply_rotary_pos_emb): Transformer Engine's fused kernel
@@ -628,9 +632,9 @@ struct rope_passes {
 /// dgrad and wgrad of FC1 and FC2 per local expert (4 per expert): the figure behind
 /// moe_launch_overhead_s is per cuBLASLt call of the multi-stream grouped GEMM (TransformerEngine
 /// PR 3134), and the backward's quantizations, activation and permutations are ordinary launches
-/// (kernel_overhead_s), the CPU running ahead of them with no synchronization in the backward. Charging them
-/// the GEMMs' launch cost (until this revision: twice the forward's launch-bound kernels) made
-/// per-tensor FP8, whose current scaling quantizes expert by expert in 4 kernels, 1.4-3x slower than
+/// (kernel_overhead_s), the CPU running ahead of them with no synchronization in the backward
+/// (expert_backward_gemm_kernels). Charging them the GEMMs' launch cost (until this revision:
+/// twice the forward's launch-bound kernels) made per-tensor FP8, whose current scaling quantizes expert by expert in 4 kernels, 1.4-3x slower than
 /// MXFP8 on Megatron-Bridge 25.09's token-dropping Qwen3 runs, where the table has them within 4%
 /// (test `validation: Megatron-Bridge 25.09 MoE runs`).
 [[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, double quantize_kernels, int ep = 1,
@@ -647,7 +651,7 @@ struct rope_passes {
     const double moe_forward =
         m.experts > 1 ? m.moe_fraction() * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations)
                       : 0.0;
-    const double moe_backward = m.experts > 1 ? m.moe_fraction() * 4.0 * local : 0.0;
+    const double moe_backward = m.experts > 1 ? m.moe_fraction() * detail::expert_backward_gemm_kernels(local) : 0.0;
     return {gemms + 1.0 + elementwise + quantize + rope_fwd, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize + rope_bwd,
             moe_forward, moe_backward};
 }
@@ -672,7 +676,7 @@ struct rope_passes {
     const double moe_forward =
         moe > 0.0 ? moe * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations) : 0.0;
     return {gemms + att + 6.0 * mamba + elementwise + quantize, 2.0 * gemms + 2.0 * att + 19.0 * mamba + 2.0 * elementwise + quantize,
-            moe_forward, moe * 4.0 * local};
+            moe_forward, moe * detail::expert_backward_gemm_kernels(local)};
 }
 }  // namespace detail
 
