@@ -32,25 +32,13 @@
 
 #include <commscale/calibrate/accuracy.hpp>
 #include <commscale/calibrate/errors.hpp>
-#include <commscale/hardware/clusters.hpp>
 
 using namespace commscale;
 
 TEST_CASE("validation: Megatron-Bridge 25.09 dense Llama runs (FP8 and MXFP8, GB200, B200, H100)", "[validation][step]") {
-    const auto runs = published_test::runs_of("megatron_bridge_25_09.csv");
-    REQUIRE(runs.size() == 13);
-    const accuracy_report report = accuracy(runs, presets::dgx_h100);  // every row names its cluster
-    REQUIRE(report.runs.size() == runs.size());
+    const accuracy_report report = published_test::checked_report("megatron_bridge_25_09.csv", 13, 0.40);
     std::vector<double> blackwell, hopper;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        const auto& r = report.runs[i];
-        INFO(published_test::describe(r));
-        REQUIRE(r.expressible);
-        CHECK(r.fits_in_memory);  // NVIDIA ran every one
-        CHECK(r.bottleneck == "compute");
-        CHECK(std::fabs(r.rel_error) <= 0.40);
-        (r.accelerator == "h100-sxm" ? hopper : blackwell).push_back(r.rel_error);
-    }
+    for (const auto& r : report.runs) (r.accelerator == "h100-sxm" ? hopper : blackwell).push_back(r.rel_error);
     REQUIRE(blackwell.size() == 10);
     REQUIRE(hopper.size() == 3);
     INFO("median |error| " << 100 * report.overall.median_abs_error << "% (rule of thumb "

@@ -16,22 +16,11 @@
 #include <cmath>
 
 #include <commscale/calibrate/accuracy.hpp>
-#include <commscale/hardware/clusters.hpp>
 
 using namespace commscale;
 
 TEST_CASE("validation: NeMo 25.04 GB200 pre-training table (FP8 current scaling, dense and Mixtral)", "[validation][step]") {
-    const auto runs = published_test::runs_of("nemo_25_04_gb200.csv");
-    REQUIRE(runs.size() == 7);
-    const accuracy_report report = accuracy(runs, presets::gb200_nvl72);  // every row names its cluster
-    REQUIRE(report.runs.size() == runs.size());
-    for (const auto& r : report.runs) {
-        INFO(published_test::describe(r));
-        REQUIRE(r.expressible);
-        CHECK(r.fits_in_memory);  // NVIDIA ran every one
-        CHECK(r.bottleneck == "compute");
-        CHECK(std::fabs(r.rel_error) <= 0.25);
-    }
+    const accuracy_report report = published_test::checked_report("nemo_25_04_gb200.csv", 7, 0.25);
     INFO("median |error| " << 100 * report.overall.median_abs_error << "% (rule of thumb "
                            << 100 * report.overall.rule_median_abs_error << "%)");
     // the aim for Blackwell, 12%, and better than the rule of thumb on the table
