@@ -45,4 +45,13 @@ inline commscale::accuracy_report checked_report(const std::string& file, std::s
     return report;
 }
 
+/// The table's median |error| within `aim` (the aims: 10% dense Hopper, 12% Blackwell)
+/// and below the 40%-MFU rule of thumb's.
+inline void check_median_beats_rule(const commscale::accuracy_report& report, double aim) {
+    INFO("median |error| " << 100 * report.overall.median_abs_error << "% (rule of thumb "
+                           << 100 * report.overall.rule_median_abs_error << "%)");
+    CHECK(report.overall.median_abs_error <= aim);
+    CHECK(report.overall.median_abs_error < report.overall.rule_median_abs_error);
+}
+
 }  // namespace published_test

@@ -28,10 +28,8 @@
 
 #include <cmath>
 #include <string>
-#include <vector>
 
 #include <commscale/calibrate/accuracy.hpp>
-#include <commscale/calibrate/errors.hpp>
 #include <commscale/hardware/clusters.hpp>
 
 using namespace commscale;
@@ -43,8 +41,7 @@ TEST_CASE("validation: Megatron-Bridge 25.09 MoE runs (token dropping, FP8 and M
     REQUIRE(report.runs.size() == runs.size());
     int expressed = 0;
     double fp8_30b_gb200 = 0, mxfp8_30b_gb200 = 0;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        const auto& r = report.runs[i];
+    for (const auto& r : report.runs) {
         INFO(published_test::describe(r));
         if (!r.expressible) {
             // EP 64 cannot divide the 32 data-parallel ranks the printed PP 8 leaves

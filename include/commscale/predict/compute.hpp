@@ -73,17 +73,18 @@ struct compute_constants {
     /// Time per kernel of an MoE layer's expert computation (layer_kernels::moe_forward: each local
     /// expert's GEMMs and their quantization, the activation, the dispatcher's permutations, with
     /// dropless routing; layer_kernels::moe_backward: the experts' dgrad and wgrad GEMMs), in
-    /// seconds. Forward: Megatron-Core's dispatchers copy the tokens per expert to the host and synchronize once per MoE layer
-    /// (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize; the flex dispatcher's
-    /// num_permuted_tokens, megatron/core/transformer/moe/token_dispatcher.py), so the GPU drains
-    /// and the kernels after it run as the CPU launches them: max(kernels x this, their GEMM time)
-    /// (detail::set_kernel_overheads). Backward: no synchronization, but Transformer Engine's
-    /// GroupedLinear runs the dgrad and wgrad GEMM of each local expert as its own cuBLASLt call on
-    /// one of several streams (general_grouped_gemm -> nvte_multi_tensor_gemm), each charged in
-    /// full, whatever the routing. Kernel figure: that multi-stream path runs 8 expert GEMMs of 128
-    /// tokens (N = K = 2,048, NVFP4) in 0.267 ms on SM100, GEMMs alone with the operands prepared beforehand
-    /// (NVIDIA/TransformerEngine PR 3134, benchmarks/linear/benchmark_grouped_linear.py, "pure"
-    /// multi-stream row), 33 us per GEMM against 0.1 us of tensor work: 3.3e-5.
+    /// seconds. Forward: Megatron-Core's dispatchers copy the tokens per expert to the host and
+    /// synchronize once per MoE layer (MoEAlltoAllTokenDispatcher._maybe_dtoh_and_synchronize; the
+    /// flex dispatcher's num_permuted_tokens, megatron/core/transformer/moe/token_dispatcher.py),
+    /// so the GPU drains and the kernels after it run as the CPU launches them: max(kernels x this,
+    /// their GEMM time) (detail::set_kernel_overheads). Backward: no synchronization, but
+    /// Transformer Engine's GroupedLinear runs the dgrad and wgrad GEMM of each local expert as its
+    /// own cuBLASLt call on one of several streams (general_grouped_gemm ->
+    /// nvte_multi_tensor_gemm), each charged in full, whatever the routing. Kernel figure: that
+    /// multi-stream path runs 8 expert GEMMs of 128 tokens (N = K = 2,048, NVFP4) in 0.267 ms on
+    /// SM100, GEMMs alone with the operands prepared beforehand (NVIDIA/TransformerEngine PR 3134,
+    /// benchmarks/linear/benchmark_grouped_linear.py, "pure" multi-stream row), 33 us per GEMM
+    /// against 0.1 us of tensor work: 3.3e-5.
     double moe_launch_overhead_s = 3.3e-5;
     /// Slow-down of the backward GEMMs (input and weight gradients) in FP8 training with per-tensor
     /// scaling (`dtype::fp8`; MXFP8 below), against the forward GEMM's rate, and of the FP8 work that the model
@@ -633,10 +634,10 @@ struct rope_passes {
 /// moe_launch_overhead_s is per cuBLASLt call of the multi-stream grouped GEMM (TransformerEngine
 /// PR 3134), and the backward's quantizations, activation and permutations are ordinary launches
 /// (kernel_overhead_s), the CPU running ahead of them with no synchronization in the backward
-/// (expert_backward_gemm_kernels). Charging them the GEMMs' launch cost (until this revision:
-/// twice the forward's launch-bound kernels) made per-tensor FP8, whose current scaling quantizes expert by expert in 4 kernels, 1.4-3x slower than
-/// MXFP8 on Megatron-Bridge 25.09's token-dropping Qwen3 runs, where the table has them within 4%
-/// (test `validation: Megatron-Bridge 25.09 MoE runs`).
+/// (expert_backward_gemm_kernels). Charging them the GEMMs' launch cost as well (twice the
+/// forward's launch-bound kernels) makes per-tensor FP8, whose current scaling quantizes expert by
+/// expert in 4 kernels, 1.4-3x slower than MXFP8 on Megatron-Bridge 25.09's token-dropping Qwen3
+/// runs, where the table has them within 4% (test `validation: Megatron-Bridge 25.09 MoE runs`).
 [[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, double quantize_kernels, int ep = 1,
                                                           double permutations = 2.0, bool fused_grouped_cast = false) {
     const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 1.0;
