@@ -89,7 +89,8 @@ def main(path):
             "global_batch", "seq", "dtype", "framework", "zero", "recompute", "sequence_parallel",
             "tokens_per_s_per_gpu", "published_tflops_per_gpu", "published_precision", "source", "source_location",
             "recipe", "notes", "not_expressible", "cpu_offloading_num_layers", "grad_reduce_in_fp32",
-            "recompute_modules", "optimizer_state_bytes", "moe_token_dispatcher", "fp8_recipe", "overlap_moe_expert_parallel_comm"]
+            "recompute_modules", "optimizer_state_bytes", "moe_token_dispatcher", "fp8_recipe", "overlap_moe_expert_parallel_comm",
+            "recompute_method", "recompute_num_layers"]
     out.writerow(cols)
     for r in rows:
         acc = ACC_SHORT[r["gpu"]]
@@ -206,13 +207,22 @@ def main(path):
         # the recipe's moe_a2a_overlap=True is Megatron-Core's overlap_moe_expert_parallel_comm
         # (Megatron-Bridge scripts/performance/utils/helpers.py set_moe_a2a_overlap_overrides, r0.2.0)
         a2a = "true" if "moe_a2a_overlap=True" in recipe else ""
+        # the recipe's recompute_num_layers=N: Megatron-Bridge r0.2.0 scripts/performance/utils/
+        # helpers.py set_recompute_overrides sets recompute_granularity "full", recompute_method
+        # "block" and recompute_num_layers N (Megatron-Core --recompute-granularity full
+        # --recompute-method block --recompute-num-layers N: the first N layers of each model chunk
+        # recomputed). Llama 3 8B on H100 in FP8: 5 of 32 (LLAMA3_8B_H100_FP8_CS_BASE_CONFIG).
+        m = re.search(r"recompute_num_layers=(\d+)", recipe)
+        rc_method, rc_layers = ("block", m.group(1)) if m else ("", "")
+        if m:
+            recompute = "full"
         out.writerow([f"{r['model']} {acc} {gpus} GPUs {r['precision']}" + (f" seq {r['seq_len']}" if llmf else "")
                       + (" ckpt" if llmf and recompute == "full" else ""),
                       family, MODELS[r["model"]], CLUSTERS[r["gpu"]], gpus, tp, pp, cp, ep, etp, vp, emb, loss, last_stage,
                       r["micro_batch_size"], r["global_batch_size"], r["seq_len"], dt, framework, zero, recompute, sp,
                       r["tokens_per_sec_per_gpu"], r["tflops_per_gpu"], r["precision"], r["source"], r["source_location"],
                       recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload, grad_fp32,
-                      modules, opt_state, dispatcher, fp8_recipe, a2a])
+                      modules, opt_state, dispatcher, fp8_recipe, a2a, rc_method, rc_layers])
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "../shared/calibration/published_runs.csv")
