@@ -5,7 +5,8 @@
    written into `fitted_compute_constants` (include/commscale/predict/compute.hpp), and its
    accelerator_efficiencies into the catalog entries whose efficiency is fitted
    (include/commscale/hardware/accelerators.hpp);
-2. docs/accuracy.md's fit-compute and accuracy listings and its per-family table;
+2. docs/accuracy.md's fit-compute and accuracy listings, its per-family table and the fitted column
+   of its constants' table;
 3. the SVGs of docs/img/ that the step model draws (accuracy, fit-step, capacity);
 4. every `$ commscale ...` listing of README.md and docs/*.md (a listing marked `# excerpt` keeps
    its lines, re-read from the same place of the new output), and the output block after each
@@ -16,7 +17,7 @@ usage: regen_docs.py REPO BUILD [--constants]   (--constants: step 1 only when t
 The tests catch drift (`calibrate: compute_fit` for the constants, `cli_readme` for the listings);
 this writes the new text. Step 1 changes the library: rebuild before steps 2-4 see it.
 """
-import glob, json, os, re, subprocess, sys, tempfile
+import glob, json, math, os, re, subprocess, sys, tempfile
 
 root, build = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 exe = os.path.join(build, 'bin', 'commscale')
@@ -85,6 +86,20 @@ def accuracy_doc():
         m = re.match(r'(.+?)\s{2,}(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)$', l)
         fam, n, ne, mae, me, rae, re_ = m.groups()
         rows.append(f'| {fam} | {n} | {mae} | {me} | {rae} |')
+    # the fitted column of the constants' table: value +- 1 sigma, to the uncertainty's first digit
+    # (its first two when that digit is 1); the overheads in microseconds
+    fitj = json.loads(subprocess.run([exe, 'fit-compute', csvp, '--json', '--no-cross-validation'], cwd=root,
+                                     capture_output=True, text=True, check=True).stdout)
+    for par in fitj['parameters']:
+        scale, unit = (1e6, ' us') if par['name'].endswith('_s') else (1.0, '')
+        v, u = par['value'] * scale, par['uncertainty'] * scale
+        e = math.floor(math.log10(u))
+        d = max(0, -e + (1 if int(u / 10 ** e) == 1 else 0))
+        cell = '%.*f +- %.*f%s' % (d, v, d, u, unit)
+        m = re.compile(r'^(\| `%s` \|.*\| )([^|]+?)( \|)$' % re.escape(par['name']), re.M).search(s)
+        if not m:
+            sys.exit('docs/accuracy.md: no row for the constant %s' % par['name'])
+        s = s[:m.start(2)] + cell + s[m.end(2):]
     i = s.index('| family | runs | model: median abs. error |')
     i = s.index('\n', s.index('\n', i) + 1) + 1
     j = s.index('\n\n', i)

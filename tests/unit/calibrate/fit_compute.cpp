@@ -15,6 +15,7 @@
 #include <commscale/calibrate/fit_step.hpp>
 #include <commscale/hardware/accelerators.hpp>
 #include <commscale/hardware/clusters.hpp>
+#include <commscale/io/file.hpp>
 #include <commscale/io/training_runs.hpp>
 
 using namespace commscale;
@@ -52,6 +53,28 @@ TEST_CASE("compute_fit on the calibration set re-derives fitted_compute_constant
         CHECK(p.value == Approx(in_header).epsilon(0.002));
         CHECK(p.uncertainty > 0.0);
         CHECK(p.uncertainty < p.value);
+    }
+    // docs/accuracy.md's table of the constants shows each fitted value +- 1 sigma (tools/regen_docs.py
+    // writes that column): it holds this fit's values to the digits it prints
+    const std::string doc = io::read_file(std::string(COMMSCALE_TEST_DATA_DIR) + "/../../docs/accuracy.md");
+    for (const auto& p : f.parameters) {
+        const std::string head = "| `" + p.name + "` |";
+        const auto row = doc.find("\n" + head);
+        INFO("docs/accuracy.md, the constants' table, row " << p.name << " (rerun tools/regen_docs.py)");
+        REQUIRE(row != std::string::npos);
+        const auto end = doc.find('\n', row + 1);
+        const std::string line = doc.substr(row + 1, end - row - 1);
+        const auto cell = line.rfind("| ", line.size() - 3);
+        const std::string text = line.substr(cell + 2, line.size() - cell - 4);  // "V +- U" or "V +- U us"
+        const auto pm = text.find(" +- ");
+        REQUIRE(pm != std::string::npos);
+        const std::string v = text.substr(0, pm), u = text.substr(pm + 4, text.find(' ', pm + 4) - pm - 4);
+        const double scale = p.name.ends_with("_s") ? 1e6 : 1.0;  // the overheads in microseconds
+        const auto dot = v.find('.');
+        const double half_digit = 0.5 * std::pow(10.0, -(dot == std::string::npos ? 0.0 : static_cast<double>(v.size() - dot - 1)));
+        INFO("the table shows " << text << ", the fit gives " << p.value * scale << " +- " << p.uncertainty * scale);
+        CHECK(std::abs(std::stod(v) - p.value * scale) <= half_digit + 0.002 * p.value * scale);
+        CHECK(std::abs(std::stod(u) - p.uncertainty * scale) <= half_digit + 0.1 * p.uncertainty * scale);
     }
     // the third stage: the one accelerator of the set without a GEMM measurement, GB300, whose
     // catalog efficiency is this fit's (hardware/accelerators.hpp; tools/regen_docs.py --constants)
