@@ -78,6 +78,16 @@ def recipe_for(model, acc, dt):
             return f"{MB}{f}/workload_base_configs.py ({acc} {dt}): layout {layout}; {settings}".rstrip("; ")
     return ""
 
+# Megatron-Bridge r0.2.0's performance scripts turn Megatron-Core's --overlap-param-gather off for
+# MXFP8 (precision fp8_mx; their comment: keeping it enabled causes NaN grad norms) in scripts/performance/configs/
+# llama3/llama3_llm_pretrain.py (llama3_70b_{gb300,gb200,b200}_config), llama31/llama31_llm_pretrain.py
+# (llama31_405b_{gb300,gb200,b200}_config), deepseek/deepseek_llm_pretrain.py
+# (deepseek_v3_{gb300,gb200}_config) and qwen3/qwen3_llm_pretrain.py (qwen3_235b_a22b_b200_config):
+# the distributed optimizer's parameter all-gathers run before the next step's forward
+PARAM_GATHER_OFF_MXFP8 = {("LLAMA3_70B", "GB300"), ("LLAMA3_70B", "GB200"), ("LLAMA3_70B", "B200"),
+                          ("LLAMA3.1_405B", "GB300"), ("LLAMA3.1_405B", "GB200"), ("LLAMA3.1_405B", "B200"),
+                          ("DeepSeekV3", "GB300"), ("DeepSeekV3", "GB200"), ("Qwen3_235B_a22B", "B200")}
+
 def main(path):
     rows = list(csv.DictReader(open(path, newline="")))
     out = csv.writer(sys.stdout, lineterminator="\n")
@@ -90,7 +100,7 @@ def main(path):
             "tokens_per_s_per_gpu", "published_tflops_per_gpu", "published_precision", "source", "source_location",
             "recipe", "notes", "not_expressible", "cpu_offloading_num_layers", "grad_reduce_in_fp32",
             "recompute_modules", "optimizer_state_bytes", "moe_token_dispatcher", "fp8_recipe", "overlap_moe_expert_parallel_comm",
-            "recompute_method", "recompute_num_layers"]
+            "recompute_method", "recompute_num_layers", "overlap_param_gather"]
     out.writerow(cols)
     for r in rows:
         acc = ACC_SHORT[r["gpu"]]
@@ -216,13 +226,14 @@ def main(path):
         rc_method, rc_layers = ("block", m.group(1)) if m else ("", "")
         if m:
             recompute = "full"
+        param_gather = "false" if dt == "mxfp8" and (r["model"].split(" (")[0], acc) in PARAM_GATHER_OFF_MXFP8 else ""
         out.writerow([f"{r['model']} {acc} {gpus} GPUs {r['precision']}" + (f" seq {r['seq_len']}" if llmf else "")
                       + (" ckpt" if llmf and recompute == "full" else ""),
                       family, MODELS[r["model"]], CLUSTERS[r["gpu"]], gpus, tp, pp, cp, ep, etp, vp, emb, loss, last_stage,
                       r["micro_batch_size"], r["global_batch_size"], r["seq_len"], dt, framework, zero, recompute, sp,
                       r["tokens_per_sec_per_gpu"], r["tflops_per_gpu"], r["precision"], r["source"], r["source_location"],
                       recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload, grad_fp32,
-                      modules, opt_state, dispatcher, fp8_recipe, a2a, rc_method, rc_layers])
+                      modules, opt_state, dispatcher, fp8_recipe, a2a, rc_method, rc_layers, param_gather])
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "../shared/calibration/published_runs.csv")

@@ -300,6 +300,45 @@ TEST_CASE("runs CSV: Megatron's token-dropping and gradient-overlap flags") {
           "runs.csv:2: column overlap_grad_reduce");
 }
 
+TEST_CASE("runs CSV: Megatron's overlap_param_gather") {
+    // Megatron-Bridge r0.2.0's performance scripts turn --overlap-param-gather off for MXFP8
+    // (deepseek_v3_gb200_config and others: "keeping this enabled causes NaN grad norm"): the
+    // distributed optimizer's parameter all-gathers then run before the next step's forward instead
+    // of under it
+    const std::string head = "model,gpus,tp,pp,micro_batch,global_batch,seq,dtype,overlap_param_gather,tokens_per_s_per_gpu\n";
+    const auto runs = io::parse_training_runs(head + "llama3-70b,64,4,4,1,128,8192,bf16,false,1500\n"
+                                                     "llama3-70b,64,4,4,1,128,8192,bf16,true,1500\n"
+                                                     "llama3-70b,64,4,4,1,128,8192,bf16,,1500\n",
+                                              "runs.csv");
+    REQUIRE(runs.size() == 3);
+    CHECK_FALSE(runs[0].p.overlap.zero);
+    CHECK(runs[1].p.overlap.zero);
+    CHECK(runs[2].p.overlap.zero);  // empty: the framework's (megatron-core overlaps the gathers)
+    const cluster c = [] {
+        cluster x = cluster_by_name("dgx-h100");
+        x.nodes = 8;
+        return x;
+    }();
+    const auto exposed_gather = predict_step(runs[0].model, c, runs[0].p);
+    const auto overlapped = predict_step(runs[1].model, c, runs[1].p);
+    // the same traffic; without the overlap the gathers' whole time is on the step's critical path
+    CHECK(exposed_gather.dp.total.value() == Approx(overlapped.dp.total.value()).epsilon(1e-12));
+    CHECK(exposed_gather.dp.exposed > overlapped.dp.exposed);
+    CHECK(exposed_gather.dp.exposed <= exposed_gather.dp.total);
+    CHECK(exposed_gather.step > overlapped.step);
+    // the gathers run beside the forward only when overlapped, which slows it (step.hpp's
+    // overlap_slowdown_s): never the other way
+    CHECK(overlapped.compute >= exposed_gather.compute);
+    bool threw = false;
+    try {
+        (void)io::parse_training_runs(head + "llama3-70b,64,4,4,1,128,8192,bf16,maybe,1500\n", "runs.csv");
+    } catch (const input_error& e) {
+        threw = true;
+        CHECK(std::string(e.field()) == "runs.csv:2: column overlap_param_gather");
+    }
+    CHECK(threw);
+}
+
 TEST_CASE("plan: every plan carries the request's dispatcher") {
     const transformer& m = models::mixtral_8x7b;
     cluster c = cluster_by_name("dgx-h100");
