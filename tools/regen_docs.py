@@ -6,7 +6,8 @@
    accelerator_efficiencies into the catalog entries whose efficiency is fitted
    (include/commscale/hardware/accelerators.hpp);
 2. docs/accuracy.md's fit-compute and accuracy listings, its per-family table and the fitted column
-   of its constants' table;
+   of its constants' table, and the fitted accelerator efficiencies docs/hardware.md and
+   docs/model.md quote;
 3. the SVGs of docs/img/ that the step model draws (accuracy, fit-step, capacity);
 4. every `$ commscale ...` listing of README.md and docs/*.md (a listing marked `# excerpt` keeps
    its lines, re-read from the same place of the new output), and the output block after each
@@ -100,6 +101,15 @@ def accuracy_doc():
         if not m:
             sys.exit('docs/accuracy.md: no row for the constant %s' % par['name'])
         s = s[:m.start(2)] + cell + s[m.end(2):]
+    # the fitted accelerator efficiencies quoted in docs/hardware.md and docs/model.md
+    for par in fitj['accelerator_efficiencies']:
+        name = par['name'].upper()
+        for doc, pattern in (('docs/hardware.md', r'(\(%s: )[0-9.]+(, fitted)'), ('docs/model.md', r'(%s, whose )[0-9.]+( is fitted)')):
+            q = os.path.join(root, doc)
+            t = open(q).read()
+            u = re.sub(pattern % name, lambda m: m.group(1) + '%.3f' % par['value'] + m.group(2), t)
+            if u != t:
+                open(q, 'w').write(u)
     i = s.index('| family | runs | model: median abs. error |')
     i = s.index('\n', s.index('\n', i) + 1) + 1
     j = s.index('\n\n', i)
