@@ -22,6 +22,15 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
 
 namespace {
+// The input_error (field, message) that parsing runs-CSV `text` as "runs.csv" throws; empty if none.
+std::pair<std::string, std::string> runs_csv_error(const std::string& text) {
+    try {
+        (void)io::parse_training_runs(text, "runs.csv");
+    } catch (const input_error& e) {
+        return {e.field(), e.what()};
+    }
+    return {};
+}
 // C(n, k) as a double, by the multiplicative formula
 double choose(int n, int k) {
     double r = 1.0;
@@ -278,14 +287,7 @@ TEST_CASE("runs CSV: Megatron's token-dropping and gradient-overlap flags") {
     const auto padded = predict_step(runs[0].model, c, acc, runs[0].p);
     const auto dropless = predict_step(runs[3].model, c, acc, runs[3].p);
     CHECK(padded.compute < dropless.compute);
-    auto error_of = [&](const std::string& row) {
-        try {
-            (void)io::parse_training_runs(head + row, "runs.csv");
-        } catch (const input_error& e) {
-            return std::pair<std::string, std::string>{e.field(), e.what()};
-        }
-        return std::pair<std::string, std::string>{};
-    };
+    auto error_of = [&](const std::string& row) { return runs_csv_error(head + row); };
     const auto negative = error_of("qwen3-30b-a3b,8,1,1,8,1,1,64,4096,alltoall,-1,false,true,9000\n");
     CHECK(negative.first == "runs.csv:2: column moe_expert_capacity_factor");
     CHECK_THAT(negative.second, Contains("0 (dropless)"));
@@ -329,14 +331,8 @@ TEST_CASE("runs CSV: Megatron's overlap_param_gather") {
     // the gathers run beside the forward only when overlapped, which slows it (step.hpp's
     // overlap_slowdown_s): never the other way
     CHECK(overlapped.compute >= exposed_gather.compute);
-    bool threw = false;
-    try {
-        (void)io::parse_training_runs(head + "llama3-70b,64,4,4,1,128,8192,bf16,maybe,1500\n", "runs.csv");
-    } catch (const input_error& e) {
-        threw = true;
-        CHECK(std::string(e.field()) == "runs.csv:2: column overlap_param_gather");
-    }
-    CHECK(threw);
+    CHECK(runs_csv_error(head + "llama3-70b,64,4,4,1,128,8192,bf16,maybe,1500\n").first ==
+          "runs.csv:2: column overlap_param_gather");
 }
 
 TEST_CASE("plan: every plan carries the request's dispatcher") {
