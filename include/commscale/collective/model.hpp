@@ -633,6 +633,18 @@ inline void check_bytes(data_size bytes) {
     return detail::applies(c, g, op, a);
 }
 
+/// @brief The operation whose time `op` shares in every algorithm of this model, on every cluster
+/// and group: all_gather costs what reduce_scatter of the same buffer costs (each moves (n-1)/n S
+/// in the same steps over the same links in ring, PAT, direct, halving-doubling, the sharded
+/// parameter server and NVLS; the reduction's arithmetic is not priced), so both map to
+/// reduce_scatter; every other operation is its own. The step predictor's pricer reuses a time
+/// across such a pair (Megatron's DP stream reduce-scatters gradients and all-gathers the same
+/// bytes of parameters); tests/unit/collective/collective_time.cpp holds the two equal to the bit
+/// for every algorithm, and fails first if an algorithm ever prices them apart.
+[[nodiscard]] constexpr collective_op cost_twin(collective_op op) {
+    return op == collective_op::all_gather ? collective_op::reduce_scatter : op;
+}
+
 namespace detail {
 /// The automatic choice among the candidates of `opt` (opt.algo == automatic): every candidate's
 /// time without its latency/transfer split (branch-free), the fastest kept; `best_plan` is left

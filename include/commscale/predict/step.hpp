@@ -767,29 +767,45 @@ namespace detail {
 /// cluster's rate_base (its protocols' latencies and payload fractions, channel caps and
 /// efficiencies) computed once for the prediction's collectives instead of once per collective,
 /// and the checked placement's path kept for the next collective of the same group (a step prices
-/// the TP and the DP group twice or more in a row); the same times to the bit
-/// (collective_time_on_base). One prediction's own: not shared between threads.
+/// the TP and the DP group twice or more in a row), with the last two times on that path: a
+/// collective of the same bytes and the same cost (cost_twin: a DP stream's all-gather after its
+/// reduce-scatter) is not priced again. The same times to the bit (collective_time_on_base). One
+/// prediction's own: not shared between threads.
 class based_collective_pricer {
 public:
     based_collective_pricer(const cluster& c, const collective_options& o) : c_(&c), options_(o), base_(make_rate_base(c)) {}
     [[nodiscard]] duration operator()(const placement& g, collective_op op, data_size s) {
         if (has_path_ && g == last_) {
             check_bytes(s);  // the placement was checked with the path
+            const collective_op twin = cost_twin(op);
+            for (const priced& e : priced_)
+                if (e.bytes == s.value() && e.op == twin) return seconds(e.time);
         } else {
             path_ = make_path(*c_, g, check_inputs(*c_, g, s));
             last_ = g;
             has_path_ = true;
+            priced_[0].bytes = priced_[1].bytes = -1.0;  // no time on the new path yet
         }
-        return collective_time_on_path(*c_, base_, path_, g, op, s, options_);
+        const duration t = collective_time_on_path(*c_, base_, path_, g, op, s, options_);
+        priced_[next_] = priced{s.value(), cost_twin(op), t.value()};
+        next_ ^= 1u;
+        return t;
     }
 
 private:
+    struct priced {
+        double bytes = -1.0;  ///< -1: empty (checked sizes are >= 0)
+        collective_op op = collective_op::all_reduce;
+        double time = 0.0;
+    };
     const cluster* c_;
     collective_options options_;
     rate_base base_;
     placement last_{};
     group_path path_{};
     bool has_path_ = false;
+    std::array<priced, 2> priced_{};  ///< the last two times on path_, the older overwritten first
+    unsigned next_ = 0;
 };
 
 template <class Step>

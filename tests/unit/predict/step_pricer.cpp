@@ -1,6 +1,7 @@
 // predict_step prices its collectives through detail::based_collective_pricer (the cluster's
 // rate_base computed once per prediction): every figure of the breakdown is the one the plain
-// collective pricer gives, to the bit, on a node cluster and on an NVL72 rack (comm_view).
+// collective pricer gives, to the bit, on a node cluster and on an NVL72 rack (comm_view), its
+// reuse of a reduce-scatter's time for the all-gather of the same bytes included.
 #include "catch_shim.hpp"
 
 #include <commscale/hardware/clusters.hpp>
@@ -35,6 +36,8 @@ TEST_CASE("predict_step: the once-per-prediction rate base prices as the collect
         CHECK(in_seconds(fast.step) == in_seconds(plain.step));
         CHECK(in_seconds(fast.tp.total) == in_seconds(plain.tp.total));
         CHECK(in_seconds(fast.dp.total) == in_seconds(plain.dp.total));
+        // the DP stream's all-gathers reuse its reduce-scatters' times (cost_twin)
+        CHECK(in_seconds(fast.dp.exposed) == in_seconds(plain.dp.exposed));
         CHECK(in_seconds(fast.ep.total) == in_seconds(plain.ep.total));
         CHECK(in_seconds(fast.pp.total) == in_seconds(plain.pp.total));
         // the communication is priced (not a test of zeros)
