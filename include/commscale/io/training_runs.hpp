@@ -162,19 +162,31 @@ namespace detail {
 /// label, `base_dir` resolves relative model paths.
 [[nodiscard]] inline std::vector<training_run> parse_training_runs(std::string_view text, const std::string& name,
                                                                    const std::filesystem::path& base_dir = {}) {
-    static constexpr const char* known[] = {"model", "gpus", "tp", "pp", "dp", "cp", "ep", "etp", "micro_batch",
-                                            "global_batch", "seq", "dtype", "framework", "zero", "recompute",
-                                            "sequence_parallel", "virtual_stages", "step_s", "tflops_per_gpu", "name",
-                                            "tokens_per_s_per_gpu", "cluster", "account_for_embedding_in_pipeline_split",
-                                            "account_for_loss_in_pipeline_split", "family", "source", "source_location",
-                                            "recipe", "notes", "not_expressible", "published_tflops_per_gpu",
-                                            "published_precision", "cpu_offloading_num_layers", "grad_reduce_in_fp32", "recompute_modules",
-                                            "optimizer_state_bytes", "moe_token_dispatcher", "recompute_method",
-                                            "recompute_num_layers", "fp8_recipe", "overlap_moe_expert_parallel_comm",
-                                            "first_last_layers_bf16", "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16",
-                                            "first_stage_layers", "last_stage_layers", "moe_expert_capacity_factor",
-                                            "moe_pad_expert_input_to_capacity", "overlap_grad_reduce",
-                                            "overlap_param_gather"};
+    // Every column the parser reads: the plan's and the run's labels, then the measurements (one
+    // of which a file must have). The unknown-column error lists them from here.
+    static constexpr std::string_view plan_columns[] = {
+        "model", "gpus", "tp", "pp", "dp", "cp", "ep", "etp", "micro_batch", "global_batch", "seq", "dtype",
+        "framework", "zero", "recompute", "sequence_parallel", "virtual_stages", "name", "cluster",
+        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split", "family", "source",
+        "source_location", "recipe", "notes", "not_expressible", "published_tflops_per_gpu", "published_precision",
+        "cpu_offloading_num_layers", "grad_reduce_in_fp32", "recompute_modules", "optimizer_state_bytes",
+        "moe_token_dispatcher", "recompute_method", "recompute_num_layers", "fp8_recipe",
+        "overlap_moe_expert_parallel_comm", "first_last_layers_bf16", "num_layers_at_start_in_bf16",
+        "num_layers_at_end_in_bf16", "first_stage_layers", "last_stage_layers", "moe_expert_capacity_factor",
+        "moe_pad_expert_input_to_capacity", "overlap_grad_reduce", "overlap_param_gather"};
+    static constexpr std::string_view measurement_columns[] = {"step_s", "tflops_per_gpu", "tokens_per_s_per_gpu"};
+    auto known = [](std::string_view h) {
+        for (std::string_view k : plan_columns)
+            if (h == k) return true;
+        for (std::string_view k : measurement_columns)
+            if (h == k) return true;
+        return false;
+    };
+    auto known_columns = [] {
+        std::string out = "columns";
+        for (std::string_view k : plan_columns) out.append(out.size() > 7 ? ", " : " ").append(k);
+        return out + ", and step_s, tflops_per_gpu or tokens_per_s_per_gpu";
+    };
     std::vector<std::string> header;
     bool has_tokens = false;  // a tokens_per_s_per_gpu column (changes only the wording of one error)
     std::vector<training_run> runs;
@@ -190,22 +202,8 @@ namespace detail {
         auto cells = detail::split_csv(line);
         if (header.empty()) {
             header = cells;
-            for (const auto& h : header) {
-                bool ok = false;
-                for (const char* k : known) ok = ok || h == k;
-                if (!ok)
-                    throw input_error(where + ": header", "'" + h + "'",
-                                      "columns model, gpus, tp, pp, dp, cp, ep, etp, micro_batch, global_batch, seq, dtype, "
-                                      "framework, zero, recompute, sequence_parallel, virtual_stages, name, cluster, "
-                                      "account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split, family, "
-                                      "source, source_location, recipe, notes, not_expressible, published_tflops_per_gpu, "
-                                      "published_precision, cpu_offloading_num_layers, grad_reduce_in_fp32, recompute_modules, optimizer_state_bytes, "
-                                      "moe_token_dispatcher, recompute_method, recompute_num_layers, fp8_recipe, overlap_moe_expert_parallel_comm, "
-                                      "first_last_layers_bf16, num_layers_at_start_in_bf16, num_layers_at_end_in_bf16, first_stage_layers, "
-                                      "last_stage_layers, moe_expert_capacity_factor, moe_pad_expert_input_to_capacity, "
-                                      "overlap_grad_reduce, overlap_param_gather, and step_s, tflops_per_gpu "
-                                      "or tokens_per_s_per_gpu");
-            }
+            for (const auto& h : header)
+                if (!known(h)) throw input_error(where + ": header", "'" + h + "'", known_columns());
             for (const char* req : {"model", "gpus", "tp", "pp", "micro_batch", "global_batch"}) {
                 bool found = false;
                 for (const auto& h : header) found = found || h == req;
@@ -214,7 +212,7 @@ namespace detail {
             for (const auto& h : header) has_tokens = has_tokens || h == "tokens_per_s_per_gpu";
             bool measured = false;
             for (const auto& h : header)
-                measured = measured || h == "step_s" || h == "tflops_per_gpu" || h == "tokens_per_s_per_gpu";
+                for (std::string_view k : measurement_columns) measured = measured || h == k;
             if (!measured)
                 throw input_error(where + ": header", "no measurement column",
                                   "a column step_s or tflops_per_gpu, or tokens_per_s_per_gpu");

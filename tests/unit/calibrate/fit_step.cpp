@@ -387,3 +387,36 @@ TEST_CASE("fit_step: overlap_slowdown is fitted where the runs hide very differe
     const step_fit g = fit_step(one_node, slow);
     CHECK(std::find(g.kept.begin(), g.kept.end(), "overlap_slowdown") != g.kept.end());
 }
+
+TEST_CASE("training-runs CSV: an unknown column names itself and lists every column the parser reads") {
+    auto header_error = [](const std::string& header) -> std::pair<std::string, std::string> {
+        try {
+            (void)io::parse_training_runs(header + "\n", "runs.csv");
+        } catch (const input_error& e) {
+            return {e.field(), e.what()};
+        }
+        return {};
+    };
+    const auto [field, message] = header_error("model,gpus,tp,pp,micro_batch,global_batch,step_s,tpp");
+    CHECK(field == "runs.csv:1: header");
+    REQUIRE_THAT(message, Catch::Matchers::Contains("'tpp'"));
+    // The list, "columns a, b, ..., and step_s, tflops_per_gpu or tokens_per_s_per_gpu": each
+    // column it names is one the parser accepts (a header of it and the required ones passes the
+    // header's checks; with no rows the file is then refused for having no runs).
+    const std::string lead = "columns ", tail = ", and step_s, tflops_per_gpu or tokens_per_s_per_gpu";
+    const auto from = message.find(lead), to = message.find(tail);
+    REQUIRE(from != std::string::npos);
+    REQUIRE(to != std::string::npos);
+    std::vector<std::string> listed;
+    std::string rest = message.substr(from + lead.size(), to - from - lead.size()) + ", ";
+    for (std::size_t at = 0, comma; (comma = rest.find(", ", at)) != std::string::npos; at = comma + 2)
+        listed.push_back(rest.substr(at, comma - at));
+    for (const char* c : {"model", "dp", "etp", "overlap_param_gather", "recompute_num_layers", "fp8_recipe"})
+        CHECK(std::find(listed.begin(), listed.end(), c) != listed.end());
+    for (const auto& c : listed) {
+        INFO(c);
+        CHECK(header_error("model,gpus,tp,pp,micro_batch,global_batch,step_s," + c).first == "runs.csv");
+    }
+    for (const char* measured : {"step_s", "tflops_per_gpu", "tokens_per_s_per_gpu"})
+        CHECK(header_error(std::string("model,gpus,tp,pp,micro_batch,global_batch,") + measured).first == "runs.csv");
+}
