@@ -53,7 +53,8 @@ struct step_request {
     bool pad_to_capacity = false;
     std::optional<given<commscale::moe_token_dispatcher>> dispatcher;
     bool dp_overlap = false, no_dp_overlap = false, tp_overlap = false, no_tp_overlap = false, pp_overlap = false,
-         no_pp_overlap = false, zero_overlap = false, no_zero_overlap = false, cp_overlap = false, no_cp_overlap = false;
+         no_pp_overlap = false, zero_overlap = false, no_zero_overlap = false, cp_overlap = false, no_cp_overlap = false,
+         fp8_param_gather = false, no_fp8_param_gather = false;
     std::optional<given<commscale::attention_kernel>> attention;
     std::optional<given<int>> first_stage_layers, last_stage_layers;
     bool account_for_embedding_in_pipeline_split = false, account_for_loss_in_pipeline_split = false;
@@ -195,6 +196,10 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                 given<r>("recompute-num-layers", &r::recompute_num_layers, integer(0, plan_limits::stage_layers),
                          "with --recompute full: layers per recompute group (uniform) or recomputed per model chunk "
                          "(block); Megatron-Core's flag (default 0: every layer its own checkpoint)"),
+                flag<r>("fp8-param-gather", &r::fp8_param_gather,
+                        "keep the layers' weights in FP8/MXFP8 (Megatron-Core's flag; the megatron-core profile's "
+                        "default, as NVIDIA's recipes set it): 1 byte per per-tensor FP8 weight on Blackwell"),
+                flag<r>("no-fp8-param-gather", &r::no_fp8_param_gather, "keep the layers' weights in 16 bits"),
                 flag<r>("first-last-layers-bf16", &r::first_last_layers_bf16,
                         "keep the first and last layers in BF16 under an FP8/FP4 dtype (Megatron-Core's flag; not with "
                         "delayed FP8 scaling)"),
@@ -297,6 +302,7 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     toggle(r.pp_overlap, r.no_pp_overlap, "pp-overlap", "no-pp-overlap", p.overlap.pp);
     toggle(r.zero_overlap, r.no_zero_overlap, "zero-overlap", "no-zero-overlap", p.overlap.zero);
     toggle(r.cp_overlap, r.no_cp_overlap, "cp-overlap", "no-cp-overlap", p.overlap.cp);
+    toggle(r.fp8_param_gather, r.no_fp8_param_gather, "fp8-param-gather", "no-fp8-param-gather", p.fp8_param_gather);
     toggle(r.sequence_parallel, r.no_sequence_parallel, "sequence-parallel", "no-sequence-parallel", p.sequence_parallel);
     if (r.attention) p.attention = **r.attention;
     p.first_stage_layers = value(r.first_stage_layers, 0);

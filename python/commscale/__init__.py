@@ -489,7 +489,7 @@ def step(model=None, cluster=None, **options):
     expert_load, capacity_factor, pad_to_capacity, moe_token_dispatcher, dp_overlap, tp_overlap, pp_overlap,
     zero_overlap, cp_overlap, attention, first_stage_layers, last_stage_layers,
     account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split,
-    cpu_offloading_num_layers, recompute_modules, fp8_recipe, overlap_moe_expert_parallel_comm,
+    cpu_offloading_num_layers, recompute_modules, fp8_recipe, fp8_param_gather, overlap_moe_expert_parallel_comm,
     recompute_method, recompute_num_layers, first_last_layers_bf16, num_layers_at_start_in_bf16,
     num_layers_at_end_in_bf16, no_scatter_gather, svg, nodes or gpus, and the topology flags
     (``commscale step --help``). With no model, cluster or topology: the README's demo (GPT-3 175B

@@ -265,14 +265,19 @@ TEST_CASE("step: megatron-core keeps and reduces gradients in bf16 as NVIDIA's p
     // (megatron/core/distributed/distributed_data_parallel.py): 80 MB of bf16, 160 MB of fp32
     CHECK(typed["plan"]["bucket_bytes"].get<double>() == Approx(40e6 * 2));
     CHECK(typed["plan"]["bucket_per_dp_bytes"].get<double>() == Approx(1e6 * 2));
-    const auto fp32 = run_json(row + " --gradient-bytes 4");
+    // (with 16-bit weights: the recipe's FP8 parameters, 1 byte per layer weight on GB200, would
+    // make room for the fp32 gradients)
+    CHECK(typed["plan"]["fp8_param_gather"] == true);
+    const auto fp32 = run_json(row + " --gradient-bytes 4 --no-fp8-param-gather");
+    CHECK(fp32["plan"]["fp8_param_gather"] == false);
     CHECK(fp32["plan"]["bucket_bytes"].get<double>() == Approx(40e6 * 4));
     CHECK(fp32["plan"]["bucket_per_dp_bytes"].get<double>() == Approx(1e6 * 4));
     CHECK(fp32["fits_in_memory"] == false);
     const double gib = 1024.0 * 1024 * 1024;
     const double params_per_gpu = 405.85e9 / 64;  // Llama 3.1 405B over TP 4 x PP 16, +-5% for the stage split
+    // 2 more bytes per parameter of gradients, 1 more of weights (16-bit, not FP8)
     CHECK((fp32["memory_per_gpu_GiB"].get<double>() - typed["memory_per_gpu_GiB"].get<double>()) ==
-          Approx(2.0 * params_per_gpu / gib).epsilon(0.05));
+          Approx(3.0 * params_per_gpu / gib).epsilon(0.05));
     // an explicit --bucket is bytes, whatever the precision
     CHECK(run_json(row + " --gradient-bytes 4 --bucket 25MB")["plan"]["bucket_bytes"].get<double>() == Approx(25e6));
     // Megatron-LM's own training loop forces fp32 gradients with bf16 (the megatron-lm profile), as

@@ -61,7 +61,7 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
     "                      [--cp C] [--ep E] --micro-batch b --global-batch B [--seq S] [--zero 0|1|2|3]\n"
     "                      [--recompute none|selective|full] [--schedule gpipe|1f1b|interleaved|zb-h1|zb-v|dualpipe]\n"
     "                      [--virtual-stages V] [--[no-]sequence-parallel] [--compute-efficiency X] [--dtype bf16]\n"
-    "                      [--fp8-recipe delayed|tensorwise|blockwise]\n"
+    "                      [--fp8-recipe delayed|tensorwise|blockwise] [--[no-]fp8-param-gather]\n"
     "                      [--efficiency ideal|default] [--bucket 25MB] [--gradient-bytes 2|4]\n"
     "                      [--framework megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp]\n"
     "                      [--[no-]dp-overlap] [--[no-]tp-overlap] [--[no-]pp-overlap] [--[no-]zero-overlap]\n"

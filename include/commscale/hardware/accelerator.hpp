@@ -149,6 +149,15 @@ struct accelerator {
     /// CPU offloading moves its tensors over (predict/step.hpp, "offload"). PCIe Gen5 x16, 63.0 GB/s
     /// (hardware/links.hpp `pcie<5, 16>`), unless the entry says otherwise.
     byte_rate host_bandwidth = pcie<5, 16>.per_direction;
+    /// FP8 GEMMs take their operands in every layout, not only the TN one that Hopper's FP8
+    /// tensor cores require: Transformer Engine's `nvte_is_non_tn_fp8_gemm_supported`
+    /// (transformer_engine/common/transformer_engine.cpp: compute capability 10.x, 11.x and 13 and
+    /// up, i.e. Blackwell's data-center parts, not 12.x) gates the transposed copy of a per-tensor
+    /// FP8 tensor (transformer_engine/pytorch/csrc/quantizer.cpp, Float8Quantizer::create_tensor:
+    /// `create_transpose = columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()`). With FP8
+    /// parameters (plan::fp8_param_gather) a layer's weights are 1 byte per element where this
+    /// holds, 2 (the data and its transpose) where it does not (workload/memory.hpp).
+    bool non_tn_fp8_gemm = false;
     /// Lower-case parts of the device names CUDA and ROCm report for this accelerator (nvidia-smi,
     /// rocm-smi, the device lines of nccl-tests and rccl-tests: "NVIDIA A100-SXM4-80GB", "AMD
     /// Instinct MI300X"), matched case-insensitively by accelerator_for_device, where the longest

@@ -280,6 +280,7 @@ inline constexpr accelerator b200{
     .flash_attention_2_ratio = 0.286,  // FA2 345.8 TFLOP/s against 296 on H100 (see above)
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // 16 exp2 per 8,192 BF16 FLOPs per SM clock (2.25 PFLOP/s = 148 SMs x 1.86 GHz x 8,192)
     .host_bandwidth = pcie<5, 16>.per_direction,  // HGX B200: PCIe Gen5 x16 to the x86 host
+    .non_tn_fp8_gemm = true,  // compute capability 10.0: FP8 GEMMs in every layout (accelerator::non_tn_fp8_gemm)
     .device_names = {"b200"},
     .reference_cluster = "dgx-b200",
 };
@@ -303,6 +304,7 @@ inline constexpr accelerator b300{
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // Blackwell Ultra doubles the SFU rate (NVIDIA technical blog "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
     .host_bandwidth = pcie<5, 16>.per_direction,  // HGX B300: PCIe Gen5 host CPUs
+    .non_tn_fp8_gemm = true,  // compute capability 10.3: FP8 GEMMs in every layout (accelerator::non_tn_fp8_gemm)
     .device_names = {"b300"},
     .reference_cluster = "dgx-b300",
 };
@@ -326,6 +328,7 @@ inline constexpr accelerator gb200{
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 16.0 / 8192.0,  // as B200
     .host_bandwidth = bytes_per_second(225.0 * giga),  // NVLink-C2C 900 GB/s both directions per Grace, two GPUs (see above)
+    .non_tn_fp8_gemm = true,  // compute capability 10.0: FP8 GEMMs in every layout (accelerator::non_tn_fp8_gemm)
     .device_names = {"gb200"},
     .reference_cluster = "gb200-nvl72",
 };
@@ -358,6 +361,7 @@ inline constexpr accelerator gb300{
     .flash_attention_2_ratio = 0.286,  // as B200
     .exponentials_per_bf16_flop = 32.0 / 8192.0,  // as B300
     .host_bandwidth = bytes_per_second(225.0 * giga),  // as GB200: one Grace per two GPUs (see above)
+    .non_tn_fp8_gemm = true,  // compute capability 10.3: FP8 GEMMs in every layout (accelerator::non_tn_fp8_gemm)
     .device_names = {"gb300"},
     .reference_cluster = "gb300-nvl72",
 };

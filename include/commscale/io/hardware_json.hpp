@@ -15,7 +15,9 @@
 ///   flash_attention_2_ratio (FlashAttention-2's fraction of peak over the
 ///   A100's), exponentials_per_bf16_flop
 ///   (softmax exponentials per dense BF16 FLOP, 0 if unknown), host_bandwidth_GBps (the link to host
-///   memory per direction; PCIe Gen5 x16, 63.0, where an object gives none), device_names (parts of the names CUDA
+///   memory per direction; PCIe Gen5 x16, 63.0, where an object gives none), non_tn_fp8_gemm (FP8
+///   GEMMs in every operand layout, Blackwell: no transposed FP8 copies; false where an object gives
+///   none), device_names (parts of the names CUDA
 ///   and ROCm report, lower-case), reference_cluster (the preset a log of it defaults to; null: the
 ///   default cluster)}
 ///
@@ -182,6 +184,7 @@ inline void require_consistent(const std::string& field, double given, double im
     j["flash_attention_2_ratio"] = a.flash_attention_2_ratio;
     j["exponentials_per_bf16_flop"] = a.exponentials_per_bf16_flop;
     j["host_bandwidth_GBps"] = in_GBps(a.host_bandwidth);
+    j["non_tn_fp8_gemm"] = a.non_tn_fp8_gemm;
     nlohmann::json names = nlohmann::json::array();
     for (const std::string_view d : a.device_names)
         if (!d.empty()) names.push_back(std::string(d));
@@ -282,6 +285,7 @@ inline void require_consistent(const std::string& field, double given, double im
                                             accelerator_limits::max_flash_attention_2_ratio);
     a.exponentials_per_bf16_flop = r.number_or("exponentials_per_bf16_flop", a.exponentials_per_bf16_flop, 0.0,
                                                  accelerator_limits::max_exponentials_per_bf16_flop);
+    a.non_tn_fp8_gemm = r.boolean_or("non_tn_fp8_gemm", a.non_tn_fp8_gemm);
     if (r.has("host_bandwidth_GBps"))
         a.host_bandwidth = bytes_per_second(r.number("host_bandwidth_GBps", accelerator_limits::min_host_bandwidth_GBps,
                                                      accelerator_limits::max_host_bandwidth_GBps) * giga);

@@ -38,7 +38,9 @@
 ///   set (Megatron-Core's flags; absent reads as false, so plans without them keep their JSON);
 ///   cpu_offloading_num_layers only when > 0 (absent reads as 0); recompute_modules (Megatron-Core's
 ///   names, comma-separated) only when any; overlap_moe_expert_parallel_comm: true only when set;
-///   fp8_recipe (delayed, tensorwise, blockwise) with dtype fp8 (absent reads as delayed); recompute_method (uniform, block) and
+///   fp8_recipe (delayed, tensorwise, blockwise) with dtype fp8 (absent reads as delayed);
+///   fp8_param_gather (Megatron-Core's --fp8-param-gather) with dtype fp8 or mxfp8 (absent reads as
+///   the framework's); recompute_method (uniform, block) and
 ///   recompute_num_layers only when full recompute does not give every layer its own checkpoint
 ///   (absent reads as uniform and 0); first_last_layers_bf16 true with num_layers_at_start_in_bf16
 ///   and num_layers_at_end_in_bf16 only when set (absent reads as false, 1 and 1); moe_token_dispatcher (alltoall, deepep, hybridep; absent
@@ -739,6 +741,16 @@ void plan_fields(const IO& io, P& p, int layers) {
         },
         [&](const auto& r, const auto& key) {
             if (r.has(key)) p.fp8_scaling = parse<fp8_recipe>(r.string(key), r.field(key));
+        });
+    // FP8 parameters (Megatron-Core's --fp8-param-gather) with dtype fp8 or mxfp8; absent (earlier
+    // versions, other dtypes) reads as the framework's
+    io.custom(
+        "fp8_param_gather",
+        [&](auto put) {
+            if (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) put(p.fp8_param_gather);
+        },
+        [&](const auto& r, const auto& key) {
+            p.fp8_param_gather = r.has(key) ? r.boolean(key) : profile_of(p.stack).fp8_param_gather;
         });
     full_recompute_fields(io, p);
     bf16_layers_fields(io, p);

@@ -94,6 +94,7 @@ struct framework_profile {
     bool overlap_pp = true;              ///< steady-state pipeline send/recv overlapped with compute
     bool sequence_parallel = true;       ///< with TP >= 2, sequence parallelism (stack_sequence_parallel)
     bool fp8_current_scaling = true;     ///< per-tensor FP8 scaled from each tensor's own amax (stack_fp8_recipe)
+    bool fp8_param_gather = true;        ///< FP8/MXFP8 models keep their weights quantized (plan::fp8_param_gather)
     bool expert_tp_one = true;           ///< MoE experts unsplit by TP (expert TP 1; stack_expert_tp)
     attention_kernel attention = attention_kernel::flash;
     bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (no accumulation window)
@@ -129,6 +130,12 @@ struct framework_profile {
 ///   Composer's `amp_fp8` (llm-foundry) and DeepSpeed run; torchtitan's torchao float8 scales
 ///   tensorwise from the current amax (torchao `Float8LinearRecipeName.TENSORWISE`, its default;
 ///   delayed scaling removed in torchao 0.10, pytorch/ao#1680): `--fp8-recipe tensorwise` there.
+///   FP8 parameters (`--fp8-param-gather`), which every FP8 and MXFP8 mixed-precision config of
+///   Megatron-Bridge r0.2.0 sets (src/megatron/bridge/training/mixed_precision.py:
+///   `cfg.fp8_param_gather = True` in bf16_with_fp8_delayed_scaling_mixed,
+///   bf16_with_fp8_current_scaling_mixed, bf16_with_mxfp8_mixed and the rest), not
+///   Megatron-Core's library default (off); the other profiles keep 16-bit weights (torchao's
+///   float8 all-gather casts 16-bit shards as it gathers them).
 ///   Expert tensor parallelism 1, which every Megatron-Bridge r0.2.0 MoE recipe sets
 ///   (`expert_tensor_parallel_size = 1` in src/megatron/bridge/recipes deepseek_v3.py, gpt_oss.py,
 ///   qwen3_moe.py, qwen3_next.py, glm45.py, moonlight_16b.py and the performance scripts' MoE
@@ -167,6 +174,7 @@ struct framework_profile {
         case framework::megatron_lm:
             p.sequence_parallel = false;
             p.fp8_current_scaling = false;
+            p.fp8_param_gather = false;
             p.expert_tp_one = false;
             p.zero = 0;
             p.bucket_params = 0;
@@ -182,6 +190,7 @@ struct framework_profile {
         case framework::megatron_deepspeed:
             p.sequence_parallel = false;
             p.fp8_current_scaling = false;
+            p.fp8_param_gather = false;
             p.expert_tp_one = false;
             p.zero = 1;
             p.bucket_params = 5e8;
@@ -197,6 +206,7 @@ struct framework_profile {
         case framework::deepspeed:
             p.sequence_parallel = false;
             p.fp8_current_scaling = false;
+            p.fp8_param_gather = false;
             p.expert_tp_one = false;
             p.zero = 3;
             p.gradient_bytes = 2;
@@ -210,6 +220,7 @@ struct framework_profile {
             break;
         case framework::fsdp:
             p.fp8_current_scaling = false;
+            p.fp8_param_gather = false;
             p.expert_tp_one = false;
             p.zero = 3;
             p.bucket_params = 0;  // FSDP reduces per wrapped layer, not in buckets

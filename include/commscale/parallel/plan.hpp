@@ -195,6 +195,14 @@ struct plan {
     /// quantize_kernels_for), or blockwise (1 x 128 / 128 x 128 blocks: two quantized layouts, the
     /// split accumulator in every GEMM; compute_params_for); only with precision fp8
     fp8_recipe fp8_scaling = fp8_recipe::delayed;
+    /// FP8 parameters (Megatron-Core `--fp8-param-gather`; Transformer Engine's fp8_model_init):
+    /// with precision fp8 or mxfp8 the layers' weights are kept quantized, the distributed
+    /// optimizer's fp32 main copy apart, and gathered in FP8. Their memory (workload/memory.hpp
+    /// memory_plan::layer_weight_bytes): a per-tensor FP8 weight (delayed or tensorwise) is 1 byte
+    /// per element on parts with FP8 GEMMs in every layout (accelerator::non_tn_fp8_gemm,
+    /// Blackwell), 2 elsewhere (its transpose); blockwise FP8 and MXFP8 keep two layouts, 2 bytes.
+    /// The megatron-core profile's default (framework.hpp), off for the other stacks.
+    bool fp8_param_gather = true;
     /// Keep the first and last transformer layers in BF16 under an FP8 or FP4 recipe (Megatron-Core
     /// `--first-last-layers-bf16`; megatron/core/fp8_utils.py and fp4_utils.py is_first_last_bf16_layer:
     /// global layers [0, start) and [layers - end, layers) run outside the quantized autocast):
@@ -542,6 +550,7 @@ constexpr void apply_framework(plan& p, framework f) {
     p.bucket_per_dp = bytes(fp.bucket_params_per_dp * fp.gradient_bytes);
     p.overlap.dp = fp.overlap_grad_reduce;
     p.overlap.zero = fp.overlap_param_gather;
+    p.fp8_param_gather = fp.fp8_param_gather;
     p.overlap.tp = fp.overlap_tp;
     p.overlap.pp = fp.overlap_pp;
     p.attention = fp.attention;

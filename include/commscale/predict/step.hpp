@@ -375,7 +375,10 @@ struct bf16_layers_extra {
 /// r.max_stage_layers already set).
 inline void step_memory(const commscale::transformer& m, const commscale::plan& p, const accelerator& acc,
                         step_breakdown& r) {
-    const memory_plan mp = memory_plan_of(m, p, r.micro_batches);
+    memory_plan mp = memory_plan_of(m, p, r.micro_batches);
+    // FP8 parameters: a per-tensor FP8 weight without its transpose, 1 byte (plan::fp8_param_gather)
+    if (p.fp8_param_gather && p.precision == dtype::fp8 && p.fp8_scaling != fp8_recipe::blockwise && acc.non_tn_fp8_gemm)
+        mp.layer_weight_bytes = 1.0;
     if (p.pipeline_split_extras() > 0 && p.pp > 1) {
         r.memory = detail::split_layout_memory(m, p, mp);
     } else {

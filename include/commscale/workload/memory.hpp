@@ -323,7 +323,21 @@ struct memory_plan {
     int full_recompute_group = 1;
     recompute kept_mode = recompute::none;  ///< what a layer that is not recomputed saves (selective under FlashAttention)
     state_bytes state = mixed_precision_adam;
+    /// Bytes per element of the transformer layers' weights when they are kept quantized (FP8
+    /// parameters, plan::fp8_param_gather: 1 for a per-tensor FP8 weight on parts without its
+    /// transpose); 0: state.weights, as every other parameter. The embedding, the output layer and
+    /// the final norm stay at state.weights (Megatron-Core quantizes only Transformer Engine's
+    /// layers); the layers' norms are counted with their weights (under 0.1% of a layer's).
+    double layer_weight_bytes = 0;
 };
+
+/// @brief `weights` (model state of every parameter at `p.state.weights` bytes) with the layers'
+/// share at p.layer_weight_bytes: `embedding` is the part of `weights` that stays (the embedding
+/// side's weights on the same GPU).
+[[nodiscard]] constexpr data_size with_layer_weight_bytes(data_size weights, data_size embedding, const memory_plan& p) {
+    if (!(p.layer_weight_bytes > 0) || p.layer_weight_bytes == p.state.weights || !(p.state.weights > 0)) return weights;
+    return embedding + (weights - embedding) * (p.layer_weight_bytes / p.state.weights);
+}
 
 /// @brief Layers of a stage of `layers` whose activations stay in GPU memory when `offloaded` of
 /// them are offloaded to the host: max(layers - offloaded, 0). Megatron-Core's activation CPU
@@ -372,6 +386,9 @@ struct memory_breakdown {
 [[nodiscard]] constexpr memory_breakdown memory_per_gpu(const transformer& m, const memory_plan& p) {
     memory_breakdown r;
     r.state = model_state_per_gpu(m, p.tp, p.pp, p.dp, p.ep, p.zero_stage, p.state, p.etp, p.expert_dp);
+    if (p.layer_weight_bytes > 0) [[unlikely]]
+        r.state.weights = with_layer_weight_bytes(
+            r.state.weights, model_state_per_gpu(embedding_parameters(m), p.tp, p.pp, p.dp, p.zero_stage, p.state).weights, p);
     const int pp = std::max(p.pp, 1);
     const double layers_per_stage = (m.layers + pp - 1) / pp;
     const auto per_layer = activation_bytes_per_layer(m, p);
@@ -412,6 +429,9 @@ struct memory_breakdown {
     const model_state swap = model_state_per_gpu(own - embedding_parameters(s), p.tp, 1, p.dp, p.zero_stage, p.state);
     memory_breakdown r;
     r.state = {all.weights + swap.weights, all.gradients + swap.gradients, all.optimizer + swap.optimizer};
+    if (p.layer_weight_bytes > 0) [[unlikely]]
+        r.state.weights =
+            with_layer_weight_bytes(r.state.weights, model_state_per_gpu(own, p.tp, 1, p.dp, p.zero_stage, p.state).weights, p);
     const auto per_layer = activation_bytes_per_layer(m, p);
     r.activations = resident_layers(s.layers, p.offloaded_layers) * std::max(p.in_flight, 1.0) * per_layer +
                     activation_bytes_outside_layers(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, first, last);

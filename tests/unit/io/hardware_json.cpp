@@ -78,6 +78,7 @@ TEST_CASE("every catalog entry survives a JSON round trip") {
         CHECK(back.mxfp8_gemm_time_ratio == a.mxfp8_gemm_time_ratio);
         CHECK(back.exponentials_per_bf16_flop == a.exponentials_per_bf16_flop);
         CHECK_THAT(back.host_bandwidth.value(), WithinRel(a.host_bandwidth.value(), 1e-12));
+        CHECK(back.non_tn_fp8_gemm == a.non_tn_fp8_gemm);
     }
 }
 
@@ -174,6 +175,13 @@ TEST_CASE("accelerator JSON: names, overrides, new parts and errors") {
     CHECK(mine.exponentials_per_bf16_flop == 0.0);
     CHECK(mine.host_bandwidth.value() == pcie<5, 16>.per_direction.value());  // PCIe Gen5 x16
     CHECK(read_acc(R"({"name": "gb200", "host_bandwidth_GBps": 450})").host_bandwidth.value() == 450e9);
+    // FP8 GEMMs in every layout: Blackwell's data-center parts (compute capability 10.x), not Hopper
+    CHECK(!mine.non_tn_fp8_gemm);
+    CHECK(b200.non_tn_fp8_gemm);
+    CHECK(gb300.non_tn_fp8_gemm);
+    CHECK(!h100_sxm.non_tn_fp8_gemm);
+    CHECK(read_acc(R"({"name": "h100-sxm", "non_tn_fp8_gemm": true})").non_tn_fp8_gemm);
+    CHECK_THROWS_WITH(read_acc(R"({"name": "b200", "non_tn_fp8_gemm": 1})"), Contains("accelerator.non_tn_fp8_gemm"));
     CHECK_THROWS_WITH(read_acc(R"({"name": "h100-sxm", "host_bandwidth_GBps": 0})"),
                       Contains("accelerator.host_bandwidth_GBps") && Contains("0.1"));
     const accelerator counted = read_acc(R"({"name": "h100-sxm", "compute_units": 100})");
