@@ -331,6 +331,21 @@ struct bf16_layers_extra {
     return (local - experts) / dp_cp + experts / p.expert_dp();
 }
 
+/// Bytes per element of a GEMM input that a linear layer saves for its weight gradient
+/// (workload/memory.hpp activation_bytes_per_layer `gemm_input_bytes`): Transformer Engine keeps
+/// the quantized column-wise copy alone, 1 byte in FP8 and MXFP8 (MXFP8's E8M0 scale per 32 not
+/// counted), 4-bit values and an E4M3 scale per 16 in NVFP4 (0.5625), an E8M0 scale per 32 in
+/// MXFP4 (0.53125); 2 (the 16-bit input) otherwise.
+[[nodiscard]] constexpr double saved_gemm_input_bytes(dtype precision) {
+    switch (precision) {
+        case dtype::fp8:
+        case dtype::mxfp8: return 1.0;
+        case dtype::nvfp4: return 0.5 + 1.0 / 16.0;
+        case dtype::fp4: return 0.5 + 1.0 / 32.0;
+        default: return 2.0;
+    }
+}
+
 /// The memory model's view of plan `p` with `micro_batches` micro-batches per step (workload/
 /// memory.hpp): one GPU's shares, what each layer saves, the micro-batches in flight.
 [[nodiscard]] inline memory_plan memory_plan_of(const commscale::transformer& m, const commscale::plan& p, int micro_batches) {
@@ -365,8 +380,8 @@ struct bf16_layers_extra {
     // it does not recompute save what they save without it (kept_mode; read only with recompute full)
     mp.full_recompute_share = p.full_recompute_share(m.layers);
     mp.full_recompute_group = p.full_recompute_group();
-    // Transformer Engine saves FP8/MXFP8 GEMM inputs quantized, 1 byte (memory.hpp)
-    if (p.precision == dtype::fp8 || p.precision == dtype::mxfp8) mp.gemm_input_bytes = 1.0;
+    // Transformer Engine saves quantized GEMM inputs (memory.hpp)
+    mp.gemm_input_bytes = saved_gemm_input_bytes(p.precision);
     return mp;
 }
 

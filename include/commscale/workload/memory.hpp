@@ -165,7 +165,9 @@ namespace detail {
 /// quantized input, not the 16-bit one (transformer_engine/pytorch/module/linear.py and
 /// layernorm_linear.py, `forward`: "Cached input tensor" `saved_inputmat = inputmat`, the FP8
 /// tensor, after "Discard row-wise data since it is not needed in backward pass"; the norm's
-/// output is quantized by the fused norm). With q < 2 the inputs of the QKV and FC1 GEMMs (norm
+/// output is quantized by the fused norm); in NVFP4 the same column-wise copy, 4-bit values and
+/// one E4M3 scale per 16 (NVFP4Quantizer): 0.5625; in MXFP4, one E8M0 scale per 32: 0.53125
+/// (saved_gemm_input_bytes). With q < 2 the inputs of the QKV and FC1 GEMMs (norm
 /// outputs, 2 x 2sbh above) and of FC2 (the activation's output, 2 s b f) are held at q bytes,
 /// and the output projection adds its quantized copy of the attention output, q sbh (the 16-bit
 /// one stays: the attention kernel saves it for its own backward). The norms' inputs, the

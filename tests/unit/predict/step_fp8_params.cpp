@@ -101,3 +101,26 @@ TEST_CASE("fp8_param_gather: NVIDIA's Nemotron-H 56B FP8 recipe on 64 B200 fits"
     wide.fp8_param_gather = false;
     CHECK_FALSE(predict_step(m, c, wide).fits_in_memory);
 }
+
+TEST_CASE("NVFP4 and MXFP4 save their GEMM inputs' column-wise 4-bit copies for the weight gradient") {
+    // Transformer Engine's Linear keeps only the column-wise quantized input for the wgrad GEMM
+    // ("Discard row-wise data since it is not needed in backward pass"): FP8 1 byte per element,
+    // NVFP4 4 bits and an E4M3 scale per 16 (0.5625), MXFP4 4 bits and an E8M0 scale per 32
+    // (0.53125). Per layer of Llama 3 8B (h 4,096, FFN 14,336; s 8,192, b 1, TP 1) those inputs are
+    // the QKV and FC1 inputs and the output projection's copy of the attention output (3 s h) and
+    // the FC2 input (s f); 32 layers, one micro-batch in flight.
+    const auto& m = models::llama3_8b;
+    const cluster c = nodes_of("dgx-b300", 1);
+    plan p{.tp = 1, .dp = 8, .micro_batch = 1, .global_batch = 64, .seq = 8192, .precision = dtype::fp8};
+    p.fp8_scaling = fp8_recipe::tensorwise;
+    const auto activations = [&](dtype d) {
+        plan q = p;
+        q.precision = d;
+        if (d != dtype::fp8) q.fp8_scaling = fp8_recipe::delayed;
+        return in_bytes(predict_step(m, c, q).memory.activations);
+    };
+    const double elements = 32.0 * (3.0 * 8192.0 * 4096.0 + 8192.0 * 14336.0);
+    CHECK_THAT(activations(dtype::fp8) - activations(dtype::nvfp4), WithinRel((1.0 - 0.5625) * elements, 0.01));
+    CHECK_THAT(activations(dtype::fp8) - activations(dtype::fp4), WithinRel((1.0 - 0.53125) * elements, 0.01));
+    CHECK(activations(dtype::bf16) > activations(dtype::fp8));
+}
