@@ -3,6 +3,7 @@
 // sizes, sequence lengths, GPU counts) within 8% (the issue's target), and the before/after and
 // cross-validated errors must say so. Sources of the runs: see step_published_stacks.cpp.
 #include "catch_shim.hpp"
+#include "runs_csv_fixtures.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -203,14 +204,8 @@ TEST_CASE("training-runs CSV: columns, defaults, relative model paths and errors
                                            "t.csv");
     REQUIRE(t.size() == 1);
     CHECK(t[0].tflops_per_gpu);
-    auto err = [](const std::string& text) {
-        try {
-            (void)io::parse_training_runs(text, "runs.csv");
-        } catch (const input_error& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
+    // the error's message ("" when the text parses)
+    auto err = [](const std::string& text) { return runs_test::runs_csv_error(text).second; };
     const std::string head = "model,gpus,tp,pp,micro_batch,global_batch,step_s\n";
     CHECK_THAT(err(head + "llama3-8b,8,x,1,1,64,1.0\n"), Catch::Contains("runs.csv:2: column tp") && Catch::Contains("'x'"));
     CHECK_THAT(err(head + "llama3-8b,8,1,1,1,64\n"), Catch::Contains("runs.csv:2") && Catch::Contains("truncated"));
@@ -389,14 +384,7 @@ TEST_CASE("fit_step: overlap_slowdown is fitted where the runs hide very differe
 }
 
 TEST_CASE("training-runs CSV: an unknown column names itself and lists every column the parser reads") {
-    auto header_error = [](const std::string& header) -> std::pair<std::string, std::string> {
-        try {
-            (void)io::parse_training_runs(header + "\n", "runs.csv");
-        } catch (const input_error& e) {
-            return {e.field(), e.what()};
-        }
-        return {};
-    };
+    auto header_error = [](const std::string& header) { return runs_test::runs_csv_error(header + "\n"); };
     const auto [field, message] = header_error("model,gpus,tp,pp,micro_batch,global_batch,step_s,tpp");
     CHECK(field == "runs.csv:1: header");
     REQUIRE_THAT(message, Catch::Matchers::Contains("'tpp'"));

@@ -4,6 +4,7 @@
 // difference between the all-to-all dispatcher and HybridEP against Megatron-LM's single-MoE-layer
 // benchmark.
 #include "catch_shim.hpp"
+#include "runs_csv_fixtures.hpp"
 
 #include <string>
 #include <utility>
@@ -22,15 +23,7 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
 
 namespace {
-// The input_error (field, message) that parsing runs-CSV `text` as "runs.csv" throws; empty if none.
-std::pair<std::string, std::string> runs_csv_error(const std::string& text) {
-    try {
-        (void)io::parse_training_runs(text, "runs.csv");
-    } catch (const input_error& e) {
-        return {e.field(), e.what()};
-    }
-    return {};
-}
+using runs_test::runs_csv_error;
 // C(n, k) as a double, by the multiplicative formula
 double choose(int n, int k) {
     double r = 1.0;
