@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <commscale/io/result_json.hpp>
+#include <commscale/parallel/pipeline_layout.hpp>
 #include <commscale/predict/step.hpp>
 #include <commscale/units/format.hpp>
 
@@ -58,6 +59,7 @@ struct step_request {
     std::optional<given<commscale::attention_kernel>> attention;
     std::optional<given<int>> first_stage_layers, last_stage_layers;
     bool account_for_embedding_in_pipeline_split = false, account_for_loss_in_pipeline_split = false;
+    std::optional<given<std::string>> pipeline_layout;
     std::optional<given<int>> cpu_offloading_num_layers;
     std::optional<given<unsigned>> recompute_modules;
     std::optional<given<commscale::recompute_method>> recompute_method;
@@ -176,6 +178,10 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                         "count the embedding as a pipeline layer of the first stage (Megatron-Core's flag)"),
                 flag<r>("account-for-loss-in-pipeline-split", &r::account_for_loss_in_pipeline_split,
                         "count the output layer and loss as a pipeline layer of the last stage (Megatron-Core's flag)"),
+                given<r>("pipeline-model-parallel-layout", &r::pipeline_layout,
+                         [](const given_value& v, const std::string&) { return v.spelled(); },
+                         "Megatron-Core's layout of the virtual stages, e.g. 'Et*4|(t*4|)*14tmL' (E embedding, t layer, "
+                         "m MTP, L loss, '|' between stages): sets --virtual-stages and the first and last stages' layers"),
                 given<r>("cpu-offloading-num-layers", &r::cpu_offloading_num_layers, integer(0, plan_limits::stage_layers),
                          "layers per stage whose activations go to host memory (Megatron-Core's flag; default 0)"),
                 given<r>("recompute-modules", &r::recompute_modules,
@@ -323,6 +329,12 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     p.bf16_layers_at_start = value(r.bf16_layers_at_start, 1);
     p.bf16_layers_at_end = value(r.bf16_layers_at_end, 1);
     p.pp_scatter_gather = !r.no_scatter_gather;
+    if (r.pipeline_layout) {
+        // the layout's V where --virtual-stages is unsaid (--schedule interleaved alone defaults to 2)
+        if (!r.virtual_stages && p.schedule == pipeline_schedule::interleaved)
+            p.virtual_stages = parse_pipeline_layout(**r.pipeline_layout, p.pp, m, "--pipeline-model-parallel-layout").virtual_stages;
+        apply_pipeline_layout(p, **r.pipeline_layout, m, "--pipeline-model-parallel-layout");
+    }
     return p;
 }
 

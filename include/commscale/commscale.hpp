@@ -23,6 +23,7 @@
 #include "workload/models.hpp"
 #include "workload/flops.hpp"
 #include "workload/memory.hpp"
+#include "parallel/pipeline_layout.hpp"
 #include "parallel/plan.hpp"
 #include "parallel/traffic.hpp"
 #include "predict/step.hpp"

@@ -36,8 +36,8 @@ __version__ = _core.version
 
 __all__ = [
     "Cluster", "Model", "accelerator", "accelerators", "accuracy", "capacity", "cluster", "clusters", "collective",
-    "collectives", "convert", "fit", "fit_compute", "fit_step", "link", "links", "model", "models", "plan", "run",
-    "scale", "step", "steps", "sweep",
+    "collectives", "convert", "fit", "fit_compute", "fit_step", "link", "links", "model", "models",
+    "pipeline_layout_text", "plan", "run", "scale", "step", "steps", "sweep",
 ]
 
 # Keys that `commscale model --json` and `commscale cluster --json` add to the model's config.json
@@ -474,6 +474,31 @@ def sweep(cluster=None, op="all_reduce", **options):
 
 # --- training ------------------------------------------------------------------------------------
 
+_LAYOUT_CHARS = {"embedding": "E", "decoder": "t", "mtp": "m", "loss": "L"}
+
+
+def pipeline_layout_text(layout):
+    """Megatron-Core's pipeline layout in its list form (``TransformerConfig.pipeline_model_parallel_layout``
+    as the Megatron-Bridge recipes write it: one list of layer names per virtual stage, ``"embedding"``,
+    ``"decoder"``, ``"mtp"``, ``"loss"``) as the string ``pipeline_model_parallel_layout`` takes:
+    ``[["embedding", "decoder"], ["decoder", "loss"]]`` is ``"Et|tL"``. A string is returned as is."""
+    if isinstance(layout, str):
+        return layout
+    stages = []
+    for i, stage in enumerate(layout):
+        if isinstance(stage, str):
+            raise ValueError(f"pipeline_model_parallel_layout[{i}]: expected a list of layer names, got {stage!r}")
+        chars = []
+        for name in stage:
+            key = str(name).strip().lower()
+            if key not in _LAYOUT_CHARS:
+                raise ValueError(f"pipeline_model_parallel_layout[{i}]: expected embedding, decoder, mtp or loss, "
+                                 f"got {name!r}")
+            chars.append(_LAYOUT_CHARS[key])
+        stages.append("".join(chars))
+    return "|".join(stages)
+
+
 def step(model=None, cluster=None, **options):
     """``commscale step --json``: one training step's time, breakdown, MFU, memory and bottleneck
     (docs/CLI.md "Training step"): step_s, compute_s, bubble_s, tp/pp/dp/cp/ep_comm_s and their
@@ -489,11 +514,15 @@ def step(model=None, cluster=None, **options):
     expert_load, capacity_factor, pad_to_capacity, moe_token_dispatcher, dp_overlap, tp_overlap, pp_overlap,
     zero_overlap, cp_overlap, attention, first_stage_layers, last_stage_layers,
     account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split,
+    pipeline_model_parallel_layout (Megatron-Core's string, or its list form: pipeline_layout_text),
     cpu_offloading_num_layers, recompute_modules, fp8_recipe, fp8_param_gather, overlap_moe_expert_parallel_comm,
     recompute_method, recompute_num_layers, first_last_layers_bf16, num_layers_at_start_in_bf16,
     num_layers_at_end_in_bf16, no_scatter_gather, svg, nodes or gpus, and the topology flags
     (``commscale step --help``). With no model, cluster or topology: the README's demo (GPT-3 175B
     on 16 DGX A100)."""
+    layout = options.get("pipeline_model_parallel_layout")
+    if layout is not None and not isinstance(layout, str):
+        options["pipeline_model_parallel_layout"] = pipeline_layout_text(layout)
     if _CLI_ONLY.isdisjoint(options):
         return _core.step(_row_value(model, Model), _row_value(cluster, Cluster), options, _cell)
     return _cli("step", [], options, model, cluster)

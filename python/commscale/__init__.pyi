@@ -242,6 +242,8 @@ def collectives(cluster: Union[_ClusterArg, Sequence[_ClusterArg]] = ..., op: _G
 
 def sweep(cluster: _ClusterArg = ..., op: str = ..., **options: Any) -> Dict[str, Any]: ...
 
+def pipeline_layout_text(layout: Union[str, Sequence[Sequence[str]]]) -> str: ...
+
 def step(model: _ModelArg = ..., cluster: _ClusterArg = ..., *,
          nodes: Optional[int] = ..., gpus: Optional[int] = ..., tp: Optional[int] = ..., pp: Optional[int] = ...,
          dp: Optional[int] = ..., cp: Optional[int] = ..., ep: Optional[int] = ..., etp: Optional[int] = ...,
@@ -258,7 +260,9 @@ def step(model: _ModelArg = ..., cluster: _ClusterArg = ..., *,
          cp_overlap: Optional[bool] = ..., no_cp_overlap: Optional[bool] = ..., attention: Optional[str] = ...,
          first_stage_layers: Optional[int] = ..., last_stage_layers: Optional[int] = ...,
          account_for_embedding_in_pipeline_split: Optional[bool] = ...,
-         account_for_loss_in_pipeline_split: Optional[bool] = ..., cpu_offloading_num_layers: Optional[int] = ...,
+         account_for_loss_in_pipeline_split: Optional[bool] = ...,
+         pipeline_model_parallel_layout: Optional[Union[str, Sequence[Sequence[str]]]] = ...,
+         cpu_offloading_num_layers: Optional[int] = ...,
          recompute_modules: Optional[str] = ..., fp8_recipe: Optional[str] = ...,
          fp8_param_gather: Optional[bool] = ..., no_fp8_param_gather: Optional[bool] = ...,
          overlap_moe_expert_parallel_comm: Optional[bool] = ..., recompute_method: Optional[str] = ...,
@@ -287,7 +291,8 @@ def steps(model: Union[_ModelArg, Sequence[_ModelArg]] = ..., cluster: Union[_Cl
           cp_overlap: _Grid[bool] = ..., no_cp_overlap: _Grid[bool] = ..., attention: _Grid[str] = ...,
           first_stage_layers: _Grid[int] = ..., last_stage_layers: _Grid[int] = ...,
           account_for_embedding_in_pipeline_split: _Grid[bool] = ...,
-          account_for_loss_in_pipeline_split: _Grid[bool] = ..., cpu_offloading_num_layers: _Grid[int] = ...,
+          account_for_loss_in_pipeline_split: _Grid[bool] = ..., pipeline_model_parallel_layout: _Grid[str] = ...,
+          cpu_offloading_num_layers: _Grid[int] = ...,
           recompute_modules: _Grid[str] = ..., fp8_recipe: _Grid[str] = ...,
           fp8_param_gather: _Grid[bool] = ..., no_fp8_param_gather: _Grid[bool] = ...,
           overlap_moe_expert_parallel_comm: _Grid[bool] = ..., recompute_method: _Grid[str] = ...,

@@ -208,6 +208,31 @@ TEST_CASE("step: Llama 3.1 405B on PP 16 x VP 8 runs with Megatron-Core's embedd
     CHECK_FALSE(plain["plan"].contains("account_for_loss_in_pipeline_split"));
 }
 
+TEST_CASE("step: Megatron-Core's --pipeline-model-parallel-layout as NVIDIA's DeepSeek-V3 recipe on 256 GB200 writes it") {
+    // Megatron-Bridge perf_recipes deepseek/gb300 deepseek_v3_pretrain_256gpu_gb300_bf16_config: TP 1,
+    // PP 4, VP 4, EP 64, layout "Et*4|(t*4|)*14tmL". Rank r holds virtual stages r, r + 4, r + 8 and
+    // r + 12 (Megatron-Core PipelineParallelLayerLayout): 4 + 4 + 4 + 4 layers, the last rank 4 + 4 + 4 + 1
+    const std::string base = "step --model deepseek-v3 --cluster gb300-nvl72 --gpus 256 --tp 1 --pp 4 --ep 64 "
+                             "--micro-batch 1 --global-batch 4096 --seq 4096";
+    const auto j = run_json(base + " --pipeline-model-parallel-layout 'Et*4|(t*4|)*14tmL'");
+    CHECK(j["plan"]["stage_layers"] == nlohmann::json::array({16, 16, 16, 13}));
+    CHECK(j["plan"]["virtual_stages"] == 4);
+    CHECK(j["plan"]["schedule"] == "interleaved");
+    // the same V given, or --schedule interleaved alone, agree; another V is named
+    CHECK(run_json(base + " --virtual-stages 4 --pipeline-model-parallel-layout 'Et*4|(t*4|)*14tmL'")["step_s"] == j["step_s"]);
+    CHECK(run_json(base + " --schedule interleaved --pipeline-model-parallel-layout 'Et*4|(t*4|)*14tmL'")["step_s"] == j["step_s"]);
+    require_invalid(base + " --virtual-stages 2 --pipeline-model-parallel-layout 'Et*4|(t*4|)*14tmL'",
+                    "--pipeline-model-parallel-layout");
+    // Megatron-Core refuses it beside the other layout arguments; a layout without the model's MTP module
+    require_invalid(base + " --first-stage-layers 16 --pipeline-model-parallel-layout 'Et*4|(t*4|)*14tmL'",
+                    "other pipeline layout arguments");
+    require_invalid(base + " --pipeline-model-parallel-layout 'Et*4|(t*4|)*14tL'", "MTP depths");
+    const auto text = run(base + " --pipeline-model-parallel-layout 'Et*4|(t*4|)*14tmL'");
+    CHECK(text.rc == 0);
+    CHECK_THAT(text.out, Catch::Matchers::Contains("interleaved x4"));
+    CHECK_THAT(text.out, Catch::Matchers::Contains("stage layers 16 first, 13 last, 16 most"));
+}
+
 TEST_CASE("step: a Megatron-Bridge table row typed as published runs with the recipes' sequence parallelism and interleaving") {
     // Megatron-Bridge 25.09's DGX-H100 row (docs/performance-summary-archive.md, a test set, never
     // fitting data): Llama 3 70B, 64 GPUs, GBS 128, MBS 1, 8192 tokens, TP 4, PP 8, VP 5, FP8,

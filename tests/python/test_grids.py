@@ -194,6 +194,11 @@ SINGLE = [
           global_batch=144, seq=8192, dtype="mxfp8", scale_up_domain=72),
      ["--cluster", "gb200-nvl72", "--gpus", "144", "--model", "llama3-70b", "--tp", "8", "--sequence-parallel",
       "--micro-batch", "1", "--global-batch", "144", "--seq", "8192", "--dtype", "mxfp8", "--scale-up-domain", "72"]),
+    (dict(model="deepseek-v3", cluster="gb200-nvl72", gpus=256, pp=4, ep=64, micro_batch=1, global_batch=4096,
+          seq=4096, pipeline_model_parallel_layout="Et*4|(t*4|)*14tmL"),
+     ["--model", "deepseek-v3", "--cluster", "gb200-nvl72", "--gpus", "256", "--pp", "4", "--ep", "64",
+      "--micro-batch", "1", "--global-batch", "4096", "--seq", "4096", "--pipeline-model-parallel-layout",
+      "Et*4|(t*4|)*14tmL"]),
     (dict(nodes=2, intra="pcie5-x16", inter="ib-hdr-4x", nics_per_node=2, accelerator="h100-pcie",
           oversubscription=2.0, zero=3, zero_overlap=False, cp=2, cp_overlap=False),
      ["--nodes", "2", "--intra", "pcie5-x16", "--inter", "ib-hdr-4x", "--nics-per-node", "2", "--accelerator",
@@ -204,6 +209,22 @@ SINGLE = [
 @pytest.mark.parametrize("options,argv", SINGLE, ids=[f"step-{i}" for i in range(len(SINGLE))])
 def test_step_options_read_as_a_row_equal_the_cli(options, argv):
     assert cs.step(**options) == cli_json("step", *argv)
+
+
+def test_pipeline_layout_list_form_as_the_recipes_write_it():
+    # Kimi K2's (PP 4, VP 4) entry of Megatron-Bridge's recipes (recipes/kimi, _get_kimi_k2_pipeline_layout):
+    # [embedding + 4 decoders] + [4 decoders] x 14 + [decoder, loss], the list form of "Et*4|(t*4|)*14tL"
+    listed = [["embedding"] + ["decoder"] * 4] + [["decoder"] * 4] * 14 + [["decoder", "loss"]]
+    assert cs.pipeline_layout_text(listed) == "Etttt|" + "tttt|" * 14 + "tL"
+    options = dict(model="kimi-k2", cluster="gb200-nvl72", gpus=256, pp=4, ep=64, micro_batch=1, global_batch=4096,
+                   seq=4096)
+    as_list = cs.step(pipeline_model_parallel_layout=listed, **options)
+    assert as_list == cs.step(pipeline_model_parallel_layout="Et*4|(t*4|)*14tL", **options)
+    # rank r holds stages r, r + 4, r + 8, r + 12: 16 layers each, the last rank 4 + 4 + 4 + 1
+    assert as_list["plan"]["stage_layers"] == [16, 16, 16, 13]
+    assert as_list["plan"]["virtual_stages"] == 4
+    with pytest.raises(ValueError, match=r"pipeline_model_parallel_layout\[1\]: expected embedding, decoder"):
+        cs.pipeline_layout_text([["embedding"], ["transformer"]])
 
 
 SINGLE_ERRORS = [
@@ -223,6 +244,8 @@ SINGLE_ERRORS = [
     (dict(recompute="selective", recompute_num_layers=4), ["--recompute", "selective", "--recompute-num-layers", "4"]),
     (dict(recompute="full", recompute_method="block"), ["--recompute", "full", "--recompute-method", "block"]),
     (dict(framework="megatron"), ["--framework", "megatron"]),
+    (dict(model="deepseek-v3", gpus=64, pp=4, pipeline_model_parallel_layout="Et*4|(t*4|)*14tL"),
+     ["--model", "deepseek-v3", "--gpus", "64", "--pp", "4", "--pipeline-model-parallel-layout", "Et*4|(t*4|)*14tL"]),
     (dict(gpus=12, model="llama2-7b"), ["--gpus", "12", "--model", "llama2-7b"]),
     (dict(gpus=16, nodes=2, model="llama2-7b"), ["--gpus", "16", "--nodes", "2", "--model", "llama2-7b"]),
     (dict(dp_overlap=True, no_dp_overlap=True), ["--dp-overlap", "--no-dp-overlap"]),

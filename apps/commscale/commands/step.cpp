@@ -67,7 +67,8 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
     "                      [--[no-]dp-overlap] [--[no-]tp-overlap] [--[no-]pp-overlap] [--[no-]zero-overlap]\n"
     "                      [--[no-]cp-overlap] [--attention flash|unfused] [--first-stage-layers N]\n"
     "                      [--last-stage-layers N] [--account-for-embedding-in-pipeline-split]\n"
-    "                      [--account-for-loss-in-pipeline-split] [--cpu-offloading-num-layers N]\n"
+    "                      [--account-for-loss-in-pipeline-split] [--pipeline-model-parallel-layout LAYOUT]\n"
+    "                      [--cpu-offloading-num-layers N]\n"
     "                      [--recompute-modules LIST] [--recompute-method uniform|block] [--recompute-num-layers N]\n"
     "                      [--moe-token-dispatcher alltoall|deepep|hybridep] [--overlap-moe-expert-parallel-comm]\n"
     "                      [--no-scatter-gather]\n"
@@ -122,6 +123,10 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
                 : p.account_for_embedding_in_pipeline_split ? ", embedding counted as a pipeline layer"
                 : p.account_for_loss_in_pipeline_split   ? ", loss counted as a pipeline layer"
                                                          : "")
+            << (p.pp > 1 && (p.first_stage_layers > 0 || p.last_stage_layers > 0)
+                    ? ", stage layers " + std::to_string(r.first_stage_layers) + " first, " + std::to_string(r.last_stage_layers) +
+                          " last, " + std::to_string(r.max_stage_layers) + " most"
+                    : std::string())
             << "\n\n";
         const double st = in_seconds(r.step);
         auto row = [&](const char* name, duration total, duration exposed) {

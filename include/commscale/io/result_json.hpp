@@ -563,7 +563,7 @@ inline void read_stage_layers(const json_reader& r, const std::string& key, plan
     const std::array<std::array<int, 2>, 4> tries{{{0, 0}, {first, 0}, {0, last}, {first, last}}};
     bool found = false;
     for (const auto& t : tries) {
-        if ((t[0] > 0 || t[1] > 0) && (p.pp < 2 || p.chunks() > 1 || p.pipeline_split_extras() > 0)) continue;
+        if ((t[0] > 0 || t[1] > 0) && (p.pp < 2 || p.pipeline_split_extras() > 0)) continue;
         if (matches(t[0], t[1])) {
             p.first_stage_layers = t[0];
             p.last_stage_layers = t[1];

@@ -24,7 +24,8 @@
 /// | `step_s`, `tflops_per_gpu` or `tokens_per_s_per_gpu` | one of them | the measurement: seconds per step, model TFLOP/s per GPU as `commscale step` counts them (`tflops_per_gpu` of its JSON: model FLOPs, no recompute), or training tokens per second per GPU (free of FLOP-counting conventions) |
 /// | `cluster` | no | the run's system: a preset name (`commscale clusters`) or a cluster JSON file, relative to the CSV (default: the command's `--cluster`) |
 /// | `account_for_embedding_in_pipeline_split`, `account_for_loss_in_pipeline_split` | no | Megatron-Core's flags, true/false (default false) |
-/// | `first_stage_layers`, `last_stage_layers` | no | transformer layers of the first / last pipeline stage, the others sharing the rest evenly (Megatron-Core's `--decoder-first-pipeline-num-layers`, `--decoder-last-pipeline-num-layers`; default 0: the even split; not with `virtual_stages` > 1) |
+/// | `first_stage_layers`, `last_stage_layers` | no | transformer layers of the first / last pipeline stage, the others sharing the rest evenly (Megatron-Core's `--decoder-first-pipeline-num-layers`, `--decoder-last-pipeline-num-layers`; default 0: the even split; with `virtual_stages` > 1, a rank's layers over its model chunks) |
+/// | `pipeline_model_parallel_layout` | no | Megatron-Core's `--pipeline-model-parallel-layout` string, e.g. `Et*4\|(t*4\|)*14tmL` (parallel/pipeline_layout.hpp): sets `virtual_stages` and the first and last stages' layers; not with `first_stage_layers`, `last_stage_layers` or the `account_for_*` columns; a `virtual_stages` given must agree |
 /// | `cpu_offloading_num_layers` | no | Megatron-Core's `--cpu-offloading-num-layers`: layers per stage whose activations go to host memory (default 0 = off) |
 /// | `recompute_modules` | no | Megatron-Core's `--recompute-modules`, comma-separated (core_attn, layernorm, mla_up_proj, mlp, moe, moe_act, shared_experts; default none) |
 /// | `overlap_moe_expert_parallel_comm` | no | Megatron-Core's `--overlap-moe-expert-parallel-comm` (Megatron-Bridge's `moe_a2a_overlap`), true/false (default false) |
@@ -52,6 +53,7 @@
 
 #include "../error.hpp"
 #include "../parallel/framework.hpp"
+#include "../parallel/pipeline_layout.hpp"
 #include "../parallel/plan.hpp"
 #include "../workload/flops.hpp"
 #include "../workload/models.hpp"
@@ -174,7 +176,8 @@ namespace detail {
         "moe_token_dispatcher", "recompute_method", "recompute_num_layers", "fp8_recipe",
         "overlap_moe_expert_parallel_comm", "first_last_layers_bf16", "num_layers_at_start_in_bf16",
         "num_layers_at_end_in_bf16", "first_stage_layers", "last_stage_layers", "moe_expert_capacity_factor",
-        "moe_pad_expert_input_to_capacity", "overlap_grad_reduce", "overlap_param_gather", "fp8_param_gather"};
+        "moe_pad_expert_input_to_capacity", "overlap_grad_reduce", "overlap_param_gather", "fp8_param_gather",
+        "pipeline_model_parallel_layout"};
     static constexpr std::string_view measurement_columns[] = {"step_s", "tflops_per_gpu", "tokens_per_s_per_gpu"};
     auto known = [](std::string_view h) {
         for (std::string_view k : plan_columns)
@@ -357,6 +360,8 @@ namespace detail {
         p.account_for_loss_in_pipeline_split = boolean("account_for_loss_in_pipeline_split", false);
         p.first_stage_layers = static_cast<int>(integer("first_stage_layers", 0, 0, plan_limits::stage_layers));
         p.last_stage_layers = static_cast<int>(integer("last_stage_layers", 0, 0, plan_limits::stage_layers));
+        if (const auto v = cell("pipeline_model_parallel_layout"))
+            apply_pipeline_layout(p, *v, r.model, where + ": column pipeline_model_parallel_layout");
         p.cpu_offloading_num_layers =
             static_cast<int>(integer("cpu_offloading_num_layers", 0, 0, plan_limits::stage_layers));
         if (cell("grad_reduce_in_fp32")) set_gradient_bytes(p, boolean("grad_reduce_in_fp32", true) ? 4 : 2);

@@ -220,8 +220,12 @@ struct plan {
     attention_kernel attention = attention_kernel::flash;  ///< how the attention core is computed
     data_size bucket_per_dp = bytes(default_profile.bucket_params_per_dp * default_profile.gradient_bytes);  ///< the DP bucket grows to max(bucket, this x dp x cp) (Megatron-Core: 1M parameters)
     bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (ZeRO-3/FSDP without no_sync)
-    int first_stage_layers = 0;  ///< layers of the first pipeline stage (0 = split evenly; Megatron --decoder-first-pipeline-num-layers)
-    int last_stage_layers = 0;   ///< layers of the last pipeline stage (0 = split evenly; --decoder-last-pipeline-num-layers)
+    /// Transformer layers of the first and of the last pipeline stage, over all its model chunks
+    /// with the interleaved schedule; the stages between share the rest evenly (0 = the even
+    /// split; Megatron-Core --decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers,
+    /// or a --pipeline-model-parallel-layout read by apply_pipeline_layout, parallel/pipeline_layout.hpp).
+    int first_stage_layers = 0;
+    int last_stage_layers = 0;
     /// The embedding counts as one layer of the pipeline split, in the first virtual stage of the
     /// first stage, which then builds one transformer layer fewer (Megatron-Core
     /// `--account-for-embedding-in-pipeline-split`; megatron/core/transformer/transformer_block.py
@@ -442,8 +446,11 @@ struct stage_layout {
 }
 
 /// @brief Throws input_error unless the first/last stage layer counts are usable: each in
-/// [1, layers], not with the interleaved schedule, and the remaining layers split evenly over
-/// the remaining stages (each at least one).
+/// [1, layers] and the remaining layers split evenly over the remaining stages (each at least
+/// one). With the interleaved schedule the counts are a rank's layers over its V model chunks:
+/// Megatron-Core's --decoder-first/last-pipeline-num-layers also want each rank's count divisible
+/// by V, but its pipeline_model_parallel_layout (parallel/pipeline_layout.hpp) places any count,
+/// and the step model reads the ranks' totals alone, so any count is taken.
 inline void validate_stage_layers(const plan& p, int layers) {
     if (p.first_stage_layers < 0)
         throw input_error("plan.first_stage_layers", std::to_string(p.first_stage_layers), "0 (even split) or a layer count >= 1");
@@ -453,7 +460,6 @@ inline void validate_stage_layers(const plan& p, int layers) {
     const char* field = p.first_stage_layers > 0 ? "plan.first_stage_layers" : "plan.last_stage_layers";
     const int value = p.first_stage_layers > 0 ? p.first_stage_layers : p.last_stage_layers;
     if (p.pp < 2) throw input_error(field, std::to_string(value), "0 without pipeline parallelism (pp = 1)");
-    if (p.chunks() > 1) throw input_error(field, std::to_string(value), "0 with the interleaved schedule");
     const int given = (p.first_stage_layers > 0 ? 1 : 0) + (p.last_stage_layers > 0 ? 1 : 0);
     const int rest = layers - p.first_stage_layers - p.last_stage_layers;
     const int others = p.pp - given;
