@@ -207,3 +207,35 @@ TEST_CASE("plan --gradient-bytes sets every plan's gradient precision, as step's
     require_invalid("plan --model llama3-70b --cluster gb200-nvl72 --gpus 64 --global-batch 256 --gradient-bytes 3",
                     "--gradient-bytes");
 }
+
+TEST_CASE("plan --[no-]fp8-param-gather sets every plan's FP8 parameters, as step's flag") {
+    // FP8 parameters only take memory away (a per-tensor FP8 weight is 1 byte on GB200, where
+    // Transformer Engine keeps no transpose) and change no time, so the plans that fit without them
+    // still fit with them: the best step time with them is at most the one without
+    const std::string base = "plan --model llama3-70b --cluster gb200-nvl72 --gpus 64 --global-batch 256 --seq 8192 "
+                             "--dtype fp8 --fp8-recipe tensorwise --top 5";
+    const auto on = run_json(base), off = run_json(base + " --no-fp8-param-gather"),
+               said = run_json(base + " --fp8-param-gather");
+    REQUIRE(!on["plans"].empty());
+    REQUIRE(!off["plans"].empty());
+    CHECK(said["plans"] == on["plans"]);  // on is the megatron-core profile's
+    CHECK(on["plans"][0]["step_s"].get<double>() <= off["plans"][0]["step_s"].get<double>());
+    // a layout in both lists: the same time, and 1 byte less per layer parameter of its FSDP shard
+    // (Llama 3 70B: 70.55e9 parameters less the two 128256 x 8192 tables, over 64 ranks)
+    const auto key = [](const nlohmann::json& p) {
+        nlohmann::json k = p;
+        for (const char* x : {"breakdown", "memory_per_gpu_GiB", "memory_per_gpu_bytes", "memory_headroom_GiB"}) k.erase(x);
+        return k;
+    };
+    int common = 0;
+    for (const auto& a : on["plans"])
+        for (const auto& b : off["plans"])
+            if (key(a) == key(b) && a["zero"] == 3 && a["dp"] == 64) {
+                ++common;
+                const double layer_params = 70.55e9 - 2.0 * 128256.0 * 8192.0;
+                CHECK(b["memory_per_gpu_bytes"].get<double>() - a["memory_per_gpu_bytes"].get<double>() ==
+                      Approx(layer_params / 64.0).epsilon(0.01));
+            }
+    CHECK(common > 0);
+    require_invalid(base + " --fp8-param-gather --no-fp8-param-gather", "--fp8-param-gather");
+}

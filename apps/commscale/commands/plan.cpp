@@ -50,6 +50,7 @@ struct plan_request {
     std::optional<dtype> precision;
     std::optional<moe_token_dispatcher> dispatcher;
     std::optional<fp8_recipe> fp8;
+    bool fp8_param_gather = false, no_fp8_param_gather = false;
     bool first_last_layers_bf16 = false;
     std::optional<int> bf16_layers_at_start, bf16_layers_at_end;
     std::optional<int> gradient_bytes;
@@ -183,6 +184,10 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
                choice<fp8_recipe, r>("fp8-recipe", &r::fp8,
                                      "{}: FP8's scaling in every plan, with --dtype fp8 (Megatron-Core's flag; "
                                      "default the framework's: tensorwise under megatron-core, else delayed)"),
+               flag<r>("fp8-param-gather", &r::fp8_param_gather,
+                       "keep the layers' weights in FP8/MXFP8 in every plan (Megatron-Core's flag, as step's; default "
+                       "the framework's: on under megatron-core)"),
+               flag<r>("no-fp8-param-gather", &r::no_fp8_param_gather, "keep 16-bit weights beside FP8/MXFP8 GEMMs"),
                flag<r>("first-last-layers-bf16", &r::first_last_layers_bf16,
                        "keep the first and last layers of every plan in BF16 under an FP8/FP4 dtype (Megatron-Core's flag, "
                        "as step's); plans with more per-end layers than layers / pp are not tried"),
@@ -246,6 +251,10 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
         } else {
             r.base.fp8_scaling = stack_fp8_recipe(r.base);
         }
+        if (req.fp8_param_gather && req.no_fp8_param_gather)
+            throw input_error("--fp8-param-gather", "given with --no-fp8-param-gather", "one of the two");
+        if (req.fp8_param_gather) r.base.fp8_param_gather = true;
+        if (req.no_fp8_param_gather) r.base.fp8_param_gather = false;
         if ((req.bf16_layers_at_start || req.bf16_layers_at_end) && !req.first_last_layers_bf16)
             throw input_error(req.bf16_layers_at_start ? "--num-layers-at-start-in-bf16" : "--num-layers-at-end-in-bf16",
                               std::to_string(req.bf16_layers_at_start ? *req.bf16_layers_at_start : *req.bf16_layers_at_end),
