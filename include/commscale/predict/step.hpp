@@ -333,13 +333,14 @@ struct bf16_layers_extra {
 
 /// Bytes per element of a GEMM input that a linear layer saves for its weight gradient
 /// (workload/memory.hpp activation_bytes_per_layer `gemm_input_bytes`): Transformer Engine keeps
-/// the quantized column-wise copy alone, 1 byte in FP8 and MXFP8 (MXFP8's E8M0 scale per 32 not
-/// counted), 4-bit values and an E4M3 scale per 16 in NVFP4 (0.5625), an E8M0 scale per 32 in
-/// MXFP4 (0.53125); 2 (the 16-bit input) otherwise.
-[[nodiscard]] constexpr double saved_gemm_input_bytes(dtype precision) {
+/// the quantized column-wise copy alone with its scales: 1 byte in per-tensor FP8 (one scale per
+/// tensor), 1 + 1/32 in MXFP8 (an E8M0 scale per 32 elements) and in FP8 block scaling (an FP32
+/// scale per 1 x 128 block: Float8BlockQuantizer), 4-bit values and an E4M3 scale per 16 in NVFP4
+/// (0.5625), an E8M0 scale per 32 in MXFP4 (0.53125); 2 (the 16-bit input) otherwise.
+[[nodiscard]] constexpr double saved_gemm_input_bytes(dtype precision, fp8_recipe recipe = fp8_recipe::delayed) {
     switch (precision) {
-        case dtype::fp8:
-        case dtype::mxfp8: return 1.0;
+        case dtype::fp8: return recipe == fp8_recipe::blockwise ? 1.0 + 4.0 / 128.0 : 1.0;
+        case dtype::mxfp8: return 1.0 + 1.0 / 32.0;
         case dtype::nvfp4: return 0.5 + 1.0 / 16.0;
         case dtype::fp4: return 0.5 + 1.0 / 32.0;
         default: return 2.0;
@@ -381,7 +382,7 @@ struct bf16_layers_extra {
     mp.full_recompute_share = p.full_recompute_share(m.layers);
     mp.full_recompute_group = p.full_recompute_group();
     // Transformer Engine saves quantized GEMM inputs (memory.hpp)
-    mp.gemm_input_bytes = saved_gemm_input_bytes(p.precision);
+    mp.gemm_input_bytes = saved_gemm_input_bytes(p.precision, p.fp8_scaling);
     return mp;
 }
 

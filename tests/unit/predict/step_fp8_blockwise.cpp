@@ -100,9 +100,14 @@ TEST_CASE("fp8 recipe blockwise through the step, and its rules") {
     const auto current = predict_step(models::llama3_70b, c, p);
     p.fp8_scaling = fp8_recipe::blockwise;
     const auto block = predict_step(models::llama3_70b, c, p);
-    // the same traffic and memory (1-byte codes saved and gathered either way)
+    // the same traffic and model state (1-byte codes gathered either way); the saved GEMM inputs
+    // carry an FP32 scale per 128-element block, 1/32 byte per element more than per-tensor FP8's:
+    // more activation memory, by less than 1/32 of it (the saved inputs are a part of it)
     CHECK(in_seconds(block.tp.total) == Approx(in_seconds(delayed.tp.total)));
-    CHECK(in_bytes(block.memory.total()) == Approx(in_bytes(delayed.memory.total())));
+    CHECK(in_bytes(block.memory.state.total()) == Approx(in_bytes(delayed.memory.state.total())));
+    const double extra = in_bytes(block.memory.activations) - in_bytes(delayed.memory.activations);
+    CHECK(extra > 0);
+    CHECK(extra < in_bytes(delayed.memory.activations) / 32.0);
     // slower than either per-tensor recipe: the forward GEMMs' split accumulator and the second
     // layout's casts outweigh current scaling's launches; by a few percent, not more
     CHECK(block.step > current.step);

@@ -102,7 +102,7 @@ TEST_CASE("fp8_param_gather: NVIDIA's Nemotron-H 56B FP8 recipe on 64 B200 fits"
     CHECK_FALSE(predict_step(m, c, wide).fits_in_memory);
 }
 
-TEST_CASE("NVFP4 and MXFP4 save their GEMM inputs' column-wise 4-bit copies for the weight gradient") {
+TEST_CASE("NVFP4, MXFP4, MXFP8 and FP8 block scaling save their GEMM inputs' column-wise copies with their scales for the weight gradient") {
     // Transformer Engine's Linear keeps only the column-wise quantized input for the wgrad GEMM
     // ("Discard row-wise data since it is not needed in backward pass"): FP8 1 byte per element,
     // NVFP4 4 bits and an E4M3 scale per 16 (0.5625), MXFP4 4 bits and an E8M0 scale per 32
@@ -123,4 +123,10 @@ TEST_CASE("NVFP4 and MXFP4 save their GEMM inputs' column-wise 4-bit copies for 
     CHECK_THAT(activations(dtype::fp8) - activations(dtype::nvfp4), WithinRel((1.0 - 0.5625) * elements, 0.01));
     CHECK_THAT(activations(dtype::fp8) - activations(dtype::fp4), WithinRel((1.0 - 0.53125) * elements, 0.01));
     CHECK(activations(dtype::bf16) > activations(dtype::fp8));
+    // MXFP8 keeps an E8M0 scale per 32 elements beside its 1-byte codes, FP8 block scaling an FP32
+    // scale per 1 x 128 block: 1/32 byte per element more than per-tensor FP8 either way
+    CHECK_THAT(activations(dtype::mxfp8) - activations(dtype::fp8), WithinRel(elements / 32.0, 0.01));
+    plan block = p;
+    block.fp8_scaling = fp8_recipe::blockwise;
+    CHECK_THAT(in_bytes(predict_step(m, c, block).memory.activations) - activations(dtype::fp8), WithinRel(elements / 32.0, 0.01));
 }
