@@ -45,8 +45,22 @@ namespace detail {
 /// beyond any model's layers and any pp x V the plan accepts.
 inline constexpr std::size_t pipeline_layout_max_chars = std::size_t{1} << 22;
 
+/// The layout as an error quotes it: at most 200 characters, then its length.
+[[nodiscard]] inline std::string quoted_layout(std::string_view layout) {
+    if (layout.size() <= 200) return "\"" + std::string(layout) + "\"";
+    return "\"" + std::string(layout.substr(0, 200)) + "...\" (" + std::to_string(layout.size()) + " characters)";
+}
+
 [[noreturn]] inline void bad_layout(std::string_view field, std::string_view layout, const std::string& expected) {
-    throw input_error(std::string(field), "\"" + std::string(layout) + "\"", expected);
+    throw input_error(std::string(field), quoted_layout(layout), expected);
+}
+
+/// A character as an error names it: itself in quotes when printable, else its byte value.
+[[nodiscard]] inline std::string layout_char_text(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) return "'" + std::string(1, c) + "'";
+    const char* hex = "0123456789abcdef";
+    return std::string("byte 0x") + hex[u >> 4] + hex[u & 15];
 }
 
 /// A repeat count at `s[i]` (after '*'): decimal digits, at most 7; advances `i` past them.
@@ -78,7 +92,7 @@ inline void layout_append(std::string& out, std::string_view text, std::size_t t
         if (c != 'E' && c != 'L' && c != 't' && c != 'm' && c != '|')
             bad_layout(field, layout,
                        "the characters E (embedding), t (transformer layer), m (MTP module), L (loss), '|' between "
-                       "stages, x*n and (...)*n repeats and cosmetic commas; found '" + std::string(1, c) + "'");
+                       "stages, x*n and (...)*n repeats and cosmetic commas; found " + layout_char_text(c));
         std::size_t times = 1;
         if (i < s.size() && s[i] == '*') {
             ++i;
@@ -127,7 +141,7 @@ inline void layout_append(std::string& out, std::string_view text, std::size_t t
         throw input_error("plan.pp", std::to_string(pp), "an integer in [1, 2^20] before the layout is read");
     const std::string flat = detail::unroll_layout(layout, field);
     struct stage_counts {
-        int E = 0, t = 0, m = 0, L = 0;
+        int embedding = 0, layers = 0, mtp = 0, loss = 0;
     };
     std::vector<stage_counts> stages(1);
     long long total_t = 0, total_m = 0, total_E = 0, total_L = 0;
@@ -136,10 +150,10 @@ inline void layout_append(std::string& out, std::string_view text, std::size_t t
         stage_counts& st = stages.back();
         switch (c) {
             case '|': stages.emplace_back(); break;
-            case 'E': ++st.E; ++total_E; break;
-            case 'L': ++st.L; ++total_L; break;
-            case 'm': ++st.m; ++total_m; seen_mtp = true; break;
-            default: ++st.t; ++total_t; layer_after_mtp = layer_after_mtp || seen_mtp; break;
+            case 'E': ++st.embedding; ++total_E; break;
+            case 'L': ++st.loss; ++total_L; break;
+            case 'm': ++st.mtp; ++total_m; seen_mtp = true; break;
+            default: ++st.layers; ++total_t; layer_after_mtp = layer_after_mtp || seen_mtp; break;
         }
     }
     const std::size_t n = stages.size();
@@ -162,14 +176,14 @@ inline void layout_append(std::string& out, std::string_view text, std::size_t t
                            std::to_string(m.mtp_passes()) + " MTP module(s) m, the model's MTP depths; the layout has " +
                                std::to_string(total_m));
     if (layer_after_mtp) detail::bad_layout(field, layout, "every MTP module m after the last transformer layer t");
-    if (total_m > 0 && stages.back().m != total_m)
+    if (total_m > 0 && stages.back().mtp != total_m)
         detail::bad_layout(field, layout,
                            "the MTP modules in the last stage, with the loss (a standalone MTP stage on another rank is "
                            "not modelled: the model runs MTP beside the output layer)");
     pipeline_layout_split out;
     out.virtual_stages = static_cast<int>(v);
     out.rank_layers.assign(ranks, 0);
-    for (std::size_t i = 0; i < n; ++i) out.rank_layers[i % ranks] += stages[i].t;
+    for (std::size_t i = 0; i < n; ++i) out.rank_layers[i % ranks] += stages[i].layers;
     return out;
 }
 

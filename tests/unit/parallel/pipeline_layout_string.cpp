@@ -121,6 +121,12 @@ TEST_CASE("pipeline layout: Megatron-Core's checks, and what the model cannot ho
     // repeats are counted before they are unrolled: no 10^14-character string is built
     refused("E(t*9999999|)*9999999L", 4, "at most 2^22 layers and separators");
     refused("Et*99999999|L", 1, "at most 7 digits");
+    refused(std::string("Et*4|(t*4|)*14tm\x01L"), 4, "found byte 0x01");
+    // a long layout is quoted in part, with its length
+    const std::string long_layout = "E" + std::string(1000, 't') + "X";
+    const std::string e = layout_refusal(long_layout, 1, dsv3);
+    CHECK_THAT(e, Catch::Matchers::Contains("...\" (1002 characters)"));
+    CHECK(e.size() < 800);
 }
 
 TEST_CASE("pipeline layout: a plan takes V and the first and last ranks' layers, as Megatron-Core sets them") {
