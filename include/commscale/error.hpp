@@ -79,6 +79,14 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
     return prev[b.size()];
 }
 
+/// Throws the error `make()` returns, built out of line: a check on the prediction path then
+/// holds a compare and a call, no string building, and stays small enough to inline
+/// (`if (bad) [[unlikely]] detail::fail([&] { return input_error(...); });`).
+template <class Make>
+[[noreturn, gnu::cold, gnu::noinline]] void fail(const Make& make) {
+    throw make();
+}
+
 /// Printable form of a number for error messages (keeps NaN/inf readable).
 inline std::string number_text(double v) {
     if (std::isnan(v)) return "nan";

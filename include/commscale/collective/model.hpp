@@ -575,11 +575,16 @@ template <algorithm a>
     throw input_error(std::string("placement.") + field, std::to_string(v), expected);
 }
 
-/// A collective's size: finite, in [0, 1e18] bytes (input_error naming `bytes` otherwise).
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_bad_bytes(double b) {
+    throw input_error("bytes", detail::number_text(b), "a finite size in [0, 1e18] bytes");
+}
+
+/// A collective's size: finite, in [0, 1e18] bytes (input_error naming `bytes` otherwise). The
+/// error is built out of line, so that the check inlines into the step predictor's pricer.
 inline void check_bytes(data_size bytes) {
     const double b = bytes.value();
-    if (!std::isfinite(b) || b < 0 || b > 1e18)
-        throw input_error("bytes", detail::number_text(b), "a finite size in [0, 1e18] bytes");
+    if (!(b >= 0 && b <= 1e18)) [[unlikely]]  // NaN fails both; infinities the range
+        throw_bad_bytes(b);
 }
 
 /// Validation without allocation on the success path.

@@ -190,61 +190,89 @@ inline void validate(const cluster& c, std::string_view where = "cluster") {
     // the field's name, built only when throwing (validate runs on every prediction)
     const auto w = [where](const char* suffix) { return std::string(where) + suffix; };
     if (c.nodes < 1 || c.nodes > cluster_limits::nodes)
-        throw input_error(w(".nodes"), std::to_string(c.nodes),
-                          "an integer in [1, " + std::to_string(cluster_limits::nodes) + "]");
+        detail::fail([&] {
+            return input_error(w(".nodes"), std::to_string(c.nodes),
+                               "an integer in [1, " + std::to_string(cluster_limits::nodes) + "]");
+        });
     if (c.node.gpus < 1 || c.node.gpus > cluster_limits::gpus_per_node)
-        throw input_error(w(".gpus_per_node"), std::to_string(c.node.gpus),
-                          "an integer in [1, " + std::to_string(cluster_limits::gpus_per_node) + "]");
+        detail::fail([&] {
+            return input_error(w(".gpus_per_node"), std::to_string(c.node.gpus),
+                               "an integer in [1, " + std::to_string(cluster_limits::gpus_per_node) + "]");
+        });
     if (c.scale_up_domain != 0 && c.scale_up_domain != c.node.gpus) {
         const bool multiple = c.scale_up_domain > c.node.gpus && c.scale_up_domain % c.node.gpus == 0 &&
                               c.scale_up_domain <= cluster_limits::scale_up_domain;
         if (!multiple)
-            throw input_error(w(".scale_up_domain"), std::to_string(c.scale_up_domain),
-                              "0 (the node) or a multiple of gpus_per_node (" + std::to_string(c.node.gpus) +
-                                  ") up to " + std::to_string(cluster_limits::scale_up_domain) +
-                                  ": GPUs sharing one NVLink fabric, whole nodes");
+            detail::fail([&] {
+                return input_error(w(".scale_up_domain"), std::to_string(c.scale_up_domain),
+                                   "0 (the node) or a multiple of gpus_per_node (" + std::to_string(c.node.gpus) +
+                                       ") up to " + std::to_string(cluster_limits::scale_up_domain) +
+                                       ": GPUs sharing one NVLink fabric, whole nodes");
+            });
         if (c.node.fabric != intra_fabric::switched)
-            throw input_error(w(".scale_up_domain"), std::to_string(c.scale_up_domain),
-                              "0 or " + std::to_string(c.node.gpus) + " (the node) with a " +
-                                  std::string(to_string(c.node.fabric)) +
-                                  " fabric: only a switched scale-up fabric (NVLink switch) spans nodes");
+            detail::fail([&] {
+                return input_error(w(".scale_up_domain"), std::to_string(c.scale_up_domain),
+                                   "0 or " + std::to_string(c.node.gpus) + " (the node) with a " +
+                                       std::string(to_string(c.node.fabric)) +
+                                       " fabric: only a switched scale-up fabric (NVLink switch) spans nodes");
+            });
     }
     if (c.node.nics < 0 || c.node.nics > cluster_limits::nics_per_node)
-        throw input_error(w(".inter.nics_per_node"), std::to_string(c.node.nics),
-                          "an integer in [0, " + std::to_string(cluster_limits::nics_per_node) + "]");
+        detail::fail([&] {
+            return input_error(w(".inter.nics_per_node"), std::to_string(c.node.nics),
+                               "an integer in [0, " + std::to_string(cluster_limits::nics_per_node) + "]");
+        });
     if (c.nodes > 1 && c.node.nics < 1)
-        throw input_error(w(".inter.nics_per_node"), "0", "at least 1 NIC per node when nodes > 1");
+        detail::fail([&] {
+            return input_error(w(".inter.nics_per_node"), "0", "at least 1 NIC per node when nodes > 1");
+        });
     if (!(c.oversubscription >= 1.0) || c.oversubscription > cluster_limits::oversubscription)
-        throw input_error(w(".inter.oversubscription"), detail::number_text(c.oversubscription),
-                          "a ratio in [1, 1000] (1 = non-blocking, 7 = 7:1)");
+        detail::fail([&] {
+            return input_error(w(".inter.oversubscription"), detail::number_text(c.oversubscription),
+                               "a ratio in [1, 1000] (1 = non-blocking, 7 = 7:1)");
+        });
     if (c.nodes_per_leaf < 1)
-        throw input_error(w(".inter.nodes_per_leaf"), std::to_string(c.nodes_per_leaf), "an integer >= 1");
+        detail::fail([&] {
+            return input_error(w(".inter.nodes_per_leaf"), std::to_string(c.nodes_per_leaf), "an integer >= 1");
+        });
     auto check_link = [&](const link& l, const char* suffix) {
         const double b = l.per_direction.value();
         if (!(b >= min_hardware_rate) || !std::isfinite(b) || b > 1e16)
-            throw input_error(w(suffix), detail::number_text(in_GBps(l.per_direction)) + " GB/s",
-                              "a link of 0.001 GB/s (1 MB/s) to 1e7 GB/s per direction");
+            detail::fail([&] {
+                return input_error(w(suffix), detail::number_text(in_GBps(l.per_direction)) + " GB/s",
+                                   "a link of 0.001 GB/s (1 MB/s) to 1e7 GB/s per direction");
+            });
         if (l.latency && (!(l.latency->value() >= 0) || l.latency->value() > 1.0))
-            throw input_error(w(suffix), detail::number_text(in_us(*l.latency)) + " us latency", "a latency in [0, 1 s]");
+            detail::fail([&] {
+                return input_error(w(suffix), detail::number_text(in_us(*l.latency)) + " us latency", "a latency in [0, 1 s]");
+            });
     };
     check_link(c.node.intra, ".intra.link");
     if (c.nodes > 1) check_link(c.node.inter, ".inter.link");
     // compute calibration: a scale within a factor of 20 below and 1.5 above the documented
     // efficiencies (the predictor caps every efficiency at 1)
     if (!(c.compute.kernel_efficiency >= 0.05) || !(c.compute.kernel_efficiency <= 1.5))
-        throw input_error(w(".compute_calibration.kernel_efficiency"), detail::number_text(c.compute.kernel_efficiency),
-                          "a scale in [0.05, 1.5] (1 = uncalibrated)");
+        detail::fail([&] {
+            return input_error(w(".compute_calibration.kernel_efficiency"), detail::number_text(c.compute.kernel_efficiency),
+                               "a scale in [0.05, 1.5] (1 = uncalibrated)");
+        });
     if (!(c.compute.attention_efficiency >= 0.05) || !(c.compute.attention_efficiency <= 1.5))
-        throw input_error(w(".compute_calibration.attention_efficiency"),
-                          detail::number_text(c.compute.attention_efficiency), "a scale in [0.05, 1.5] (1 = uncalibrated)");
+        detail::fail([&] {
+            return input_error(w(".compute_calibration.attention_efficiency"),
+                               detail::number_text(c.compute.attention_efficiency), "a scale in [0.05, 1.5] (1 = uncalibrated)");
+        });
     // the overlapped-communication slowdown: from none to 5x the documented 12% of the hidden time
     if (!(c.compute.overlap_slowdown >= 0.0) || !(c.compute.overlap_slowdown <= 5.0))
-        throw input_error(w(".compute_calibration.overlap_slowdown"), detail::number_text(c.compute.overlap_slowdown),
-                          "a scale in [0, 5] (1 = uncalibrated)");
+        detail::fail([&] {
+            return input_error(w(".compute_calibration.overlap_slowdown"), detail::number_text(c.compute.overlap_slowdown),
+                               "a scale in [0, 5] (1 = uncalibrated)");
+        });
     // the per-kernel overheads: from none (every launch hidden) to 20x the fitted defaults
     if (!(c.compute.kernel_overhead >= 0.0) || !(c.compute.kernel_overhead <= 20.0))
-        throw input_error(w(".compute_calibration.kernel_overhead"), detail::number_text(c.compute.kernel_overhead),
-                          "a scale in [0, 20] (1 = uncalibrated)");
+        detail::fail([&] {
+            return input_error(w(".compute_calibration.kernel_overhead"), detail::number_text(c.compute.kernel_overhead),
+                               "a scale in [0, 20] (1 = uncalibrated)");
+        });
 }
 
 }  // namespace commscale

@@ -585,35 +585,49 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     positive("experts", m.experts);
     positive("experts_per_token", m.experts_per_token);
     if (m.head_dim_override < 0 || m.head_dim_override > model_size_limits::hidden)
-        throw input_error(path("head_dim_override"), std::to_string(m.head_dim_override),
-                          "0 (hidden / heads) or a head dimension in [1, " + std::to_string(model_size_limits::hidden) + "]");
+        detail::fail([&] {
+            return input_error(path("head_dim_override"), std::to_string(m.head_dim_override),
+                               "0 (hidden / heads) or a head dimension in [1, " + std::to_string(model_size_limits::hidden) + "]");
+        });
     if (m.head_dim_override == 0 && m.hidden % m.heads != 0)
-        throw input_error(path("heads"), std::to_string(m.heads),
-                          "a divisor of hidden (" + std::to_string(m.hidden) + ")");
+        detail::fail([&] {
+            return input_error(path("heads"), std::to_string(m.heads),
+                               "a divisor of hidden (" + std::to_string(m.hidden) + ")");
+        });
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
-        throw input_error(path("kv_heads"), std::to_string(m.kv_heads),
-                          "a divisor of heads (" + std::to_string(m.heads) + ")");
+        detail::fail([&] {
+            return input_error(path("kv_heads"), std::to_string(m.kv_heads),
+                               "a divisor of heads (" + std::to_string(m.heads) + ")");
+        });
     if (m.experts_per_token > m.experts)
-        throw input_error(path("experts_per_token"), std::to_string(m.experts_per_token),
-                          "an integer in [1, experts = " + std::to_string(m.experts) + "]");
+        detail::fail([&] {
+            return input_error(path("experts_per_token"), std::to_string(m.experts_per_token),
+                               "an integer in [1, experts = " + std::to_string(m.experts) + "]");
+        });
     auto in_range = [field](const char* name, int v, int lo, int hi, const char* what) {
         if (v < lo || v > hi) detail::throw_model_range(field, name, v, lo, hi, what);
     };
     in_range("expert_ffn", m.expert_ffn, 0, model_size_limits::ffn, "0 (= ffn) or an expert MLP width, an integer");
     in_range("shared_experts", m.shared_experts, 0, model_size_limits::experts, "an integer");
     if (!m.is_moe() && m.dense_layers != 0)
-        throw input_error(path("dense_layers"), std::to_string(m.dense_layers),
-                          "0 (only a mixture-of-experts model has dense layers apart)");
+        detail::fail([&] {
+            return input_error(path("dense_layers"), std::to_string(m.dense_layers),
+                               "0 (only a mixture-of-experts model has dense layers apart)");
+        });
     in_range("dense_layers", m.dense_layers, 0, m.is_moe() ? m.layers - 1 : 0, "an integer (at least one MoE layer)");
     in_range("mtp_layers", m.mtp_layers, 0, model_size_limits::layers, "an integer");
     in_range("moe_latent", m.moe_latent, 0, model_size_limits::hidden, "0 (none) or LatentMoE's latent width, an integer");
     if (m.mtp_depths != 0 && (m.mtp_layers < 1 || m.mtp_depths < m.mtp_layers || m.mtp_depths > model_size_limits::layers))
-        throw input_error(path("mtp_depths"), std::to_string(m.mtp_depths),
-                          "0 (= mtp_layers) or an integer in [mtp_layers = " + std::to_string(m.mtp_layers) + ", " +
-                              std::to_string(model_size_limits::layers) + "] with at least one MTP module");
+        detail::fail([&] {
+            return input_error(path("mtp_depths"), std::to_string(m.mtp_depths),
+                               "0 (= mtp_layers) or an integer in [mtp_layers = " + std::to_string(m.mtp_layers) + ", " +
+                                   std::to_string(model_size_limits::layers) + "] with at least one MTP module");
+        });
     if (m.moe_latent > 0 && !m.is_moe())
-        throw input_error(path("moe_latent"), std::to_string(m.moe_latent),
-                          "0 (a latent width needs a mixture-of-experts model, experts > 1)");
+        detail::fail([&] {
+            return input_error(path("moe_latent"), std::to_string(m.moe_latent),
+                               "0 (a latent width needs a mixture-of-experts model, experts > 1)");
+        });
     in_range("q_lora_rank", m.q_lora_rank, 0, model_size_limits::hidden, "an integer");
     in_range("kv_lora_rank", m.kv_lora_rank, 0, model_size_limits::hidden, "an integer");
     in_range("qk_nope_head_dim", m.qk_nope_head_dim, 0, model_size_limits::hidden, "an integer");
@@ -621,16 +635,22 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     in_range("v_head_dim", m.v_head_dim, 0, model_size_limits::hidden, "an integer");
     if (m.is_mla()) {
         if (m.qk_nope_head_dim + m.qk_rope_head_dim < 1)
-            throw input_error(path("qk_nope_head_dim"), std::to_string(m.qk_nope_head_dim),
-                              "qk_nope_head_dim + qk_rope_head_dim >= 1 with multi-head latent attention");
+            detail::fail([&] {
+                return input_error(path("qk_nope_head_dim"), std::to_string(m.qk_nope_head_dim),
+                                   "qk_nope_head_dim + qk_rope_head_dim >= 1 with multi-head latent attention");
+            });
         if (m.v_head_dim < 1)
-            throw input_error(path("v_head_dim"), std::to_string(m.v_head_dim),
-                              "an integer >= 1 with multi-head latent attention (kv_lora_rank > 0)");
+            detail::fail([&] {
+                return input_error(path("v_head_dim"), std::to_string(m.v_head_dim),
+                                   "an integer >= 1 with multi-head latent attention (kv_lora_rank > 0)");
+            });
     }
     if (!(m.rope_attention_factor > 0.0 && m.rope_attention_factor <= model_size_limits::max_rope_attention_factor))
-        throw input_error(path("rope_attention_factor"), commscale::detail::number_text(m.rope_attention_factor),
-                          "a YaRN attention factor in (0, " +
-                              commscale::detail::number_text(model_size_limits::max_rope_attention_factor) + "] (1: none)");
+        detail::fail([&] {
+            return input_error(path("rope_attention_factor"), commscale::detail::number_text(m.rope_attention_factor),
+                               "a YaRN attention factor in (0, " +
+                                   commscale::detail::number_text(model_size_limits::max_rope_attention_factor) + "] (1: none)");
+        });
     in_range("sliding_layers", m.sliding_layers, 0, m.layers, "an integer (layers with a sliding window)");
     in_range("sliding_window", m.sliding_window, m.sliding_layers > 0 ? 1 : 0, model_size_limits::max_seq,
              "an integer (>= 1 with sliding_layers > 0)");
@@ -648,10 +668,12 @@ inline void validate(const transformer& m, std::string_view field = "model") {
     at_most("max_seq", m.max_seq, model_size_limits::max_seq);
     const double params = total_parameters(m);
     if (!(params <= max_model_parameters))
-        throw input_error(std::string(field), commscale::detail::number_text(params) + " parameters (layers " + std::to_string(m.layers) +
-                                 ", hidden " + std::to_string(m.hidden) + ", ffn " + std::to_string(m.ffn) + ", experts " +
-                                 std::to_string(m.experts) + ")",
-                          "a model of at most 1e15 parameters");
+        detail::fail([&] {
+            return input_error(std::string(field), commscale::detail::number_text(params) + " parameters (layers " + std::to_string(m.layers) +
+                                      ", hidden " + std::to_string(m.hidden) + ", ffn " + std::to_string(m.ffn) + ", experts " +
+                                      std::to_string(m.experts) + ")",
+                               "a model of at most 1e15 parameters");
+        });
 }
 
 }  // namespace commscale
