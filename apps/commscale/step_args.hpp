@@ -330,10 +330,11 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     p.bf16_layers_at_end = value(r.bf16_layers_at_end, 1);
     p.pp_scatter_gather = !r.no_scatter_gather;
     if (r.pipeline_layout) {
+        const std::string_view flag = "--pipeline-model-parallel-layout";
+        const pipeline_layout_split split = parse_pipeline_layout(**r.pipeline_layout, p.pp, m, flag);
         // the layout's V where --virtual-stages is unsaid (--schedule interleaved alone defaults to 2)
-        if (!r.virtual_stages && p.schedule == pipeline_schedule::interleaved)
-            p.virtual_stages = parse_pipeline_layout(**r.pipeline_layout, p.pp, m, "--pipeline-model-parallel-layout").virtual_stages;
-        apply_pipeline_layout(p, **r.pipeline_layout, m, "--pipeline-model-parallel-layout");
+        if (!r.virtual_stages && p.schedule == pipeline_schedule::interleaved) p.virtual_stages = split.virtual_stages;
+        apply_pipeline_layout(p, split, **r.pipeline_layout, flag);
     }
     return p;
 }

@@ -571,18 +571,11 @@ template <algorithm a>
     return std::max(ti, tn) * x.min_inv_fraction * (1.0 - 1e-9);
 }
 
-[[noreturn]] inline void bad_placement(const char* field, long long v, const std::string& expected) {
-    throw input_error(std::string("placement.") + field, std::to_string(v), expected);
-}
-
-/// bad_placement's error for check_inputs, the expected text built out of line.
+/// check_inputs' error for placement `field` of value `v`, built out of line (as fail's), with
+/// the text `expected()` returns.
 template <class Expected>
 [[noreturn, gnu::cold, gnu::noinline]] void fail_placement(const char* field, long long v, const Expected& expected) {
-    bad_placement(field, v, expected());
-}
-
-[[noreturn, gnu::cold, gnu::noinline]] inline void throw_bad_bytes(double b) {
-    throw input_error("bytes", detail::number_text(b), "a finite size in [0, 1e18] bytes");
+    throw input_error(std::string("placement.") + field, std::to_string(v), expected());
 }
 
 /// A collective's size: finite, in [0, 1e18] bytes (input_error naming `bytes` otherwise). The
@@ -590,7 +583,7 @@ template <class Expected>
 inline void check_bytes(data_size bytes) {
     const double b = bytes.value();
     if (!(b >= 0 && b <= 1e18)) [[unlikely]]  // NaN fails both; infinities the range
-        throw_bad_bytes(b);
+        fail([b] { return input_error("bytes", detail::number_text(b), "a finite size in [0, 1e18] bytes"); });
 }
 
 /// Validation without allocation on the success path, its errors built out of line (fail,

@@ -187,13 +187,14 @@ inline void layout_append(std::string& out, std::string_view text, std::size_t t
     return out;
 }
 
-/// @brief Sets the split of `layout` (parse_pipeline_layout) in plan `p` for model `m`: V
-/// (the interleaved schedule when V > 1) and plan::first_stage_layers / last_stage_layers, the
-/// first and last ranks' transformer layers. As Megatron-Core: not with first/last stage counts
-/// or the embedding/loss accounting already set, and V as the plan has it when the plan is
+/// @brief Sets `s`, the split parse_pipeline_layout read from `layout` for p.pp ranks, in plan
+/// `p`: V (the interleaved schedule when V > 1) and plan::first_stage_layers / last_stage_layers,
+/// the first and last ranks' transformer layers. As Megatron-Core: not with first/last stage
+/// counts or the embedding/loss accounting already set, and V as the plan has it when the plan is
 /// interleaved already. Refuses layouts the model cannot hold (file comment), naming the ranks'
-/// counts.
-inline void apply_pipeline_layout(plan& p, std::string_view layout, const transformer& m,
+/// counts; errors name `field` and quote `layout`. For a caller that reads V from the split first
+/// (the CLI, where --schedule interleaved alone defaults V).
+inline void apply_pipeline_layout(plan& p, const pipeline_layout_split& s, std::string_view layout,
                                   std::string_view field = "plan.pipeline_model_parallel_layout") {
     if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.pipeline_split_extras() > 0)
         detail::bad_layout(field, layout,
@@ -201,7 +202,6 @@ inline void apply_pipeline_layout(plan& p, std::string_view layout, const transf
                            "\"pipeline_model_parallel_layout cannot be set with other pipeline layout arguments\")");
     if (p.schedule == pipeline_schedule::zb_v || p.schedule == pipeline_schedule::dualpipe)
         detail::bad_layout(field, layout, "the 1f1b or interleaved schedule (Megatron-Core's), not " + std::string(to_string(p.schedule)));
-    const pipeline_layout_split s = parse_pipeline_layout(layout, p.pp, m, field);
     if (p.schedule == pipeline_schedule::interleaved && p.virtual_stages != s.virtual_stages)
         detail::bad_layout(field, layout,
                            std::to_string(static_cast<long long>(p.pp) * p.virtual_stages) + " stages: pp " + std::to_string(p.pp) +
@@ -234,6 +234,13 @@ inline void apply_pipeline_layout(plan& p, std::string_view layout, const transf
     if (p.pp < 2) return;  // one rank holds every layer
     p.first_stage_layers = r.front();
     p.last_stage_layers = r.back();
+}
+
+/// @brief Sets the split of `layout` (parse_pipeline_layout for p.pp ranks and model `m`) in plan
+/// `p`, as the overload above.
+inline void apply_pipeline_layout(plan& p, std::string_view layout, const transformer& m,
+                                  std::string_view field = "plan.pipeline_model_parallel_layout") {
+    apply_pipeline_layout(p, parse_pipeline_layout(layout, p.pp, m, field), layout, field);
 }
 
 }  // namespace commscale
