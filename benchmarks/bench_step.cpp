@@ -3,7 +3,8 @@
 // plans through the step model alone (collectives priced by a constant); and an MoE model
 // (DeepSeek-V3 on 256 GB200 NVL72 GPUs, the calibration set's published layouts with EP all-to-alls
 // and expert-TP 1) with every collective priced.
-// Target: at most 600 ns per prediction with every collective priced (dense).
+// Target: at most 600 ns per prediction with every collective priced (dense); docs/model.md
+// records the measured figures.
 // Usage: bench_step [--benchmark_repetitions=5 ...]   (run from a Release build)
 #include <benchmark/benchmark.h>
 

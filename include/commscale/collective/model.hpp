@@ -121,6 +121,15 @@ namespace detail {
     return bandwidth > 0.0 ? 1.0 / bandwidth : std::numeric_limits<double>::infinity();
 }
 
+/// The link classes and published latencies of every path of `c` (its node's intra and inter
+/// links; a PCIe fabric is the PCIe class whatever its link).
+inline void set_path_links(const cluster& c, group_path& p) {
+    p.ci = c.node.fabric == intra_fabric::pcie ? link_class::pci : class_of(c.node.intra);
+    p.cn = class_of(c.node.inter);
+    p.alpha_intra = c.node.intra.latency ? c.node.intra.latency->value() : 0.0;
+    p.alpha_net = c.node.inter.latency ? c.node.inter.latency->value() : 0.0;
+}
+
 /// The path of a validated placement spanning `nodes` nodes (g.nodes()).
 [[nodiscard]] inline group_path make_path(const cluster& c, const placement& g, int nodes) {
     group_path p;
@@ -139,7 +148,6 @@ namespace detail {
         case intra_fabric::switched:
             // NVSwitch: every GPU reaches every peer at its full complement.
             p.s_intra_group = p.s_intra_peer = per_byte(complement);
-            p.ci = class_of(nd.intra);
             break;
         case intra_fabric::mesh: {
             // Point-to-point: 1/(G-1) of the complement per peer; multi-channel algorithms use the
@@ -147,17 +155,15 @@ namespace detail {
             const double peers = nd.gpus > 1 ? static_cast<double>(nd.gpus - 1) : 1.0;
             p.s_intra_peer = peers * per_byte(complement);
             p.s_intra_group = peers * per_byte(p.r > 1 ? complement * static_cast<double>(p.r - 1) : complement);
-            p.ci = class_of(nd.intra);
             break;
         }
         case intra_fabric::pcie:
             // Each GPU's PCIe link (through PCIe switches; staged through host memory without
             // peer-to-peer, which keeps each byte once per direction on each GPU's link).
             p.s_intra_group = p.s_intra_peer = per_byte(complement);
-            p.ci = link_class::pci;
             break;
     }
-    p.cn = class_of(nd.inter);
+    set_path_links(c, p);
     p.host_staged = !nd.gpudirect_rdma;
     // Integer divisions only where they can change the result (one NIC per GPU, consecutive
     // ranks: no division at all).
@@ -171,8 +177,6 @@ namespace detail {
     const double nic = nd.inter.per_direction.value();  // one NIC, before the spine
     p.s_node_net = per_byte(nic * static_cast<double>(p.nics_used)) * p.spine;
     p.s_own_net = per_byte(nic * static_cast<double>(p.nics_per_gpu)) * p.spine;
-    p.alpha_intra = nd.intra.latency ? nd.intra.latency->value() : 0.0;
-    p.alpha_net = nd.inter.latency ? nd.inter.latency->value() : 0.0;
     return p;
 }
 
@@ -295,11 +299,15 @@ static_assert(descriptor_names_agree(std::make_index_sequence<static_cast<std::s
 /// its descriptor's `build` (formulas in its header). For an algorithm known at compile time (the
 /// automatic choice instantiates one per candidate, so each is inlined with only its own formulas).
 template <algorithm a>
-inline void build_plan_for(const cluster& c, const group_path& p, collective_op op, double s, phase_plan& pl) {
+inline void build_plan_for(const plan_inputs& in, collective_op op, double s, phase_plan& pl) {
     pl.count = 0;
     pl.simple_only = descriptor<a>::simple_only;
     pl.net_derate = net_derate_index<a>();
-    descriptor<a>::build(plan_inputs(c, p), op, s, pl);
+    descriptor<a>::build(in, op, s, pl);
+}
+template <algorithm a>
+inline void build_plan_for(const cluster& c, const group_path& p, collective_op op, double s, phase_plan& pl) {
+    build_plan_for<a>(plan_inputs(c, p), op, s, pl);
 }
 
 /// The phases of algorithm `a` (`automatic`: ring) into `pl`.
@@ -352,6 +360,9 @@ struct rate_base {
     const link_class_params* kn = nullptr;
     bool same_curve = true;  ///< both classes on one saturation curve (computed once then)
     double inv_ei = 1, inv_en = 1, inv_eiv = 1, inv_ens = 1;  ///< 1 / efficiency (x in-switch, in-network)
+    /// inv_en / net_bandwidth_factor of each of net_derated_algorithms (a product per collective,
+    /// not a division)
+    std::array<double, net_derated_algorithms.size()> inv_en_derated{};
 };
 
 /// rate_base of `c` for paths of `p`'s link classes and latencies (every path of one cluster has
@@ -372,6 +383,9 @@ struct rate_base {
     b.inv_en = kn.efficiency == ki.efficiency ? b.inv_ei : 1.0 / kn.efficiency;
     b.inv_eiv = c.node.in_switch_reduction ? 1.0 / (ki.efficiency * cp.nvls_efficiency) : b.inv_ei;
     b.inv_ens = c.in_network_reduction ? 1.0 / (kn.efficiency * cp.sharp_efficiency) : b.inv_en;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((b.inv_en_derated[I] = b.inv_en / descriptor<net_derated_algorithms[I]>::net_bandwidth_factor), ...);
+    }(std::make_index_sequence<net_derated_algorithms.size()>{});
     for (std::size_t q = 0; q < protocol_count; ++q) {
         x.base[q] = cp.base_latency[q].value();
         // A protocol step is never faster than the port's published latency.
@@ -391,11 +405,10 @@ struct rate_base {
     return b;
 }
 
-/// The realistic-mode rate_context of a path of `n` ranks moving `s` bytes, from its cluster's
-/// rate_base: the saturation of each link class (which depends on each rank's share s / n) times
-/// the inverse efficiencies.
-[[nodiscard]] inline rate_context finish_context(const rate_base& b, const group_path& p, double s) {
-    rate_context x = b.x;
+/// Sets the saturation-dependent products of `x` (ik_*), whose other fields are `b.x`'s, for a
+/// path of `n` ranks moving `s` bytes: finish_context without the copy. It reads none of `b.x`,
+/// so `x` may be `b.x` itself (the step predictor's pricer updates its rate_base's in place).
+inline void set_saturation(rate_context& x, const rate_base& b, const group_path& p, double s) {
     // Saturation depends on each rank's share of the buffer s / n, not on the protocol or
     // algorithm. The two classes often carry the same curve (the defaults do): computed once then.
     const double nd = static_cast<double>(p.n);
@@ -405,9 +418,15 @@ struct rate_base {
     x.ik_net = gn * b.inv_en;
     x.ik_intra_switch = gi * b.inv_eiv;
     x.ik_net_switch = gn * b.inv_ens;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((x.ik_net_derated[I] = x.ik_net / descriptor<net_derated_algorithms[I]>::net_bandwidth_factor), ...);
-    }(std::make_index_sequence<net_derated_algorithms.size()>{});
+    for (std::size_t i = 0; i < net_derated_algorithms.size(); ++i) x.ik_net_derated[i] = gn * b.inv_en_derated[i];
+}
+
+/// The realistic-mode rate_context of a path of `n` ranks moving `s` bytes, from its cluster's
+/// rate_base: the saturation of each link class (which depends on each rank's share s / n) times
+/// the inverse efficiencies.
+[[nodiscard]] inline rate_context finish_context(const rate_base& b, const group_path& p, double s) {
+    rate_context x = b.x;
+    set_saturation(x, b, p, s);
     return x;
 }
 
@@ -671,6 +690,7 @@ namespace detail {
     // kept; its plan is rebuilt once at the end for the split and the bottleneck.
     double best_time = std::numeric_limits<double>::infinity();
     double peer_bound = -1;  // computed when first needed
+    const plan_inputs in(c, p);  // shared by the candidates' plans
     auto consider = [&]<algorithm a>() {
         using D = descriptor<a>;
         // Dominated candidates (same steps, never fewer bytes; the single tree is none):
@@ -695,7 +715,7 @@ namespace detail {
             if (peer_bound < 0) peer_bound = peer_transfer_bound(x, p, s);
             if (peer_bound * (x.ik_net_derated[static_cast<std::size_t>(derate)] / x.ik_net) > best_time) return;
         }
-        build_plan_for<a>(c, p, op, s, best_plan);
+        build_plan_for<a>(in, op, s, best_plan);
         const double t = plan_time(x, best_plan, shape_of(x, best_plan));
         // Ties keep the algorithm listed first in `algorithm` (as a scan in that order would).
         const bool better = t < best_time || (t == best_time && a < chosen);
@@ -804,7 +824,11 @@ namespace detail {
 namespace detail {
 /// rate_base of a cluster whose scale-up domain is its node (comm_view's), from the path every
 /// group of it shares the link classes and latencies of.
-[[nodiscard]] inline rate_base make_rate_base(const cluster& c) { return make_rate_base(c, make_path(c, placement{}, 1)); }
+[[nodiscard]] inline rate_base make_rate_base(const cluster& c) {
+    group_path p;  // what make_rate_base reads of a path: its links (make_path's other fields unset)
+    set_path_links(c, p);
+    return make_rate_base(c, p);
+}
 
 /// collective_time_on_base once the placement `g` and `bytes` were checked (check_inputs, or
 /// check_bytes for a placement checked before) and its path built: the time over path `p`.

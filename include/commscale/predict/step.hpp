@@ -788,7 +788,9 @@ namespace detail {
 /// and the checked placement's path kept for the next collective of the same group (a step prices
 /// the TP and the DP group twice or more in a row), with the last two times on that path: a
 /// collective of the same bytes and the same cost (cost_twin: a DP stream's all-gather after its
-/// reduce-scatter) is not priced again. The same times to the bit (collective_time_on_base). One
+/// reduce-scatter) is not priced again; its rate context is kept too, its saturation updated in
+/// place when the bytes change (a TP all-reduce and all-gather of one buffer share it). The same
+/// times to the bit (collective_time_on_base). One
 /// prediction's own: not shared between threads.
 class based_collective_pricer {
 public:
@@ -804,8 +806,15 @@ public:
             last_ = g;
             has_path_ = true;
             priced_[0].bytes = priced_[1].bytes = -1.0;  // no time on the new path yet
+            x_bytes_ = -1.0;                             // nor a saturation
         }
-        const duration t = collective_time_on_path(*c_, base_, path_, g, op, s, options_);
+        const double b = s.value();
+        if (g.ranks <= 1 || b <= 0) return seconds(0);
+        if (b != x_bytes_) {  // collective_time_on_path's finish_context, in place
+            set_saturation(base_.x, base_, path_, b);
+            x_bytes_ = b;
+        }
+        const duration t = automatic_time(*c_, path_, base_.x, g, op, s, options_);
         priced_[next_] = priced{s.value(), cost_twin(op), t.value()};
         next_ ^= 1u;
         return t;
@@ -819,7 +828,8 @@ private:
     };
     const cluster* c_;
     collective_options options_;
-    rate_base base_;
+    rate_base base_;  ///< its context's saturation fields (set_saturation's) are path_'s at x_bytes_
+    double x_bytes_ = -1.0;  ///< -1: no saturation set yet
     placement last_{};
     group_path path_{};
     bool has_path_ = false;
