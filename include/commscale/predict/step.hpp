@@ -27,7 +27,10 @@
 ///               beyond the paired chunk's compute)
 ///   bubble    = (p - 1) / (V m) x (m x slowest stage + exposed TP/CP/EP)  (Narayanan et al. 2021,
 ///               Sec. 2.2); zero-bubble and DualPipe schedules as `pipeline_bubble`
-///   pp        = 2 m V send/recv; with overlap only the 2 (p - 1) fill/drain transfers are exposed
+///   pp        = 2 m V send/recv; with overlap what the schedule cannot cover is exposed: interleaved
+///               the 2 (p V - 1) fill/drain transfers (the first micro-batch's hops through the p V
+///               virtual stages, forward and backward), 1F1B 2 (p - 1) m / p + 2 (p - 2) (no slack in
+///               its steady state); an event simulation of each schedule in the tests
 ///   dp        = gradient buckets issued as soon as their gradients exist and run back to back on
 ///               one stream, overlapping the backward of the last micro-batch on the first stage
 ///               (which finishes last); with V virtual stages chunk j's buckets start j p chunk-
@@ -471,7 +474,16 @@ template <class Pricer>
                          (t.pp_gather.empty() ? seconds(0.0) : price(t.pp_gather.group, t.pp_gather.op, t.pp_gather.bytes));
     pp.total = t.pp.count * one;
     if (p.schedule == pipeline_schedule::zb_v) pp.total *= 2.0;
-    const double fill_drain = std::min(t.pp.count, 2.0 * (p.pp - 1.0));
+    // The transfers a schedule cannot cover, however asynchronous its sends (docs/model.md,
+    // pipeline parallelism; an event simulation of each schedule in tests/unit/predict/
+    // pipeline_schedules.cpp): interleaved, the first micro-batch's hops through the p V virtual
+    // stages in the warm-up and again in the cool-down, 2 (p V - 1), since a rank's p micro-batches
+    // of chunk j cannot start before the first has gone round all p ranks in chunk j - 1; 1F1B
+    // keeps no slack in its steady state, so each micro-batch's round trip waits on its transfers
+    // too: 2 (p - 1) m / p + 2 (p - 2)
+    const double pp_d = p.pp, chunks = p.chunks();
+    const double fill_drain = std::min(t.pp.count, chunks > 1 ? 2.0 * (pp_d * chunks - 1.0)
+                                                              : 2.0 * (pp_d - 1.0) * p.micro_batches() / pp_d + 2.0 * (pp_d - 2.0));
     pp.exposed = (p.overlap.pp || p.schedule == pipeline_schedule::dualpipe) ? fill_drain * one : pp.total;
     return pp;
 }

@@ -12,8 +12,10 @@
 #include <commscale/workload/flops.hpp>
 #include <commscale/workload/models.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
+#include <vector>
 
 using namespace commscale;
 
@@ -230,4 +232,108 @@ TEST_CASE("MoE routing imbalance, token dropping and padding set the busiest EP 
     q.capacity_factor = 0.0;
     q.pad_to_capacity = true;
     CHECK_THROWS_WITH(predict_step(mixtral, c, q), Catch::Matchers::Contains("plan.pad_to_capacity"));
+}
+
+namespace {
+// An event simulation of Megatron-Core's pipeline schedules (megatron/core/pipeline_parallel/
+// schedules.py): each rank runs its chunks in the schedule's order, one at a time, and a chunk
+// starts once its input has arrived, `hop` after the chunk it depends on ends (a send that never
+// blocks: the most any overlap can hide). Non-interleaved 1F1B: p - r - 1 warm-up forwards on rank r;
+// interleaved: (p - r - 1) 2 + (V - 1) p (get_num_warmup_microbatches), micro-batches in groups of p
+// per chunk (microbatch_group_size_per_vp_stage). Returns the step's makespan.
+double simulated_pipeline(int p, int v, int m, double f, double b, double hop) {
+    struct op {
+        bool forward;
+        int chunk, mb;
+    };
+    const int n = m * v;
+    auto fwd = [&](int k) { return op{true, (k % (p * v)) / p, (k / (p * v)) * p + k % p}; };
+    auto bwd = [&](int k) { return op{false, v - 1 - (k % (p * v)) / p, (k / (p * v)) * p + k % p}; };
+    std::vector<std::vector<op>> order(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) {
+        const int w = std::min(v > 1 ? (p - r - 1) * 2 + (v - 1) * p : p - r - 1, n);
+        auto& o = order[static_cast<std::size_t>(r)];
+        for (int k = 0; k < w; ++k) o.push_back(fwd(k));
+        for (int i = 0; i < n - w; ++i) {
+            o.push_back(fwd(w + i));
+            o.push_back(bwd(i));
+        }
+        for (int i = n - w; i < n; ++i) o.push_back(bwd(i));
+    }
+    // end time of (forward?, rank, chunk, micro-batch); -1 while not run
+    std::vector<double> end(static_cast<std::size_t>(2 * p * v * m), -1.0);
+    auto at = [&](bool forward, int r, int j, int mb) -> double& {
+        return end[static_cast<std::size_t>(((forward ? 0 : 1) * p * v + r * v + j) * m + mb)];
+    };
+    std::vector<std::size_t> pos(static_cast<std::size_t>(p), 0);
+    std::vector<double> clock(static_cast<std::size_t>(p), 0.0);
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (int r = 0; r < p; ++r) {
+            auto& o = order[static_cast<std::size_t>(r)];
+            for (std::size_t& i = pos[static_cast<std::size_t>(r)]; i < o.size(); ++i) {
+                const op x = o[i];
+                double ready = 0.0;  // when its input is here
+                if (x.forward && (r > 0 || x.chunk > 0)) {
+                    const double e = r > 0 ? at(true, r - 1, x.chunk, x.mb) : at(true, p - 1, x.chunk - 1, x.mb);
+                    if (e < 0) break;
+                    ready = e + hop;
+                } else if (!x.forward) {
+                    const double e = r < p - 1 ? at(false, r + 1, x.chunk, x.mb)
+                                     : x.chunk < v - 1 ? at(false, 0, x.chunk + 1, x.mb)
+                                                       : at(true, r, x.chunk, x.mb);
+                    if (e < 0) break;
+                    ready = e + (r < p - 1 || x.chunk < v - 1 ? hop : 0.0);
+                }
+                double& c = clock[static_cast<std::size_t>(r)];
+                c = std::max(c, ready) + (x.forward ? f : b);
+                at(x.forward, r, x.chunk, x.mb) = c;
+                progress = true;
+            }
+        }
+    }
+    return *std::max_element(clock.begin(), clock.end());
+}
+}  // namespace
+
+TEST_CASE("pipeline transfers: the step predictor exposes what an event simulation of the schedule cannot hide") {
+    // Without transfers the simulation gives Narayanan et al.'s step, m V (f + b) + (p - 1)(f + b)
+    // (Sec. 2.2); the transfers add what no overlap hides: interleaved, the fill's and the drain's
+    // hops through the p V virtual stages; 1F1B, whose steady state keeps no slack, each
+    // micro-batch's round trip as well. The step predictor's exposed PP time, with every send at
+    // one price, is that many sends.
+    const double f = 1.0, b = 2.0, hop = 0.01;
+    for (int p : {2, 4, 8})
+        for (int v : {1, 2, 4})
+            for (int m : {p, 4 * p}) {
+                CAPTURE(p, v, m);
+                const double none = simulated_pipeline(p, v, m, f, b, 0.0);
+                CHECK(none == Approx(m * v * (f + b) + (p - 1) * (f + b)));
+                const double sends = (simulated_pipeline(p, v, m, f, b, hop) - none) / hop;
+                CHECK(sends == Approx(v > 1 ? 2.0 * (p * v - 1) : 2.0 * (p - 1) * m / p + 2.0 * (p - 2)).margin(1e-6));
+            }
+
+    // the step predictor: every send_recv at 1 ms, everything else free
+    const transformer mdl = model_by_name("llama2-70b");
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 16;  // 128 GPUs
+    const accelerator acc = accelerator_by_name(c.node.accelerator);
+    auto sends_only = [](const placement&, collective_op op, data_size) {
+        return seconds(op == collective_op::send_recv ? 1e-3 : 0.0);
+    };
+    for (int v : {1, 2, 4}) {
+        plan pl{.tp = 8, .pp = 4, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 4096};
+        if (v > 1) {
+            pl.schedule = pipeline_schedule::interleaved;
+            pl.virtual_stages = v;
+        }
+        const int m = pl.micro_batches();
+        const step_breakdown r = predict_step_with(mdl, c, acc, pl, sends_only);
+        CAPTURE(v, m);
+        CHECK((in_seconds(r.pp.total) * 1e3) == Approx(2.0 * m * v));  // one activation forward, one gradient back per chunk
+        const double simulated = (simulated_pipeline(pl.pp, v, m, 1.0, 2.0, hop) - simulated_pipeline(pl.pp, v, m, 1.0, 2.0, 0.0)) / hop;
+        CHECK(in_seconds(r.pp.exposed) * 1e3 == Approx(simulated).epsilon(1e-9));
+        pl.overlap.pp = false;  // blocking sends: every transfer waits
+        CHECK(in_seconds(predict_step_with(mdl, c, acc, pl, sends_only).pp.exposed) * 1e3 == Approx(2.0 * m * v));
+    }
 }
