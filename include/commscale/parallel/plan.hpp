@@ -120,8 +120,9 @@ struct overlap_options {
     /// exposed). On in the default (megatron-core) profile; off for Megatron-LM 2021-22, whose
     /// TP all-reduces sit on the critical path (Shoeybi et al. 2019, Fig. 3).
     bool tp = true;
-    /// PP send/recv of the steady state overlapped with compute (Megatron-LM `--overlap-p2p-comm`);
-    /// the transfers of pipeline fill and drain (2 (p - 1) of them) stay exposed either way.
+    /// PP send/recv overlapped with compute (Megatron-LM `--overlap-p2p-comm`): only what the
+    /// schedule cannot cover stays exposed (interleaved, the 2 (p V - 1) transfers of the fill and
+    /// the drain; 1F1B, whose steady state has no slack, 2 (p - 1) m / p + 2 (p - 2); step.hpp).
     bool pp = true;
     /// ZeRO-3/FSDP parameter all-gathers prefetched under the previous layer's compute (FSDP
     /// forward/backward prefetch, Zhao et al. 2023); the first layer's gather stays exposed.
