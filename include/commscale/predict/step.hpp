@@ -480,10 +480,16 @@ template <class Pricer>
     // stages in the warm-up and again in the cool-down, 2 (p V - 1), since a rank's p micro-batches
     // of chunk j cannot start before the first has gone round all p ranks in chunk j - 1; 1F1B
     // keeps no slack in its steady state, so each micro-batch's round trip waits on its transfers
-    // too: 2 (p - 1) m / p + 2 (p - 2)
-    const double pp_d = p.pp, chunks = p.chunks();
-    const double fill_drain = std::min(t.pp.count, chunks > 1 ? 2.0 * (pp_d * chunks - 1.0)
-                                                              : 2.0 * (pp_d - 1.0) * p.micro_batches() / pp_d + 2.0 * (pp_d - 2.0));
+    // too: 2 (p - 1) m / p + 2 (p - 2). GPipe, the zero-bubble schedules and DualPipe keep the
+    // fill's and the drain's 2 (p - 1): their steady states have the slack 1F1B's lacks (GPipe
+    // runs its forwards back to back, ZB defers the weight gradients, DualPipe pairs chunks), and
+    // the simulation does not cover them
+    const double pp_d = p.pp;
+    const double uncovered = p.schedule == pipeline_schedule::interleaved ? 2.0 * (pp_d * p.chunks() - 1.0)
+                             : p.schedule == pipeline_schedule::one_f_one_b
+                                 ? 2.0 * (pp_d - 1.0) * p.micro_batches() / pp_d + 2.0 * (pp_d - 2.0)
+                                 : 2.0 * (pp_d - 1.0);
+    const double fill_drain = std::min(t.pp.count, uncovered);
     pp.exposed = (p.overlap.pp || p.schedule == pipeline_schedule::dualpipe) ? fill_drain * one : pp.total;
     return pp;
 }
@@ -827,7 +833,7 @@ public:
             x_bytes_ = b;
         }
         const duration t = automatic_time(*c_, path_, base_.x, g, op, s, options_);
-        priced_[next_] = priced{s.value(), cost_twin(op), t.value()};
+        priced_[next_] = priced{b, cost_twin(op), t.value()};
         next_ ^= 1u;
         return t;
     }

@@ -336,4 +336,10 @@ TEST_CASE("pipeline transfers: the step predictor exposes what an event simulati
         pl.overlap.pp = false;  // blocking sends: every transfer waits
         CHECK(in_seconds(predict_step_with(mdl, c, acc, pl, sends_only).pp.exposed) * 1e3 == Approx(2.0 * m * v));
     }
+    // the schedules the simulation does not cover keep the fill's and the drain's 2 (p - 1)
+    for (pipeline_schedule sched : {pipeline_schedule::gpipe, pipeline_schedule::zb_h1}) {
+        plan pl{.tp = 8, .pp = 4, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 4096};
+        pl.schedule = sched;
+        CHECK(in_seconds(predict_step_with(mdl, c, acc, pl, sends_only).pp.exposed) * 1e3 == Approx(2.0 * (4 - 1)));
+    }
 }
