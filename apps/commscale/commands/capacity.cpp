@@ -237,6 +237,9 @@ std::string plan_text(const plan& p) {
     if (p.chunks() > 1) s += " x" + std::to_string(p.chunks());
     if (p.account_for_embedding_in_pipeline_split) s += " +E";
     if (p.account_for_loss_in_pipeline_split) s += " +L";
+    // Megatron-Core's --decoder-first/last-pipeline-num-layers where given: F n, L n
+    if (p.first_stage_layers > 0) s += " F" + std::to_string(p.first_stage_layers);
+    if (p.last_stage_layers > 0) s += " L" + std::to_string(p.last_stage_layers);
     if (p.sequence_parallel) s += ", SP";
     return s;
 }

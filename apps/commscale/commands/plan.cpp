@@ -80,6 +80,15 @@ std::string recompute_text(const nlohmann::json& p) {
     return t;
 }
 
+/// Megatron-Core's --decoder-first/last-pipeline-num-layers of a plan object where given (its
+/// `first_stage_layers` / `last_stage_layers`), as the table shows them after the schedule: F n, L n.
+std::string uneven_stages_text(const nlohmann::json& p) {
+    std::string s;
+    if (p.contains("first_stage_layers")) s += " F" + std::to_string(p["first_stage_layers"].get<int>());
+    if (p.contains("last_stage_layers")) s += " L" + std::to_string(p["last_stage_layers"].get<int>());
+    return s;
+}
+
 void print_text(std::ostream& out, const nlohmann::json& j) {
     out << j["model"].get<std::string>() << " on " << j["gpus"].get<long long>() << " x "
         << j["accelerator"].get<std::string>() << " (" << j["nodes"].get<long long>() << " x "
@@ -100,6 +109,7 @@ void print_text(std::ostream& out, const nlohmann::json& j) {
         // Megatron-Core's embedding/loss pipeline-split flags (keys present only when set): +E, +L
         if (p.value("account_for_embedding_in_pipeline_split", false)) sched += " +E";
         if (p.value("account_for_loss_in_pipeline_split", false)) sched += " +L";
+        sched += uneven_stages_text(p);
         rows.push_back({std::to_string(rank++), std::to_string(p["tp"].get<int>()), std::to_string(p["pp"].get<int>()),
                         std::to_string(p["dp"].get<int>()), std::to_string(p["cp"].get<int>()),
                         // expert TP only where it is not tp (planned_to_json's rule)

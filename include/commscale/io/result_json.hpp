@@ -49,7 +49,8 @@
 ///   sequence_parallel, step_s, mfu, memory_per_gpu_GiB, memory_per_gpu_bytes,
 ///   memory_headroom_GiB, bottleneck, micro_batches, breakdown: {step_breakdown}} (+ the two
 ///   pipeline-split flags, recompute_method, recompute_num_layers and cpu_offloading_num_layers
-///   as in plan, only when set).
+///   as in plan, only when set; first_stage_layers and last_stage_layers, Megatron-Core's
+///   --decoder-first/last-pipeline-num-layers, only when given, absent reading as 0).
 /// * search_result: {candidates, evaluated, feasible, rejected, search_s, plans: [planned...],
 ///   pareto: [planned...]}.
 /// * search_report (the whole `plan --json` document): the search_result's keys and {model,
@@ -822,6 +823,17 @@ void planned_fields(const IO& io, X& x, long long gpus) {
     io.boolean("sequence_parallel", p.sequence_parallel);
     io.flag_when_set("account_for_embedding_in_pipeline_split", p.account_for_embedding_in_pipeline_split);
     io.flag_when_set("account_for_loss_in_pipeline_split", p.account_for_loss_in_pipeline_split);
+    // Megatron-Core's first/last stage layer counts only when given (read back absent = 0)
+    const auto stage_count = [&](const char* key, int& field) {
+        io.custom(
+            key,
+            [&](auto put) {
+                if (field > 0) put(field);
+            },
+            [&](const auto& r, const auto& k) { field = r.has(k) ? r.int32(k, 1, big) : 0; });
+    };
+    stage_count("first_stage_layers", p.first_stage_layers);
+    stage_count("last_stage_layers", p.last_stage_layers);
     // expert tensor parallelism only when it differs from tp (read back absent = tp)
     io.custom(
         "etp",

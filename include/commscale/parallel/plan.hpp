@@ -377,12 +377,14 @@ namespace detail {
 }
 }  // namespace detail
 
-/// @brief Layers of pipeline stage `stage` (0-based) of `p` for a model of `layers` layers, as
-/// Megatron-Core splits them: `first_stage_layers` / `last_stage_layers` when given (the other
+/// @brief Layers of pipeline stage `stage` (0-based) of `p` for a model of `layers` layers:
+/// `first_stage_layers` / `last_stage_layers` when given, as Megatron-Core splits them (the other
 /// stages share the rest evenly, which must divide: Megatron asserts it); otherwise layers /
-/// (pp x V) per virtual stage, and when that does not divide, the remainder one layer each to
-/// the virtual stages after the first (so the first stage, which also holds the embedding, and
-/// the last, which also computes the logits and loss, are the lighter ones). A stage's count
+/// (pp x V) per virtual stage, Megatron-Core's even split. When that does not divide (which
+/// Megatron-Core refuses without the counts: megatron_uneven_split gives the ones it accepts; a
+/// pipeline engine such as DeepSpeed's partitions any count), the remainder goes one layer each
+/// to the virtual stages after the first (so the first stage, which also holds the embedding,
+/// and the last, which also computes the logits and loss, are the lighter ones). A stage's count
 /// sums its V virtual stages (interleaved: virtual stage j x pp + stage).
 /// With the embedding and/or the loss counted in the split (Megatron-Core
 /// `--account-for-embedding-in-pipeline-split`, `--account-for-loss-in-pipeline-split`;
@@ -468,6 +470,51 @@ inline void validate_stage_layers(const plan& p, int layers) {
         throw input_error(field, std::to_string(value),
                           "a count leaving the other " + std::to_string(others) + " stage(s) an equal share of the " +
                               std::to_string(rest) + " remaining layers (" + std::to_string(layers) + " in all)");
+}
+
+/// @brief First and last stage layer counts (0: not given) of a split Megatron-Core accepts.
+struct uneven_stage_split {
+    int first = 0, last = 0;
+    [[nodiscard]] constexpr bool operator==(const uneven_stage_split&) const = default;
+};
+
+/// @brief The split of `layers` layers over `pp` pipeline stages that Megatron-Core can run when pp
+/// does not divide them: its `--decoder-first-pipeline-num-layers` and/or
+/// `--decoder-last-pipeline-num-layers` (TransformerConfig num_layers_in_first/last_pipeline_stage).
+/// Without either or a `--pipeline-model-parallel-layout`, Megatron-Core refuses such a pp
+/// (megatron/core/transformer/transformer_block.py `get_num_layers_to_build`: "num_layers should be
+/// divisible by pipeline_model_parallel_size"); with them each given count must be > 0 and the
+/// other stages share the rest evenly (transformer_config.py `__post_init__`). Of those splits, the
+/// one whose largest stage is smallest (it sets the pipeline's pace), then whose larger end is
+/// smallest (the first stage holds the embedding and the most activations in flight, the last
+/// computes the logits and the loss), then whose last is. 0 stands for a count not given (that
+/// stage takes the others' share); {0, 0} where pp divides the layers, pp < 2 or pp > layers.
+/// E.g. 80 layers on pp 6: 12, 4 x 14, 12; Llama 3.1 405B's 126 on pp 8: 15, 6 x 16, 15; 9 on pp 6:
+/// 3, 4 x 1, 2 (Megatron's flags cannot place 2, 2, 2, 1, 1, 1).
+[[nodiscard]] constexpr uneven_stage_split megatron_uneven_split(int layers, int pp) {
+    if (pp < 2 || layers < pp || layers % pp == 0) return {};
+    uneven_stage_split best{};
+    int key[3] = {layers + 1, layers + 1, layers + 1};  // largest stage, larger end, last
+    const auto consider = [&](int first, int last, int middle, uneven_stage_split s) {
+        const int k[3] = {std::max({first, last, middle}), std::max(first, last), last};
+        if (k[0] < key[0] || (k[0] == key[0] && (k[1] < key[1] || (k[1] == key[1] && k[2] < key[2])))) {
+            best = s;
+            key[0] = k[0];
+            key[1] = k[1];
+            key[2] = k[2];
+        }
+    };
+    // m: the layers of each stage whose count is not given; more than ceil(layers / pp) only
+    // makes that stage the slowest
+    for (int m = 1; m <= (layers + pp - 1) / pp; ++m) {
+        if (const int one = layers - (pp - 1) * m; one >= 1) {  // one end given, the other takes m
+            consider(one, m, m, {one, 0});
+            consider(m, one, m, {0, one});
+        }
+        // both ends given (middle stages of m), the rest split as evenly as it goes, the last the smaller half
+        if (const int rest = layers - (pp - 2) * m; pp >= 3 && rest >= 2) consider(rest - rest / 2, rest / 2, m, {rest - rest / 2, rest / 2});
+    }
+    return best;
 }
 
 /// @brief The slots (1: the embedding or the loss, 2: both) that counting the embedding and/or the

@@ -15,8 +15,13 @@
 /// * pipeline schedules only with pp >= 2 (one stage is gradient accumulation: 1F1B spelling);
 ///   interleaved with every V >= 2 such that layers % (pp x V) == 0 (Narayanan et al. 2021
 ///   Sec. 2.2.2), up to `max_virtual_stages` when that is set. pp need not divide the layers:
-///   stages are split as Megatron-Core does (parallel/plan.hpp `stage_layers`), so a 126-layer
-///   model can use pp 8 or 16.
+///   under megatron-core (the base plan's stack) the gpipe, 1f1b and zb-h1 plans of such a pp
+///   give the first and/or last stage's layer count as Megatron-Core's
+///   `--decoder-first/last-pipeline-num-layers` take them (parallel/plan.hpp
+///   `megatron_uneven_split`) where those reach ceil(layers / pp) layers on the largest stage, so
+///   a 126-layer model can use pp 8 (15, 6 x 16, 15). Where they cannot (96 layers on pp 64: 17
+///   at each end), and under the other stacks, the stages split as `stage_layers` does without
+///   counts (Megatron-Core runs that split with a `--pipeline-model-parallel-layout`).
 /// * Megatron-Core's layouts that count the embedding and/or the loss as pipeline layers
 ///   (`--account-for-embedding-in-pipeline-split`, `--account-for-loss-in-pipeline-split`;
 ///   megatron/core/transformer/transformer_block.py `get_num_layers_to_build`), with 1f1b and
@@ -294,6 +299,20 @@ namespace search_detail {
     return d;
 }
 
+/// The first/last stage counts the search gives a plan of `pp` stages of a `layers`-layer model
+/// under `stack` (file comment): megatron_uneven_split's where the stack is megatron-core and its
+/// largest stage holds ceil(layers / pp) layers, else none.
+[[nodiscard]] constexpr uneven_stage_split megatron_flags_split(framework stack, int layers, int pp) {
+    if (stack != framework::megatron_core) return {};
+    const uneven_stage_split s = megatron_uneven_split(layers, pp);
+    if (s.first == 0 && s.last == 0) return s;
+    plan q;
+    q.pp = pp;
+    q.first_stage_layers = s.first;
+    q.last_stage_layers = s.last;
+    return max_stage_layers(q, layers) == (layers + pp - 1) / pp ? s : uneven_stage_split{};
+}
+
 /// One outer choice: everything but the micro-batch.
 struct shape {
     int tp, pp, dp, cp, ep, zero, v;
@@ -302,6 +321,7 @@ struct shape {
     bool sp;
     bool embedding = false, loss = false;  ///< the pipeline-split flags (plan.hpp)
     int etp = 0;                           ///< plan.etp: 0 = tp (Megatron's default)
+    uneven_stage_split split{};            ///< plan.first/last_stage_layers (megatron_flags_split)
 };
 
 /// Per-thread accumulator: top-K and Pareto front, reserved up front (own cache line: no false
@@ -578,13 +598,22 @@ bool offer_fewest_offload(const transformer& m, const cluster& c, const accelera
                             if (pp % 2 == 0) scheds.push_back({pipeline_schedule::dualpipe, 1});
                         }
                     }
+                    // Megatron-Core runs a pp that does not divide the layers with the first/last stage
+                    // counts given (parallel/plan.hpp megatron_uneven_split) where they reach the even
+                    // pace, ceil(layers / pp) per stage; otherwise, and under the other stacks, the
+                    // stages split as stage_layers does (Megatron-Core: a pipeline layout string)
+                    const uneven_stage_split uneven = search_detail::megatron_flags_split(r.base.stack, m.layers, pp);
                     for (const auto& sv : scheds) {
+                        const bool flags_split = !sv.embedding && !sv.loss &&
+                                                 (sv.s == pipeline_schedule::gpipe || sv.s == pipeline_schedule::one_f_one_b ||
+                                                  sv.s == pipeline_schedule::zb_h1);
+                        const uneven_stage_split split = flags_split ? uneven : uneven_stage_split{};
                         for (int sp = 0; sp < 2; ++sp) {
                             if (sp && (tp < 2 || !r.try_sequence_parallel || (r.seq / cp) % tp != 0)) continue;
                             for (int zero = 0; zero <= 3; ++zero) {
                                 if (zero > 0 && static_cast<long long>(dp) * cp < 2) continue;
                                 for (recompute rc : {recompute::none, recompute::selective, recompute::full})
-                                    out.push_back({tp, pp, dp, cp, ep, zero, sv.v, rc, sv.s, sp == 1, sv.embedding, sv.loss, etp});
+                                    out.push_back({tp, pp, dp, cp, ep, zero, sv.v, rc, sv.s, sp == 1, sv.embedding, sv.loss, etp, split});
                             }
                         }
                     }
@@ -662,6 +691,8 @@ template <class Pricer>
                     p.sequence_parallel = s.sp;
                     p.account_for_embedding_in_pipeline_split = s.embedding;
                     p.account_for_loss_in_pipeline_split = s.loss;
+                    p.first_stage_layers = s.split.first;
+                    p.last_stage_layers = s.split.last;
                     const int per_replica = r.global_batch / s.dp;
                     // activation CPU offloading: Megatron-Core's rules (pp = 1, no recomputation)
                     const bool offload = offload_searched && s.pp == 1 && s.rc == recompute::none;

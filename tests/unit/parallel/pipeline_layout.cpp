@@ -5,6 +5,7 @@
 // layout, plan JSON and the planner.
 #include "catch_shim.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -280,4 +281,138 @@ TEST_CASE("the planner searches Megatron-Core's embedding/loss layouts") {
     bool flagged = false;
     for (const auto& x : res.top) flagged = flagged || x.p.pipeline_split_extras() > 0;
     CHECK(flagged);
+}
+
+namespace {
+// The stage counts of `p` for a model of `layers` layers (parallel/plan.hpp stage_layers).
+std::vector<int> stage_counts(const plan& p, int layers) {
+    std::vector<int> out;
+    for (int i = 0; i < p.pp; ++i) out.push_back(stage_layers(p, layers, i));
+    return out;
+}
+}  // namespace
+
+TEST_CASE("pipeline layout: a pp that does not divide the layers takes Megatron-Core's first/last stage counts") {
+    // Megatron-Core refuses such a pp unless --decoder-first/last-pipeline-num-layers are given
+    // (transformer_block.py get_num_layers_to_build), and then wants each given count > 0 and the
+    // other stages equal (transformer_config.py). By hand: 80 layers on pp 6, at most ceil(80 / 6)
+    // = 14 per stage: four middle stages of 14 leave 24, 12 at each end; 126 on pp 8: six of 16
+    // leave 30, 15 + 15; 9 on pp 6: middle stages of 2 would leave 1 for two ends, so four of 1
+    // leave 5, 3 + 2 (the last the smaller half); 80 on pp 3: 27, 27 and the last given 26.
+    auto split = [](int layers, int pp) {
+        const uneven_stage_split s = megatron_uneven_split(layers, pp);
+        return std::vector<int>{s.first, s.last};
+    };
+    CHECK(split(80, 6) == std::vector<int>{12, 12});
+    CHECK(split(126, 8) == std::vector<int>{15, 15});
+    CHECK(split(9, 6) == std::vector<int>{3, 2});
+    CHECK(split(80, 3) == std::vector<int>{0, 26});
+    CHECK(split(80, 4) == std::vector<int>{0, 0});  // divides: no counts
+    CHECK(split(80, 1) == std::vector<int>{0, 0});
+    CHECK(split(7, 8) == std::vector<int>{0, 0});   // more stages than layers
+    plan p;
+    p.pp = 6;
+    const uneven_stage_split s = megatron_uneven_split(80, 6);
+    p.first_stage_layers = s.first;
+    p.last_stage_layers = s.last;
+    CHECK(stage_counts(p, 80) == std::vector<int>{12, 14, 14, 14, 14, 12});
+
+    // Against every split Megatron-Core accepts (0 = not given; transformer_config.py: a given count
+    // > 0, the other stages an equal share of the rest, at least one layer each): the largest
+    // stage is the smallest any of them reaches, and of those with it the larger end is the
+    // smallest.
+    int checked = 0;
+    for (int layers = 2; layers <= 64; ++layers)
+        for (int pp = 2; pp <= layers; ++pp) {
+            if (layers % pp == 0) continue;
+            const uneven_stage_split got = megatron_uneven_split(layers, pp);
+            plan q;
+            q.pp = pp;
+            q.first_stage_layers = got.first;
+            q.last_stage_layers = got.last;
+            INFO(layers << " layers on pp " << pp << ": first " << got.first << ", last " << got.last);
+            REQUIRE((got.first > 0 || got.last > 0));
+            REQUIRE_NOTHROW(validate_stage_layers(q, layers));
+            const std::vector<int> counts = stage_counts(q, layers);
+            int sum = 0;
+            for (int c : counts) sum += c;
+            CHECK(sum == layers);
+            const int most = *std::max_element(counts.begin(), counts.end());
+            const int ends = std::max(counts.front(), counts.back());
+            int best_most = layers + 1, best_ends = layers + 1;
+            for (int f = 0; f <= layers; ++f)
+                for (int l = 0; l <= layers; ++l) {
+                    if (f == 0 && l == 0) continue;
+                    const int others = pp - (f > 0 ? 1 : 0) - (l > 0 ? 1 : 0), rest = layers - f - l;
+                    if (rest < others || (others == 0 && rest != 0) || (others > 0 && rest % others != 0)) continue;
+                    const int share = others > 0 ? rest / others : 0;
+                    const int first = f > 0 ? f : share, last = l > 0 ? l : share;
+                    const int m = std::max({first, last, share}), e = std::max(first, last);
+                    if (m < best_most || (m == best_most && e < best_ends)) {
+                        best_most = m;
+                        best_ends = e;
+                    }
+                }
+            CHECK(most == best_most);
+            CHECK(ends == best_ends);
+            ++checked;
+        }
+    CHECK(checked > 1000);
+}
+
+TEST_CASE("pipeline layout: the planner gives Megatron-Core plans whose pp does not divide the layers their first/last stage counts") {
+    // Llama 3 70B's 80 layers on 48 H100 (pp 3, 6, 12, 24 and 48 among the divisors), without the
+    // embedding/loss layouts: under megatron-core every such plan carries megatron_uneven_split's
+    // counts where they keep the largest stage at ceil(80 / pp) (pp 3: 27; 6: 14; 12: 7), and
+    // none where they cannot (pp 24: 7 at each end against 4; pp 48: 17 against 2), validates and
+    // is predicted as its plan; under megatron-deepspeed (DeepSpeed's pipeline engine partitions
+    // any count) none carries counts. The counts survive plan --json.
+    CHECK(search_detail::megatron_flags_split(framework::megatron_core, 80, 6) == uneven_stage_split{12, 12});
+    CHECK(search_detail::megatron_flags_split(framework::megatron_core, 80, 12) == uneven_stage_split{5, 5});
+    CHECK(search_detail::megatron_flags_split(framework::megatron_core, 80, 24) == uneven_stage_split{});
+    CHECK(search_detail::megatron_flags_split(framework::megatron_core, 80, 48) == uneven_stage_split{});
+    CHECK(search_detail::megatron_flags_split(framework::megatron_core, 96, 64) == uneven_stage_split{});
+    CHECK(search_detail::megatron_flags_split(framework::megatron_deepspeed, 80, 6) == uneven_stage_split{});
+    const transformer m = model_by_name("llama3-70b");
+    cluster c = cluster_by_name("dgx-h100");
+    c.nodes = 6;
+    const accelerator acc = accelerator_by_name("h100-sxm");
+    search_request r;
+    r.global_batch = 96;
+    r.seq = 8192;
+    r.top_k = 100000;
+    r.max_micro_batch = 1;
+    r.try_pipeline_split = false;
+    r.try_sequence_parallel = false;
+    const search_result res = search_plans(m, c, acc, r);
+    CHECK(res.rejected == 0);
+    int uneven = 0;
+    for (const auto& x : res.top) {
+        INFO("tp " << x.p.tp << " pp " << x.p.pp << " " << to_string(x.p.schedule));
+        const uneven_stage_split want = search_detail::megatron_flags_split(framework::megatron_core, m.layers, x.p.pp);
+        if (want == uneven_stage_split{} || x.p.schedule == pipeline_schedule::zb_v || x.p.schedule == pipeline_schedule::dualpipe) {
+            CHECK(x.p.first_stage_layers == 0);
+            CHECK(x.p.last_stage_layers == 0);
+            continue;
+        }
+        ++uneven;
+        CHECK(x.p.first_stage_layers == want.first);
+        CHECK(x.p.last_stage_layers == want.last);
+        CHECK(predict_step(m, c, acc, x.p).step.value() == x.r.step.value());
+        const planned back = io::planned_from_json(io::planned_to_json(x));
+        CHECK(back.p.first_stage_layers == x.p.first_stage_layers);
+        CHECK(back.p.last_stage_layers == x.p.last_stage_layers);
+    }
+    CHECK(uneven > 0);
+    r.base = plan{};
+    apply_framework(r.base, framework::megatron_deepspeed);
+    const search_result ds = search_plans(m, c, acc, r);
+    CHECK(ds.rejected == 0);
+    bool any_uneven_pp = false;
+    for (const auto& x : ds.top) {
+        CHECK(x.p.first_stage_layers == 0);
+        CHECK(x.p.last_stage_layers == 0);
+        any_uneven_pp = any_uneven_pp || m.layers % x.p.pp != 0;
+    }
+    CHECK(any_uneven_pp);
 }
