@@ -830,7 +830,7 @@ void planned_fields(const IO& io, X& x, long long gpus) {
             [&](auto put) {
                 if (field > 0) put(field);
             },
-            [&](const auto& r, const auto& k) { field = r.has(k) ? r.int32(k, 1, big) : 0; });
+            [&](const auto& r, const auto& k) { field = r.has(k) ? r.int32(k, 1, plan_limits::stage_layers) : 0; });
     };
     stage_count("first_stage_layers", p.first_stage_layers);
     stage_count("last_stage_layers", p.last_stage_layers);

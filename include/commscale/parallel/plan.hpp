@@ -22,6 +22,7 @@
 /// each).
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -494,14 +495,12 @@ struct uneven_stage_split {
 [[nodiscard]] constexpr uneven_stage_split megatron_uneven_split(int layers, int pp) {
     if (pp < 2 || layers < pp || layers % pp == 0) return {};
     uneven_stage_split best{};
-    int key[3] = {layers + 1, layers + 1, layers + 1};  // largest stage, larger end, last
+    std::array<int, 3> key{layers + 1, layers + 1, layers + 1};  // largest stage, larger end, last: lexicographic
     const auto consider = [&](int first, int last, int middle, uneven_stage_split s) {
-        const int k[3] = {std::max({first, last, middle}), std::max(first, last), last};
-        if (k[0] < key[0] || (k[0] == key[0] && (k[1] < key[1] || (k[1] == key[1] && k[2] < key[2])))) {
+        const std::array<int, 3> k{std::max({first, last, middle}), std::max(first, last), last};
+        if (k < key) {
             best = s;
-            key[0] = k[0];
-            key[1] = k[1];
-            key[2] = k[2];
+            key = k;
         }
     };
     // m: the layers of each stage whose count is not given; more than ceil(layers / pp) only

@@ -551,6 +551,11 @@ bool offer_fewest_offload(const transformer& m, const cluster& c, const accelera
                 if (r.base.first_last_layers_bf16 &&
                     std::max(r.base.bf16_layers_at_start, r.base.bf16_layers_at_end) > m.layers / pp)
                     continue;
+                // Megatron-Core runs a pp that does not divide the layers with the first/last stage
+                // counts given (parallel/plan.hpp megatron_uneven_split) where they reach the even
+                // pace, ceil(layers / pp) per stage; otherwise, and under the other stacks, the
+                // stages split as stage_layers does (Megatron-Core: a pipeline layout string)
+                const uneven_stage_split uneven = search_detail::megatron_flags_split(r.base.stack, m.layers, pp);
                 // expert layers (file comment): etp = tp first (plan.etp 0), then its smaller divisors
                 std::vector<std::pair<int, int>> expert_layouts;  // (plan.etp, ep)
                 const long long stage = static_cast<long long>(tp) * cp * dp;
@@ -598,11 +603,6 @@ bool offer_fewest_offload(const transformer& m, const cluster& c, const accelera
                             if (pp % 2 == 0) scheds.push_back({pipeline_schedule::dualpipe, 1});
                         }
                     }
-                    // Megatron-Core runs a pp that does not divide the layers with the first/last stage
-                    // counts given (parallel/plan.hpp megatron_uneven_split) where they reach the even
-                    // pace, ceil(layers / pp) per stage; otherwise, and under the other stacks, the
-                    // stages split as stage_layers does (Megatron-Core: a pipeline layout string)
-                    const uneven_stage_split uneven = search_detail::megatron_flags_split(r.base.stack, m.layers, pp);
                     for (const auto& sv : scheds) {
                         const bool flags_split = !sv.embedding && !sv.loss &&
                                                  (sv.s == pipeline_schedule::gpipe || sv.s == pipeline_schedule::one_f_one_b ||
