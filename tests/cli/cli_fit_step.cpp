@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -121,4 +122,59 @@ TEST_CASE("fit-step errors name the file, row and column, and nothing is written
     const auto missing = run("fit-step \"" + (scratch() / "nope.csv").string() + "\"");
     CHECK(missing.rc == 2);
     CHECK_THAT(missing.err, Catch::Contains("nope.csv"));
+}
+
+namespace {
+/// The published NeMo runs with a `cluster` column: `clusters[i]` for row i.
+fs::path runs_on(const std::string& file, const std::vector<std::string>& clusters) {
+    std::ifstream in(runs_csv);
+    const fs::path p = scratch() / file;
+    std::ofstream f(p);
+    std::string line;
+    std::size_t row = 0;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        f << line << "," << (row == 0 ? std::string("cluster") : clusters.at(row - 1)) << "\n";
+        ++row;
+    }
+    REQUIRE(row == clusters.size() + 1);
+    return p;
+}
+}  // namespace
+
+TEST_CASE("fit-step: runs that all name one cluster calibrate that cluster without --cluster") {
+    const fs::path csv = runs_on("runs_h100.csv", {"dgx-h100", "dgx-h100", "dgx-h100"});
+    const fs::path cal = scratch() / "own-cluster.json";
+    const auto r = run("fit-step \"" + csv.string() + "\" --out \"" + cal.string() + "\" --json");
+    REQUIRE(r.rc == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["cluster"] == "dgx-h100");
+    CHECK(j["run_clusters"] == json::array({"dgx-h100"}));
+    // the same fit as the runs without the column under --cluster dgx-h100
+    const json given = json::parse(run("fit-step \"" + runs_csv + "\" --cluster dgx-h100 --json").out);
+    CHECK(j["fitted"]["kernel_efficiency"]["value"].get<double>() ==
+          Approx(given["fitted"]["kernel_efficiency"]["value"].get<double>()).epsilon(1e-12));
+    // the file is an H100 cluster (the default is DGX A100), and the text names it
+    const json cj = json::parse(slurp(cal));
+    CHECK(cj["accelerator"] == "h100-sxm");
+    CHECK_THAT(run("fit-step \"" + csv.string() + "\"").out, Catch::Contains("3 run(s) on dgx-h100 (h100-sxm)"));
+}
+
+TEST_CASE("fit-step: runs on several clusters write a calibration only for the cluster --cluster names") {
+    const fs::path csv = runs_on("runs_mixed.csv", {"dgx-b200", "dgx-h100", "dgx-h100"});
+    const fs::path never = scratch() / "mixed-never.json";
+    const auto r = run("fit-step \"" + csv.string() + "\" --out \"" + never.string() + "\"");
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::Contains("--out") && Catch::Contains("dgx-b200, dgx-h100") && Catch::Contains("--cluster NAME|FILE"));
+    CHECK_FALSE(fs::exists(never));
+    // without --out the fit runs, and says which cluster its calibration is for
+    const auto plain = run("fit-step \"" + csv.string() + "\"");
+    REQUIRE(plain.rc == 0);
+    CHECK_THAT(plain.out, Catch::Contains("3 run(s) on dgx-b200, dgx-h100; the calibration is for dgx-a100"));
+    const fs::path cal = scratch() / "mixed.json";
+    const auto named = run("fit-step \"" + csv.string() + "\" --cluster dgx-h100 --out \"" + cal.string() + "\" --json");
+    REQUIRE(named.rc == 0);
+    CHECK(json::parse(named.out)["cluster"] == "dgx-h100");
+    CHECK(json::parse(named.out)["run_clusters"] == json::array({"dgx-b200", "dgx-h100"}));
+    CHECK(json::parse(slurp(cal))["accelerator"] == "h100-sxm");
 }

@@ -94,6 +94,40 @@ std::string svg_plot(const step_fit& f) {
     return s;
 }
 
+/// The cluster the calibration is for, and the clusters the fitted runs were predicted on.
+struct calibration_target {
+    cluster base;                           ///< the cluster JSON that --out writes, with the fitted calibration
+    std::vector<std::string> run_clusters;  ///< the runs' clusters (each named once, in file order)
+};
+
+/// The topology flags' cluster when any is given; otherwise the one cluster every expressible run
+/// names in its `cluster` column (a run without one is predicted on the default cluster, which
+/// then counts as one of them); otherwise, where the runs name several, the default, and `--out`
+/// asks for --cluster rather than write a cluster file the runs do not describe.
+calibration_target target_of(const fit_step_request& req, const std::vector<training_run>& runs) {
+    const cli::topology_request& t = req.topology;
+    calibration_target out{cli::resolve_cluster(t), {}};
+    const bool given = t.cluster || t.overrides() || t.scale_up_domain;
+    const cluster* own = nullptr;
+    for (const auto& r : runs) {
+        if (!r.not_expressible.empty()) continue;
+        const std::string name = r.system ? std::string(r.system->name) : std::string(out.base.name);
+        if (std::find(out.run_clusters.begin(), out.run_clusters.end(), name) == out.run_clusters.end())
+            out.run_clusters.push_back(name);
+        if (r.system && !own) own = &*r.system;
+    }
+    if (given) return out;
+    if (out.run_clusters.size() == 1 && own) {
+        out.base = *own;
+    } else if (out.run_clusters.size() > 1 && req.out) {
+        std::string names;
+        for (const auto& n : out.run_clusters) names += (names.empty() ? "" : ", ") + n;
+        throw input_error("--out", *req.out + " without --cluster, for runs on " + names,
+                          "--cluster NAME|FILE (or the topology flags) naming the cluster the calibration is written for");
+    }
+    return out;
+}
+
 nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 nlohmann::json opt_json(const std::optional<duration>& v) { return v ? nlohmann::json(in_seconds(*v)) : nlohmann::json(nullptr); }
 
@@ -106,7 +140,8 @@ cli::registrar reg{cli::bound_command<fit_step_request>(
     options(),
     [](const fit_step_request& req, const cli::args& a, std::ostream& out) {
         const auto runs = io::load_training_runs(a.positional.at(0), "RUNS.csv");
-        const cluster base = cli::resolve_cluster(req.topology);
+        const calibration_target target = target_of(req, runs);
+        const cluster& base = target.base;
         const step_fit f = fit_step(runs, base);
         cluster calibrated = base;
         calibrated.compute = f.calibration;
@@ -143,6 +178,7 @@ cli::registrar reg{cli::bound_command<fit_step_request>(
                                   {"cv_median_rel_error", opt_json(f.cv_median_rel_error)},
                                   {"noise", f.noise},
                                   {"cluster", std::string(base.name)},
+                                  {"run_clusters", target.run_clusters},
                                   {"compute_calibration",
                                    {{"kernel_efficiency", f.calibration.kernel_efficiency},
                                     {"attention_efficiency", f.calibration.attention_efficiency},
@@ -150,7 +186,13 @@ cli::registrar reg{cli::bound_command<fit_step_request>(
                                     {"kernel_overhead", f.calibration.kernel_overhead}}}});
             return 0;
         }
-        out << f.runs.size() << " run(s) on " << base.name << " (" << base.node.accelerator << ")\n\n";
+        out << f.runs.size() << " run(s) on ";
+        if (target.run_clusters.size() == 1 && target.run_clusters.front() == base.name) {
+            out << base.name << " (" << base.node.accelerator << ")\n\n";
+        } else {
+            for (std::size_t i = 0; i < target.run_clusters.size(); ++i) out << (i ? ", " : "") << target.run_clusters[i];
+            out << "; the calibration is for " << base.name << " (" << base.node.accelerator << ")\n\n";
+        }
         std::vector<std::vector<std::string>> rows;
         for (const auto& r : f.runs)
             rows.push_back({r.label, cli::num(in_seconds(r.measured_step), 4), cli::num(in_seconds(r.predicted_before), 4),
