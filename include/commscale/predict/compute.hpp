@@ -80,7 +80,9 @@ struct compute_constants {
     /// their GEMM time) (detail::set_kernel_overheads). Backward: no synchronization, but
     /// Transformer Engine's GroupedLinear runs the dgrad and wgrad GEMM of each local expert as its
     /// own cuBLASLt call on one of several streams (general_grouped_gemm ->
-    /// nvte_multi_tensor_gemm), each charged in full, whatever the routing. Kernel figure: that
+    /// nvte_multi_tensor_gemm), each charged in full, whatever the routing; under Megatron-Core's
+    /// `--overlap-moe-expert-parallel-comm` with dropless routing, the backward's other expert
+    /// kernels too (layer_shape::paced_backward_share). Kernel figure: that
     /// multi-stream path runs 8 expert GEMMs of 128 tokens (N = K = 2,048, NVFP4) in 0.267 ms on
     /// SM100, GEMMs alone with the operands prepared beforehand (NVIDIA/TransformerEngine PR 3134,
     /// benchmarks/linear/benchmark_grouped_linear.py, "pure" multi-stream row), 33 us per GEMM
@@ -146,7 +148,7 @@ inline constexpr compute_constants fitted_compute_constants{
     .te_attention_efficiency = 0.5505,
     .memory_efficiency = 0.6876,
     .kernel_overhead_s = 1.998e-06,
-    .moe_launch_overhead_s = 4.643e-05,
+    .moe_launch_overhead_s = 4.524e-05,
     .fp8_backward_slowdown = 1.1752};
 
 namespace detail {
@@ -330,6 +332,18 @@ struct layer_shape {
     /// dropless MoE routing: the dispatcher synchronizes with the host once per MoE layer (false
     /// with plan::pad_to_capacity, whose shapes are static; detail::set_kernel_overheads)
     bool host_sync = true;
+    /// Share of the backward's MoE chunks whose expert kernels are all launch-bound, as the
+    /// forward's are after the synchronization: plan::moe_a2a_overlap_share under dropless routing
+    /// (0 with plan::pad_to_capacity or without the overlap). Megatron-Core's combined 1F1B
+    /// (megatron/core/models/common/model_chunk_schedule_plan.py TransformerLayerSchedulePlan.run)
+    /// issues each paired layer's sub-modules from one CPU thread in the order combine backward,
+    /// attention and router forward, MLP backward, dispatch forward (the dropless dispatcher's
+    /// host synchronization), the MLP's weight gradients, dispatch backward, MLP forward, combine
+    /// forward, attention backward, each backward sub-module through its own autograd call: the
+    /// CPU that paces the forward's experts issues the backward's expert kernels (their
+    /// quantizations, activation and permutations beside the GEMMs every backward charges) between
+    /// them (detail::set_kernel_overheads).
+    double paced_backward_share = 0.0;
 
     constexpr layer_shape() = default;
     /// @brief The layer's view of `p` (implicit: the layer functions take a plan where they did).
@@ -337,7 +351,7 @@ struct layer_shape {
         : tp(p.tp), cp(p.cp), ep(p.ep), etp(p.expert_tp()), micro_batch(p.micro_batch), seq(p.seq),
           sequence_parallel(p.sequence_parallel), attention(p.attention), expert_load(p.effective_expert_load()),
           dispatcher(static_cast<long long>(p.ep) * p.expert_tp() > 1 ? p.dispatcher : moe_token_dispatcher::alltoall),
-          host_sync(!p.pad_to_capacity) {}
+          host_sync(!p.pad_to_capacity), paced_backward_share(p.pad_to_capacity ? 0.0 : p.moe_a2a_overlap_share()) {}
     [[nodiscard]] constexpr int expert_tp() const { return etp; }
     [[nodiscard]] constexpr double effective_expert_load() const { return expert_load; }
     [[nodiscard]] constexpr bool operator==(const layer_shape&) const = default;
@@ -565,6 +579,10 @@ struct layer_kernels {
     double forward = 0, backward = 0;
     double moe_forward = 0;  ///< of `forward`, the MoE part after the dispatcher's host synchronization
     double moe_backward = 0; ///< of `backward`, the MoE experts' launch-bound GEMMs (dgrad and wgrad of FC1 and FC2 per local expert)
+    /// of `backward`, the MoE experts' other kernels (the quantization of each expert GEMM's output
+    /// gradient, the activation's backward, the permutations'), as many as the forward's after
+    /// its synchronization beside its GEMMs; launch-bound on layer_shape::paced_backward_share
+    double moe_backward_other = 0;
 };
 
 namespace detail {
@@ -579,13 +597,16 @@ namespace detail {
 /// "no_sync") keeps the CPU ahead, kernel_overhead_s apiece. Backward, with or without the
 /// synchronization, moe_launch_overhead_s for each expert GEMM (Transformer Engine's multi-stream
 /// grouped GEMM, one cuBLASLt call per expert and operand gradient) and kernel_overhead_s for the
-/// backward's other kernels (its quantizations, activation and permutations).
+/// backward's other kernels (its quantizations, activation and permutations), except on the share
+/// of the backward that Megatron-Core's combined 1F1B issues beside a dropless forward
+/// (layer_shape::paced_backward_share), where the experts' other kernels are launch-bound too.
 inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double moe_gpu_fwd, const layer_shape& p,
                                  const compute_params& c) {
     const double moe_floor = c.kernel_overhead_s * n.moe_forward;
     const double moe_fwd = p.host_sync ? std::max(c.moe_launch_overhead_s * n.moe_forward - moe_gpu_fwd, moe_floor) : moe_floor;
     r.overhead_fwd = seconds(c.kernel_overhead_s * (n.forward - n.moe_forward) + moe_fwd);
-    r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - n.moe_backward) + c.moe_launch_overhead_s * n.moe_backward);
+    const double paced = n.moe_backward + p.paced_backward_share * n.moe_backward_other;
+    r.overhead_bwd = seconds(c.kernel_overhead_s * (n.backward - paced) + c.moe_launch_overhead_s * paced);
 }
 /// Kernels of one grouped GEMM over `local` experts: one GEMM per expert and the quantization of
 /// its input, `quantize_kernels` per expert (0 in bf16), or one fused cast for all of them.
@@ -653,8 +674,9 @@ struct rope_passes {
         m.experts > 1 ? m.moe_fraction() * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations)
                       : 0.0;
     const double moe_backward = m.experts > 1 ? m.moe_fraction() * detail::expert_backward_gemm_kernels(local) : 0.0;
+    const double moe_other = m.experts > 1 ? moe_forward - m.moe_fraction() * 2.0 * local : 0.0;
     return {gemms + 1.0 + elementwise + quantize + rope_fwd, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize + rope_bwd,
-            moe_forward, moe_backward};
+            moe_forward, moe_backward, moe_other};
 }
 /// Kernels of one layer of a hybrid model (means over the pattern): every layer its norm and its
 /// residual add; attention layers the attention kernel (backward: it and its preprocessing); MLP
@@ -677,7 +699,7 @@ struct rope_passes {
     const double moe_forward =
         moe > 0.0 ? moe * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations) : 0.0;
     return {gemms + att + 6.0 * mamba + elementwise + quantize, 2.0 * gemms + 2.0 * att + 19.0 * mamba + 2.0 * elementwise + quantize,
-            moe_forward, moe * detail::expert_backward_gemm_kernels(local)};
+            moe_forward, moe * detail::expert_backward_gemm_kernels(local), moe_forward - moe * 2.0 * local};
 }
 }  // namespace detail
 

@@ -104,8 +104,9 @@ TEST_CASE("MoE all-to-all overlap: the paired chunks hide their all-to-alls, war
     // all-to-alls over the NICs (EP 32 spans 8 nodes) outlast the stage's compute, so part of them
     // stays exposed, the unpaired warm-up and cool-down in full
     // (the stage's compute of the step, without the optimizer and the overlap's slow-down)
+    // (the overlapped plan's own compute: its backward's expert kernels are launch-bound, below)
     const double total = in_seconds(alone.ep.total),
-                 busy = in_seconds(alone.compute) - in_seconds(alone.optimizer) - in_seconds(alone.overlap_slowdown);
+                 busy = in_seconds(overlapped.compute) - in_seconds(overlapped.optimizer) - in_seconds(overlapped.overlap_slowdown);
     CHECK_THAT(in_seconds(overlapped.ep.exposed),
                WithinRel((1.0 - paired) * total + paired * std::max(0.0, total - busy), 1e-9));
     CHECK(in_seconds(overlapped.ep.exposed) < 0.5 * total);
@@ -130,4 +131,53 @@ TEST_CASE("MoE all-to-all overlap: the paired chunks hide their all-to-alls, war
     dense.moe_a2a_overlap = true;
     CHECK_THROWS_WITH(predict_step(models::llama3_8b, presets::dgx_h100, dense),
                       Catch::Contains("plan.overlap_moe_expert_parallel_comm") && Catch::Contains("ep 1"));
+}
+
+TEST_CASE("MoE all-to-all overlap, dropless: the paired backward's expert kernels are launch-bound, all of them") {
+    // Megatron-Core's combined 1F1B (model_chunk_schedule_plan.py TransformerLayerSchedulePlan.run)
+    // issues a paired layer's backward sub-modules from the CPU thread that waits on the dropless
+    // dispatcher's synchronization and paces the forward's experts: beside the 4 expert GEMMs per
+    // local expert that every backward charges moe_launch_overhead_s, the experts' other kernels
+    // are charged it too on the paired share. Qwen3 235B-A22B (128 experts, every layer MoE) on EP
+    // 32: 4 local experts; per-tensor FP8 with current scaling quantizes each expert GEMM's input in
+    // 4 kernels (Float8CurrentScalingQuantizer), expert by expert; the all-to-all dispatcher with
+    // more than one local expert permutes, sorts, sorts back and unpermutes (4): 2 x 4 x 4 + 1
+    // (activation) + 4 = 37 kernels per layer, as many in the backward as in the forward.
+    const auto& m = models::qwen3_235b_a22b;
+    cluster c = presets::dgx_h100;
+    c.nodes = 32;
+    plan p;
+    p.tp = 2;
+    p.pp = 8;
+    p.dp = 16;
+    p.ep = 32;
+    p.etp = 1;
+    p.schedule = pipeline_schedule::interleaved;
+    p.virtual_stages = 4;
+    p.sequence_parallel = true;
+    p.micro_batch = 1;
+    p.global_batch = 2048;
+    p.seq = 4096;
+    p.dispatcher = moe_token_dispatcher::alltoall;
+    p.precision = dtype::fp8;
+    p.fp8_scaling = fp8_recipe::tensorwise;
+    const auto alone = predict_step(m, c, p);
+    p.moe_a2a_overlap = true;
+    const auto overlapped = predict_step(m, c, p);
+    const double paired = (512.0 - 38.0) / 512.0;  // the test above
+    const double other = 2.0 * 4.0 * 4.0 + 1.0 + 4.0;
+    const auto& k = fitted_compute_constants;
+    CHECK_THAT(in_seconds(overlapped.layer.overhead_bwd) - in_seconds(alone.layer.overhead_bwd),
+               WithinRel(paired * other * (k.moe_launch_overhead_s - k.kernel_overhead_s), 1e-9));
+    // the forward's kernels are charged as before, and the step is slower for it than its
+    // all-to-all overlap alone would make it
+    CHECK(in_seconds(overlapped.layer.overhead_fwd) == in_seconds(alone.layer.overhead_fwd));
+    CHECK(in_seconds(overlapped.compute) > in_seconds(alone.compute));
+    // token dropping with padding (static shapes, no synchronization): no kernel is paced by it
+    p.capacity_factor = 1.0;
+    p.pad_to_capacity = true;
+    const auto padded_overlapped = predict_step(m, c, p);
+    p.moe_a2a_overlap = false;
+    const auto padded = predict_step(m, c, p);
+    CHECK(in_seconds(padded_overlapped.layer.overhead_bwd) == in_seconds(padded.layer.overhead_bwd));
 }
