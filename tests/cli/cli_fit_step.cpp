@@ -157,6 +157,7 @@ TEST_CASE("fit-step: runs that all name one cluster calibrate that cluster witho
     // the file is an H100 cluster (the default is DGX A100), and the text names it
     const json cj = json::parse(slurp(cal));
     CHECK(cj["accelerator"] == "h100-sxm");
+    CHECK(run("step --model llama3-8b --cluster \"" + cal.string() + "\" --gpus 8 --json").rc == 0);
     CHECK_THAT(run("fit-step \"" + csv.string() + "\"").out, Catch::Contains("3 run(s) on dgx-h100 (h100-sxm)"));
 }
 
