@@ -69,12 +69,16 @@ TEST_CASE("fp8 recipe tensorwise: three more launches per quantized tensor, expe
     CHECK(parse<fp8_recipe>("tensorwise", "x") == fp8_recipe::tensorwise);
 }
 
-TEST_CASE("MoE all-to-all overlap: the paired chunks hide their all-to-alls, warm-up and cool-down do not") {
-    // Megatron-Bridge r0.2.0's Qwen3 235B-A22B H100 recipe: 256 GPUs, TP 2, PP 8, VP 4, EP 32,
-    // global batch 2048, moe_a2a_overlap=True (Megatron-Core overlap_moe_expert_parallel_comm)
-    const auto& m = models::qwen3_235b_a22b;
+namespace {
+/// Megatron-Bridge r0.2.0's Qwen3 235B-A22B H100 recipe: 256 GPUs, TP 2, PP 8, VP 4, EP 32, global
+/// batch 2048, the all-to-all dispatcher, current-scaled FP8, without moe_a2a_overlap (Megatron-Core
+/// overlap_moe_expert_parallel_comm), which the tests set.
+cluster qwen3_235b_h100_cluster() {
     cluster c = presets::dgx_h100;
     c.nodes = 32;
+    return c;
+}
+plan qwen3_235b_h100_plan() {
     plan p;
     p.tp = 2;
     p.pp = 8;
@@ -91,6 +95,14 @@ TEST_CASE("MoE all-to-all overlap: the paired chunks hide their all-to-alls, war
     p.precision = dtype::fp8;
     p.fp8_scaling = fp8_recipe::tensorwise;
     p.gradient_bytes = 2;
+    return p;
+}
+}  // namespace
+
+TEST_CASE("MoE all-to-all overlap: the paired chunks hide their all-to-alls, warm-up and cool-down do not") {
+    const auto& m = models::qwen3_235b_a22b;
+    const cluster c = qwen3_235b_h100_cluster();
+    plan p = qwen3_235b_h100_plan();
     const auto alone = predict_step(m, c, p);
     p.moe_a2a_overlap = true;
     // 128 micro-batches x 4 chunks = 512 per stage; the first stage's warm-up is 2 (8 - 1) + (4 - 1) 8
@@ -144,23 +156,8 @@ TEST_CASE("MoE all-to-all overlap, dropless: the paired backward's expert kernel
     // more than one local expert permutes, sorts, sorts back and unpermutes (4): 2 x 4 x 4 + 1
     // (activation) + 4 = 37 kernels per layer, as many in the backward as in the forward.
     const auto& m = models::qwen3_235b_a22b;
-    cluster c = presets::dgx_h100;
-    c.nodes = 32;
-    plan p;
-    p.tp = 2;
-    p.pp = 8;
-    p.dp = 16;
-    p.ep = 32;
-    p.etp = 1;
-    p.schedule = pipeline_schedule::interleaved;
-    p.virtual_stages = 4;
-    p.sequence_parallel = true;
-    p.micro_batch = 1;
-    p.global_batch = 2048;
-    p.seq = 4096;
-    p.dispatcher = moe_token_dispatcher::alltoall;
-    p.precision = dtype::fp8;
-    p.fp8_scaling = fp8_recipe::tensorwise;
+    const cluster c = qwen3_235b_h100_cluster();
+    plan p = qwen3_235b_h100_plan();
     const auto alone = predict_step(m, c, p);
     p.moe_a2a_overlap = true;
     const auto overlapped = predict_step(m, c, p);
