@@ -143,13 +143,13 @@ inline constexpr double mxfp8_gemm_time_ratio = accelerator{}.mxfp8_gemm_time_ra
 /// test `calibrate: compute_fit` re-derives them and fails when these drift). Fitted in log space
 /// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
 inline constexpr compute_constants fitted_compute_constants{
-    .gemm_shape_efficiency = 0.8426,
-    .attention_efficiency = 0.3333,
-    .te_attention_efficiency = 0.5505,
-    .memory_efficiency = 0.6876,
-    .kernel_overhead_s = 1.998e-06,
-    .moe_launch_overhead_s = 4.524e-05,
-    .fp8_backward_slowdown = 1.1752};
+    .gemm_shape_efficiency = 0.8432,
+    .attention_efficiency = 0.3334,
+    .te_attention_efficiency = 0.5529,
+    .memory_efficiency = 0.6853,
+    .kernel_overhead_s = 2.018e-06,
+    .moe_launch_overhead_s = 4.526e-05,
+    .fp8_backward_slowdown = 1.1730};
 
 namespace detail {
 /// Names the first out-of-range constant of validate(compute_constants) (cold path).

@@ -17,6 +17,9 @@
 ///               a gather of s b h values, is not costed); memory is then the heaviest stage
 ///               of that explicit layout (workload/memory.hpp stage_memory_per_gpu)
 ///   compute   = m x slowest stage + optimizer step (memory-bound Adam on the local shard)
+///               (megatron-core at ZeRO 3, Megatron-FSDP as NVIDIA's recipes run it, without
+///               gradient-accumulation fusion: each micro-batch's stage adds the copy of its
+///               gradients into the sharded buffer, detail::fsdp_gradient_copy)
 ///               + overlap_compute_slowdown x communication hidden under compute
 ///               (`compute_efficiency` in the plan replaces the compute model: FLOPs / (peak x it))
 ///   tp        = calls x collective time (parallel/traffic.hpp); with TP overlap (userbuffers,
@@ -318,6 +321,20 @@ struct bf16_layers_extra {
     if (x.first_forward + x.first_backward != seconds(0.0))
         st.slowest = std::max(st.slowest, st.first_forward + st.first_backward);  // the first stage, its BF16 layers
     return st;
+}
+
+/// Megatron-FSDP's gradient copy, once per micro-batch (the megatron-core stack at ZeRO 3): NVIDIA's
+/// recipes run Megatron-FSDP with `gradient_accumulation_fusion = False` (Megatron-Bridge r0.2.0
+/// scripts/performance/configs/llama3/llama3_llm_pretrain.py and llama31: "Disabled to avoid
+/// functional errors"), so each weight-gradient GEMM writes a 16-bit `param.grad` and Megatron-FSDP's
+/// post-backward hook copies it into the sharded gradient bucket (megatron_fsdp.py
+/// `param.main_grad.copy_(param.grad)`), instead of the GEMM accumulating into the buffer: a
+/// memory-bound read of 2 bytes and write of `gradient_bytes` per local parameter
+/// (`parameters`, before sharding), at the compute parameters' HBM rate. Zero otherwise.
+[[nodiscard]] inline duration fsdp_gradient_copy(const commscale::plan& p, double parameters, const compute_params& c) {
+    if (p.zero != 3 || p.stack != framework::megatron_core || p.compute_efficiency) [[likely]]
+        return seconds(0.0);
+    return seconds(memory_seconds((2.0 + p.gradient_bytes) * parameters, c));
 }
 
 /// Parameters this GPU's optimizer step updates: its whole share without a distributed optimizer;
@@ -717,14 +734,14 @@ template <class Pricer>
     if (p.first_last_layers_bf16) [[unlikely]]
         bf16_extra = detail::bf16_layers_extra_of(m, c, acc, p, o, lc);
     const detail::stage_times stages = detail::stage_times_of(lc, layout, p.pp, bf16_extra);
-    const duration slowest = stages.slowest, stage_first_f = stages.first_forward, stage_first_b = stages.first_backward;
-    r.stage_microbatch = slowest;
-    const duration busy_compute = mb * slowest;
-
     // groups placed on NVLink domains (the node, or an NVL72 rack of trays: comm_view); the
     // pricer sees placements counted per domain
     const int domain = c.domain_gpus();
     const step_traffic t = plan_traffic(m, p, domain);
+    const duration slowest = stages.slowest + detail::fsdp_gradient_copy(p, t.parameters_per_gpu, cpar),
+                   stage_first_f = stages.first_forward, stage_first_b = stages.first_backward;
+    r.stage_microbatch = slowest;
+    const duration busy_compute = mb * slowest;
     r.optimizer = p.compute_efficiency ? seconds(0.0) : optimizer_time(detail::optimizer_shard_parameters(m, p, t), cpar, p.optimizer_state_bytes);
     duration hidden = seconds(0.0);  // communication that runs beside compute
     r.tp = detail::tp_exposure(t, p, price, mb * static_cast<double>(r.max_stage_layers) * gemm_layer);

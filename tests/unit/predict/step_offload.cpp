@@ -92,9 +92,9 @@ TEST_CASE("activation offloading: the GB200 recipe's 40 layers hide behind compu
     // recipe offloads 40 layers (GB200) and 20 (GB300) of Llama 3 70B: over C2C (225 GB/s per GPU)
     // each copy fits its two-layer window, so only layer 0's one-layer window can wait
     for (const cluster* preset : {&presets::gb200_nvl72, &presets::gb300_nvl72}) {
-        const bool gb300 = preset == &presets::gb300_nvl72;
+        const bool is_gb300 = preset == &presets::gb300_nvl72;
         INFO(preset->name);
-        const step_breakdown r = predict_step(models::llama3_70b, with_gpus(*preset, 64), fsdp_70b(gb300 ? 20 : 40));
+        const step_breakdown r = predict_step(models::llama3_70b, with_gpus(*preset, 64), fsdp_70b(is_gb300 ? 20 : 40));
         CHECK(r.fits_in_memory);
         CHECK(in_seconds(r.offload.total) > 0.15 * in_seconds(r.step));  // seconds of copies ...
         CHECK(in_seconds(r.offload.exposed) < 0.005 * in_seconds(r.step));  // ... that the step barely sees
@@ -121,4 +121,34 @@ TEST_CASE("activation offloading: a plan Megatron-Core refuses is an input error
     modules.recompute_modules = recompute_layernorm;
     CHECK_THROWS_WITH(predict_step(models::llama3_70b, c, modules),
                       Contains("plan.cpu_offloading_num_layers") && Contains("recompute modules"));
+}
+
+TEST_CASE("Megatron-FSDP: every micro-batch copies its gradients into the sharded bucket") {
+    // NVIDIA's recipes run Megatron-FSDP without gradient-accumulation fusion (Megatron-Bridge
+    // r0.2.0 llama3_llm_pretrain.py: gradient_accumulation_fusion = False), so the post-backward
+    // hook copies each 16-bit param.grad into the bucket (megatron_fsdp.py main_grad.copy_): per
+    // micro-batch a 2-byte read and a gradient_bytes write of every local parameter, at GB200's
+    // 8 TB/s HBM (datasheet) times the fitted memory-bound efficiency
+    const auto& m = models::llama3_70b;
+    const cluster c = with_gpus(presets::gb200_nvl72, 64);
+    plan p = fsdp_70b(0);
+    const double rate = 8000e9 * fitted_compute_constants.memory_efficiency;
+    const auto fsdp = predict_step(m, c, p);
+    plan z1 = p;
+    z1.zero = 1;
+    const auto zero1 = predict_step(m, c, z1);
+    CHECK_THAT(in_seconds(fsdp.stage_microbatch) - in_seconds(zero1.stage_microbatch),
+               WithinRel(4.0 * total_parameters(m) / rate, 1e-5));  // the step counts the local parameters as the DP traffic does, within 1e-5 of total_parameters
+    // 70.6B parameters: about 51 ms per micro-batch, 1-2% of its 3.6 s micro-batch
+    CHECK(4.0 * total_parameters(m) / rate > 0.045);
+    CHECK(4.0 * total_parameters(m) / rate < 0.055);
+    // fp32 main gradients: a 4-byte write
+    p.gradient_bytes = 4;
+    z1.gradient_bytes = 4;
+    CHECK_THAT(in_seconds(predict_step(m, c, p).stage_microbatch) - in_seconds(predict_step(m, c, z1).stage_microbatch),
+               WithinRel(6.0 * total_parameters(m) / rate, 1e-5));
+    // PyTorch FSDP's own stack is calibrated as it runs: no copy charged there
+    plan torch_fsdp = p;
+    torch_fsdp.stack = framework::fsdp;
+    CHECK(in_seconds(detail::fsdp_gradient_copy(torch_fsdp, total_parameters(m), compute_params_for(accelerator_by_name("gb200", "acc"), dtype::fp8))) == 0.0);
 }
