@@ -98,6 +98,12 @@ std::string svg_plot(const step_fit& f) {
 struct calibration_target {
     cluster base;                           ///< the cluster JSON that --out writes, with the fitted calibration
     std::vector<std::string> run_clusters;  ///< the runs' clusters (each named once, in file order)
+    /// @brief run_clusters as the text and the error show them: "a, b".
+    [[nodiscard]] std::string run_cluster_list() const {
+        std::string names;
+        for (const auto& n : run_clusters) names += (names.empty() ? "" : ", ") + n;
+        return names;
+    }
 };
 
 /// The topology flags' cluster when any is given; otherwise the one cluster every expressible run
@@ -120,9 +126,7 @@ calibration_target target_of(const fit_step_request& req, const std::vector<trai
     if (out.run_clusters.size() == 1 && own) {
         out.base = *own;
     } else if (out.run_clusters.size() > 1 && req.out) {
-        std::string names;
-        for (const auto& n : out.run_clusters) names += (names.empty() ? "" : ", ") + n;
-        throw input_error("--out", *req.out + " without --cluster, for runs on " + names,
+        throw input_error("--out", *req.out + " without --cluster, for runs on " + out.run_cluster_list(),
                           "--cluster NAME|FILE (or the topology flags) naming the cluster the calibration is written for");
     }
     return out;
@@ -190,8 +194,7 @@ cli::registrar reg{cli::bound_command<fit_step_request>(
         if (target.run_clusters.size() == 1 && target.run_clusters.front() == base.name) {
             out << base.name << " (" << base.node.accelerator << ")\n\n";
         } else {
-            for (std::size_t i = 0; i < target.run_clusters.size(); ++i) out << (i ? ", " : "") << target.run_clusters[i];
-            out << "; the calibration is for " << base.name << " (" << base.node.accelerator << ")\n\n";
+            out << target.run_cluster_list() << "; the calibration is for " << base.name << " (" << base.node.accelerator << ")\n\n";
         }
         std::vector<std::vector<std::string>> rows;
         for (const auto& r : f.runs)
