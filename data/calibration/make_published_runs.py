@@ -42,7 +42,11 @@ RECIPES = {
     ("LLAMA3_8B", "GB300", "fp8"): ("mbs 4", "cuda_graph_impl=local scope=full_iteration"),
     ("LLAMA3_8B", "GB200", "fp8"): ("mbs 2", "cuda_graph_impl=local scope=full_iteration"),
     ("LLAMA3_8B", "B200", "fp8"): ("mbs 2", "cuda_graph_impl=local scope=full_iteration"),
-    ("LLAMA3_8B", "H100", "fp8"): ("mbs 1 cp 1 (no FSDP)", "recompute_num_layers=5"),
+    # Llama 3 8B on H100: the config until 8aed9a229 (2025-11-21; 87aa39ce7, v0.2.0rc6's
+    # llama3_8b_llm_pretrain.yaml fp8_cs), Megatron-FSDP without recompute, which the table's FSDP
+    # column (8) and 25.09's row of the same plan record; that commit replaced it by full recompute
+    # of 5 layers without FSDP before the r0.2.0 tag
+    ("LLAMA3_8B", "H100", "fp8"): ("mbs 1 cp 1 fsdp", "use_megatron_fsdp=True before 8aed9a229 (the tag: 5 layers recomputed, no FSDP)"),
     ("LLAMA3_70B", "GB300", "fp8"): ("mbs 2 fsdp", "use_megatron_fsdp=True cpu_offloading_num_layers=20"),
     ("LLAMA3_70B", "GB200", "fp8"): ("mbs 2 fsdp", "use_megatron_fsdp=True cpu_offloading_num_layers=40"),
     ("LLAMA3_70B", "H100", "fp8"): ("tp 4 pp 8 vp 5", ""),
@@ -221,7 +225,8 @@ def main(path):
         # helpers.py set_recompute_overrides sets recompute_granularity "full", recompute_method
         # "block" and recompute_num_layers N (Megatron-Core --recompute-granularity full
         # --recompute-method block --recompute-num-layers N: the first N layers of each model chunk
-        # recomputed). Llama 3 8B on H100 in FP8: 5 of 32 (LLAMA3_8B_H100_FP8_CS_BASE_CONFIG).
+        # recomputed). No recipe of the set uses it now (Llama 3 8B on H100 in FP8, above, ran
+        # before its recompute_num_layers came in).
         m = re.search(r"recompute_num_layers=(\d+)", recipe)
         rc_method, rc_layers = ("block", m.group(1)) if m else ("", "")
         if m:

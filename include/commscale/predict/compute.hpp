@@ -145,11 +145,11 @@ inline constexpr double mxfp8_gemm_time_ratio = accelerator{}.mxfp8_gemm_time_ra
 inline constexpr compute_constants fitted_compute_constants{
     .gemm_shape_efficiency = 0.8432,
     .attention_efficiency = 0.3334,
-    .te_attention_efficiency = 0.5529,
-    .memory_efficiency = 0.6853,
-    .kernel_overhead_s = 2.018e-06,
-    .moe_launch_overhead_s = 4.526e-05,
-    .fp8_backward_slowdown = 1.1730};
+    .te_attention_efficiency = 0.5519,
+    .memory_efficiency = 0.6850,
+    .kernel_overhead_s = 2.022e-06,
+    .moe_launch_overhead_s = 4.525e-05,
+    .fp8_backward_slowdown = 1.1721};
 
 namespace detail {
 /// Names the first out-of-range constant of validate(compute_constants) (cold path).
