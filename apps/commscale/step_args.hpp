@@ -55,7 +55,8 @@ struct step_request {
     std::optional<given<commscale::moe_token_dispatcher>> dispatcher;
     bool dp_overlap = false, no_dp_overlap = false, tp_overlap = false, no_tp_overlap = false, pp_overlap = false,
          no_pp_overlap = false, zero_overlap = false, no_zero_overlap = false, cp_overlap = false, no_cp_overlap = false,
-         fp8_param_gather = false, no_fp8_param_gather = false;
+         fp8_param_gather = false, no_fp8_param_gather = false, gradient_accumulation_fusion = false,
+         no_gradient_accumulation_fusion = false;
     std::optional<given<commscale::attention_kernel>> attention;
     std::optional<given<int>> first_stage_layers, last_stage_layers;
     bool account_for_embedding_in_pipeline_split = false, account_for_loss_in_pipeline_split = false;
@@ -93,6 +94,19 @@ template <commscale::named_enum E>
 inline int gradient_bytes_flag(int v) {
     if (v == 3) throw commscale::input_error("--gradient-bytes", "3", "1, 2 or 4");
     return v;
+}
+
+/// `--[no-]gradient-accumulation-fusion` (step, scale, plan) into `p`, whose stack is set: Megatron's
+/// setting, refused with both flags or with a stack outside Megatron (plan::gradient_accumulation_fusion).
+inline void set_gradient_accumulation_fusion(commscale::plan& p, bool on, bool off) {
+    using commscale::framework;
+    if (!on && !off) return;
+    const std::string flag = on ? "--gradient-accumulation-fusion" : "--no-gradient-accumulation-fusion";
+    if (on && off) throw commscale::input_error(flag, "given with --no-gradient-accumulation-fusion", "one of the two");
+    if (p.stack != framework::megatron_core && p.stack != framework::megatron_lm)
+        throw commscale::input_error(flag, "given with --framework " + std::string(to_string(p.stack)),
+                                     "--framework megatron-core or megatron-lm (Megatron's setting)");
+    p.gradient_accumulation_fusion = on;
 }
 
 /// The options of `step` (and `scale`, which takes --nodes and --gpus as lists, and --strong), in
@@ -206,6 +220,12 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
                         "keep the layers' weights in FP8/MXFP8 (Megatron-Core's flag; the megatron-core profile's "
                         "default, as NVIDIA's recipes set it): 1 byte per per-tensor FP8 weight on Blackwell"),
                 flag<r>("no-fp8-param-gather", &r::no_fp8_param_gather, "keep the layers' weights in 16 bits"),
+                flag<r>("gradient-accumulation-fusion", &r::gradient_accumulation_fusion,
+                        "the weight-gradient GEMMs accumulate into the gradient buffer (Megatron's fusion; default the "
+                        "stack's: off under megatron-core at ZeRO 3, as NVIDIA's recipes run Megatron-FSDP, on otherwise)"),
+                flag<r>("no-gradient-accumulation-fusion", &r::no_gradient_accumulation_fusion,
+                        "each micro-batch's gradients copied into the buffer (Megatron-LM's flag): 2 + gradient bytes per "
+                        "local parameter under Megatron-FSDP, 2 + 2 x gradient bytes otherwise"),
                 flag<r>("first-last-layers-bf16", &r::first_last_layers_bf16,
                         "keep the first and last layers in BF16 under an FP8/FP4 dtype (Megatron-Core's flag; not with "
                         "delayed FP8 scaling)"),
@@ -309,6 +329,7 @@ inline const std::vector<bound_option<step_request>>& step_options(bool scale) {
     toggle(r.zero_overlap, r.no_zero_overlap, "zero-overlap", "no-zero-overlap", p.overlap.zero);
     toggle(r.cp_overlap, r.no_cp_overlap, "cp-overlap", "no-cp-overlap", p.overlap.cp);
     toggle(r.fp8_param_gather, r.no_fp8_param_gather, "fp8-param-gather", "no-fp8-param-gather", p.fp8_param_gather);
+    set_gradient_accumulation_fusion(p, r.gradient_accumulation_fusion, r.no_gradient_accumulation_fusion);
     toggle(r.sequence_parallel, r.no_sequence_parallel, "sequence-parallel", "no-sequence-parallel", p.sequence_parallel);
     if (r.attention) p.attention = **r.attention;
     p.first_stage_layers = value(r.first_stage_layers, 0);
@@ -438,7 +459,7 @@ inline constexpr column_type real = column_type::real, integer = column_type::in
 
 /// The numbers of `step --json` (step_document), every key but the plan's optional ones
 /// (account_for_*_in_pipeline_split, cpu_offloading_num_layers, fp8_recipe, recompute_method, recompute_num_layers,
-/// overlap_moe_expert_parallel_comm) and its
+/// overlap_moe_expert_parallel_comm, gradient_accumulation_fusion) and its
 /// stage_layers array.
 inline constexpr auto step_number_columns = [] {
     using namespace step_columns_detail;

@@ -515,7 +515,8 @@ def step(model=None, cluster=None, **options):
     zero_overlap, cp_overlap, attention, first_stage_layers, last_stage_layers,
     account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split,
     pipeline_model_parallel_layout (Megatron-Core's string, or its list form: pipeline_layout_text),
-    cpu_offloading_num_layers, recompute_modules, fp8_recipe, fp8_param_gather, overlap_moe_expert_parallel_comm,
+    cpu_offloading_num_layers, recompute_modules, fp8_recipe, fp8_param_gather, gradient_accumulation_fusion
+    (Megatron's; False copies each micro-batch's gradients into the buffer), overlap_moe_expert_parallel_comm,
     recompute_method, recompute_num_layers, first_last_layers_bf16, num_layers_at_start_in_bf16,
     num_layers_at_end_in_bf16, no_scatter_gather, svg, nodes or gpus, and the topology flags
     (``commscale step --help``). With no model, cluster or topology: the README's demo (GPT-3 175B

@@ -91,6 +91,7 @@ class PlanResult(TypedDict, total=False):
     recompute_modules: str  # only when any (Megatron-Core's names, comma-separated)
     fp8_recipe: str  # delayed, tensorwise or blockwise, only with dtype fp8
     fp8_param_gather: bool  # only with dtype fp8 or mxfp8
+    gradient_accumulation_fusion: bool  # only with framework megatron-core or megatron-lm (in effect)
     overlap_moe_expert_parallel_comm: bool  # only when set
     recompute_method: str  # uniform or block, only when full recompute does not checkpoint every layer
     recompute_num_layers: int  # only when > 0
@@ -265,6 +266,7 @@ def step(model: _ModelArg = ..., cluster: _ClusterArg = ..., *,
          cpu_offloading_num_layers: Optional[int] = ...,
          recompute_modules: Optional[str] = ..., fp8_recipe: Optional[str] = ...,
          fp8_param_gather: Optional[bool] = ..., no_fp8_param_gather: Optional[bool] = ...,
+         gradient_accumulation_fusion: Optional[bool] = ..., no_gradient_accumulation_fusion: Optional[bool] = ...,
          overlap_moe_expert_parallel_comm: Optional[bool] = ..., recompute_method: Optional[str] = ...,
          recompute_num_layers: Optional[int] = ..., moe_token_dispatcher: Optional[str] = ...,
          first_last_layers_bf16: Optional[bool] = ..., num_layers_at_start_in_bf16: Optional[int] = ...,
@@ -295,6 +297,7 @@ def steps(model: Union[_ModelArg, Sequence[_ModelArg]] = ..., cluster: Union[_Cl
           cpu_offloading_num_layers: _Grid[int] = ...,
           recompute_modules: _Grid[str] = ..., fp8_recipe: _Grid[str] = ...,
           fp8_param_gather: _Grid[bool] = ..., no_fp8_param_gather: _Grid[bool] = ...,
+          gradient_accumulation_fusion: _Grid[bool] = ..., no_gradient_accumulation_fusion: _Grid[bool] = ...,
           overlap_moe_expert_parallel_comm: _Grid[bool] = ..., recompute_method: _Grid[str] = ...,
           recompute_num_layers: _Grid[int] = ..., moe_token_dispatcher: _Grid[str] = ...,
           first_last_layers_bf16: _Grid[bool] = ..., num_layers_at_start_in_bf16: _Grid[int] = ...,

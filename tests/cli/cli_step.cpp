@@ -310,3 +310,32 @@ TEST_CASE("step: megatron-core keeps and reduces gradients in bf16 as NVIDIA's p
     CHECK(run_json(row + " --framework megatron-lm")["plan"]["gradient_bytes"] == 4);
     CHECK(run_json("step")["plan"]["gradient_bytes"] == 4);
 }
+
+TEST_CASE("step: --[no-]gradient-accumulation-fusion, Megatron's flag, echoed in the plan") {
+    // Llama 3 8B on 8 H100 under Megatron-FSDP, the Megatron-Bridge 25.09 / 25.11 tables' plan
+    const std::string plan8b =
+        "step --model llama3-8b --cluster dgx-h100 --gpus 8 --micro-batch 1 --global-batch 128 --seq 8192 --dtype fp8 "
+        "--gradient-bytes 2";
+    const std::string base = plan8b + " --zero 3";
+    const auto recipe = run_json(base);
+    const auto fused = run_json(base + " --gradient-accumulation-fusion");
+    CHECK(recipe["plan"]["gradient_accumulation_fusion"] == false);  // as NVIDIA's recipes run Megatron-FSDP
+    CHECK(fused["plan"]["gradient_accumulation_fusion"] == true);
+    // the copy: 2 + 2 bytes per local parameter (8.03B) per micro-batch at H100's 3.35 TB/s (datasheet) x the
+    // fitted memory-bound efficiency (0.6-0.8): 12-16 ms of each micro-batch
+    const double copy = recipe["stage_microbatch_s"].get<double>() - fused["stage_microbatch_s"].get<double>();
+    CHECK(copy > 4.0 * 8.03e9 / (3.35e12 * 0.8));
+    CHECK(copy < 4.0 * 8.03e9 / (3.35e12 * 0.6));
+    // under the distributed optimizer (ZeRO 1) Megatron-LM's default, fused; unfused it adds into the buffer
+    const auto z1 = run_json(plan8b + " --zero 1");
+    const auto z1_unfused = run_json(plan8b + " --zero 1 --no-gradient-accumulation-fusion");
+    CHECK(z1["plan"]["gradient_accumulation_fusion"] == true);
+    CHECK(z1_unfused["plan"]["gradient_accumulation_fusion"] == false);
+    CHECK_THAT(z1_unfused["stage_microbatch_s"].get<double>() - z1["stage_microbatch_s"].get<double>(),
+               Catch::Matchers::WithinRel(6.0 / 4.0 * copy, 1e-6));
+    // not Megatron's stacks: no key, and the flags are refused
+    const std::string torch = "step --model llama3-8b --cluster dgx-h100 --gpus 8 --framework fsdp --global-batch 16";
+    CHECK_FALSE(run_json(torch)["plan"].contains("gradient_accumulation_fusion"));
+    require_invalid(torch + " --no-gradient-accumulation-fusion", "--no-gradient-accumulation-fusion");
+    require_invalid(base + " --gradient-accumulation-fusion --no-gradient-accumulation-fusion", "--gradient-accumulation-fusion");
+}

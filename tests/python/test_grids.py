@@ -338,6 +338,9 @@ ROWS = [
                                        overlap_moe_expert_parallel_comm=True, moe_token_dispatcher="alltoall")),
     ("llama3-70b", "dgx-h100", dict(nodes=8, tp=4, pp=8, virtual_stages=5, schedule="interleaved", sequence_parallel=True,
                                     micro_batch=1, global_batch=128, seq=8192, dtype="fp8", fp8_recipe="blockwise")),
+    ("llama3-8b", "dgx-h100", dict(nodes=1, zero=3, global_batch=64, gradient_accumulation_fusion=True)),
+    ("llama3-8b", "dgx-h100", dict(nodes=1, zero=1, global_batch=64, gradient_accumulation_fusion=False)),
+    ("llama3-8b", "dgx-h100", dict(nodes=1, framework="fsdp", gradient_accumulation_fusion=False)),  # invalid: not Megatron
     ("llama3-8b", "dgx-h100", dict(nodes=1, fp8_recipe="blockwise")),        # invalid: blockwise without fp8
     ("llama3-8b", "dgx-h100", dict(nodes=2, tp=3)),                          # invalid: 3 does not divide 16
     ("llama3-8b", "dgx-h100", dict(nodes=2, compute_efficiency=float("nan"))),  # invalid: NaN
@@ -397,7 +400,8 @@ def test_every_number_of_step_json_is_a_column():
         for key, value in flatten(doc).items():
             if key in ("verdict", "plan.stage_layers") or key.startswith("plan.account_for_") or \
                     key in ("plan.cpu_offloading_num_layers", "plan.recompute_method", "plan.recompute_num_layers",
-                            "plan.fp8_recipe", "plan.fp8_param_gather", "plan.overlap_moe_expert_parallel_comm"):
+                            "plan.fp8_recipe", "plan.fp8_param_gather", "plan.overlap_moe_expert_parallel_comm",
+                            "plan.gradient_accumulation_fusion"):
                 continue  # a sentence, an array, and the plan keys written only when set (or with FP8)
             assert key in columns, key
             kind = {bool: "boolean", int: "integer", float: "real", str: "label"}[type(value)] if value is not None else "real"

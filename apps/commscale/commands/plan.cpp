@@ -51,6 +51,7 @@ struct plan_request {
     std::optional<moe_token_dispatcher> dispatcher;
     std::optional<fp8_recipe> fp8;
     bool fp8_param_gather = false, no_fp8_param_gather = false;
+    bool gradient_accumulation_fusion = false, no_gradient_accumulation_fusion = false;
     bool first_last_layers_bf16 = false;
     std::optional<int> bf16_layers_at_start, bf16_layers_at_end;
     std::optional<int> gradient_bytes;
@@ -198,6 +199,12 @@ std::vector<cli::bound_option<plan_request>> plan_options() {
                        "keep the layers' weights in FP8/MXFP8 in every plan (Megatron-Core's flag, as step's; default "
                        "the framework's: on under megatron-core)"),
                flag<r>("no-fp8-param-gather", &r::no_fp8_param_gather, "keep 16-bit weights beside FP8/MXFP8 GEMMs"),
+               flag<r>("gradient-accumulation-fusion", &r::gradient_accumulation_fusion,
+                       "the weight-gradient GEMMs accumulate into the gradient buffer in every plan (Megatron's fusion, as "
+                       "step's; default the stack's: off under megatron-core at ZeRO 3, as NVIDIA's recipes run "
+                       "Megatron-FSDP, on otherwise)"),
+               flag<r>("no-gradient-accumulation-fusion", &r::no_gradient_accumulation_fusion,
+                       "copy each micro-batch's gradients into the buffer in every plan (Megatron-LM's flag)"),
                flag<r>("first-last-layers-bf16", &r::first_last_layers_bf16,
                        "keep the first and last layers of every plan in BF16 under an FP8/FP4 dtype (Megatron-Core's flag, "
                        "as step's); plans with more per-end layers than layers / pp are not tried"),
@@ -265,6 +272,7 @@ cli::registrar reg_plan{cli::bound_command<plan_request>(
             throw input_error("--fp8-param-gather", "given with --no-fp8-param-gather", "one of the two");
         if (req.fp8_param_gather) r.base.fp8_param_gather = true;
         if (req.no_fp8_param_gather) r.base.fp8_param_gather = false;
+        cli::set_gradient_accumulation_fusion(r.base, req.gradient_accumulation_fusion, req.no_gradient_accumulation_fusion);
         if ((req.bf16_layers_at_start || req.bf16_layers_at_end) && !req.first_last_layers_bf16)
             throw input_error(req.bf16_layers_at_start ? "--num-layers-at-start-in-bf16" : "--num-layers-at-end-in-bf16",
                               std::to_string(req.bf16_layers_at_start ? *req.bf16_layers_at_start : *req.bf16_layers_at_end),

@@ -63,6 +63,7 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
     "                      [--virtual-stages V] [--[no-]sequence-parallel] [--compute-efficiency X] [--dtype bf16]\n"
     "                      [--fp8-recipe delayed|tensorwise|blockwise] [--[no-]fp8-param-gather]\n"
     "                      [--efficiency ideal|default] [--bucket 25MB] [--gradient-bytes 2|4]\n"
+    "                      [--[no-]gradient-accumulation-fusion]\n"
     "                      [--framework megatron-core|megatron-lm|megatron-deepspeed|deepspeed|fsdp]\n"
     "                      [--[no-]dp-overlap] [--[no-]tp-overlap] [--[no-]pp-overlap] [--[no-]zero-overlap]\n"
     "                      [--[no-]cp-overlap] [--attention flash|unfused] [--first-stage-layers N]\n"

@@ -40,7 +40,9 @@
 ///   names, comma-separated) only when any; overlap_moe_expert_parallel_comm: true only when set;
 ///   fp8_recipe (delayed, tensorwise, blockwise) with dtype fp8 (absent reads as delayed);
 ///   fp8_param_gather (Megatron-Core's --fp8-param-gather) with dtype fp8 or mxfp8 (absent reads as
-///   the framework's); recompute_method (uniform, block) and
+///   the framework's); gradient_accumulation_fusion (Megatron's, in effect) with framework
+///   megatron-core or megatron-lm (absent reads as the stack's practice, plan::
+///   fuses_gradient_accumulation); recompute_method (uniform, block) and
 ///   recompute_num_layers only when full recompute does not give every layer its own checkpoint
 ///   (absent reads as uniform and 0); first_last_layers_bf16 true with num_layers_at_start_in_bf16
 ///   and num_layers_at_end_in_bf16 only when set (absent reads as false, 1 and 1); moe_token_dispatcher (alltoall, deepep, hybridep; absent
@@ -752,6 +754,17 @@ void plan_fields(const IO& io, P& p, int layers) {
         },
         [&](const auto& r, const auto& key) {
             p.fp8_param_gather = r.has(key) ? r.boolean(key) : profile_of(p.stack).fp8_param_gather;
+        });
+    // Megatron's gradient-accumulation fusion in effect (plan::fuses_gradient_accumulation), with the
+    // Megatron stacks; absent (earlier versions, other stacks) reads as the stack's practice
+    io.custom(
+        "gradient_accumulation_fusion",
+        [&](auto put) {
+            if (p.stack == framework::megatron_core || p.stack == framework::megatron_lm) put(p.fuses_gradient_accumulation());
+        },
+        [&](const auto& r, const auto& key) {
+            if (r.has(key)) p.gradient_accumulation_fusion = r.boolean(key);
+            else p.gradient_accumulation_fusion.reset();
         });
     full_recompute_fields(io, p);
     bf16_layers_fields(io, p);

@@ -39,6 +39,7 @@
 /// | `overlap_grad_reduce` | no | Megatron-Core's `--overlap-grad-reduce`, true/false: the data-parallel gradient reduction under the backward (plan::overlap dp); default the framework's |
 /// | `overlap_param_gather` | no | Megatron-Core's `--overlap-param-gather`, true/false: the distributed optimizer's (ZeRO 1-2) parameter all-gathers under the next step's forward, and ZeRO 3's prefetched (plan::overlap zero); default the framework's |
 /// | `fp8_param_gather` | no | Megatron-Core's `--fp8-param-gather`, true/false: with dtype fp8 or mxfp8 the layers' weights kept quantized (plan::fp8_param_gather: their memory); default the framework's (megatron-core: true, as NVIDIA's recipes set it) |
+/// | `gradient_accumulation_fusion` | no | Megatron's gradient-accumulation fusion, true/false (Megatron-LM's `--no-gradient-accumulation-fusion`, Megatron-Bridge's `model.gradient_accumulation_fusion`): without it each micro-batch's gradients are copied into the gradient buffer (plan::gradient_accumulation_fusion); only with framework megatron-core or megatron-lm; default the stack's practice (off under megatron-core at ZeRO 3, as NVIDIA's recipes run Megatron-FSDP; on otherwise) |
 /// | `family`, `source`, `source_location`, `recipe`, `notes`, `published_tflops_per_gpu`, `published_precision` | no | text kept with the run as published (`accuracy` groups by `family`); ignored by the fit |
 /// | `not_expressible` | no | why the library cannot express the run today; such a row is kept (its label and measurement are read, nothing else is validated), reported by `accuracy` and skipped by `fit-step` |
 ///
@@ -177,7 +178,7 @@ namespace detail {
         "overlap_moe_expert_parallel_comm", "first_last_layers_bf16", "num_layers_at_start_in_bf16",
         "num_layers_at_end_in_bf16", "first_stage_layers", "last_stage_layers", "moe_expert_capacity_factor",
         "moe_pad_expert_input_to_capacity", "overlap_grad_reduce", "overlap_param_gather", "fp8_param_gather",
-        "pipeline_model_parallel_layout"};
+        "pipeline_model_parallel_layout", "gradient_accumulation_fusion"};
     static constexpr std::string_view measurement_columns[] = {"step_s", "tflops_per_gpu", "tokens_per_s_per_gpu"};
     auto known = [](std::string_view h) {
         for (std::string_view k : plan_columns)
@@ -391,6 +392,12 @@ namespace detail {
         p.overlap.dp = boolean("overlap_grad_reduce", p.overlap.dp);
         p.overlap.zero = boolean("overlap_param_gather", p.overlap.zero);
         p.fp8_param_gather = boolean("fp8_param_gather", p.fp8_param_gather);
+        if (const auto fusion = cell("gradient_accumulation_fusion")) {
+            if (p.stack != framework::megatron_core && p.stack != framework::megatron_lm)
+                throw input_error(where + ": column gradient_accumulation_fusion", "'" + *fusion + "' with framework " + std::string(to_string(p.stack)),
+                                  "empty outside the Megatron stacks (megatron-core, megatron-lm), whose setting it is");
+            p.gradient_accumulation_fusion = boolean("gradient_accumulation_fusion", true);
+        }
         p.first_last_layers_bf16 = boolean("first_last_layers_bf16", false);
         p.bf16_layers_at_start = static_cast<int>(integer("num_layers_at_start_in_bf16", 1, 0, plan_limits::stage_layers));
         p.bf16_layers_at_end = static_cast<int>(integer("num_layers_at_end_in_bf16", 1, 0, plan_limits::stage_layers));

@@ -222,6 +222,14 @@ struct plan {
     attention_kernel attention = attention_kernel::flash;  ///< how the attention core is computed
     data_size bucket_per_dp = bytes(default_profile.bucket_params_per_dp * default_profile.gradient_bytes);  ///< the DP bucket grows to max(bucket, this x dp x cp) (Megatron-Core: 1M parameters)
     bool reduce_every_micro_batch = false;  ///< gradients reduced after every micro-batch (ZeRO-3/FSDP without no_sync)
+    /// Megatron's gradient-accumulation fusion (Megatron-LM `--no-gradient-accumulation-fusion`
+    /// turns it off; Megatron-Bridge `model.gradient_accumulation_fusion`): the weight-gradient
+    /// GEMMs accumulate into the fp32 or 16-bit gradient buffer (`main_grad`) themselves. Without
+    /// it each micro-batch's GEMMs write a 16-bit `param.grad` that a backward hook folds into the
+    /// buffer (detail::gradient_accumulation_copy). Unset: the stack's practice
+    /// (fuses_gradient_accumulation). Only the Megatron stacks (megatron-core, megatron-lm) have
+    /// the setting.
+    std::optional<bool> gradient_accumulation_fusion{};
     /// Transformer layers of the first and of the last pipeline stage, over all its model chunks
     /// with the interleaved schedule; the stages between share the rest evenly (0 = the even
     /// split; Megatron-Core --decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers,
@@ -340,6 +348,16 @@ struct plan {
     /// @brief Layers per checkpoint under full recompute: uniform's N (1 when unset), else 1.
     [[nodiscard]] constexpr int full_recompute_group() const {
         return full_recompute_method == recompute_method::uniform && recompute_num_layers > 1 ? recompute_num_layers : 1;
+    }
+    /// @brief Whether the weight-gradient GEMMs accumulate into the gradient buffer
+    /// (gradient_accumulation_fusion where set). Unset, Megatron-LM's default (on), except under
+    /// megatron-core at ZeRO 3: NVIDIA's recipes run Megatron-FSDP with `gradient_accumulation_fusion
+    /// = False` (Megatron-Bridge r0.2.0 scripts/performance/configs/llama3/llama3_llm_pretrain.py and
+    /// llama31: "Disabled to avoid functional errors"). The stacks outside Megatron have no such
+    /// fusion and no hook to charge: true.
+    [[nodiscard]] constexpr bool fuses_gradient_accumulation() const {
+        if (gradient_accumulation_fusion) return *gradient_accumulation_fusion;
+        return !(stack == framework::megatron_core && zero == 3);
     }
     /// @brief Share of a stage's forward and backward chunks that moe_a2a_overlap pairs (0 without
     /// it): of the m V chunks, those of the interleaved schedule's steady state, m V - w with w = 2
@@ -609,6 +627,7 @@ constexpr void apply_framework(plan& p, framework f) {
     p.attention = fp.attention;
     p.reduce_every_micro_batch = fp.reduce_every_micro_batch;
     p.dispatcher = fp.dispatcher;
+    p.gradient_accumulation_fusion.reset();  // the stack's practice (plan::fuses_gradient_accumulation)
 }
 
 /// @brief Sets the precision gradients are kept and reduced in (`bytes_per_element` 1, 2 or 4),
@@ -793,6 +812,11 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
         detail::validate_stack_options(p);
     if (p.zero < 0 || p.zero > plan_limits::zero)
         throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
+    if (p.gradient_accumulation_fusion && p.stack != framework::megatron_core && p.stack != framework::megatron_lm) [[unlikely]]
+        throw input_error("plan.gradient_accumulation_fusion",
+                          std::string(*p.gradient_accumulation_fusion ? "true" : "false") + " with framework " +
+                              std::string(to_string(p.stack)),
+                          "unset outside the Megatron stacks (megatron-core, megatron-lm), whose setting it is");
     if (p.gradient_bytes != 1 && p.gradient_bytes != 2 && p.gradient_bytes != 4)
         throw input_error("plan.gradient_bytes", std::to_string(p.gradient_bytes), "1, 2 or 4 bytes per gradient element");
     if (p.optimizer_state_bytes < 0 || p.optimizer_state_bytes > plan_limits::optimizer_state_bytes)

@@ -17,9 +17,9 @@
 ///               a gather of s b h values, is not costed); memory is then the heaviest stage
 ///               of that explicit layout (workload/memory.hpp stage_memory_per_gpu)
 ///   compute   = m x slowest stage + optimizer step (memory-bound Adam on the local shard)
-///               (megatron-core at ZeRO 3, Megatron-FSDP as NVIDIA's recipes run it, without
-///               gradient-accumulation fusion: each micro-batch's stage adds the copy of its
-///               gradients into the sharded buffer, detail::fsdp_gradient_copy)
+///               (without Megatron's gradient-accumulation fusion, as NVIDIA's recipes run
+///               Megatron-FSDP: each micro-batch's stage adds the copy of its gradients into the
+///               gradient buffer, detail::gradient_accumulation_copy)
 ///               + overlap_compute_slowdown x communication hidden under compute
 ///               (`compute_efficiency` in the plan replaces the compute model: FLOPs / (peak x it))
 ///   tp        = calls x collective time (parallel/traffic.hpp); with TP overlap (userbuffers,
@@ -323,18 +323,25 @@ struct bf16_layers_extra {
     return st;
 }
 
-/// Megatron-FSDP's gradient copy, once per micro-batch (the megatron-core stack at ZeRO 3): NVIDIA's
-/// recipes run Megatron-FSDP with `gradient_accumulation_fusion = False` (Megatron-Bridge r0.2.0
-/// scripts/performance/configs/llama3/llama3_llm_pretrain.py and llama31: "Disabled to avoid
-/// functional errors"), so each weight-gradient GEMM writes a 16-bit `param.grad` and Megatron-FSDP's
-/// post-backward hook copies it into the sharded gradient bucket (megatron_fsdp.py
-/// `param.main_grad.copy_(param.grad)`), instead of the GEMM accumulating into the buffer: a
-/// memory-bound read of 2 bytes and write of `gradient_bytes` per local parameter
-/// (`parameters`, before sharding), at the compute parameters' HBM rate. Zero otherwise.
-[[nodiscard]] inline duration fsdp_gradient_copy(const commscale::plan& p, double parameters, const compute_params& c) {
-    if (p.zero != 3 || p.stack != framework::megatron_core || p.compute_efficiency) [[likely]]
+/// Folding each micro-batch's weight gradients into the gradient buffer without Megatron's
+/// gradient-accumulation fusion (plan::fuses_gradient_accumulation false, the Megatron stacks):
+/// each weight-gradient GEMM writes a 16-bit `param.grad` and a backward hook moves it into the
+/// buffer, a memory-bound pass over the local parameters (`parameters`, before sharding) at the
+/// compute parameters' HBM rate. Megatron-FSDP's sharded buffer (ZeRO 3) copies it:
+/// `param.main_grad.copy_(param.grad)`, read 2 bytes and write `gradient_bytes` per parameter
+/// (megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py `_grad_acc`, the
+/// bucket being reduce-scattered after each micro-batch); DDP's and the distributed optimizer's
+/// buffer (ZeRO 0-2) accumulates it: `param.main_grad.add_(param.grad.data)`, read 2 +
+/// `gradient_bytes` and write `gradient_bytes` (megatron/core/distributed/
+/// distributed_data_parallel.py, the parameters' backward post-hook). With the fusion (Megatron-LM's
+/// default) the GEMM accumulates in place: zero, as for the stacks outside Megatron and under
+/// --compute-efficiency.
+[[nodiscard]] inline duration gradient_accumulation_copy(const commscale::plan& p, double parameters, const compute_params& c) {
+    if (p.fuses_gradient_accumulation() || p.compute_efficiency ||
+        (p.stack != framework::megatron_core && p.stack != framework::megatron_lm)) [[likely]]
         return seconds(0.0);
-    return seconds(memory_seconds((2.0 + p.gradient_bytes) * parameters, c));
+    const double per_parameter = p.zero == 3 ? 2.0 + p.gradient_bytes : 2.0 + 2.0 * p.gradient_bytes;
+    return seconds(memory_seconds(per_parameter * parameters, c));
 }
 
 /// Parameters this GPU's optimizer step updates: its whole share without a distributed optimizer;
@@ -738,7 +745,7 @@ template <class Pricer>
     // pricer sees placements counted per domain
     const int domain = c.domain_gpus();
     const step_traffic t = plan_traffic(m, p, domain);
-    const duration slowest = stages.slowest + detail::fsdp_gradient_copy(p, t.parameters_per_gpu, cpar),
+    const duration slowest = stages.slowest + detail::gradient_accumulation_copy(p, t.parameters_per_gpu, cpar),
                    stage_first_f = stages.first_forward, stage_first_b = stages.first_backward;
     r.stage_microbatch = slowest;
     const duration busy_compute = mb * slowest;

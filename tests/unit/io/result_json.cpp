@@ -185,6 +185,9 @@ TEST_CASE("result JSON: step breakdowns and plans read back to the bit") {
              p.tp = 2, p.dp = 16, p.ep = 8, p.etp = 1, p.global_batch = 64, p.capacity_factor = 1.25, p.pad_to_capacity = true;
          }},
         {"gpt3-175b", "dgx-a100", 1, [](plan& p) { p.tp = 8, p.global_batch = 8; }},  // does not fit
+        // Megatron's gradient-accumulation fusion: set against the stack's practice either way
+        {"llama3-8b", "dgx-h100", 1, [](plan& p) { p.dp = 8, p.zero = 3, p.global_batch = 16, p.gradient_accumulation_fusion = true; }},
+        {"llama3-8b", "dgx-h100", 1, [](plan& p) { p.dp = 8, p.global_batch = 16, p.gradient_accumulation_fusion = false; }},
     };
     for (const auto& x : runs) {
         const transformer m = model_by_name(x.model);
@@ -217,6 +220,7 @@ TEST_CASE("result JSON: step breakdowns and plans read back to the bit") {
         CHECK(q.pad_to_capacity == p.pad_to_capacity);
         CHECK(q.first_stage_layers == p.first_stage_layers);
         CHECK(q.last_stage_layers == p.last_stage_layers);
+        CHECK(q.fuses_gradient_accumulation() == p.fuses_gradient_accumulation());
         CHECK(io::plan_to_json(q, m).dump() == pj.dump());
         // the same plan predicts the same step
         CHECK(predict_step(m, c, q).step.value() == r.step.value());

@@ -328,6 +328,33 @@ TEST_CASE("runs CSV: Megatron's overlap_param_gather") {
           "runs.csv:2: column overlap_param_gather");
 }
 
+TEST_CASE("runs CSV: Megatron's gradient_accumulation_fusion") {
+    // Megatron-Bridge's recipes run Megatron-FSDP with model.gradient_accumulation_fusion = False;
+    // a Megatron-LM run keeps its default (on) unless --no-gradient-accumulation-fusion
+    const std::string head = "model,gpus,tp,pp,micro_batch,global_batch,seq,dtype,zero,framework,gradient_accumulation_fusion,"
+                             "tokens_per_s_per_gpu\n";
+    const auto runs = io::parse_training_runs(head + "llama3-8b,8,1,1,1,128,8192,fp8,3,megatron-core,,14000\n"
+                                                     "llama3-8b,8,1,1,1,128,8192,fp8,3,megatron-core,true,14000\n"
+                                                     "llama3-8b,8,1,1,1,128,8192,fp8,1,megatron-lm,false,14000\n"
+                                                     "llama3-8b,8,1,1,1,128,8192,fp8,1,megatron-lm,,14000\n",
+                                              "runs.csv");
+    REQUIRE(runs.size() == 4);
+    CHECK_FALSE(runs[0].p.gradient_accumulation_fusion.has_value());  // empty: the stack's practice
+    CHECK_FALSE(runs[0].p.fuses_gradient_accumulation());
+    CHECK(runs[1].p.fuses_gradient_accumulation());
+    CHECK_FALSE(runs[2].p.fuses_gradient_accumulation());
+    CHECK(runs[3].p.fuses_gradient_accumulation());
+    const cluster c = cluster_by_name("dgx-h100");
+    CHECK(predict_step(runs[0].model, c, runs[0].p).step > predict_step(runs[1].model, c, runs[1].p).step);
+    CHECK(predict_step(runs[2].model, c, runs[2].p).step > predict_step(runs[3].model, c, runs[3].p).step);
+    // a stack outside Megatron has no such setting; a value that is not a boolean is named
+    const auto torch = runs_csv_error(head + "llama3-8b,8,1,1,1,128,8192,bf16,3,fsdp,false,14000\n");
+    CHECK(torch.first == "runs.csv:2: column gradient_accumulation_fusion");
+    CHECK_THAT(torch.second, Contains("fsdp") && Contains("megatron-core"));
+    CHECK(runs_csv_error(head + "llama3-8b,8,1,1,1,128,8192,fp8,3,megatron-core,maybe,14000\n").first ==
+          "runs.csv:2: column gradient_accumulation_fusion");
+}
+
 TEST_CASE("plan: every plan carries the request's dispatcher") {
     const transformer& m = models::mixtral_8x7b;
     cluster c = cluster_by_name("dgx-h100");

@@ -150,5 +150,43 @@ TEST_CASE("Megatron-FSDP: every micro-batch copies its gradients into the sharde
     // PyTorch FSDP's own stack is calibrated as it runs: no copy charged there
     plan torch_fsdp = p;
     torch_fsdp.stack = framework::fsdp;
-    CHECK(in_seconds(detail::fsdp_gradient_copy(torch_fsdp, total_parameters(m), compute_params_for(accelerator_by_name("gb200", "acc"), dtype::fp8))) == 0.0);
+    CHECK(in_seconds(detail::gradient_accumulation_copy(torch_fsdp, total_parameters(m), compute_params_for(accelerator_by_name("gb200", "acc"), dtype::fp8))) == 0.0);
+}
+
+TEST_CASE("gradient-accumulation fusion: Megatron's flag decides whether each micro-batch copies its gradients") {
+    const auto& m = models::llama3_70b;
+    const cluster c = with_gpus(presets::gb200_nvl72, 64);
+    const double rate = 8000e9 * fitted_compute_constants.memory_efficiency;  // GB200 HBM3e, 8 TB/s (datasheet)
+    const auto stage = [&](const plan& q) { return in_seconds(predict_step(m, c, q).stage_microbatch); };
+    plan fsdp = fsdp_70b(0);  // megatron-core at ZeRO 3: unfused by default, as NVIDIA's recipes run it
+    CHECK_FALSE(fsdp.fuses_gradient_accumulation());
+    plan fused = fsdp;
+    fused.gradient_accumulation_fusion = true;  // Megatron-LM's default: the GEMMs accumulate in place
+    plan z1 = fsdp;
+    z1.zero = 1;
+    CHECK(z1.fuses_gradient_accumulation());
+    CHECK(stage(fused) == stage(z1));
+    CHECK_THAT(stage(fsdp) - stage(fused), WithinRel(4.0 * total_parameters(m) / rate, 1e-5));
+    // unfused under DDP and the distributed optimizer: main_grad.add_(param.grad), a 2-byte read
+    // of the new gradient and a read and a write of the 16-bit buffer (fp32: 4 and 4)
+    plan z1_unfused = z1;
+    z1_unfused.gradient_accumulation_fusion = false;
+    CHECK_THAT(stage(z1_unfused) - stage(z1), WithinRel(6.0 * total_parameters(m) / rate, 1e-5));
+    z1.gradient_bytes = z1_unfused.gradient_bytes = 4;
+    CHECK_THAT(stage(z1_unfused) - stage(z1), WithinRel(10.0 * total_parameters(m) / rate, 1e-5));
+    // megatron-lm keeps Megatron-LM's default at ZeRO 3 too: fused unless told otherwise
+    plan lm = fsdp;
+    lm.stack = framework::megatron_lm;
+    CHECK(lm.fuses_gradient_accumulation());
+    // apply_framework goes back to the stack's practice
+    plan reset = fused;
+    apply_framework(reset, framework::megatron_core);
+    CHECK_FALSE(reset.gradient_accumulation_fusion.has_value());
+    // the setting is Megatron's: refused for the other stacks, naming the field and the stack
+    plan torch_fsdp = fsdp;
+    apply_framework(torch_fsdp, framework::fsdp);
+    torch_fsdp.zero = 3;
+    torch_fsdp.gradient_accumulation_fusion = false;
+    CHECK_THROWS_WITH(predict_step(m, c, torch_fsdp),
+                      Contains("plan.gradient_accumulation_fusion") && Contains("false with framework fsdp") && Contains("megatron-core"));
 }
