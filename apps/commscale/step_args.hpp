@@ -99,11 +99,10 @@ inline int gradient_bytes_flag(int v) {
 /// `--[no-]gradient-accumulation-fusion` (step, scale, plan) into `p`, whose stack is set: Megatron's
 /// setting, refused with both flags or with a stack outside Megatron (plan::gradient_accumulation_fusion).
 inline void set_gradient_accumulation_fusion(commscale::plan& p, bool on, bool off) {
-    using commscale::framework;
     if (!on && !off) return;
     const std::string flag = on ? "--gradient-accumulation-fusion" : "--no-gradient-accumulation-fusion";
     if (on && off) throw commscale::input_error(flag, "given with --no-gradient-accumulation-fusion", "one of the two");
-    if (p.stack != framework::megatron_core && p.stack != framework::megatron_lm)
+    if (!commscale::has_gradient_accumulation_fusion(p.stack))
         throw commscale::input_error(flag, "given with --framework " + std::string(to_string(p.stack)),
                                      "--framework megatron-core or megatron-lm (Megatron's setting)");
     p.gradient_accumulation_fusion = on;

@@ -760,7 +760,7 @@ void plan_fields(const IO& io, P& p, int layers) {
     io.custom(
         "gradient_accumulation_fusion",
         [&](auto put) {
-            if (p.stack == framework::megatron_core || p.stack == framework::megatron_lm) put(p.fuses_gradient_accumulation());
+            if (has_gradient_accumulation_fusion(p.stack)) put(p.fuses_gradient_accumulation());
         },
         [&](const auto& r, const auto& key) {
             if (r.has(key)) p.gradient_accumulation_fusion = r.boolean(key);

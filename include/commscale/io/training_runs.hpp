@@ -393,7 +393,7 @@ namespace detail {
         p.overlap.zero = boolean("overlap_param_gather", p.overlap.zero);
         p.fp8_param_gather = boolean("fp8_param_gather", p.fp8_param_gather);
         if (const auto fusion = cell("gradient_accumulation_fusion")) {
-            if (p.stack != framework::megatron_core && p.stack != framework::megatron_lm)
+            if (!has_gradient_accumulation_fusion(p.stack))
                 throw input_error(where + ": column gradient_accumulation_fusion", "'" + *fusion + "' with framework " + std::string(to_string(p.stack)),
                                   "empty outside the Megatron stacks (megatron-core, megatron-lm), whose setting it is");
             p.gradient_accumulation_fusion = boolean("gradient_accumulation_fusion", true);

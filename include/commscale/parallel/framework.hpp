@@ -38,6 +38,13 @@ inline constexpr std::array<name_entry<framework>, framework_count> framework_sp
 static_assert(detail::in_enum_order(framework_spellings));
 [[nodiscard]] constexpr const auto& name_table(framework) { return framework_spellings; }
 
+/// @brief Whether `f` runs Megatron's own data-parallel wrappers and Transformer Engine's fused
+/// weight-gradient accumulation (megatron-core, megatron-lm): the stacks with a
+/// `--no-gradient-accumulation-fusion` (plan::gradient_accumulation_fusion).
+[[nodiscard]] constexpr bool has_gradient_accumulation_fusion(framework f) {
+    return f == framework::megatron_core || f == framework::megatron_lm;
+}
+
 /// @brief How a stack computes attention. `flash`: a fused IO-aware kernel (FlashAttention 2/3,
 /// cuDNN fused attention through Transformer Engine, PyTorch SDPA); the s x s scores never reach
 /// HBM. `unfused`: batched GEMMs for Q K^T and A V with a fused scale-mask-softmax and dropout

@@ -812,7 +812,7 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
         detail::validate_stack_options(p);
     if (p.zero < 0 || p.zero > plan_limits::zero)
         throw input_error("plan.zero", std::to_string(p.zero), "a ZeRO stage 0, 1, 2 or 3 (3 = FSDP)");
-    if (p.gradient_accumulation_fusion && p.stack != framework::megatron_core && p.stack != framework::megatron_lm) [[unlikely]]
+    if (p.gradient_accumulation_fusion && !has_gradient_accumulation_fusion(p.stack)) [[unlikely]]
         throw input_error("plan.gradient_accumulation_fusion",
                           std::string(*p.gradient_accumulation_fusion ? "true" : "false") + " with framework " +
                               std::string(to_string(p.stack)),
