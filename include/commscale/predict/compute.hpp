@@ -618,6 +618,21 @@ inline void set_kernel_overheads(layer_time& r, const layer_kernels& n, double m
 /// weight-gradient GEMMs of FC1 and FC2 of each, one cuBLASLt call apiece on Transformer Engine's
 /// multi-stream grouped GEMM (general_grouped_gemm -> nvte_multi_tensor_gemm), 4 per expert.
 [[nodiscard]] constexpr double expert_backward_gemm_kernels(double local) { return 4.0 * local; }
+/// The MoE experts' kernels of one layer (layer_kernels::moe_forward, moe_backward,
+/// moe_backward_other), `moe` the share of the layers that are MoE, over `local` experts: forward,
+/// after the dispatcher's synchronization, one GEMM per local expert for FC1 and FC2 (each with its
+/// input's quantization in low precision, grouped_gemm_kernels), the activation and the
+/// dispatcher's `permutations`; backward, the launch-bound GEMMs (expert_backward_gemm_kernels)
+/// and as many other kernels as the forward has beside its 2 GEMMs per expert.
+struct moe_kernel_counts {
+    double forward = 0, backward = 0, backward_other = 0;
+};
+[[nodiscard]] constexpr moe_kernel_counts moe_expert_kernels(double moe, double local, double quantize_kernels, bool fused_cast,
+                                                             double permutations) {
+    if (moe <= 0.0) return {};
+    const double forward = moe * (2.0 * grouped_gemm_kernels(local, quantize_kernels, fused_cast) + 1.0 + permutations);
+    return {forward, moe * expert_backward_gemm_kernels(local), forward - moe * 2.0 * local};
+}
 /// The rotary embedding's passes over Q and K (16-bit element accesses per rotated element,
 /// forward and backward) and its kernels per layer, as Megatron-Core applies it (megatron/core/
 /// models/common/embeddings/rope_utils.py apply_rotary_pos_emb): Transformer Engine's fused kernel
@@ -667,16 +682,11 @@ struct rope_passes {
     const rope_passes rope = rope_cost(m);
     const double rope_fwd = rotary * (rope.kernels_fwd - 1.0), rope_bwd = rotary * (rope.kernels_bwd - 2.0);
     const double quantize = gemms * quantize_kernels;
-    // the MoE layer's forward after the sync: one GEMM per local expert for FC1 and FC2 (each with
-    // its input's quantization in low precision), the activation, the dispatcher's permutations
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
-    const double moe_forward =
-        m.experts > 1 ? m.moe_fraction() * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations)
-                      : 0.0;
-    const double moe_backward = m.experts > 1 ? m.moe_fraction() * detail::expert_backward_gemm_kernels(local) : 0.0;
-    const double moe_other = m.experts > 1 ? moe_forward - m.moe_fraction() * 2.0 * local : 0.0;
+    const moe_kernel_counts moe =
+        moe_expert_kernels(m.experts > 1 ? m.moe_fraction() : 0.0, local, quantize_kernels, fused_grouped_cast, permutations);
     return {gemms + 1.0 + elementwise + quantize + rope_fwd, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize + rope_bwd,
-            moe_forward, moe_backward, moe_other};
+            moe.forward, moe.backward, moe.backward_other};
 }
 /// Kernels of one layer of a hybrid model (means over the pattern): every layer its norm and its
 /// residual add; attention layers the attention kernel (backward: it and its preprocessing); MLP
@@ -696,10 +706,9 @@ struct rope_passes {
     const double elementwise = 2.0 + mlp + (2.0 + permutations) * moe + mamba;
     const double quantize = gemms * quantize_kernels;
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
-    const double moe_forward =
-        moe > 0.0 ? moe * (2.0 * detail::grouped_gemm_kernels(local, quantize_kernels, fused_grouped_cast) + 1.0 + permutations) : 0.0;
+    const moe_kernel_counts experts = moe_expert_kernels(moe, local, quantize_kernels, fused_grouped_cast, permutations);
     return {gemms + att + 6.0 * mamba + elementwise + quantize, 2.0 * gemms + 2.0 * att + 19.0 * mamba + 2.0 * elementwise + quantize,
-            moe_forward, moe * detail::expert_backward_gemm_kernels(local), moe_forward - moe * 2.0 * local};
+            experts.forward, experts.backward, experts.backward_other};
 }
 }  // namespace detail
 

@@ -97,6 +97,10 @@ plan qwen3_235b_h100_plan() {
     p.gradient_bytes = 2;
     return p;
 }
+/// The share of that recipe's chunks the overlap pairs: 128 micro-batches x 4 chunks = 512 per
+/// stage; the first stage's warm-up is 2 (8 - 1) + (4 - 1) 8 = 38 chunks
+/// (forward_backward_pipelining_with_interleaving), as many cool down unpaired.
+constexpr double qwen3_235b_h100_paired = (512.0 - 38.0) / 512.0;
 }  // namespace
 
 TEST_CASE("MoE all-to-all overlap: the paired chunks hide their all-to-alls, warm-up and cool-down do not") {
@@ -105,9 +109,7 @@ TEST_CASE("MoE all-to-all overlap: the paired chunks hide their all-to-alls, war
     plan p = qwen3_235b_h100_plan();
     const auto alone = predict_step(m, c, p);
     p.moe_a2a_overlap = true;
-    // 128 micro-batches x 4 chunks = 512 per stage; the first stage's warm-up is 2 (8 - 1) + (4 - 1) 8
-    // = 38 chunks (forward_backward_pipelining_with_interleaving), as many cool down unpaired
-    const double paired = (512.0 - 38.0) / 512.0;
+    const double paired = qwen3_235b_h100_paired;
     CHECK_THAT(p.moe_a2a_overlap_share(), WithinRel(paired, 1e-12));
     const auto overlapped = predict_step(m, c, p);
     CHECK_THAT(in_seconds(overlapped.ep.total), WithinRel(in_seconds(alone.ep.total), 1e-12));
@@ -161,7 +163,7 @@ TEST_CASE("MoE all-to-all overlap, dropless: the paired backward's expert kernel
     const auto alone = predict_step(m, c, p);
     p.moe_a2a_overlap = true;
     const auto overlapped = predict_step(m, c, p);
-    const double paired = (512.0 - 38.0) / 512.0;  // the test above
+    const double paired = qwen3_235b_h100_paired;
     const double other = 2.0 * 4.0 * 4.0 + 1.0 + 4.0;
     const auto& k = fitted_compute_constants;
     CHECK_THAT(in_seconds(overlapped.layer.overhead_bwd) - in_seconds(alone.layer.overhead_bwd),
