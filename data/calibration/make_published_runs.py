@@ -104,7 +104,7 @@ def main(path):
             "tokens_per_s_per_gpu", "published_tflops_per_gpu", "published_precision", "source", "source_location",
             "recipe", "notes", "not_expressible", "cpu_offloading_num_layers", "grad_reduce_in_fp32",
             "recompute_modules", "optimizer_state_bytes", "moe_token_dispatcher", "fp8_recipe", "overlap_moe_expert_parallel_comm",
-            "recompute_method", "recompute_num_layers", "overlap_param_gather"]
+            "recompute_method", "recompute_num_layers", "overlap_param_gather", "pipeline_model_parallel_layout"]
     out.writerow(cols)
     for r in rows:
         acc = ACC_SHORT[r["gpu"]]
@@ -161,12 +161,18 @@ def main(path):
         # pipeline_model_parallel_layout from its layout_map[(16, 1)]: [embedding + 4 decoder layers],
         # 14 x [4 decoder layers], [1 decoder layer + MTP + loss]: Megatron-Core's
         # --decoder-last-pipeline-num-layers 1, the other 15 stages sharing 60 layers (4 each). The
-        # GB200/GB300 rows run VP 4 (layout_map[(4, 4)]: the same 16 slots interleaved; [1 layer + loss]
-        # last) or layouts the release's recipe does not hold: the even split stays (README).
-        last_stage = ""
+        # GB200 row in BF16 runs PP 4 x VP 4, for which the recipe sets layout_map[(4, 4)]: the same 16
+        # slots interleaved, [1 layer + loss] last (no MTP), Megatron-Core's --pipeline-model-parallel-layout
+        # "Et*4|(t*4|)*14tL": ranks 0-2 hold 16 layers, rank 3 holds 13. The GB300 rows (PP 2 x VP 4) and
+        # GB200's FP8-MX row (PP 8 x VP 4) run layouts the release's recipe does not hold: the even split
+        # stays (README).
+        last_stage = layout = ""
         if r["model"].startswith("DeepSeekV3") and acc == "B200" and (pp, vp) == (16, 1):
             last_stage = "1"
             notes.append("pipeline layout of the recipe (deepseek_v3.py layout_map[(16, 1)]): last stage 1 decoder layer + MTP + loss")
+        if r["model"].startswith("DeepSeekV3") and acc == "GB200" and dt == "bf16" and (pp, vp) == (4, 4):
+            layout = "Et*4|(t*4|)*14tL"
+            notes.append("pipeline layout of the recipe (deepseek_v3.py layout_map[(4, 4)]): ranks of 16, 16, 16 and 13 decoder layers")
         if "(" in r["precision"]:
             notes.append("published " + r["precision"] + ": the first value is recorded, the parenthesised one is the alternative recipe")
         not_expr = ""
@@ -238,7 +244,7 @@ def main(path):
                       r["micro_batch_size"], r["global_batch_size"], r["seq_len"], dt, framework, zero, recompute, sp,
                       r["tokens_per_sec_per_gpu"], r["tflops_per_gpu"], r["precision"], r["source"], r["source_location"],
                       recipe, "; ".join(notes + ([r["notes"]] if r["notes"] else [])), not_expr, offload, grad_fp32,
-                      modules, opt_state, dispatcher, fp8_recipe, a2a, rc_method, rc_layers, param_gather])
+                      modules, opt_state, dispatcher, fp8_recipe, a2a, rc_method, rc_layers, param_gather, layout])
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "../shared/calibration/published_runs.csv")
