@@ -1128,9 +1128,12 @@ struct layer_key {
 }
 
 /// @brief Output layer of the last stage for one micro-batch: the logits GEMM (T x h)(h x V/t)
-/// forward and its two backward GEMMs, plus the vocabulary-parallel cross-entropy in fp32
-/// (read bf16 logits, write fp32, softmax and its gradient: 16 bytes per logit element in all,
-/// Megatron-LM `vocab_parallel_cross_entropy`). The logits GEMM stays in bf16 under fp8 training:
+/// forward and its two backward GEMMs, plus the vocabulary-parallel cross-entropy at 16 bytes per
+/// logit element forward and backward: the time of a fused Triton kernel like Transformer Engine's
+/// (`--cross-entropy-fusion-impl te`, which Megatron-Bridge's performance scripts run; Liger-Kernel's
+/// kernel of the same design takes 7.96 ms on H100 for 8,192 tokens x 131,072, the model 7.5: test
+/// `validation: cross-entropy kernels`). Megatron-Core's native fused kernel takes 2.3x that and is
+/// not modelled (docs/accuracy.md (13)). The logits GEMM stays in bf16 under fp8 training:
 /// Megatron-Core's output layer is a plain `ColumnParallelLinear` outside the Transformer Engine
 /// fp8 autocast that wraps the transformer block (megatron/core/models/gpt/gpt_model.py,
 /// transformer_block.py), as are the embedding lookups.
