@@ -354,8 +354,9 @@ struct plan {
     /// megatron-core at ZeRO 3: NVIDIA's recipes run Megatron-FSDP with `gradient_accumulation_fusion
     /// = False` (Megatron-Bridge r0.2.0 scripts/performance/configs/llama3/llama3_llm_pretrain.py and
     /// llama31: "Disabled to avoid functional errors"). The stacks outside Megatron have no such
-    /// fusion and no hook to charge: true.
+    /// fusion and no hook to charge: true, whatever the field holds.
     [[nodiscard]] constexpr bool fuses_gradient_accumulation() const {
+        if (!has_gradient_accumulation_fusion(stack)) return true;
         if (gradient_accumulation_fusion) return *gradient_accumulation_fusion;
         return !(stack == framework::megatron_core && zero == 3);
     }

@@ -337,7 +337,7 @@ struct bf16_layers_extra {
 /// default) the GEMM accumulates in place: zero, as for the stacks outside Megatron and under
 /// --compute-efficiency.
 [[nodiscard]] inline duration gradient_accumulation_copy(const commscale::plan& p, double parameters, const compute_params& c) {
-    if (p.fuses_gradient_accumulation() || p.compute_efficiency || !has_gradient_accumulation_fusion(p.stack)) [[likely]]
+    if (p.fuses_gradient_accumulation() || p.compute_efficiency) [[likely]]
         return seconds(0.0);
     const double per_parameter = p.zero == 3 ? 2.0 + p.gradient_bytes : 2.0 + 2.0 * p.gradient_bytes;
     return seconds(memory_seconds(per_parameter * parameters, c));
