@@ -48,7 +48,10 @@ struct compute_constants {
     /// together (backward = 2.5 x forward FLOPs), in the PyTorch stacks (FSDP, DeepSpeed,
     /// Megatron-LM and Megatron-DeepSpeed with --use-flash-attn). Kernel figure: FlashAttention-2 on
     /// A100, causal, head dim 128, 16K tokens: 189 of 312 TFLOP/s fwd+bwd (flash-attention README;
-    /// Dao 2023, Sec. 4.1): 0.6.
+    /// Dao 2023, Sec. 4.1): 0.6. The calibration runs it is fitted to, llm-foundry's on A100, ran
+    /// flash-attn 1.0's Triton FlashAttention (its benchmark script's default `--attn_impl triton`),
+    /// about half FA2's rate, so the fitted value is that kernel's, standing in for the PyTorch
+    /// stacks' work the model does not charge (docs/accuracy.md, item (14)).
     double attention_efficiency = 0.6;
     /// The same for Megatron-Core, whose Transformer Engine runs cuDNN's fused attention (or
     /// FlashAttention-3 on Hopper). Kernel figure: cuDNN forward, causal, head dim 128, on H100:
