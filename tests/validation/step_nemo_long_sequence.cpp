@@ -15,7 +15,9 @@
 //
 // Recorded when written (predicted / measured - 1): +4.9% +1.7% +5.3% +4.9% +4.1% +2.7% +1.1% +1.9%
 // from 8K to 1M tokens; with the ring attention's merges (detail::cp_ring_merge) and the constants
-// refitted around them: +5.6% +2.1% +4.0% +3.0% +2.5% +0.8% -0.8% -0.2%. The same document's Llama 2 7B FP8 table on H100 (NeMo 24.03, cuDNN 9.0's
+// refitted around them: +5.6% +2.1% +4.0% +3.0% +2.5% +0.8% -0.8% -0.2%; with the forward's
+// reduce-scatters alone exposed under TP overlap (predict/step.hpp tp_exposure) and the constants
+// refitted: +5.8% +2.7% +5.2% +4.5% +4.8% +3.2% +1.4% +2.0%. The same document's Llama 2 7B FP8 table on H100 (NeMo 24.03, cuDNN 9.0's
 // fused attention) is not held here: the model, whose Transformer Engine attention constant is
 // fitted to the 2024-25 releases, is 4% too fast at 8K, 15% at 16K and 26-45% at 32K-1M tokens
 // (docs/accuracy.md).

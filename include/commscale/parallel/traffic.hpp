@@ -85,6 +85,7 @@ struct comm_call {
 struct step_traffic {
     comm_call tp_main{};       ///< all-reduce (or reduce-scatter with sequence parallelism)
     comm_call tp_gather{};     ///< all-gather with sequence parallelism (empty otherwise)
+    double tp_forward_share = 0.5;  ///< share of tp_main's calls in forward passes (recomputed ones included)
     comm_call cp{};            ///< ring send/recv of K/V blocks
     comm_call cp_mamba{};      ///< hybrid models: the Mamba-2 layers' CP all-to-alls (sequence <-> head shards)
     comm_call ep{};            ///< all-to-all of tokens
@@ -234,6 +235,7 @@ namespace detail {
     t.tp_main.group = group_placement(p, parallel_dim::tp, gpus_per_node);
     t.tp_main.bytes = bytes(activation);
     t.tp_main.count = p.tp > 1 ? mb * layers_stage * tp_per_layer : 0.0;
+    t.tp_forward_share = (2.0 + 2.0 * full) / tp_per_layer;
     if (p.sequence_parallel) {
         t.tp_main.op = collective_op::reduce_scatter;
         t.tp_gather = t.tp_main;

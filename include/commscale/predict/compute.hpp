@@ -147,12 +147,12 @@ inline constexpr double mxfp8_gemm_time_ratio = accelerator{}.mxfp8_gemm_time_ra
 /// with the kernel-level figures as log-normal priors; cross-validated errors in docs/accuracy.md.
 inline constexpr compute_constants fitted_compute_constants{
     .gemm_shape_efficiency = 0.8432,
-    .attention_efficiency = 0.3334,
-    .te_attention_efficiency = 0.5519,
-    .memory_efficiency = 0.6850,
-    .kernel_overhead_s = 2.022e-06,
-    .moe_launch_overhead_s = 4.526e-05,
-    .fp8_backward_slowdown = 1.1721};
+    .attention_efficiency = 0.3333,
+    .te_attention_efficiency = 0.5878,
+    .memory_efficiency = 0.6855,
+    .kernel_overhead_s = 2.055e-06,
+    .moe_launch_overhead_s = 4.522e-05,
+    .fp8_backward_slowdown = 1.2141};
 
 namespace detail {
 /// Names the first out-of-range constant of validate(compute_constants) (cold path).

@@ -23,7 +23,8 @@
 ///               + overlap_compute_slowdown x communication hidden under compute
 ///               (`compute_efficiency` in the plan replaces the compute model: FLOPs / (peak x it))
 ///   tp        = calls x collective time (parallel/traffic.hpp); with TP overlap (userbuffers,
-///               sequence parallelism) one chunk in t stays exposed plus what exceeds the GEMMs
+///               sequence parallelism) the last of t chunks of each forward reduce-scatter stays
+///               exposed, plus what exceeds the GEMMs
 ///   cp, ep    = CP exposed beyond the attention compute when overlapped (a hybrid model's Mamba-2
 ///               all-to-alls always exposed); EP (the all-to-alls, and
 ///               with 1 < etp != tp the expert-TP all-gather/reduce-scatter) exposed (DualPipe:
@@ -433,14 +434,25 @@ inline void step_memory(const commscale::transformer& m, const commscale::plan& 
 }
 
 /// TP (file comment, "tp"): Transformer Engine's userbuffer overlap (sequence parallelism, the TP
-/// group on one NVLink domain) hides all but one of tp chunks behind the stage's GEMMs (`gemms`:
-/// the slowest stage's GEMM time over the step); otherwise every TP collective waits.
+/// group on one NVLink domain; transformer_engine/pytorch/module/base.py `initialize_ub`, v2.9, and
+/// Megatron-Bridge's userbuffers configurations, training/comm_overlap.py) runs every all-gather
+/// as a ring exchange under its GEMM's chunks (qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad), the
+/// backward's reduce-scatters in bulk under the weight-gradient GEMMs (qkv_dgrad, fc1_dgrad), and
+/// the forward's reduce-scatters (proj_fprop, fc2_fprop) chunk by chunk behind the GEMM that
+/// produces them, so that their last chunk waits for the next kernel: one of t in the low-precision
+/// recipes' ring exchange, one of 4 in the `pipeline` method that Transformer Engine defaults to
+/// and the BF16 recipes configure (num_splits 4). Exposed: t.tp_forward_share of the
+/// reduce-scatters' time over that split count, plus whatever exceeds the stage's GEMMs (`gemms`:
+/// the slowest stage's GEMM time over the step). Otherwise every TP collective waits.
 template <class Pricer>
 [[nodiscard]] comm_time tp_exposure(const step_traffic& t, const commscale::plan& p, Pricer& price, duration gemms) {
     comm_time tp;
-    tp.total = detail::calls_time(t.tp_main, price) + detail::calls_time(t.tp_gather, price);
-    if (p.overlap.tp && p.sequence_parallel && p.tp > 1 && t.tp_main.group.ranks_per_node >= p.tp)
-        tp.exposed = std::min(tp.total, tp.total / static_cast<double>(p.tp) + std::max(seconds(0.0), tp.total - gemms));
+    const duration reduce = detail::calls_time(t.tp_main, price);
+    tp.total = reduce + detail::calls_time(t.tp_gather, price);
+    if (p.overlap.tp && p.sequence_parallel && p.tp > 1 && t.tp_main.group.ranks_per_node >= p.tp) {
+        const double splits = dtype_bytes(p.precision) < 2.0 ? static_cast<double>(p.tp) : 4.0;
+        tp.exposed = std::min(tp.total, t.tp_forward_share * reduce / splits + std::max(seconds(0.0), tp.total - gemms));
+    }
     else
         tp.exposed = tp.total;
     return tp;

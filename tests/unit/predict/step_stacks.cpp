@@ -318,3 +318,36 @@ TEST_CASE("recompute modules: the backward repeats each recomputed module's forw
     p.recompute_modules = 1u << 10;
     CHECK_THROWS_WITH(predict_step(m, c, p), Catch::Contains("plan.recompute_modules"));
 }
+
+TEST_CASE("TP overlap as Transformer Engine's userbuffers run it: the forward's reduce-scatters leave their last chunk") {
+    // Llama 3 70B on one DGX H100, TP 8 with sequence parallelism, 8K tokens: the layers' GEMMs
+    // outlast the TP collectives, so what waits is the rule alone. Ring-exchange all-gathers and
+    // the backward's bulk reduce-scatters hide; the forward's two reduce-scatters per layer (of the
+    // four, forward and backward) leave one chunk: of 4 in TE's default `pipeline` method (BF16), of
+    // t in the ring exchange of the FP8 configurations (transformer_engine/pytorch/module/base.py
+    // initialize_ub; Megatron-Bridge training/comm_overlap.py). The reduce-scatters and gathers
+    // move the same bytes in BF16, so they take half the TP time; in FP8 the gathers move 1-byte
+    // GEMM inputs (half the reduce-scatters' bytes), so the reduce-scatters take two thirds of it.
+    const transformer m = model_by_name("llama3-70b");
+    cluster c = presets::dgx_h100;
+    plan p{.tp = 8, .pp = 1, .dp = 1, .micro_batch = 1, .global_batch = 8, .seq = 8192};
+    apply_framework(p, framework::megatron_core);
+    p.sequence_parallel = true;
+    p.recompute_mode = recompute::none;
+    const auto bf16 = predict_step(m, c, p);
+    CHECK(bf16.tp.exposed.value() / bf16.tp.total.value() == Approx(0.5 * 0.5 / 4.0).epsilon(0.15));
+    plan q = p;
+    q.precision = dtype::fp8;
+    const auto fp8 = predict_step(m, c, q);
+    CHECK(fp8.tp.exposed.value() / fp8.tp.total.value() == Approx(0.5 * (2.0 / 3.0) / 8.0).epsilon(0.15));
+    // full recompute repeats the forward's collectives: 2 + 2 of 6 reduce-scatters per layer wait
+    plan f = p;
+    f.recompute_mode = recompute::full;
+    const auto full = predict_step(m, c, f);
+    CHECK(full.tp.exposed.value() / full.tp.total.value() == Approx((4.0 / 6.0) * 0.5 / 4.0).epsilon(0.15));
+    // without the overlap every TP collective waits
+    plan n = p;
+    n.overlap.tp = false;
+    const auto none = predict_step(m, c, n);
+    CHECK(none.tp.exposed == none.tp.total);
+}
