@@ -14,7 +14,8 @@
 ///   recompute repeats the forward's 2 (here and below, on the layers it recomputes:
 ///   plan::full_recompute_share). With sequence parallelism each all-reduce becomes a
 ///   reduce-scatter + an all-gather of the same buffer (Korthikanti et al. 2022, Sec. 4.2.2):
-///   same bytes on the wire, since ring all-reduce = reduce-scatter + all-gather.
+///   same bytes on the wire, since ring all-reduce = reduce-scatter + all-gather. An MoE layer
+///   whose experts are not split over TP (expert TP != TP) keeps only the attention's pair.
 /// * CP: ring attention passes each rank's K and V block, 2 b (s/c) (kv/t) e bytes, c - 1 times
 ///   per layer forward; backward passes K/V again plus their gradients (2x) (Liu et al. 2023,
 ///   "Ring Attention with Blockwise Transformers"; Megatron-Core context parallelism). Hybrid
@@ -231,11 +232,17 @@ namespace detail {
     const double activation = b * s_local * h * a;  // one layer's output on one TP group
 
     // Tensor parallelism
-    const double tp_per_layer = 4.0 + 2.0 * full;
+    // An MoE layer whose experts are not split over TP (expert TP != TP) sends each TP rank's
+    // sequence shard to the experts over EP: its MLP has no TP collective (Megatron-Core's
+    // MoEAlltoAllTokenDispatcher gathers over the expert-TP group only, the etp collectives
+    // below), and only the attention's pair remains, forward and backward. With expert TP = TP the
+    // dispatcher's gather and reduce-scatter over TP are counted as the dense MLP's pair.
+    const double moe_without_tp = m.experts > 1 && p.expert_tp() != p.tp ? m.moe_fraction() : 0.0;
+    const double tp_per_layer = (4.0 + 2.0 * full) * (1.0 - 0.5 * moe_without_tp);
     t.tp_main.group = group_placement(p, parallel_dim::tp, gpus_per_node);
     t.tp_main.bytes = bytes(activation);
     t.tp_main.count = p.tp > 1 ? mb * layers_stage * tp_per_layer : 0.0;
-    t.tp_forward_share = (2.0 + 2.0 * full) / tp_per_layer;
+    t.tp_forward_share = (2.0 + 2.0 * full) / (4.0 + 2.0 * full);
     if (p.sequence_parallel) {
         t.tp_main.op = collective_op::reduce_scatter;
         t.tp_gather = t.tp_main;

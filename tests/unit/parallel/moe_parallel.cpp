@@ -331,3 +331,26 @@ TEST_CASE("planner: the published Qwen3 235B layout (TP 2, PP 8, EP 32, expert T
     p.etp = 1;
     CHECK_NOTHROW(validate(p, m, c));
 }
+
+TEST_CASE("TP collectives of MoE layers: none in the MLP when the experts are not split over TP") {
+    // DeepSeek-V3 (61 layers, the first 3 dense) on 64 DGX H100 nodes, TP 2 x PP 8 x DP 32, EP 64:
+    // with expert TP 1, Megatron-Core's all-to-all dispatcher sends each TP rank's sequence shard to
+    // the experts over EP, so the 58 MoE layers keep the attention's TP pair only (2 of 4
+    // collectives per layer, forward and backward); with expert TP = TP the dispatcher gathers and
+    // reduce-scatters over TP as a dense MLP does.
+    const transformer& m = models::deepseek_v3;
+    plan p{.tp = 2, .pp = 8, .dp = 32, .ep = 64, .micro_batch = 1, .global_batch = 512, .seq = 4096};
+    p.sequence_parallel = true;
+    p.etp = 1;
+    plan q = p;
+    q.etp = 2;
+    q.ep = 32;
+    const step_traffic folded = plan_traffic(m, p, 8), split = plan_traffic(m, q, 8);
+    const double moe_layers = 58.0 / 61.0;
+    CHECK(folded.tp_main.count == Approx(split.tp_main.count * (1.0 - 0.5 * moe_layers)));
+    CHECK(folded.tp_gather.count == Approx(split.tp_gather.count * (1.0 - 0.5 * moe_layers)));
+    CHECK(folded.tp_main.bytes.value() == Approx(split.tp_main.bytes.value()));
+    // half of each layer's reduce-scatters belong to its forward either way
+    CHECK(folded.tp_forward_share == Approx(0.5));
+    CHECK(split.tp_forward_share == Approx(0.5));
+}
