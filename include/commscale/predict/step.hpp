@@ -433,6 +433,13 @@ inline void step_memory(const commscale::transformer& m, const commscale::plan& 
     r.fits_in_memory = acc.memory.value() <= 0 || fits_in_memory(r.memory, acc.memory);
 }
 
+/// Chunks of a forward reduce-scatter under Transformer Engine's `pipeline` overlap method, the
+/// method TE defaults to for proj_fprop and fc2_fprop and that Megatron-Bridge's BF16 userbuffers
+/// configurations set (`num_splits` 4: transformer_engine/pytorch/module/base.py initialize_ub,
+/// v2.9; Megatron-Bridge training/comm_overlap.py). Its low-precision configurations run the ring
+/// exchange instead, t chunks.
+inline constexpr double tp_overlap_pipeline_splits = 4.0;
+
 /// TP (file comment, "tp"): Transformer Engine's userbuffer overlap (sequence parallelism, the TP
 /// group on one NVLink domain; transformer_engine/pytorch/module/base.py `initialize_ub`, v2.9, and
 /// Megatron-Bridge's userbuffers configurations, training/comm_overlap.py) runs every all-gather
@@ -440,8 +447,8 @@ inline void step_memory(const commscale::transformer& m, const commscale::plan& 
 /// backward's reduce-scatters in bulk under the weight-gradient GEMMs (qkv_dgrad, fc1_dgrad), and
 /// the forward's reduce-scatters (proj_fprop, fc2_fprop) chunk by chunk behind the GEMM that
 /// produces them, so that their last chunk waits for the next kernel: one of t in the low-precision
-/// recipes' ring exchange, one of 4 in the `pipeline` method that Transformer Engine defaults to
-/// and the BF16 recipes configure (num_splits 4). Exposed: t.tp_forward_share of the
+/// recipes' ring exchange, one of tp_overlap_pipeline_splits in the `pipeline` method that
+/// Transformer Engine defaults to and the BF16 recipes configure. Exposed: t.tp_forward_share of the
 /// reduce-scatters' time over that split count, plus whatever exceeds the stage's GEMMs (`gemms`:
 /// the slowest stage's GEMM time over the step). Otherwise every TP collective waits.
 template <class Pricer>
@@ -450,11 +457,11 @@ template <class Pricer>
     const duration reduce = detail::calls_time(t.tp_main, price);
     tp.total = reduce + detail::calls_time(t.tp_gather, price);
     if (p.overlap.tp && p.sequence_parallel && p.tp > 1 && t.tp_main.group.ranks_per_node >= p.tp) {
-        const double splits = dtype_bytes(p.precision) < 2.0 ? static_cast<double>(p.tp) : 4.0;
+        const double splits = dtype_bytes(p.precision) < 2.0 ? static_cast<double>(p.tp) : tp_overlap_pipeline_splits;
         tp.exposed = std::min(tp.total, t.tp_forward_share * reduce / splits + std::max(seconds(0.0), tp.total - gemms));
-    }
-    else
+    } else {
         tp.exposed = tp.total;
+    }
     return tp;
 }
 
