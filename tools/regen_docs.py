@@ -11,7 +11,9 @@
 3. the SVGs of docs/img/ that the step model draws (accuracy, fit-step, capacity);
 4. every `$ commscale ...` listing of README.md and docs/*.md (a listing marked `# excerpt` keeps
    its lines, re-read from the same place of the new output), and the output block after each
-   ```python example of README.md and docs/python.md.
+   ```python example of README.md and docs/python.md;
+5. the figures README.md and docs/*.md quote in their prose, each marked with its JSON key
+   (tools/doc_figures.py).
 
 usage: regen_docs.py REPO BUILD [--constants]   (--constants: step 1 only when the constants moved;
        rebuild, then run again)
@@ -176,3 +178,5 @@ if __name__ == '__main__':
     figures()
     accuracy_doc()
     listings()
+    # the figures the prose quotes, marked with their JSON keys
+    subprocess.run([sys.executable, os.path.join(root, 'tools', 'doc_figures.py'), 'write', root, exe], check=True)
