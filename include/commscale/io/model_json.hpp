@@ -71,6 +71,10 @@
 ///   llama4     the text_config object: interleaved MoE and dense layers, one shared expert
 ///   nemotron_h hybrid Mamba-Transformer (above), squared-ReLU MLPs (mlp_hidden_act relu2, not
 ///              gated), untied embeddings and no dropout by default (NemotronHConfig)
+/// Not modelled, and refused with an input_error naming model_type or the key (never read as a
+/// plain transformer): linear attention (qwen3_next's Gated DeltaNet layers, layer_types entries
+/// other than full, sliding or chunked attention), hybrids other than Nemotron-H's pattern (Jamba,
+/// Zamba, Bamba, Falcon-H1, ...) and recurrent models (Mamba, RWKV): detail::reject_unmodelled_mixers.
 /// Every other key is ignored (real configs carry dozens), but a key above with a wrong type or
 /// an impossible value (heads not dividing hidden, a negative size) is an input_error naming
 /// its path, e.g. `model.num_attention_heads: expected a divisor of hidden (4096), got 30`.
@@ -113,6 +117,37 @@ namespace detail {
                          "cohere", "qwen3_moe", "gpt_oss", "llama4", "llama4_text"});
 }
 
+/// Architectures whose token mixers the library does not price, by model_type (Hugging Face
+/// transformers' model directories): linear attention (Gated DeltaNet in qwen3_next and the
+/// Qwen3.5 family, kimi_linear, MiniMax's lightning attention), hybrids laid out otherwise than
+/// Nemotron-H's hybrid_override_pattern (Jamba, Zamba, Bamba, Falcon-H1, Granite 4.0's hybrid
+/// MoE, RecurrentGemma, LFM2's convolutions) and pure recurrent models (Mamba, Mamba-2, RWKV).
+/// Read as a plain transformer, each would be priced as softmax attention in every layer.
+[[nodiscard]] inline bool unmodelled_mixer_type(std::string_view type) {
+    return one_of(type, {"qwen3_next", "qwen3_5", "qwen3_5_moe", "kimi_linear", "minimax", "minimax_m1", "jamba",
+                         "zamba", "zamba2", "bamba", "falcon_h1", "falcon_mamba", "granitemoehybrid",
+                         "recurrent_gemma", "lfm2", "mamba", "mamba2", "rwkv", "rwkv5", "rwkv6", "rwkv7"});
+}
+
+/// An input_error for a config.json whose layers mix tokens otherwise than softmax attention
+/// (full, sliding-window or chunked) and Nemotron-H's Mamba-2 pattern: by model_type, or, for a
+/// type this list does not know, by the keys those configs carry (Qwen3-Next's
+/// full_attention_interval and linear_* sizes, Kimi Linear's linear_attn_config, Jamba's
+/// attn_layer_period, Zamba's and Falcon-H1's Mamba sizes outside a hybrid pattern). layer_types
+/// entries are checked where they are read.
+inline void reject_unmodelled_mixers(const json_reader& r, const std::string& type) {
+    const std::string accepted =
+        "softmax-attention layers (full, sliding-window, chunked) or a Nemotron-H hybrid_override_pattern of "
+        "Mamba-2 and attention layers; linear-attention and other recurrent mixers are not modelled";
+    if (unmodelled_mixer_type(type))
+        throw input_error(r.field("model_type"), "\"" + type + "\"", accepted);
+    if (r.has("hybrid_override_pattern") || type == "nemotron_h") return;  // Mamba-2 read below
+    for (const char* key : {"full_attention_interval", "linear_num_value_heads", "linear_num_key_heads",
+                            "linear_attn_config", "attn_layer_period", "attn_layer_offset", "mamba_d_state",
+                            "mamba_d_ssm", "ssm_state_size", "mamba_num_heads"})
+        if (r.has(key)) throw input_error(r.field(key), "present", accepted);
+}
+
 }  // namespace detail
 
 /// @brief Reads a transformer from a Hugging Face config.json object (keys in the file comment).
@@ -142,6 +177,7 @@ namespace detail {
     };
     transformer m;
     const std::string type = r.has("model_type") ? r.string("model_type") : std::string();
+    detail::reject_unmodelled_mixers(r, type);
     const auto [layers, layers_key] = int_key({"num_hidden_layers", "n_layer", "n_layers"}, 0, true, lim::layers);
     const auto [hidden, hidden_key] = int_key({"hidden_size", "n_embd", "d_model", "n_embed"}, 0, true, lim::hidden);
     const auto [heads, heads_key] = int_key({"num_attention_heads", "n_head", "n_heads"}, 0, true);
@@ -340,9 +376,13 @@ namespace detail {
         for (std::size_t i = 0; i < arr.size(); ++i) {
             if (!arr[i].is_string())
                 throw input_error(r.field("layer_types") + "[" + std::to_string(i) + "]", arr[i].dump(),
-                                  "\"sliding_attention\" or \"full_attention\"");
+                                  "\"sliding_attention\", \"chunked_attention\" or \"full_attention\"");
             const auto t = arr[i].get<std::string>();
             if (t == "sliding_attention" || t == "chunked_attention") ++m.sliding_layers;
+            else if (t != "full_attention")  // linear_attention (Qwen3-Next) and the like: not modelled
+                throw input_error(r.field("layer_types") + "[" + std::to_string(i) + "]", arr[i].dump(),
+                                  "\"sliding_attention\", \"chunked_attention\" or \"full_attention\" (linear-attention "
+                                  "and other recurrent layers are not modelled)");
         }
     } else if (type == "gpt_oss") {
         m.sliding_layers = (m.layers + 1) / 2;

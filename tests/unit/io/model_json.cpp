@@ -133,6 +133,58 @@ TEST_CASE("wrong types and impossible shapes are input errors naming the key") {
     CHECK_THROWS_AS(io::load_model_file("/nonexistent/config.json", "--model"), input_error);
 }
 
+TEST_CASE("linear-attention and other unmodelled mixers are refused, never read as softmax attention") {
+    // Qwen3-Next-80B-A3B's config.json (Hugging Face Qwen/Qwen3-Next-80B-A3B-Instruct): three Gated
+    // DeltaNet layers for each attention layer. Read as a plain transformer it would be priced as
+    // 48 layers of full attention.
+    const json qwen3_next = {{"model_type", "qwen3_next"},       {"num_hidden_layers", 48},
+                             {"hidden_size", 2048},              {"num_attention_heads", 16},
+                             {"num_key_value_heads", 2},         {"head_dim", 256},
+                             {"intermediate_size", 5120},        {"moe_intermediate_size", 512},
+                             {"num_experts", 512},               {"num_experts_per_tok", 10},
+                             {"shared_expert_intermediate_size", 512},
+                             {"vocab_size", 151936},             {"max_position_embeddings", 262144},
+                             {"full_attention_interval", 4},     {"linear_num_key_heads", 16},
+                             {"linear_num_value_heads", 32},     {"linear_key_head_dim", 128},
+                             {"linear_value_head_dim", 128},     {"linear_conv_kernel_dim", 4}};
+    CHECK(error_field(qwen3_next) == "model.model_type");
+    try {
+        (void)io::model_from_json(qwen3_next, "model");
+        FAIL("qwen3_next accepted");
+    } catch (const input_error& e) {
+        const std::string what = e.what();
+        INFO(what);
+        CHECK(what.find("\"qwen3_next\"") != std::string::npos);
+        CHECK(what.find("not modelled") != std::string::npos);
+    }
+    // the same layers under a model_type the list does not know: refused by their keys
+    json renamed = qwen3_next;
+    renamed["model_type"] = "my_hybrid";
+    CHECK(error_field(renamed) == "model.full_attention_interval");
+    renamed.erase("full_attention_interval");
+    CHECK(error_field(renamed) == "model.linear_num_value_heads");
+    // layer_types naming a linear-attention layer (transformers >= 4.57 writes it for Qwen3-Next)
+    json typed = io::model_to_json(models::llama2_7b);
+    typed["layer_types"] = json::array();
+    for (int i = 0; i < models::llama2_7b.layers; ++i)
+        typed["layer_types"].push_back((i + 1) % 4 == 0 ? "full_attention" : "linear_attention");
+    CHECK(error_field(typed) == "model.layer_types[0]");
+    // full, sliding and chunked attention are what layer_types may hold
+    for (int i = 0; i < models::llama2_7b.layers; ++i) typed["layer_types"][static_cast<std::size_t>(i)] = i % 2 ? "full_attention" : "sliding_attention";
+    typed["sliding_window"] = 4096;
+    CHECK(error_field(typed) == "no error");
+    CHECK(io::model_from_json(typed, "model").sliding_layers == models::llama2_7b.layers / 2);
+    // Jamba (attention every 8th layer among Mamba layers) and a pure Mamba-2 model
+    json jamba = io::model_to_json(models::llama2_7b);
+    jamba["model_type"] = "jamba";
+    CHECK(error_field(jamba) == "model.model_type");
+    json mamba_keys = io::model_to_json(models::llama2_7b);
+    mamba_keys["attn_layer_period"] = 8;
+    CHECK(error_field(mamba_keys) == "model.attn_layer_period");
+    // the Nemotron-H hybrids keep loading (their presets' files: the test above every preset)
+    CHECK(error_field(io::model_to_json(models::nemotron_h_8b)) == "no error");
+}
+
 TEST_CASE("rope_scaling of type yarn: the attention factor as Hugging Face derives it") {
     // transformers modeling_rope_utils._compute_yarn_parameters: attention_factor if given, else
     // get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim) when both are non-zero, else
