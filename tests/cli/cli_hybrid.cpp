@@ -61,7 +61,7 @@ TEST_CASE("step prices Nemotron 3 Nano with expert parallelism, from the preset 
 TEST_CASE("hybrid models: a bad pattern or a TP that splits no Mamba group is one line naming the field") {
     const auto bad = write("bad-pattern.json", R"({"model_type": "nemotron_h", "num_hidden_layers": 4, "hidden_size": 1024,
         "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 4096, "vocab_size": 32000,
-        "hybrid_override_pattern": "M*-G", "mamba_num_heads": 32, "mamba_head_dim": 64})");
+        "hybrid_override_pattern": "M*-X", "mamba_num_heads": 32, "mamba_head_dim": 64})");
     require_invalid("model " + q(bad), "hybrid_override_pattern");
     const auto short_pattern = write("short-pattern.json", R"({"model_type": "nemotron_h", "num_hidden_layers": 4,
         "hidden_size": 1024, "num_attention_heads": 8, "intermediate_size": 4096, "vocab_size": 32000,

@@ -23,13 +23,14 @@ nlohmann::json describe(const transformer& m, double seq) {
     j["non_embedding_parameters"] = non_embedding_parameters(m);
     j["embedding_parameters"] = embedding_parameters(m);
     j["mtp_parameters"] = mtp_parameters(m);
-    // layer_parameters counts a hybrid model's Mamba-2 mixers with the attention (the token mixers)
-    const double mamba = m.mamba_fraction() * mamba_parameters(m);
-    j["per_layer"] = {{"attention", layer.attention - mamba}, {"mlp", layer.mlp}, {"shared_mlp", layer.shared},
-                      {"router", layer.router}, {"norms", layer.norms}, {"mamba", mamba}, {"total", layer.total()}};
+    // layer_parameters counts a hybrid model's Mamba-2 and Gated DeltaNet mixers with the attention
+    // (the token mixers)
+    const double mamba = m.mamba_fraction() * mamba_parameters(m), gdn = m.gdn_fraction() * gdn_parameters(m);
+    j["per_layer"] = {{"attention", layer.attention - mamba - gdn}, {"mlp", layer.mlp}, {"shared_mlp", layer.shared},
+                      {"router", layer.router}, {"norms", layer.norms}, {"mamba", mamba}, {"gdn", gdn}, {"total", layer.total()}};
     if (m.is_hybrid()) {
         const auto n = m.hybrid_layer_counts();
-        j["hybrid_layers"] = {{"mamba", n.mamba}, {"attention", n.attention}, {"mlp", n.mlp}, {"moe", n.moe}};
+        j["hybrid_layers"] = {{"mamba", n.mamba}, {"gdn", n.gdn}, {"attention", n.attention}, {"mlp", n.mlp}, {"moe", n.moe}};
         // per sequence, in the weights' 16-bit dtype (workload/memory.hpp)
         j["ssm_state_bytes_per_sequence"] = in_bytes(ssm_state_bytes(m));
         j["conv_state_bytes_per_sequence"] = in_bytes(conv_state_bytes(m));
@@ -81,14 +82,15 @@ cli::registrar reg_model{cli::bound_command<model_request>(
     "FLOPs per token are model FLOPs of training (forward + backward = 3 x forward, no recompute).\n"
     "JSON: the model as config.json keys plus parameters, active_parameters, non_embedding_parameters,\n"
     "      embedding_parameters, mtp_parameters (multi-token-prediction modules, not in parameters),\n"
-    "      per_layer {attention, mlp, shared_mlp, router, norms, mamba, total} (means over the layers where\n"
+    "      per_layer {attention, mlp, shared_mlp, router, norms, mamba, gdn, total} (means over the layers where\n"
     "      MoE and dense layers, or a hybrid pattern's kinds, mix; mlp: all routed experts, shared_mlp: shared\n"
-    "      experts and dense layers; mamba: Mamba-2 mixers), seq, model_flops_per_token, mtp_flops_per_token\n"
-    "      (training FLOPs of the MTP modules, apart); hybrid models also hybrid_layers {mamba, attention, mlp,\n"
-    "      moe}, ssm_state_bytes_per_sequence and conv_state_bytes_per_sequence (inference caches, bf16)\n"
+    "      experts and dense layers; mamba: Mamba-2 mixers; gdn: Gated DeltaNet mixers), seq,\n"
+    "      model_flops_per_token, mtp_flops_per_token (training FLOPs of the MTP modules, apart); hybrid models\n"
+    "      also hybrid_layers {mamba, gdn, attention, mlp, moe}, ssm_state_bytes_per_sequence and\n"
+    "      conv_state_bytes_per_sequence (inference caches, bf16)\n"
     "MoE config.json of DeepSeek-V3/Kimi K2 (MLA, shared experts, first_k_dense_replace, MTP), Qwen3-MoE,\n"
-    "GPT-OSS (sliding-window layers, sinks), Mixtral, Llama 4 (text_config) and Nemotron-H / Nemotron 3\n"
-    "(hybrid_override_pattern, Mamba-2 mixers) are read by their own keys.",
+    "GPT-OSS (sliding-window layers, sinks), Mixtral, Llama 4 (text_config), Nemotron-H / Nemotron 3\n"
+    "(hybrid_override_pattern, Mamba-2 mixers) and Qwen3-Next (Gated DeltaNet mixers) are read by their own keys.",
     {cli::opt::integer<model_request>("seq", &model_request::seq, 1, 1 << 24, "context length (tokens)")},
     [](const model_request& r, const cli::args& a, std::ostream& out) {
         const std::string& v = a.positional[0];
@@ -100,7 +102,8 @@ cli::registrar reg_model{cli::bound_command<model_request>(
             return 0;
         }
         const auto layer = parameters_per_layer(m);
-        const double mamba = m.mamba_fraction() * mamba_parameters(m);  // in layer.attention (the token mixers)
+        // in layer.attention (the token mixers)
+        const double mamba = m.mamba_fraction() * mamba_parameters(m), gdn = m.gdn_fraction() * gdn_parameters(m);
         out << "name           " << m.name << "\n"
             << "shape          " << m.layers << " layers, hidden " << m.hidden << ", " << m.heads << " heads ("
             << m.kv_heads << " KV), ffn " << m.ffn << (m.gated_mlp ? " gated" : "") << ", vocab " << m.vocab
@@ -123,14 +126,23 @@ cli::registrar reg_model{cli::bound_command<model_request>(
                 << " (Megatron-Core runs its unfused RoPE)\n";
         if (m.is_hybrid()) {
             const auto n = m.hybrid_layer_counts();
-            out << "hybrid         " << n.mamba << " Mamba-2 + " << n.attention << " attention + " << n.mlp << " MLP + " << n.moe
-                << " MoE layers (" << m.hybrid->pattern << ")\n";
+            out << "hybrid         ";
+            if (n.mamba > 0 || n.gdn == 0) out << n.mamba << " Mamba-2 + ";
+            if (n.gdn > 0) out << n.gdn << " Gated DeltaNet + ";
+            out << n.attention << " attention + " << n.mlp << " MLP + " << n.moe << " MoE layers (" << m.hybrid->pattern << ")\n";
             if (n.mamba > 0)
                 out << "Mamba-2        " << m.hybrid->mamba_heads << " heads x " << m.hybrid->mamba_head_dim << ", state "
                     << m.hybrid->ssm_state << ", " << m.hybrid->mamba_groups << " groups, conv " << m.hybrid->conv_kernel << ", chunk "
                     << m.hybrid->ssm_chunk << "; SSM state "
                     << cli::num(in_bytes(ssm_state_bytes(m)) / (1 << 20), 1) << " MiB + conv state "
                     << cli::num(in_bytes(conv_state_bytes(m)) / (1 << 20), 2) << " MiB per sequence (bf16)\n";
+            if (n.gdn > 0)
+                out << "Gated DeltaNet " << m.hybrid->gdn_qk_heads << " key heads x " << m.hybrid->gdn_qk_head_dim << ", "
+                    << m.hybrid->gdn_v_heads << " value heads x " << m.hybrid->gdn_v_head_dim << ", conv " << m.hybrid->gdn_conv_kernel
+                    << (n.mamba > 0 ? std::string()
+                                    : "; state " + cli::num(in_bytes(ssm_state_bytes(m)) / (1 << 20), 1) + " MiB + conv state " +
+                                          cli::num(in_bytes(conv_state_bytes(m)) / (1 << 20), 2) + " MiB per sequence (bf16)")
+                    << "\n";
         }
         if (m.mtp_layers > 0)
             out << "MTP            " << m.mtp_layers << " module(s), " << billions(mtp_parameters(m)) << " B (not in the total)"
@@ -138,9 +150,10 @@ cli::registrar reg_model{cli::bound_command<model_request>(
                 << "\n";
         out << "parameters     " << billions(total_parameters(m)) << " B total, " << billions(active_parameters(m))
             << " B active, " << billions(embedding_parameters(m)) << " B embeddings\n"
-            << "per layer      attention " << cli::num((layer.attention - mamba) / 1e6, 1) << " M, MLP "
+            << "per layer      attention " << cli::num((layer.attention - mamba - gdn) / 1e6, 1) << " M, MLP "
             << cli::num((layer.mlp + layer.shared) / 1e6, 1) << " M, "
-            << (m.is_hybrid() ? "Mamba-2 " + cli::num(mamba / 1e6, 1) + " M, " : std::string()) << "norms "
+            << (m.is_hybrid() && (mamba > 0.0 || gdn <= 0.0) ? "Mamba-2 " + cli::num(mamba / 1e6, 1) + " M, " : std::string())
+            << (gdn > 0.0 ? "Gated DeltaNet " + cli::num(gdn / 1e6, 1) + " M, " : std::string()) << "norms "
             << cli::num(layer.norms / 1e3, 1) << " K\n"
             << "FLOPs/token    " << cli::num(in_flops(model_flops_per_token(m, seq)) / 1e9, 2) << " GFLOP at seq "
             << cli::num(seq, 0) << " (training, no recompute)\n"

@@ -114,38 +114,55 @@ namespace detail {
 [[nodiscard]] inline bool gated_model_type(std::string_view type) {
     return one_of(type, {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "gemma", "gemma2", "phi3",
                          "olmo", "olmo2", "deepseek", "deepseek_v2", "deepseek_v3", "kimi_k2", "internlm2", "yi", "granite",
-                         "cohere", "qwen3_moe", "gpt_oss", "llama4", "llama4_text"});
+                         "cohere", "qwen3_moe", "qwen3_next", "gpt_oss", "llama4", "llama4_text"});
 }
 
 /// Architectures whose token mixers the library does not price, by model_type (Hugging Face
-/// transformers' model directories): linear attention (Gated DeltaNet in qwen3_next and the
-/// Qwen3.5 family, kimi_linear, MiniMax's lightning attention), hybrids laid out otherwise than
+/// transformers' model directories): linear attention (the Qwen3.5 family, whose Gated DeltaNet
+/// layouts are not read here; kimi_linear, MiniMax's lightning attention), hybrids laid out otherwise than
 /// Nemotron-H's hybrid_override_pattern (Jamba, Zamba, Bamba, Falcon-H1, Granite 4.0's hybrid
 /// MoE, RecurrentGemma, LFM2's convolutions) and pure recurrent models (Mamba, Mamba-2, RWKV).
 /// Read as a plain transformer, each would be priced as softmax attention in every layer.
 [[nodiscard]] inline bool unmodelled_mixer_type(std::string_view type) {
-    return one_of(type, {"qwen3_next", "qwen3_5", "qwen3_5_moe", "kimi_linear", "minimax", "minimax_m1", "jamba",
+    return one_of(type, {"qwen3_5", "qwen3_5_moe", "kimi_linear", "minimax", "minimax_m1", "jamba",
                          "zamba", "zamba2", "bamba", "falcon_h1", "falcon_mamba", "granitemoehybrid",
                          "recurrent_gemma", "lfm2", "mamba", "mamba2", "rwkv", "rwkv5", "rwkv6", "rwkv7"});
 }
 
 /// An input_error for a config.json whose layers mix tokens otherwise than softmax attention
-/// (full, sliding-window or chunked) and Nemotron-H's Mamba-2 pattern: by model_type, or, for a
+/// (full, sliding-window or chunked), Nemotron-H's Mamba-2 pattern and Qwen3-Next's Gated DeltaNet
+/// layers: by model_type, or, for a
 /// type this list does not know, by the keys those configs carry (Qwen3-Next's
 /// full_attention_interval and linear_* sizes, Kimi Linear's linear_attn_config, Jamba's
 /// attn_layer_period, Zamba's and Falcon-H1's Mamba sizes outside a hybrid pattern). layer_types
 /// entries are checked where they are read.
 inline void reject_unmodelled_mixers(const json_reader& r, const std::string& type) {
     const std::string accepted =
-        "softmax-attention layers (full, sliding-window, chunked) or a Nemotron-H hybrid_override_pattern of "
-        "Mamba-2 and attention layers; linear-attention and other recurrent mixers are not modelled";
+        "softmax-attention layers (full, sliding-window, chunked), a hybrid_override_pattern of Mamba-2 (M), Gated "
+        "DeltaNet (G) and attention layers, or model_type qwen3_next; other linear-attention and recurrent mixers "
+        "are not modelled";
     if (unmodelled_mixer_type(type))
         throw input_error(r.field("model_type"), "\"" + type + "\"", accepted);
-    if (r.has("hybrid_override_pattern") || type == "nemotron_h") return;  // Mamba-2 read below
+    if (r.has("hybrid_override_pattern") || type == "nemotron_h" || type == "qwen3_next") return;  // read below
     for (const char* key : {"full_attention_interval", "linear_num_value_heads", "linear_num_key_heads",
                             "linear_attn_config", "attn_layer_period", "attn_layer_offset", "mamba_d_state",
                             "mamba_d_ssm", "ssm_state_size", "mamba_num_heads"})
         if (r.has(key)) throw input_error(r.field(key), "present", accepted);
+}
+
+/// Qwen-MoE's and Qwen3-Next's mlp_only_layers: which of `layers` layers keep a dense MLP (an
+/// input_error naming the entry for an index outside [0, layers)).
+[[nodiscard]] inline std::vector<bool> mlp_only_layers(const json_reader& r, int layers) {
+    std::vector<bool> dense(static_cast<std::size_t>(layers), false);
+    if (!r.has("mlp_only_layers")) return dense;
+    const auto& arr = r.array("mlp_only_layers");
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+        if (!arr[i].is_number_integer() || arr[i].get<long long>() < 0 || arr[i].get<long long>() >= layers)
+            throw input_error(r.field("mlp_only_layers") + "[" + std::to_string(i) + "]", arr[i].dump(),
+                              "a layer index in [0, " + std::to_string(layers - 1) + "]");
+        dense[arr[i].get<std::size_t>()] = true;
+    }
+    return dense;
 }
 
 }  // namespace detail
@@ -209,6 +226,41 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
                                   "\"mamba\", \"attention\", \"mlp\" or \"moe\"");
             pattern += c;
         }
+    } else if (type == "qwen3_next") {
+        // Qwen3-Next (HF Qwen3NextConfig): each layer a mixer block, Gated DeltaNet
+        // ("linear_attention") or attention ("full_attention") by layer_types or else every
+        // full_attention_interval-th layer (default 4), then its MLP block, MoE unless in
+        // mlp_only_layers or off decoder_sparse_step; as Megatron-Core's hybrid pattern (G, *,
+        // E, -), two symbols per layer
+        std::vector<bool> full(static_cast<std::size_t>(m.layers), false);
+        if (r.has("layer_types")) {
+            pattern_key = "layer_types";
+            const auto& arr = r.array(pattern_key);
+            if (arr.size() != full.size())
+                throw input_error(r.field(pattern_key), std::to_string(arr.size()) + " entries",
+                                  "one entry per layer (" + std::to_string(m.layers) + ")");
+            for (std::size_t i = 0; i < arr.size(); ++i) {
+                const std::string kind = arr[i].is_string() ? arr[i].get<std::string>() : std::string();
+                if (kind != "linear_attention" && kind != "full_attention")
+                    throw input_error(r.field(pattern_key) + "[" + std::to_string(i) + "]", arr[i].dump(),
+                                      "\"linear_attention\" or \"full_attention\"");
+                full[i] = kind == "full_attention";
+            }
+        } else {
+            pattern_key = "full_attention_interval";
+            const int interval = r.int32_or(pattern_key, 4, 1, m.layers);
+            for (std::size_t i = 0; i < full.size(); ++i) full[i] = (i + 1) % static_cast<std::size_t>(interval) == 0;
+        }
+        const bool moe_model = r.int32_or("num_experts", 0, 0, lim::experts) > 1;
+        const int sparse_step = r.int32_or("decoder_sparse_step", 1, 1, m.layers);
+        const std::vector<bool> mlp_only = detail::mlp_only_layers(r, m.layers);
+        for (std::size_t i = 0; i < full.size(); ++i) {
+            pattern += full[i] ? '*' : 'G';
+            pattern += moe_model && !mlp_only[i] && (i + 1) % static_cast<std::size_t>(sparse_step) == 0 ? 'E' : '-';
+        }
+        if (m.layers > lim::layers / 2)
+            throw input_error(r.field(layers_key), std::to_string(m.layers), "at most " + std::to_string(lim::layers / 2) + " layers");
+        m.layers = static_cast<int>(pattern.size());  // blocks, as a hybrid pattern counts them
     }
     const bool hybrid = pattern_key != nullptr;
     hybrid_shape shape;  // interned into m.hybrid once the mixer's sizes are read (below)
@@ -283,20 +335,11 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
             const int freq = r.int32_or("moe_layer_freq", 1, 1, m.layers);
             const int sparse_step = r.int32_or("decoder_sparse_step", 1, 1, m.layers);
             const int interleave = llama4 ? r.int32_or("interleave_moe_layer_step", 1, 1, m.layers) : 1;
-            std::vector<int> mlp_only;
-            if (r.has("mlp_only_layers")) {
-                const auto& arr = r.array("mlp_only_layers");
-                for (std::size_t i = 0; i < arr.size(); ++i) {
-                    if (!arr[i].is_number_integer() || arr[i].get<long long>() < 0 || arr[i].get<long long>() >= m.layers)
-                        throw input_error(r.field("mlp_only_layers") + "[" + std::to_string(i) + "]", arr[i].dump(),
-                                          "a layer index in [0, " + std::to_string(m.layers - 1) + "]");
-                    mlp_only.push_back(arr[i].get<int>());
-                }
-            }
+            const std::vector<bool> mlp_only = detail::mlp_only_layers(r, m.layers);
             int moe = 0;
             for (int i = 0; i < m.layers; ++i) {
-                bool is_moe = i >= first_dense && i % freq == 0 && (i + 1) % sparse_step == 0 && (i + 1) % interleave == 0;
-                for (int x : mlp_only) is_moe = is_moe && x != i;
+                const bool is_moe = i >= first_dense && i % freq == 0 && (i + 1) % sparse_step == 0 && (i + 1) % interleave == 0 &&
+                                    !mlp_only[static_cast<std::size_t>(i)];
                 moe += is_moe ? 1 : 0;
             }
             if (moe == 0)
@@ -350,6 +393,17 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
             throw input_error(r.field("mamba_num_heads"), std::to_string(shape.mamba_heads),
                               "a multiple of n_groups (" + std::to_string(shape.mamba_groups) + ")");
     }
+    if (hybrid && pattern.find('G') != std::string::npos) {
+        // Gated DeltaNet mixer sizes; without a key, HF Qwen3NextConfig's default
+        shape.gdn_qk_heads = r.int32_or("linear_num_key_heads", 16, 1, lim::hidden);
+        shape.gdn_v_heads = r.int32_or("linear_num_value_heads", 32, 1, lim::hidden);
+        shape.gdn_qk_head_dim = r.int32_or("linear_key_head_dim", 128, 1, lim::hidden);
+        shape.gdn_v_head_dim = r.int32_or("linear_value_head_dim", 128, 1, lim::hidden);
+        shape.gdn_conv_kernel = r.int32_or("linear_conv_kernel_dim", 4, 1, lim::conv_kernel);
+        if (shape.gdn_v_heads % shape.gdn_qk_heads != 0)
+            throw input_error(r.field("linear_num_value_heads"), std::to_string(shape.gdn_v_heads),
+                              "a multiple of linear_num_key_heads (" + std::to_string(shape.gdn_qk_heads) + ")");
+    }
     if (hybrid) m.hybrid = commscale::detail::intern_value(shape);
     // multi-head latent attention (DeepSeek-V2/V3, Kimi K2): kv_lora_rank present and not null
     if (r.has("kv_lora_rank")) {
@@ -368,6 +422,8 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     // every fourth layer is a global NoPE layer), counted as a window of one chunk.
     if (r.has("sliding_layers")) {
         m.sliding_layers = r.int32("sliding_layers", 0, m.layers);
+    } else if (hybrid) {
+        // the pattern names every layer's mixer (qwen3_next's layer_types were read above)
     } else if (r.has("layer_types")) {
         const auto& arr = r.array("layer_types");
         if (arr.size() != static_cast<std::size_t>(m.layers))
@@ -426,8 +482,8 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
         m.dropout = r.number(key, 0.0, 1.0) > 0.0;
     } else {
         m.dropout = !detail::one_of(type, {"llama", "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
-                                           "qwen3_moe", "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "mpt", "nemotron",
-                                           "nemotron_h"});
+                                           "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "mpt",
+                                           "nemotron", "nemotron_h"});
     }
     // Without the key, each family's transformers config class decides: LlamaConfig, MistralConfig,
     // MixtralConfig, Qwen2Config, Qwen2MoeConfig, Qwen3Config, Qwen3MoeConfig, DeepseekV3Config,
@@ -549,6 +605,13 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
             j["n_groups"] = y.mamba_groups;
             j["conv_kernel"] = y.conv_kernel;
             j["chunk_size"] = y.ssm_chunk;
+        }
+        if (y.gdn_v_heads > 0) {
+            j["linear_num_key_heads"] = y.gdn_qk_heads;
+            j["linear_num_value_heads"] = y.gdn_v_heads;
+            j["linear_key_head_dim"] = y.gdn_qk_head_dim;
+            j["linear_value_head_dim"] = y.gdn_v_head_dim;
+            j["linear_conv_kernel_dim"] = y.gdn_conv_kernel;
         }
     }
     j["dropout"] = m.dropout;

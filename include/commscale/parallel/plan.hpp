@@ -701,6 +701,17 @@ namespace detail {
     return groups < cp ? cp % groups == 0 : groups % cp == 0;
 }
 
+/// @brief True when `tp` and `cp` can split the Gated DeltaNet mixers of a hybrid model as
+/// Megatron-Core does (megatron/core/ssm/gated_delta_net/common.py: the key and value heads, and so
+/// in_proj, conv1d, dt_bias and A_log, column-split over TP, out_proj row-split; its context
+/// parallelism, `_all_to_all_cp2hp`, hands each CP rank the whole sequence of the heads on a TP
+/// rank divided by cp): both head counts divisible by tp x cp. True without GDN layers.
+[[nodiscard]] constexpr bool gdn_split_ok(const transformer& m, int tp, int cp) {
+    if (!m.hybrid || m.hybrid->gdn_v_heads <= 0) return true;
+    const long long split = static_cast<long long>(tp > 1 ? tp : 1) * (cp > 1 ? cp : 1);
+    return m.hybrid->gdn_qk_heads % split == 0 && m.hybrid->gdn_v_heads % split == 0;
+}
+
 namespace detail {
 /// The hybrid model's TP and CP checks of validate(plan) (mamba_tp_ok, mamba_cp_ok), naming the
 /// plan field and the model's Mamba-2 heads and groups. Out of line: off the transformer's path.
@@ -714,6 +725,13 @@ namespace detail {
         throw input_error("plan.cp", std::to_string(p.cp),
                           "a divisor of the Mamba-2 heads per TP rank, and a divisor or multiple of their groups per TP rank" + shape +
                               " with tp " + std::to_string(p.tp) + ": Megatron-Core's Mamba context parallelism shards heads");
+    if (!gdn_split_ok(m, p.tp, p.cp)) {
+        const bool tp_bad = !gdn_split_ok(m, p.tp, 1);
+        throw input_error(tp_bad ? "plan.tp" : "plan.cp", std::to_string(tp_bad ? p.tp : p.cp),
+                          std::string(tp_bad ? "a divisor" : "with tp, a divisor") + " of the Gated DeltaNet key and value heads (" +
+                              std::to_string(m.hybrid->gdn_qk_heads) + ", " + std::to_string(m.hybrid->gdn_v_heads) +
+                              "): Megatron-Core splits them over tp x cp");
+    }
 }
 }  // namespace detail
 

@@ -88,7 +88,7 @@ struct step_traffic {
     comm_call tp_gather{};     ///< all-gather with sequence parallelism (empty otherwise)
     double tp_forward_share = 0.5;  ///< share of tp_main's calls in forward passes (recomputed ones included)
     comm_call cp{};            ///< ring send/recv of K/V blocks
-    comm_call cp_mamba{};      ///< hybrid models: the Mamba-2 layers' CP all-to-alls (sequence <-> head shards)
+    comm_call cp_mamba{};      ///< hybrid models: the Mamba-2 and Gated DeltaNet layers' CP all-to-alls (sequence <-> head shards)
     comm_call ep{};            ///< all-to-all of tokens
     comm_call etp_gather{};    ///< all-gather of the routed tokens over expert-TP (1 < etp != tp; else empty)
     comm_call etp_reduce{};    ///< reduce-scatter of the experts' output over expert-TP (1 < etp != tp)
@@ -173,23 +173,38 @@ namespace detail {
 /// The hybrid model's part of plan_traffic (file comment), applied to the transformer's counts:
 /// TP one collective pair per layer, not two (each layer one block); the CP ring on the attention
 /// layers only; the Mamba-2 layers' CP all-to-alls, per layer and pass 6 calls over the CP group,
-/// b (s/c) (2 d_in + 2 r G N + H + d_in) / t 16-bit values per rank in all. `stage_layers`:
-/// micro-batches x layers of the busiest stage. Out of line: off the transformer's path.
+/// b (s/c) (2 d_in + 2 r G N + H + d_in) / t 16-bit values per rank in all; the Gated DeltaNet
+/// layers' (Megatron-Core megatron/core/ssm/gated_delta_net: in_proj's output to head shards,
+/// `_all_to_all_cp2hp`, and the gated norm's output back, `_all_to_all_hp2cp`), per layer and pass
+/// 2 calls, b (s/c) (2 qk + 2 v + 2 Hv + v) / t values in all; one call list of both kinds at
+/// their mean size. `stage_layers`: micro-batches x layers of the busiest stage. Out of line: off
+/// the transformer's path.
 [[gnu::cold, gnu::noinline]] inline void hybrid_traffic(const commscale::transformer& m, const commscale::plan& p,
                                                         double stage_layers, step_traffic& t) {
     t.tp_main.count *= 0.5;
     t.tp_gather.count *= 0.5;
     t.cp.count *= m.attention_fraction();
     const hybrid_shape& y = *m.hybrid;
-    if (p.cp <= 1 || y.mamba_heads <= 0) return;
-    const double tp_ranks = p.tp, groups_local = static_cast<double>(y.mamba_groups) / p.tp;
-    const double repeat = groups_local < p.cp ? p.cp / groups_local : 1.0;  // B, C repeated when a rank has < cp groups
-    const double width = (2.0 * y.mamba_inner() + 2.0 * repeat * y.mamba_groups * y.ssm_state + y.mamba_heads + y.mamba_inner()) / tp_ranks;
+    if (p.cp <= 1 || (y.mamba_heads <= 0 && y.gdn_v_heads <= 0)) return;
+    const double tp_ranks = p.tp, tokens = static_cast<double>(p.micro_batch) * (static_cast<double>(p.seq) / p.cp);
     const double full = p.full_recompute_share(m.layers);  // the recomputed forwards' share (0 without full recompute)
+    double calls = 0.0, values = 0.0;  // per layer and pass, both kinds weighted by their shares
+    if (y.mamba_heads > 0) {
+        const double groups_local = static_cast<double>(y.mamba_groups) / p.tp;
+        const double repeat = groups_local < p.cp ? p.cp / groups_local : 1.0;  // B, C repeated when a rank has < cp groups
+        const double width = (2.0 * y.mamba_inner() + 2.0 * repeat * y.mamba_groups * y.ssm_state + y.mamba_heads + y.mamba_inner()) / tp_ranks;
+        calls += m.mamba_fraction() * 6.0;
+        values += m.mamba_fraction() * tokens * width;
+    }
+    if (y.gdn_v_heads > 0) {
+        calls += m.gdn_fraction() * 2.0;
+        values += m.gdn_fraction() * tokens * (y.gdn_in_proj_width() + y.gdn_v_dim()) / tp_ranks;
+    }
+    if (calls <= 0.0) return;
     t.cp_mamba.op = collective_op::all_to_all;
     t.cp_mamba.group = t.cp.group;
-    t.cp_mamba.bytes = bytes(static_cast<double>(p.micro_batch) * (static_cast<double>(p.seq) / p.cp) * width * 2.0 / 6.0);
-    t.cp_mamba.count = stage_layers * m.mamba_fraction() * 6.0 * (2.0 + full);
+    t.cp_mamba.bytes = bytes(values * 2.0 / calls);
+    t.cp_mamba.count = stage_layers * calls * (2.0 + full);
 }
 }  // namespace detail
 

@@ -700,18 +700,26 @@ struct rope_passes {
 /// `_bmm_chunk_fwd`, `_chunk_scan_fwd`) forward, 19 backward (`_mamba_chunk_scan_combined_bwd`:
 /// the conv1d recomputed and its backward, four forward kernels recomputed, thirteen gradient
 /// kernels from `_chunk_scan_bwd_dz` to `_chunk_cumsum_bwd`, the reverse cumsum as three PyTorch
-/// ops); GEMMs, quantization and the MoE experts' launch-bound kernels as in count_layer_kernels.
+/// ops); Gated DeltaNet layers the gated RMSNorm, and forward the causal conv1d, the decay's and
+/// beta's four element-wise ops and flash-linear-attention's eight (`chunk_gated_delta_rule_fwd`
+/// with the q and k L2 norms: l2norm x 2, chunk_local_cumsum, chunk_scaled_dot_kkt_fwd,
+/// solve_tril, recompute_w_u_fwd, chunk_gated_delta_rule_fwd_h, chunk_fwd_o), 16 backward (its
+/// nine: the recomputed W, U and states, chunk_bwd_dv_local, chunk_gated_delta_rule_bwd_dhu,
+/// chunk_bwd_dqkwg, prepare_wy_repr_bwd, the cumsum's and the two L2 norms'; the conv1d's and the
+/// gating's six); GEMMs, quantization and the MoE experts' launch-bound kernels as in count_layer_kernels.
 [[nodiscard, gnu::cold]] constexpr layer_kernels count_hybrid_layer_kernels(const transformer& m, double gemms, double quantize_kernels,
                                                                             int ep = 1, double permutations = 2.0,
                                                                             bool fused_grouped_cast = false) {
     const double att = m.attention_fraction(), mamba = m.mamba_fraction(), moe = m.is_moe() ? m.moe_fraction() : 0.0;
+    const double gdn = m.gdn_fraction();
     const double mlp = m.dense_mlp_fraction() + moe;
-    const double elementwise = 2.0 + mlp + (2.0 + permutations) * moe + mamba;
+    const double elementwise = 2.0 + mlp + (2.0 + permutations) * moe + mamba + gdn;
     const double quantize = gemms * quantize_kernels;
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
     const moe_kernel_counts experts = moe_expert_kernels(moe, local, quantize_kernels, fused_grouped_cast, permutations);
-    return {gemms + att + 6.0 * mamba + elementwise + quantize, 2.0 * gemms + 2.0 * att + 19.0 * mamba + 2.0 * elementwise + quantize,
-            experts.forward, experts.backward, experts.backward_other};
+    return {gemms + att + 6.0 * mamba + 13.0 * gdn + elementwise + quantize,
+            2.0 * gemms + 2.0 * att + 19.0 * mamba + 16.0 * gdn + 2.0 * elementwise + quantize, experts.forward, experts.backward,
+            experts.backward_other};
 }
 }  // namespace detail
 
@@ -818,6 +826,32 @@ struct cp_merge_cost {
             std::max((2.0 * fwd_flops + recomputed) / rate, memory_seconds(2.0 * bytes_fwd, c))};
 }
 
+/// One Gated DeltaNet layer's chunked delta rule for one micro-batch on one GPU (T = b s tokens,
+/// Hv / t value heads: Megatron-Core splits the heads over TP), forward and backward, each the
+/// larger of its FLOPs at ssd_scan_efficiency x the bf16 peak and its traffic at the memory-bound
+/// rate. Forward: workload/flops.hpp gdn_forward_flops_per_token without the conv1d (a
+/// memory-bound kernel, charged with the element-wise ones); it reads q, k, v, the decay and beta
+/// and writes the output, 2 (2 qk + v + 2 Hv + v) bytes per token, and writes each chunk's state
+/// (dk x dv per value head, fp32) for the output and the backward. Backward
+/// (`chunk_gated_delta_rule_bwd`, fla/ops/gated_delta_rule/chunk.py): the gradients of each
+/// product, twice the forward FLOPs, plus the W, U and chunk states it recomputes, and twice the
+/// traffic. The rate is the Mamba-2 SSD scan's: both are Triton kernels of chunked matmuls around
+/// a sequential pass over the chunks' states, and no throughput of flash-linear-attention's kernel
+/// is published beside a FLOP count (docs/model.md).
+[[nodiscard, gnu::cold]] inline gemm_pair gdn_scan_seconds(const transformer& m, const layer_shape& p, const compute_params& c) {
+    const double t = p.tp, T = static_cast<double>(p.micro_batch) * p.seq / p.cp;
+    const hybrid_shape& y = *m.hybrid;
+    const double conv = 2.0 * y.gdn_conv_kernel * y.gdn_conv_channels();
+    const double fwd_flops = T * (gdn_forward_flops_per_token(m) - conv) / t;
+    const double dk = y.gdn_qk_head_dim, dv = y.gdn_v_head_dim, C = gdn_chunk;
+    const double recomputed = T * y.gdn_v_heads * (2.0 * C * (dk + dv) + 4.0 * dk * dv) / t;
+    const double rate = c.bf16_peak.value() * c.ssd_scan_efficiency;
+    const double bytes_fwd = T * (2.0 * (y.gdn_conv_channels() + 2.0 * y.gdn_v_heads + y.gdn_v_dim()) +
+                                  4.0 * y.gdn_v_heads * dk * dv / C) / t;
+    return {std::max(fwd_flops / rate, memory_seconds(bytes_fwd, c)),
+            std::max((2.0 * fwd_flops + recomputed) / rate, memory_seconds(2.0 * bytes_fwd, c))};
+}
+
 /// layer_compute_time of a hybrid Mamba-Transformer (its doc comment, "Hybrid models"). Out of
 /// line: off the transformer's path.
 [[gnu::cold, gnu::noinline]] inline layer_time hybrid_layer_compute_time(const transformer& m, const layer_shape& p,
@@ -826,6 +860,7 @@ struct cp_merge_cost {
     const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
     const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), f = m.ffn, d_in = m.mamba_inner();
     const double att = m.attention_fraction(), mamba = m.mamba_fraction(), dense = m.dense_mlp_fraction();
+    const double gdn = m.gdn_fraction();
     const double moe = m.is_moe() ? m.moe_fraction() : 0.0;
     double gf = 0, gb = 0, gemm_kernels = 0, moe_copies = 0, moe_gpu_fwd = 0;
     auto add = [&](gemm_pair x, double weight) {
@@ -839,6 +874,12 @@ struct cp_merge_cost {
     // Mamba-2 layers: in_proj (z, x, B, C, dt) column-parallel, out_proj row-parallel
     add(gemm_fwd_bwd(T, m.mamba_in_proj_width() / t, h, c), mamba);
     add(gemm_fwd_bwd(T, h, d_in / t, c), mamba);
+    // Gated DeltaNet layers: in_proj (q, k, v, z, beta, a) column-parallel, out_proj row-parallel
+    const double gdn_v = gdn > 0.0 ? m.hybrid->gdn_v_dim() : 0.0;
+    if (gdn > 0.0) {
+        add(gemm_fwd_bwd(T, m.hybrid->gdn_in_proj_width() / t, h, c), gdn);
+        add(gemm_fwd_bwd(T, h, gdn_v / t, c), gdn);
+    }
     // MLP layers
     const double gate = m.gated_mlp ? 2.0 : 1.0;
     add(gemm_fwd_bwd(T, gate * f / t, h, c), dense);
@@ -870,15 +911,23 @@ struct cp_merge_cost {
         r.scan_fwd = seconds(mamba * scan.fwd);
         r.scan_bwd = seconds(mamba * scan.bwd);
     }
+    if (gdn > 0.0) {
+        const gemm_pair scan = gdn_scan_seconds(m, p, c);
+        r.scan_fwd += seconds(gdn * scan.fwd);
+        r.scan_bwd += seconds(gdn * scan.bwd);
+    }
     // element-wise: one norm and one residual add per layer (5.5 h, half a transformer layer's
-    // 11 h), the activation, Mamba-2's conv1d (read and write d_in + 2 G N) and gated RMSNorm (d_in)
+    // 11 h), the activation, Mamba-2's conv1d (read and write d_in + 2 G N) and gated RMSNorm (d_in),
+    // Gated DeltaNet's conv1d (2 qk + v) and gated RMSNorm (v)
     const double replicated = 5.5 * h / (p.sequence_parallel ? t : 1.0);
     const double f_token = m.mlp_width_per_token();
     const double act = (m.gated_mlp ? 3.0 : 2.0) * f_token / t;
-    const double mixer = mamba * 2.0 * (m.mamba_conv_channels() + d_in) / t;
+    const double mixer = mamba * 2.0 * (m.mamba_conv_channels() + d_in) / t +
+                         (gdn > 0.0 ? gdn * 2.0 * (m.hybrid->gdn_conv_channels() + gdn_v) / t : 0.0);
     double bytes_fwd = 2.0 * T * (replicated + act + mixer);
     if (c.gemm_input_bytes < 2.0)
-        bytes_fwd += T * c.cast_bytes() * (att * (h + q / t) + mamba * (h + d_in / t) + (dense + moe) * h + f_token / t);
+        bytes_fwd += T * c.cast_bytes() *
+                     (att * (h + q / t) + mamba * (h + d_in / t) + gdn * (h + gdn_v / t) + (dense + moe) * h + f_token / t);
     const double permutations = permutation_kernels(m, p);
     const double permute = permutation_bytes(m, permutations, moe_copies);
     const double latent_cast = latent_cast_bytes(m, T, t, c);

@@ -535,10 +535,10 @@ bool offer_fewest_offload(const transformer& m, const cluster& c, const accelera
     const auto all = divisors(gpus);
     for (int tp : all) {
         if (domain % tp != 0 || m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)) continue;
-        if (!mamba_tp_ok(m, tp)) continue;  // hybrid models: TP splits the Mamba-2 heads and groups
+        if (!mamba_tp_ok(m, tp) || !gdn_split_ok(m, tp, 1)) continue;  // hybrid models: TP splits the mixers' heads
         for (int cp : divisors(gpus / tp)) {
             if (r.seq % cp != 0 || (r.max_cp > 0 && cp > r.max_cp)) continue;
-            if (!mamba_cp_ok(m, tp, cp)) continue;
+            if (!mamba_cp_ok(m, tp, cp) || !gdn_split_ok(m, tp, cp)) continue;
             if (cp > 1 && r.seq / cp < r.min_cp_tokens) continue;  // too few tokens per CP rank
             for (int pp : divisors(gpus / tp / cp)) {
                 // uneven splits allowed (parallel/plan.hpp stage_layers); up to layers + 2 stages with

@@ -149,7 +149,8 @@ struct layer_flops {
     flop_count out_proj{};     ///< 2 B s a d_v h (hybrid models: + the Mamba-2 out_proj 2 B s d_in h of the M layers)
     flop_count mlp{};          ///< MLP: top-k routed + shared experts on MoE layers, the dense MLP elsewhere
     flop_count router{};       ///< 2 B s h E (MoE gate), 0 for dense
-    flop_count scan{};         ///< hybrid models: the causal conv1d and the chunked SSD scan (ssd_forward_flops_per_token)
+    flop_count scan{};         ///< hybrid models: the causal conv1d and the chunked SSD scan (ssd_forward_flops_per_token),
+                               ///< and Gated DeltaNet's conv1d and chunked delta rule (gdn_forward_flops_per_token)
     /// @brief The attention core (scores + values): what selective recompute repeats.
     [[nodiscard]] constexpr flop_count attention_core() const { return scores + values; }
     /// @brief All forward FLOPs of the layer.
@@ -178,23 +179,55 @@ struct layer_flops {
     return 2.0 * y.conv_kernel * y.conv_channels() + 2.0 * Q * G * N + 2.0 * Q * d_in + 4.0 * N * d_in + 2.0 * N * d_in / Q;
 }
 
+/// @brief Chunk length of flash-linear-attention's chunked gated delta rule (fla/ops/gated_delta_rule/
+/// chunk.py, `chunk_size` 64), which Megatron-Core's and Hugging Face's Gated DeltaNet layers call.
+inline constexpr double gdn_chunk = 64.0;
+
+/// @brief Forward FLOPs per token of one Gated DeltaNet mixer's causal conv1d and chunked gated
+/// delta rule, the library's own count (2 FLOPs per multiply-add), from the steps of
+/// flash-linear-attention's `chunk_gated_delta_rule_fwd` (Yang et al. 2025, "Gated Delta Networks",
+/// section 3.3: the WY representation of each chunk's updates; fla/ops/gated_delta_rule/chunk.py),
+/// chunk length C (gdn_chunk), Hv value heads of width dv, each with a query-key head of width dk
+/// (the Hk query-key heads repeated), conv width K:
+///   conv1d          2 K (2 qk + v)          depthwise over q, k and v
+///   K K^T           2 C dk                  the chunk's beta-scaled key products (`chunk_scaled_dot_kkt_fwd`)
+///   (I + A)^-1      2 C^2 / 3               the lower-triangular solve per chunk (`solve_tril`)
+///   W, U            2 C (dk + dv)           W = T K, U = T V (`recompute_w_u_fwd`)
+///   states          4 dk dv                 v - W h and the state update h + K^T v (`chunk_gated_delta_rule_fwd_h`)
+///   output          2 dk dv + 2 C (dk + dv) Q h and the chunk's masked Q K^T times v (`chunk_fwd_o`)
+/// per value head and token. The masks are not subtracted (the kernels compute whole C x C
+/// blocks); the gates, the L2 norms of q and k and the sigmoid of beta are element-wise and not
+/// counted. Qwen3-Next-80B-A3B (Hv 32, dk = dv = 128, K 4): 5.92 MFLOP per token. Megatron's count
+/// charges 8 Hv dv^2 (training.py `gdn_layer_flops`: "KK^T, VK^T, S(a(I-bKK^T)), and SQ"), 4.19
+/// MFLOP there (megatron_model_flops_per_token). 0 without GDN heads.
+[[nodiscard]] constexpr double gdn_forward_flops_per_token(const transformer& m) {
+    if (!m.hybrid || m.hybrid->gdn_v_heads <= 0) return 0.0;
+    const hybrid_shape& y = *m.hybrid;
+    const double C = gdn_chunk, dk = y.gdn_qk_head_dim, dv = y.gdn_v_head_dim;
+    const double per_head = 2.0 * C * dk + 2.0 * C * C / 3.0 + 2.0 * C * (dk + dv) + 6.0 * dk * dv + 2.0 * C * (dk + dv);
+    return 2.0 * y.gdn_conv_kernel * y.gdn_conv_channels() + y.gdn_v_heads * per_head;
+}
+
 namespace detail {
 /// layer_forward_flops of a hybrid Mamba-Transformer: each kind of layer weighted by its share of
 /// the pattern (attention, dense MLP, MoE with its router, Mamba-2 projections and scan), every
 /// attention layer at full causal length. Out of line: off the transformer's path.
 [[gnu::cold, gnu::noinline]] constexpr layer_flops hybrid_layer_forward_flops(const transformer& m, double seq, double sequences) {
     const double h = m.hidden, a = m.heads, tokens = seq * sequences;
-    const double att = m.attention_fraction(), mamba = m.mamba_fraction();
+    const double att = m.attention_fraction(), mamba = m.mamba_fraction(), gdn = m.gdn_fraction();
     const double kv = m.kv_dim(), q = m.q_dim();
+    const double gdn_in = gdn > 0.0 ? m.hybrid->gdn_in_proj_width() : 0.0, gdn_v = gdn > 0.0 ? m.hybrid->gdn_v_dim() : 0.0;
     layer_flops r;
-    // the token mixers' input and output projections: attention's QKV and O, Mamba-2's in_proj and out_proj
-    r.qkv = flops(att * 2.0 * tokens * h * (q + 2.0 * kv) + mamba * 2.0 * tokens * h * m.mamba_in_proj_width());
-    r.out_proj = flops(att * 2.0 * tokens * q * h + mamba * 2.0 * tokens * m.mamba_inner() * h);
+    // the token mixers' input and output projections: attention's QKV and O, Mamba-2's and Gated
+    // DeltaNet's in_proj and out_proj
+    r.qkv = flops(att * 2.0 * tokens * h * (q + 2.0 * kv) + mamba * 2.0 * tokens * h * m.mamba_in_proj_width() +
+                  gdn * 2.0 * tokens * h * gdn_in);
+    r.out_proj = flops(att * 2.0 * tokens * q * h + mamba * 2.0 * tokens * m.mamba_inner() * h + gdn * 2.0 * tokens * gdn_v * h);
     r.scores = flops(att * 2.0 * tokens * seq * a * m.head_dim());
     r.values = flops(att * 2.0 * tokens * seq * a * m.head_dim());
     r.mlp = flops(2.0 * tokens * m.mlp_macs_per_token());
     r.router = flops(m.is_moe() ? m.moe_fraction() * 2.0 * tokens * h * m.experts : 0.0);
-    r.scan = flops(mamba * tokens * ssd_forward_flops_per_token(m));
+    r.scan = flops(mamba * tokens * ssd_forward_flops_per_token(m) + gdn * tokens * gdn_forward_flops_per_token(m));
     return r;
 }
 }  // namespace detail
@@ -213,7 +246,8 @@ namespace detail {
 /// * hybrid Mamba-Transformer models: the attention terms on the * layers, the dense MLP on the -
 ///   layers, the MoE terms on the E layers, and on the M layers the Mamba-2 projections
 ///   2 B s h (2 d_in + 2 G N + H) + 2 B s d_in h plus the conv1d and SSD scan B s
-///   ssd_forward_flops_per_token, each weighted by its share of the pattern.
+///   ssd_forward_flops_per_token, on the G layers Gated DeltaNet's 2 B s h (2 qk + 2 v + 2 Hv) +
+///   2 B s v h plus B s gdn_forward_flops_per_token, each weighted by its share of the pattern.
 [[nodiscard]] constexpr layer_flops layer_forward_flops(const transformer& m, double seq, double sequences = 1.0) {
     if (m.is_hybrid()) [[unlikely]]
         return detail::hybrid_layer_forward_flops(m, seq, sequences);
@@ -402,13 +436,18 @@ struct megatron_flops_options {
 /// layer counts n_*, n_M, n_-, n_E, p = head_dim x heads / h, g = KV heads, f = ffn, x 3/2 with
 /// SwiGLU:
 ///   3 (n_* (4 h p (h + h g / heads) + 2 s h p) + n_- 4 h f + n_M (2 h (2 d + 2 G N + H) + 7 d N
-///      + 2 d h) + n_E 4 h (k f_e + S f_e) + 2 h V_padded)
+///      + 2 d h) + n_G 2 (h (2 qk + 2 v + 2 Hv) + K (2 qk + v) + 4 Hv dv^2 + h v)
+///      + n_E 4 h (k f_e + S f_e) + 2 h V_padded)
 /// (LatentMoE: n_E (4 l k f_e + 4 h l + 4 h S f_e); with MTP, each depth one more * and E block
 /// and 2 h V_padded more, read at Megatron-LM d98e8a64dd training.py `hybrid_flops`,
 /// `moe_layer_flops` and hybrid_layer_allocation.py `get_hybrid_layer_counts`)
 /// with d = 2h whatever the model's mamba_num_heads x mamba_head_dim (Nemotron 3 Nano: 5376 for
 /// its 4096), the core attention always causal (`attention` does not apply) and the scan charged
-/// 7 d N, where the library's own count uses d_in and the SSD steps (ssd_forward_flops_per_token).
+/// 7 d N, where the library's own count uses d_in and the SSD steps (ssd_forward_flops_per_token);
+/// n_G's term is training.py's `gdn_layer_flops`. A Qwen3-Next run that Megatron-Core builds as a GPT
+/// model (`--experimental-attention-variant gated_delta_net`) logs the GPT branch instead, which
+/// adds the attention output gate, 4 h q per attention layer (0.6% of Qwen3-Next-80B-A3B's count;
+/// the gate is not modelled: docs/model.md).
 namespace detail {
 /// megatron_model_flops_per_token of a hybrid model: training.py's `hybrid_flops` branch.
 /// Out of line: off the transformer's path.
@@ -441,8 +480,12 @@ namespace detail {
     const double mtp = m.mtp_passes() > 0 ? m.mtp_passes() : 0.0;
     const double logits = 2.0 * h * megatron_logits_vocab(m, o) * (1.0 + mtp);
     const double mtp_blocks = mtp * (attention + (m.is_moe() ? moe : mlp));
-    return 3.0 * (n.attention * attention + n.mlp * mlp + n.mamba * mamba + (m.is_moe() ? n.moe * moe : 0.0) + mtp_blocks +
-                  logits);
+    // gdn_layer_flops: in_proj, conv1d, the delta rule's 4 Hv dv^2 and out_proj
+    const double qk = y.gdn_qk_dim(), v = y.gdn_v_dim();
+    const double gdn = 2.0 * (h * y.gdn_in_proj_width() + y.gdn_conv_kernel * (2.0 * qk + v) +
+                              4.0 * y.gdn_v_heads * static_cast<double>(y.gdn_v_head_dim) * y.gdn_v_head_dim + h * v);
+    return 3.0 * (n.attention * attention + n.mlp * mlp + n.mamba * mamba + n.gdn * gdn + (m.is_moe() ? n.moe * moe : 0.0) +
+                  mtp_blocks + logits);
 }
 }  // namespace detail
 

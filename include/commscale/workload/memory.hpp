@@ -140,8 +140,19 @@ namespace detail {
     // RMSNorm's input and out_proj's input
     const double d_in = m.mamba_inner();
     const double mamba = sb * (2.0 * m.mamba_in_proj_width() + 2.0 * d_in + 2.0 * d_in + q * d_in);
+    // Gated DeltaNet layers: in_proj's output, the conv1d's output (q, k, v, which
+    // flash-linear-attention's chunk function saves with the decay's cumsum in fp32, beta, and
+    // each chunk's inverted (I + A) matrix, C values per head and token), the rule's output, the
+    // gated RMSNorm's input and out_proj's input
+    double gdn = 0.0;
+    if (m.gdn_fraction() > 0.0) {
+        const hybrid_shape& y = *m.hybrid;
+        const double v = y.gdn_v_dim(), heads = y.gdn_v_heads;
+        gdn = sb * (2.0 * y.gdn_in_proj_width() + 2.0 * y.gdn_conv_channels() + 4.0 * heads + 2.0 * heads * gdn_chunk +
+                    2.0 * v + 2.0 * v + q * v);
+    }
     const double split = m.attention_fraction() * attention + m.dense_mlp_fraction() * dense + m.moe_fraction() * moe +
-                         m.mamba_fraction() * mamba;
+                         m.mamba_fraction() * mamba + m.gdn_fraction() * gdn;
     return bytes((sequence_parallel ? replicated / t : replicated) + split / t);
 }
 }  // namespace detail
@@ -258,13 +269,25 @@ namespace detail {
 /// state-spaces/mamba ssd_combined.py `_mamba_chunk_scan_combined_bwd`) and their gradients
 /// (`_chunk_scan_bwd_dstates`, fp32), (s/Q) chunks x (d_in / t) x N x 4 bytes each, for b
 /// sequences of s tokens (s already divided by CP: Megatron's Mamba CP hands each rank the whole
-/// sequence of d_in / (t c) channels, the same bytes). Held by one layer at a time, so charged
-/// once per GPU, not per layer. 0 for a model without Mamba-2 layers.
+/// sequence of d_in / (t c) channels, the same bytes). Gated DeltaNet layers the same for the
+/// chunk states `chunk_gated_delta_rule_bwd` recomputes and their gradients (fla/ops/
+/// gated_delta_rule/chunk.py: h and dh, (s / C) chunks x (Hv / t) heads x dk x dv, counted in
+/// fp32 as the SSD's). Held by one layer at a time, so charged once per GPU, not per layer: the
+/// larger of the two kinds. 0 for a model without Mamba-2 or Gated DeltaNet layers.
 [[nodiscard, gnu::cold, gnu::noinline]] constexpr data_size ssd_workspace_bytes(const transformer& m, double seq, double micro_batch,
                                                                                int tp) {
-    if (!m.is_hybrid() || m.mamba_fraction() <= 0.0) return bytes(0.0);
-    const double chunks = std::max(1.0, seq / std::max(m.hybrid->ssm_chunk, 1));
-    return bytes(2.0 * 4.0 * micro_batch * chunks * m.mamba_inner() / std::max(tp, 1) * m.hybrid->ssm_state);
+    if (!m.is_hybrid()) return bytes(0.0);
+    double mamba = 0.0, gdn = 0.0;
+    if (m.mamba_fraction() > 0.0) {
+        const double chunks = std::max(1.0, seq / std::max(m.hybrid->ssm_chunk, 1));
+        mamba = 2.0 * 4.0 * micro_batch * chunks * m.mamba_inner() / std::max(tp, 1) * m.hybrid->ssm_state;
+    }
+    if (m.gdn_fraction() > 0.0) {
+        const hybrid_shape& y = *m.hybrid;
+        const double chunks = std::max(1.0, std::ceil(seq / gdn_chunk));
+        gdn = 2.0 * 4.0 * micro_batch * chunks * y.gdn_v_heads / std::max(tp, 1) * y.gdn_qk_head_dim * static_cast<double>(y.gdn_v_head_dim);
+    }
+    return bytes(std::max(mamba, gdn));
 }
 
 /// @brief Recurrent SSM state of `sequences` sequences over the model's Mamba-2 layers: H P N
@@ -273,18 +296,27 @@ namespace detail {
 /// the fp32 caches Nemotron 3's config asks for, `mamba_ssm_cache_dtype`). What inference caches
 /// per sequence in place of a KV cache, and what one chunk of the scan hands the next; training
 /// does not keep it (return_final_states false). Nemotron-H 8B: 24 x 2 MiB = 48 MiB per sequence in bf16.
+/// Gated DeltaNet layers add their Hv x dk x dv state each.
 [[nodiscard]] constexpr data_size ssm_state_bytes(const transformer& m, double sequences = 1.0, double element_bytes = 2.0) {
-    const double layers = m.is_hybrid() ? m.hybrid_layer_counts().mamba : 0.0;
-    return bytes(m.is_hybrid() ? layers * sequences * m.mamba_inner() * m.hybrid->ssm_state * element_bytes : 0.0);
+    if (!m.is_hybrid()) return bytes(0.0);
+    const auto n = m.hybrid_layer_counts();
+    const hybrid_shape& y = *m.hybrid;
+    const double per_sequence = n.mamba * m.mamba_inner() * y.ssm_state +
+                                n.gdn * static_cast<double>(y.gdn_v_heads) * y.gdn_qk_head_dim * y.gdn_v_head_dim;
+    return bytes(sequences * per_sequence * element_bytes);
 }
 
 /// @brief Convolution state of `sequences` sequences over the model's Mamba-2 layers: the last K
 /// inputs of each of the d_in + 2 G N channels per layer and sequence (Megatron-Core MambaMixer
 /// `mamba_state_shapes_per_request`: (conv_dim, d_conv); HF NemotronH's cache the same), at
 /// `element_bytes` (the conv weights' dtype, 2). Nemotron-H 8B: 24 x 80 KiB per sequence.
+/// Gated DeltaNet layers add the last K inputs of their 2 qk + v channels.
 [[nodiscard]] constexpr data_size conv_state_bytes(const transformer& m, double sequences = 1.0, double element_bytes = 2.0) {
-    const double layers = m.is_hybrid() ? m.hybrid_layer_counts().mamba : 0.0;
-    return bytes(m.is_hybrid() ? layers * sequences * m.mamba_conv_channels() * m.hybrid->conv_kernel * element_bytes : 0.0);
+    if (!m.is_hybrid()) return bytes(0.0);
+    const auto n = m.hybrid_layer_counts();
+    const hybrid_shape& y = *m.hybrid;
+    const double per_sequence = n.mamba * m.mamba_conv_channels() * y.conv_kernel + n.gdn * y.gdn_conv_channels() * y.gdn_conv_kernel;
+    return bytes(sequences * per_sequence * element_bytes);
 }
 
 /// @brief Micro-batches whose activations the first pipeline stage holds at its peak, in units of

@@ -151,6 +151,24 @@ inline constexpr transformer qwen3_235b_a22b{
     .source = "Qwen Team 2025, Qwen3 Technical Report; HF Qwen/Qwen3-235B-A22B config.json",
     .head_dim_override = 128, .expert_ffn = 1536, .dropout = false};
 
+/// Qwen3-Next-80B-A3B (80B total, 3B active: the HF Qwen/Qwen3-Next-80B-A3B-Instruct model card):
+/// 48 layers, each a token mixer and an MoE block, three Gated DeltaNet layers to each gated
+/// attention layer (config.json full_attention_interval 4), hidden 2048, attention 16 heads x 256
+/// with 2 KV heads, Gated DeltaNet 16 query-key heads and 32 value heads of 128 with a convolution
+/// of 4, 512 experts of 512 top-10 and one shared expert of 512, vocab 151936, untied, 262,144
+/// tokens. Written as Megatron-Core's hybrid pattern ("GE GE GE *E" twelve times, 96 blocks):
+/// 79.57B total and 3.15B active without the embedding tables. Not modelled: the attention
+/// output gate (q_proj's second half, 0.1B), partial rotary, zero-centred norms and the MTP
+/// module.
+inline constexpr hybrid_shape qwen3_next_80b_a3b_hybrid{
+    .pattern = "GEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*E",
+    .gdn_qk_heads = 16, .gdn_v_heads = 32, .gdn_qk_head_dim = 128, .gdn_v_head_dim = 128, .gdn_conv_kernel = 4};
+inline constexpr transformer qwen3_next_80b_a3b{
+    .name = "qwen3-next-80b-a3b", .layers = 96, .hidden = 2048, .heads = 16, .kv_heads = 2, .ffn = 5120,
+    .vocab = 151936, .max_seq = 262144, .experts = 512, .experts_per_token = 10, .gated_mlp = true,
+    .source = "Qwen Team 2025, Qwen3-Next; HF Qwen/Qwen3-Next-80B-A3B-Instruct config.json",
+    .head_dim_override = 256, .expert_ffn = 512, .shared_experts = 1, .dropout = false, .hybrid = &qwen3_next_80b_a3b_hybrid};
+
 /// gpt-oss-120b (116.83B total, 5.13B active): OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model
 /// Card, Table 1; HF openai/gpt-oss-120b config.json (36 layers, 2880, 64 heads x 64, 8 KV heads,
 /// 128 experts of 2880 top-4, vocab 201088, sliding window 128 on every other layer, attention
@@ -368,7 +386,8 @@ inline constexpr auto model_presets = std::to_array<transformer>({
     models::llama3_8b,  models::llama3_70b, models::llama3_405b, models::opt_175b,    models::bloom_176b,
     models::mt_nlg_530b, models::megatron_1t, models::gpt3_5b,   models::gpt3_20b,    models::nemotron4_340b,
     models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
-    models::kimi_k2, models::qwen3_30b_a3b, models::qwen3_235b_a22b, models::gpt_oss_120b, models::llama4_scout,
+    models::kimi_k2, models::qwen3_30b_a3b, models::qwen3_235b_a22b, models::qwen3_next_80b_a3b, models::gpt_oss_120b,
+    models::llama4_scout,
     models::llama4_maverick, models::nemotron_h_8b, models::nemotron_h_47b, models::nemotron_h_56b,
     models::nemotron3_nano, models::nemotron3_super, models::nemotron3_ultra, models::mpt_125m, models::mpt_350m, models::mpt_760m, models::mpt_1b,
     models::mpt_3b, models::mpt_7b, models::mpt_13b, models::mpt_30b, models::mpt_70b});

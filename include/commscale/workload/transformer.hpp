@@ -60,6 +60,15 @@
 ///              d_in + 2 G N channels of width K with a bias each (use_conv_bias, which Megatron
 ///              asserts), dt_bias, A_log and D (H each), the gated RMSNorm weight d_in, out_proj
 ///              d_in x h (+ in/out biases with `biases`).
+///   GDN        G a Gated DeltaNet mixer (Yang et al. 2025, "Gated Delta Networks", ICLR; Qwen3-Next;
+///              Megatron-Core's `Symbols.GDN` and training.py `gdn_layer_flops`; HF
+///              Qwen3NextGatedDeltaNet), Hk linear_num_key_heads of width dk, Hv
+///              linear_num_value_heads of width dv, K linear_conv_kernel_dim; qk = Hk dk,
+///              v = Hv dv: in_proj h x (2 qk + 2 v + 2 Hv) (q, k, v, the output gate z, beta
+///              and the decay a), a depthwise conv1d over q, k and v (2 qk + v channels of width K,
+///              no bias), dt_bias and A_log (Hv each), the gated RMSNorm weight dv (shared by the
+///              heads), out_proj v x h. Qwen3-Next-80B-A3B is "GE GE GE *E" twelve times: each of
+///              its 48 layers a mixer block and an MoE block, 96 symbols.
 /// The per-layer fields of layer_parameters, and every per-layer quantity of the library, are
 /// means over the pattern's layers (attention_fraction, mamba_fraction, dense_mlp_fraction,
 /// moe_fraction); a pipeline stage holds its count of mean layers (Megatron-Core gives each stage
@@ -89,6 +98,11 @@ struct hybrid_shape {
     int mamba_groups = 0;        ///< n_groups (G): heads of a group share B and C
     int conv_kernel = 0;         ///< conv_kernel (K): width of the causal depthwise convolution
     int ssm_chunk = 0;           ///< chunk_size (Q) of the chunked SSD scan
+    int gdn_qk_heads = 0;        ///< linear_num_key_heads (Hk): Gated DeltaNet query and key heads
+    int gdn_v_heads = 0;         ///< linear_num_value_heads (Hv): value heads, each with its own state
+    int gdn_qk_head_dim = 0;     ///< linear_key_head_dim (dk)
+    int gdn_v_head_dim = 0;      ///< linear_value_head_dim (dv)
+    int gdn_conv_kernel = 0;     ///< linear_conv_kernel_dim (K): the causal convolution over q, k and v
 
     /// @brief Every field equal; ordered field by field (an intern pool's order).
     [[nodiscard]] constexpr bool operator==(const hybrid_shape&) const = default;
@@ -99,6 +113,14 @@ struct hybrid_shape {
     [[nodiscard]] constexpr double conv_channels() const { return mamba_inner() + 2.0 * static_cast<double>(mamba_groups) * ssm_state; }
     /// @brief Output width of the Mamba-2 input projection: z, x, B, C, dt: 2 d_in + 2 G N + H.
     [[nodiscard]] constexpr double in_proj_width() const { return mamba_inner() + conv_channels() + mamba_heads; }
+    /// @brief Gated DeltaNet query (and key) width qk = Hk dk.
+    [[nodiscard]] constexpr double gdn_qk_dim() const { return static_cast<double>(gdn_qk_heads) * gdn_qk_head_dim; }
+    /// @brief Gated DeltaNet value width v = Hv dv (also the output gate's and out_proj's input).
+    [[nodiscard]] constexpr double gdn_v_dim() const { return static_cast<double>(gdn_v_heads) * gdn_v_head_dim; }
+    /// @brief Channels of the Gated DeltaNet convolution: q, k and v, 2 qk + v.
+    [[nodiscard]] constexpr double gdn_conv_channels() const { return 2.0 * gdn_qk_dim() + gdn_v_dim(); }
+    /// @brief Output width of the Gated DeltaNet input projection: q, k, v, z, beta, a: 2 qk + 2 v + 2 Hv.
+    [[nodiscard]] constexpr double gdn_in_proj_width() const { return 2.0 * gdn_qk_dim() + 2.0 * gdn_v_dim() + 2.0 * gdn_v_heads; }
 };
 
 /// @brief Shape of a decoder-only transformer; field names follow Hugging Face config.json
@@ -174,10 +196,10 @@ struct transformer {
     [[nodiscard]] constexpr bool is_hybrid() const { return hybrid != nullptr; }
     /// @brief The hybrid pattern ("" for a transformer).
     [[nodiscard]] constexpr std::string_view hybrid_pattern() const { return hybrid ? hybrid->pattern : std::string_view(); }
-    /// @brief Layers of the pattern by kind: M, *, - and E symbols (other symbols are counted
+    /// @brief Layers of the pattern by kind: M, G, *, - and E symbols (other symbols are counted
     /// nowhere; validate rejects them).
     struct hybrid_layers {
-        int mamba = 0, attention = 0, mlp = 0, moe = 0;
+        int mamba = 0, attention = 0, mlp = 0, moe = 0, gdn = 0;
     };
     [[nodiscard, gnu::noinline]] constexpr hybrid_layers hybrid_layer_counts() const {
         hybrid_layers n;
@@ -186,6 +208,7 @@ struct transformer {
             n.attention += c == '*';
             n.mlp += c == '-';
             n.moe += c == 'E';
+            n.gdn += c == 'G';
         }
         return n;
     }
@@ -201,6 +224,8 @@ struct transformer {
     [[nodiscard]] constexpr double attention_fraction() const { return is_hybrid() ? hybrid_share('*') : 1.0; }
     /// @brief Share of the layers that are Mamba-2 mixers: 0, or the M's of a hybrid pattern.
     [[nodiscard]] constexpr double mamba_fraction() const { return is_hybrid() ? hybrid_share('M') : 0.0; }
+    /// @brief Share of the layers that are Gated DeltaNet mixers: 0, or the G's of a hybrid pattern.
+    [[nodiscard]] constexpr double gdn_fraction() const { return is_hybrid() ? hybrid_share('G') : 0.0; }
     /// @brief Residual blocks per layer, each one norm, one residual add and one TP-split output
     /// projection: 2 in a transformer layer (attention, MLP), 1 in a hybrid model's layer.
     [[nodiscard]] constexpr double blocks_per_layer() const { return is_hybrid() ? 1.0 : 2.0; }
@@ -352,6 +377,18 @@ struct layer_parameters {
     return h * in_width + conv * (y.conv_kernel + 1.0) + 3.0 * y.mamba_heads + d_in + d_in * h + bias * (in_width + h);
 }
 
+/// @brief Parameters of one Gated DeltaNet mixer (file comment), without the layer's pre-norm:
+/// in_proj h (2 qk + 2 v + 2 Hv), conv1d (2 qk + v) K, dt_bias and A_log 2 Hv, the gated RMSNorm
+/// dv, out_proj v h. Qwen3-Next-80B-A3B (h 2048, Hk 16, Hv 32, dk = dv = 128, K 4): 33,718,464.
+/// 0 without GDN heads.
+[[nodiscard]] constexpr double gdn_parameters(const transformer& m) {
+    if (!m.hybrid || m.hybrid->gdn_v_heads <= 0) return 0.0;
+    const hybrid_shape& y = *m.hybrid;
+    const double h = m.hidden;
+    return h * y.gdn_in_proj_width() + y.gdn_conv_channels() * y.gdn_conv_kernel + 2.0 * y.gdn_v_heads + y.gdn_v_head_dim +
+           y.gdn_v_dim() * h;
+}
+
 namespace detail {
 /// parameters_per_layer of a hybrid Mamba-Transformer: each kind of layer weighted by its share
 /// of the pattern, one pre-norm per layer. Out of line: off the transformer's path.
@@ -359,8 +396,10 @@ namespace detail {
     const double h = m.hidden, bias = m.biases ? 1.0 : 0.0;
     const double moe = m.moe_fraction(), dense = m.dense_mlp_fraction();
     layer_parameters p;
-    // the token mixers: attention on the * layers, the Mamba-2 mixer on the M layers
-    p.attention = m.attention_fraction() * attention_parameters(m) + m.mamba_fraction() * mamba_parameters(m);
+    // the token mixers: attention on the * layers, the Mamba-2 mixer on the M layers, Gated
+    // DeltaNet on the G layers
+    p.attention = m.attention_fraction() * attention_parameters(m) + m.mamba_fraction() * mamba_parameters(m) +
+                  m.gdn_fraction() * gdn_parameters(m);
     p.norms = h * (1.0 + bias);
     if (!m.is_moe()) {
         p.mlp_expert = mlp_parameters(m, m.ffn);
@@ -465,14 +504,15 @@ namespace detail {
 }
 
 /// @brief Throws input_error naming `field` (e.g. `model.hybrid_override_pattern`) unless
-/// `pattern` is a hybrid layer pattern of `layers` layers: one of M (Mamba-2), * (attention),
-/// - (MLP), E (MoE) per layer (Megatron-Core's `Symbols` of hybrid_layer_allocation.py; its
-/// other symbols, pipeline separators and MTP patterns are not modelled).
+/// `pattern` is a hybrid layer pattern of `layers` layers: one of M (Mamba-2), G (Gated DeltaNet),
+/// * (attention), - (MLP), E (MoE) per layer (Megatron-Core's `Symbols` of
+/// hybrid_layer_allocation.py; its other symbols, pipeline separators and MTP patterns are not
+/// modelled).
 [[gnu::cold]] inline void validate_hybrid_pattern(std::string_view pattern, int layers, std::string_view field) {
-    const std::string accepted = "one symbol per layer: M (Mamba-2), * (attention), - (MLP), E (MoE)";
+    const std::string accepted = "one symbol per layer: M (Mamba-2), G (Gated DeltaNet), * (attention), - (MLP), E (MoE)";
     for (std::size_t i = 0; i < pattern.size(); ++i) {
         const char c = pattern[i];
-        if (c != 'M' && c != '*' && c != '-' && c != 'E')
+        if (c != 'M' && c != 'G' && c != '*' && c != '-' && c != 'E')
             throw input_error(std::string(field),
                               "'" + std::string(1, c) + "' at position " + std::to_string(i) + " of \"" +
                                   std::string(pattern.substr(0, 120)) + (pattern.size() > 120 ? "...\"" : "\""),
@@ -552,6 +592,19 @@ namespace detail {
             throw_model_range(hybrid_field, f.name, f.v, 1, f.hi, "an integer (the pattern has Mamba-2 layers)");
         if (n.mamba == 0 && (f.v < 0 || f.v > f.hi)) throw_model_range(hybrid_field, f.name, f.v, 0, f.hi, "an integer");
     }
+    const size_field gdn_sizes[] = {{"gdn_qk_heads", y.gdn_qk_heads, model_size_limits::hidden},
+                                    {"gdn_v_heads", y.gdn_v_heads, model_size_limits::hidden},
+                                    {"gdn_qk_head_dim", y.gdn_qk_head_dim, model_size_limits::hidden},
+                                    {"gdn_v_head_dim", y.gdn_v_head_dim, model_size_limits::hidden},
+                                    {"gdn_conv_kernel", y.gdn_conv_kernel, model_size_limits::conv_kernel}};
+    for (const auto& f : gdn_sizes) {
+        if (n.gdn > 0 && (f.v < 1 || f.v > f.hi))
+            throw_model_range(hybrid_field, f.name, f.v, 1, f.hi, "an integer (the pattern has Gated DeltaNet layers)");
+        if (n.gdn == 0 && (f.v < 0 || f.v > f.hi)) throw_model_range(hybrid_field, f.name, f.v, 0, f.hi, "an integer");
+    }
+    if (n.gdn > 0 && y.gdn_v_heads % y.gdn_qk_heads != 0)
+        throw input_error(hybrid_field + ".gdn_v_heads", std::to_string(y.gdn_v_heads),
+                          "a multiple of gdn_qk_heads (" + std::to_string(y.gdn_qk_heads) + "): value heads share each query-key head");
     if (n.mamba > 0 && y.mamba_heads % y.mamba_groups != 0)
         throw input_error(hybrid_field + ".mamba_heads", std::to_string(y.mamba_heads),
                           "a multiple of mamba_groups (" + std::to_string(y.mamba_groups) + "): each group's heads share B and C");

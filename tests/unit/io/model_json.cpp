@@ -133,37 +133,60 @@ TEST_CASE("wrong types and impossible shapes are input errors naming the key") {
     CHECK_THROWS_AS(io::load_model_file("/nonexistent/config.json", "--model"), input_error);
 }
 
+TEST_CASE("Qwen3-Next config.json: Gated DeltaNet layers as Megatron-Core's hybrid pattern") {
+    // the preset's file (data/models/qwen3-next-80b-a3b.json, the HF config.json of
+    // Qwen/Qwen3-Next-80B-A3B-Instruct): every fourth layer attention by full_attention_interval
+    const transformer m = io::load_model_file(std::string(COMMSCALE_DATA_DIR) + "/models/qwen3-next-80b-a3b.json", "--model");
+    REQUIRE(m.is_hybrid());
+    CHECK(m.hybrid->pattern == models::qwen3_next_80b_a3b.hybrid->pattern);
+    CHECK(m.layers == 96);
+    CHECK(m.hybrid->gdn_v_heads == 32);
+    CHECK(m.hybrid->gdn_qk_heads == 16);
+    CHECK(m.shared_experts == 1);
+    CHECK(m.gated_mlp);
+    CHECK_FALSE(m.dropout);
+    // layer_types (transformers >= 4.57 writes it) says the same; mlp_only_layers put a dense MLP
+    json typed = {{"model_type", "qwen3_next"},  {"num_hidden_layers", 4},       {"hidden_size", 2048},
+                  {"num_attention_heads", 16},   {"num_key_value_heads", 2},     {"head_dim", 256},
+                  {"intermediate_size", 5120},   {"moe_intermediate_size", 512}, {"num_experts", 512},
+                  {"num_experts_per_tok", 10},   {"vocab_size", 151936},         {"hidden_act", "silu"},
+                  {"mlp_only_layers", {1}},
+                  {"layer_types", {"linear_attention", "linear_attention", "linear_attention", "full_attention"}}};
+    const transformer t = io::model_from_json(typed, "model");
+    CHECK(t.hybrid->pattern == "GEG-GE*E");
+    CHECK(t.layers == 8);
+    // a layer_types entry that is neither kind, and value heads that are no multiple of the key heads
+    typed["layer_types"][2] = "sliding_attention";
+    CHECK(error_field(typed) == "model.layer_types[2]");
+    typed["layer_types"][2] = "linear_attention";
+    typed["linear_num_value_heads"] = 24;
+    typed["linear_num_key_heads"] = 16;
+    CHECK(error_field(typed) == "model.linear_num_value_heads");
+}
+
 TEST_CASE("linear-attention and other unmodelled mixers are refused, never read as softmax attention") {
-    // Qwen3-Next-80B-A3B's config.json (Hugging Face Qwen/Qwen3-Next-80B-A3B-Instruct): three Gated
-    // DeltaNet layers for each attention layer. Read as a plain transformer it would be priced as
-    // 48 layers of full attention.
-    const json qwen3_next = {{"model_type", "qwen3_next"},       {"num_hidden_layers", 48},
-                             {"hidden_size", 2048},              {"num_attention_heads", 16},
-                             {"num_key_value_heads", 2},         {"head_dim", 256},
-                             {"intermediate_size", 5120},        {"moe_intermediate_size", 512},
-                             {"num_experts", 512},               {"num_experts_per_tok", 10},
-                             {"shared_expert_intermediate_size", 512},
-                             {"vocab_size", 151936},             {"max_position_embeddings", 262144},
-                             {"full_attention_interval", 4},     {"linear_num_key_heads", 16},
-                             {"linear_num_value_heads", 32},     {"linear_key_head_dim", 128},
-                             {"linear_value_head_dim", 128},     {"linear_conv_kernel_dim", 4}};
-    CHECK(error_field(qwen3_next) == "model.model_type");
+    // Qwen3.5's hybrid layouts are not read here; a Qwen3-Next-like config under a model_type the
+    // reader does not know is refused by its keys rather than read as 48 layers of full attention
+    json qwen35 = io::model_to_json(models::llama2_7b);
+    qwen35["model_type"] = "qwen3_5_moe";
+    CHECK(error_field(qwen35) == "model.model_type");
     try {
-        (void)io::model_from_json(qwen3_next, "model");
-        FAIL("qwen3_next accepted");
+        (void)io::model_from_json(qwen35, "model");
+        FAIL("qwen3_5_moe accepted");
     } catch (const input_error& e) {
         const std::string what = e.what();
         INFO(what);
-        CHECK(what.find("\"qwen3_next\"") != std::string::npos);
+        CHECK(what.find("\"qwen3_5_moe\"") != std::string::npos);
         CHECK(what.find("not modelled") != std::string::npos);
     }
-    // the same layers under a model_type the list does not know: refused by their keys
-    json renamed = qwen3_next;
+    json renamed = io::model_to_json(models::llama2_7b);
     renamed["model_type"] = "my_hybrid";
+    renamed["full_attention_interval"] = 4;
+    renamed["linear_num_value_heads"] = 32;
     CHECK(error_field(renamed) == "model.full_attention_interval");
     renamed.erase("full_attention_interval");
     CHECK(error_field(renamed) == "model.linear_num_value_heads");
-    // layer_types naming a linear-attention layer (transformers >= 4.57 writes it for Qwen3-Next)
+    // layer_types naming a linear-attention layer outside qwen3_next
     json typed = io::model_to_json(models::llama2_7b);
     typed["layer_types"] = json::array();
     for (int i = 0; i < models::llama2_7b.layers; ++i)
@@ -174,15 +197,16 @@ TEST_CASE("linear-attention and other unmodelled mixers are refused, never read 
     typed["sliding_window"] = 4096;
     CHECK(error_field(typed) == "no error");
     CHECK(io::model_from_json(typed, "model").sliding_layers == models::llama2_7b.layers / 2);
-    // Jamba (attention every 8th layer among Mamba layers) and a pure Mamba-2 model
+    // Jamba (attention every 8th layer among Mamba layers) and its keys under another name
     json jamba = io::model_to_json(models::llama2_7b);
     jamba["model_type"] = "jamba";
     CHECK(error_field(jamba) == "model.model_type");
     json mamba_keys = io::model_to_json(models::llama2_7b);
     mamba_keys["attn_layer_period"] = 8;
     CHECK(error_field(mamba_keys) == "model.attn_layer_period");
-    // the Nemotron-H hybrids keep loading (their presets' files: the test above every preset)
+    // the hybrids the library models keep loading (their presets' files: the test above every preset)
     CHECK(error_field(io::model_to_json(models::nemotron_h_8b)) == "no error");
+    CHECK(error_field(io::model_to_json(models::qwen3_next_80b_a3b)) == "no error");
 }
 
 TEST_CASE("rope_scaling of type yarn: the attention factor as Hugging Face derives it") {

@@ -104,3 +104,26 @@ TEST_CASE("the planner searches only the TP and CP degrees Megatron-Core accepts
     }
     CHECK(res.evaluated > 0);
 }
+
+TEST_CASE("Gated DeltaNet heads split over TP x CP as Megatron-Core splits them, and the CP all-to-alls count them") {
+    const auto& m = models::qwen3_next_80b_a3b;  // 16 query-key heads, 32 value heads; 16 attention heads
+    // megatron/core/ssm/gated_delta_net/common.py: both head counts divided by tp, then by cp
+    CHECK(gdn_split_ok(m, 16, 1));
+    CHECK(gdn_split_ok(m, 4, 4));
+    CHECK(!gdn_split_ok(m, 32, 1));  // 16 key heads on 32 ranks
+    CHECK(!gdn_split_ok(m, 4, 8));   // 4 key heads per TP rank on 8 CP ranks
+    CHECK(gdn_split_ok(models::llama3_8b, 3, 5));  // no GDN layers: nothing to split
+    plan p{.tp = 4, .dp = 1, .cp = 8, .micro_batch = 1, .global_batch = 1, .seq = 8192};
+    const std::string e = plan_test::error_of(p, m, plan_test::h100_nodes(4));
+    CHECK_THAT(e, Contains("plan.cp | "));
+    CHECK_THAT(e, Contains("Gated DeltaNet key and value heads (16, 32)"));
+    // CP 2 over TP 2: per layer and pass, the G blocks' 2 all-to-alls (in_proj's output to head
+    // shards, the norm's output back), b (s/c) (2 qk + 2 v + 2 Hv + v) / t 16-bit values
+    plan q{.tp = 2, .dp = 1, .cp = 2, .micro_batch = 1, .global_batch = 1, .seq = 8192};
+    const cluster c = plan_test::h100_nodes(1);
+    const auto t = plan_traffic(m, q, c.domain_gpus());
+    REQUIRE(!t.cp_mamba.empty());
+    const double per_pass_values = 36.0 / 96 * 4096 * (2 * 2048 + 2 * 4096 + 64 + 4096) / 2;
+    const double calls_per_pass = 36.0 / 96 * 2;
+    CHECK(in_bytes(t.cp_mamba.bytes) == Approx(2 * per_pass_values / calls_per_pass).epsilon(1e-12));
+}

@@ -1,6 +1,7 @@
 // The step predictor on hybrid Mamba-Transformer models: the Mamba-2 SSD scan priced as its own
 // kernel (compute_constants::ssd_scan_efficiency), the layer a mean over the pattern, Mamba's CP
-// all-to-alls exposed, Nemotron 3's MoE layers with expert parallelism, and memory that fits.
+// all-to-alls exposed, Nemotron 3's MoE layers with expert parallelism, memory that fits, and
+// Qwen3-Next's Gated DeltaNet rule.
 #include "catch_shim.hpp"
 
 #include <algorithm>
@@ -148,4 +149,44 @@ TEST_CASE("Nemotron 3 Super: LatentMoE dispatches and computes in the latent wid
     wide.moe_latent = 0;
     const auto w = predict_step(wide, c, p);
     CHECK(in_seconds(w.layer.gemm_fwd) > 2.0 * in_seconds(r.layer.gemm_fwd));
+}
+
+TEST_CASE("Qwen3-Next: the Gated DeltaNet rule priced by its FLOPs, linear in the sequence where attention is not") {
+    const auto& m = models::qwen3_next_80b_a3b;
+    cluster c = cluster_by_name("dgx-b200");
+    c.nodes = 8;
+    const accelerator acc = accelerator_by_name(c.node.accelerator);
+    // Megatron-Bridge's Qwen3-Next pre-training layout (src/megatron/bridge/recipes/qwen/qwen3_next.py
+    // at v0.4.2: TP 1, PP 4, EP 8, 4,096 tokens) on 64 B200
+    plan p{.tp = 1, .pp = 4, .dp = 16, .ep = 8, .micro_batch = 1, .global_batch = 512, .seq = 4096};
+    const auto r = predict_step(m, c, acc, p);
+    // 36 of the 96 blocks run the chunked delta rule: per G block, 4096 tokens x its FLOPs without
+    // the conv1d at 0.1 of the bf16 peak (the SSD scan's rate), or its traffic (q, k, v, the gates,
+    // the output, and each 64-token chunk's 32 fp32 states of 128 x 128), whichever is longer
+    const compute_params cp = compute_params_for(acc, dtype::bf16);
+    const double rule = gdn_forward_flops_per_token(m) - 2.0 * 4 * 8192;
+    const double flops = 4096.0 * rule;
+    const double traffic = 4096.0 * (2.0 * (8192 + 64 + 4096) + 4.0 * 32 * 128 * 128 / 64);
+    const double fwd = std::max(flops / (cp.bf16_peak.value() * 0.1), traffic * cp.inv_memory_rate);
+    CHECK(in_seconds(r.layer.scan_fwd) == Approx(36.0 / 96 * fwd).epsilon(1e-9));
+    // the backward: twice the products plus the recomputed W, U and states (2 C (dk + dv) + 4 dk dv per head)
+    const double recomputed = 4096.0 * 32 * (2.0 * 64 * 256 + 4.0 * 128 * 128);
+    CHECK(in_seconds(r.layer.scan_bwd) ==
+          Approx(36.0 / 96 * std::max((2 * flops + recomputed) / (cp.bf16_peak.value() * 0.1), 2 * traffic * cp.inv_memory_rate))
+              .epsilon(1e-9));
+    CHECK(r.fits_in_memory);
+    CHECK(r.mfu > 0.0);
+    // eight times the sequence: the rule's time per token stays, the attention core's grows with
+    // the keys each query sees (12 attention blocks, causal)
+    plan q = p;
+    q.seq = 32768;
+    q.global_batch = 64;
+    const auto l = predict_step(m, c, acc, q).layer;
+    const double scan_32k = in_seconds(l.scan_fwd + l.scan_bwd) / 32768;
+    const double scan_4k = in_seconds(r.layer.scan_fwd + r.layer.scan_bwd) / 4096;
+    CHECK(scan_32k == Approx(scan_4k).epsilon(1e-9));
+    const double att_growth = (in_seconds(l.attention_fwd + l.attention_bwd) / 32768) /
+                              (in_seconds(r.layer.attention_fwd + r.layer.attention_bwd) / 4096);
+    CHECK(att_growth > 6.0);
+    CHECK(att_growth < 9.0);
 }

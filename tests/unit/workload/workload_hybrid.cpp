@@ -214,6 +214,63 @@ TEST_CASE("the library's own count: projections at 2 FLOPs per parameter, the SS
     CHECK(lf.scan.value() == Approx(24.0 / 52 * s * ssd).epsilon(1e-12));
 }
 
+TEST_CASE("Qwen3-Next-80B-A3B: Gated DeltaNet layers counted by hand from Hugging Face's modules") {
+    const auto& m = models::qwen3_next_80b_a3b;
+    const auto n = m.hybrid_layer_counts();
+    // the model card's 48 layers: 36 Gated DeltaNet and 12 gated-attention mixers, each before an
+    // MoE block of 512 experts (10 routed + 1 shared)
+    CHECK(n.gdn == 36);
+    CHECK(n.attention == 12);
+    CHECK(n.moe == 48);
+    CHECK(n.mamba + n.mlp == 0);
+    // Qwen3NextGatedDeltaNet (transformers models/qwen3_next/modeling_qwen3_next.py): in_proj_qkvz
+    // h -> 2 key_dim + 2 value_dim, in_proj_ba h -> 2 Hv, conv1d over 2 key_dim + value_dim channels
+    // of width 4 without bias, dt_bias and A_log (Hv each), the gated norm (head_v_dim), out_proj
+    // value_dim -> h; key_dim = 16 x 128, value_dim = 32 x 128, h = 2048
+    const double gdn = 2048.0 * (2 * 2048 + 2 * 4096) + 2048.0 * 64 + 4.0 * (2 * 2048 + 4096) + 2 * 32 + 128 + 4096.0 * 2048;
+    CHECK(gdn == 33'718'464.0);
+    CHECK(gdn_parameters(m) == gdn);
+    // total: the card's 80B (two digits), less the attention output gate the library does not
+    // model (q_proj's second half, 12 x 2048 x 4096 = 0.10B): within 1%
+    CHECK_THAT(total_parameters(m), WithinRel(80e9, 0.01));
+    // active without the embedding tables: the card's 3B (one digit): 3.15B
+    const double active = active_parameters(m) - embedding_parameters(m);
+    CHECK(active > 2.95e9);
+    CHECK(active < 3.25e9);
+    // inference state per sequence: each GDN layer's 32 heads of 128 x 128 and the last 4 inputs
+    // of its 8192 convolution channels, in bf16
+    CHECK(ssm_state_bytes(m).value() == 36.0 * 32 * 128 * 128 * 2);
+    CHECK(conv_state_bytes(m).value() == 36.0 * 8192 * 4 * 2);
+}
+
+TEST_CASE("Gated DeltaNet FLOPs: Megatron's gdn_layer_flops by hand, the library's by the chunk kernel's steps") {
+    const auto& m = models::qwen3_next_80b_a3b;
+    const double s = 4096, h = 2048, qk = 2048, v = 4096, hv = 32, dk = 128, dv = 128, C = 64;
+    {  // Megatron-LM training.py (d98e8a64dd) hybrid_flops, per token: attn_layer_flops (kv_channels
+       // 256, 16 heads: p = 2, 2 query groups), gdn_layer_flops 2 (h (2 qk + 2 v + 2 Hv) + 4 (2 qk + v)
+       // + 4 Hv dv^2 + h v), moe_layer_flops 4 h (10 x 512) x 3/2 + 4 h 512 x 3/2, logits 2 h V
+       // (151936 is a multiple of 128); all x 3
+        const double p = 256.0 * 16 / h;
+        const double attn = 4 * h * p * (h + h * 2.0 / 16.0) + 2 * s * h * p;
+        const double gdn = 2 * (h * (2 * qk + 2 * v + 2 * hv) + 4 * (2 * qk + v) + 4 * hv * dv * dv + h * v);
+        const double moe = 4 * h * 512.0 * 10 * 1.5 + 4 * h * 512.0 * 1.5;
+        const double expected = 3 * (12 * attn + 36 * gdn + 48 * moe + 2 * h * 151936);
+        CHECK(megatron_model_flops_per_token(m, s).value() == Approx(expected).epsilon(1e-12));
+    }
+    {  // the chunked delta rule per value head and token (C 64): K K^T 2 C dk, the triangular
+       // solve 2 C^2 / 3, W and U 2 C (dk + dv), the states 4 dk dv, the output 2 dk dv +
+       // 2 C (dk + dv); the conv1d 2 x 4 x 8192
+        const double per_head = 2 * C * dk + 2 * C * C / 3 + 2 * C * (dk + dv) + 6 * dk * dv + 2 * C * (dk + dv);
+        const double rule = 2 * 4 * 8192.0 + hv * per_head;
+        CHECK(gdn_forward_flops_per_token(m) == Approx(rule).epsilon(1e-12));
+        CHECK(rule / 1e6 == Approx(5.92).margin(0.005));
+        // Megatron's delta-rule term, 8 Hv dv^2 = 4.19 MFLOP: the kernel's intra-chunk products come on top
+        CHECK(rule > 8 * hv * dv * dv);
+        // the layer's forward: the scan on the 36 G blocks of 96
+        CHECK(layer_forward_flops(m, s).scan.value() == Approx(36.0 / 96 * s * rule).epsilon(1e-12));
+    }
+}
+
 TEST_CASE("activations of a Mamba-2 layer are what Megatron's fused training path saves") {
     // an all-Mamba pattern isolates the mixer: per token, zxbcdt 2 (2 d_in + 2 G N + H), out_x
     // 2 d_in, the gated norm's input 2 d_in, out_proj's input 2 d_in, all / t; the block's norm
@@ -277,7 +334,7 @@ TEST_CASE("bad hybrid shapes are input errors naming the field, the value and wh
     } catch (const input_error& e) {
         CHECK(e.field() == "model.hybrid.pattern");
         CHECK_THAT(e.what(), Catch::Matchers::Contains("'X' at position 50"));
-        CHECK_THAT(e.what(), Catch::Matchers::Contains("M (Mamba-2), * (attention), - (MLP), E (MoE)"));
+        CHECK_THAT(e.what(), Catch::Matchers::Contains("M (Mamba-2), G (Gated DeltaNet), * (attention), - (MLP), E (MoE)"));
     }
     y.pattern = "M-M-";  // 4 symbols for 52 layers
     try {
