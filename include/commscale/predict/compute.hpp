@@ -705,8 +705,9 @@ struct rope_passes {
 /// with the q and k L2 norms: l2norm x 2, chunk_local_cumsum, chunk_scaled_dot_kkt_fwd,
 /// solve_tril, recompute_w_u_fwd, chunk_gated_delta_rule_fwd_h, chunk_fwd_o), 16 backward (its
 /// nine: the recomputed W, U and states, chunk_bwd_dv_local, chunk_gated_delta_rule_bwd_dhu,
-/// chunk_bwd_dqkwg, prepare_wy_repr_bwd, the cumsum's and the two L2 norms'; the conv1d's and the
-/// gating's six); GEMMs, quantization and the MoE experts' launch-bound kernels as in count_layer_kernels.
+/// chunk_bwd_dqkwg, prepare_wy_repr_bwd, the cumsum's and the two L2 norms'; the conv1d's backward
+/// and the gating's six); GEMMs, quantization and the MoE experts' launch-bound kernels as in
+/// count_layer_kernels.
 [[nodiscard, gnu::cold]] constexpr layer_kernels count_hybrid_layer_kernels(const transformer& m, double gemms, double quantize_kernels,
                                                                             int ep = 1, double permutations = 2.0,
                                                                             bool fused_grouped_cast = false) {
