@@ -295,6 +295,29 @@ TEST_CASE("activations of a Mamba-2 layer are what Megatron's fused training pat
     CHECK(in_bytes(ssd_workspace_bytes(models::llama3_8b, s, b, 4)) == 0.0);
 }
 
+TEST_CASE("activations of a Gated DeltaNet layer are what its chunk kernel saves") {
+    // an all-GDN pattern isolates the mixer (Qwen3-Next's: qk 2048, v 4096, 32 value heads): per
+    // token, in_proj's output 2 (2 qk + 2 v + 2 Hv), the conv1d's output 2 (2 qk + v), the decay's
+    // cumsum in fp32 4 Hv, each 64-token chunk's inverse 2 Hv C, the rule's output 2 v, the gated
+    // norm's input 2 v, out_proj's input 2 v, all / t; the block's norm input and output 2h each
+    hybrid_shape gdn_only = models::qwen3_next_80b_a3b_hybrid;
+    gdn_only.pattern = "GGGG";
+    transformer m = models::qwen3_next_80b_a3b;
+    m.layers = 4;
+    m.experts = 1;
+    m.experts_per_token = 1;
+    m.shared_experts = 0;
+    m.expert_ffn = 0;
+    m.hybrid = &gdn_only;
+    REQUIRE(hybrid_error_field(m) == "no error");
+    const double s = 4096, b = 1, t = 2, h = 2048, qk = 2048, v = 4096, hv = 32;
+    const double split = 2 * (2 * qk + 2 * v + 2 * hv) + 2 * (2 * qk + v) + 4 * hv + 2 * hv * 64 + 2 * v + 2 * v + 2 * v;
+    CHECK(in_bytes(activation_bytes_per_layer(m, s, b, 2, false, recompute::none)) == Approx(s * b * (4 * h + split / t)));
+    // the backward's recomputed chunk states and their gradients, fp32, one layer at a time:
+    // 2 x 4 B x b x (s / 64) chunks x Hv / t x dk x dv
+    CHECK(in_bytes(ssd_workspace_bytes(m, s, b, 2)) == Approx(8.0 * b * (s / 64) * hv / t * 128 * 128));
+}
+
 TEST_CASE("an attention layer of a hybrid model stores Q, K, V and its output at their own widths") {
     // Nano's attention: 32 heads x 128 = 4096 wide on a hidden of 2688, 2 KV heads (256 wide)
     hybrid_shape attention_only = models::nemotron3_nano_hybrid;
