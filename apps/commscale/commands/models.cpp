@@ -126,6 +126,9 @@ cli::registrar reg_model{cli::bound_command<model_request>(
                 << " (Megatron-Core runs its unfused RoPE)\n";
         if (m.is_hybrid()) {
             const auto n = m.hybrid_layer_counts();
+            // the recurrent mixers' inference caches, printed once after the first mixer's line
+            const std::string states = cli::num(in_bytes(ssm_state_bytes(m)) / (1 << 20), 1) + " MiB + conv state " +
+                                       cli::num(in_bytes(conv_state_bytes(m)) / (1 << 20), 2) + " MiB per sequence (bf16)";
             out << "hybrid         ";
             if (n.mamba > 0 || n.gdn == 0) out << n.mamba << " Mamba-2 + ";
             if (n.gdn > 0) out << n.gdn << " Gated DeltaNet + ";
@@ -133,16 +136,11 @@ cli::registrar reg_model{cli::bound_command<model_request>(
             if (n.mamba > 0)
                 out << "Mamba-2        " << m.hybrid->mamba_heads << " heads x " << m.hybrid->mamba_head_dim << ", state "
                     << m.hybrid->ssm_state << ", " << m.hybrid->mamba_groups << " groups, conv " << m.hybrid->conv_kernel << ", chunk "
-                    << m.hybrid->ssm_chunk << "; SSM state "
-                    << cli::num(in_bytes(ssm_state_bytes(m)) / (1 << 20), 1) << " MiB + conv state "
-                    << cli::num(in_bytes(conv_state_bytes(m)) / (1 << 20), 2) << " MiB per sequence (bf16)\n";
+                    << m.hybrid->ssm_chunk << "; SSM state " << states << "\n";
             if (n.gdn > 0)
                 out << "Gated DeltaNet " << m.hybrid->gdn_qk_heads << " key heads x " << m.hybrid->gdn_qk_head_dim << ", "
                     << m.hybrid->gdn_v_heads << " value heads x " << m.hybrid->gdn_v_head_dim << ", conv " << m.hybrid->gdn_conv_kernel
-                    << (n.mamba > 0 ? std::string()
-                                    : "; state " + cli::num(in_bytes(ssm_state_bytes(m)) / (1 << 20), 1) + " MiB + conv state " +
-                                          cli::num(in_bytes(conv_state_bytes(m)) / (1 << 20), 2) + " MiB per sequence (bf16)")
-                    << "\n";
+                    << (n.mamba > 0 ? std::string() : "; state " + states) << "\n";
         }
         if (m.mtp_layers > 0)
             out << "MTP            " << m.mtp_layers << " module(s), " << billions(mtp_parameters(m)) << " B (not in the total)"

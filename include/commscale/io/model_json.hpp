@@ -71,10 +71,15 @@
 ///   llama4     the text_config object: interleaved MoE and dense layers, one shared expert
 ///   nemotron_h hybrid Mamba-Transformer (above), squared-ReLU MLPs (mlp_hidden_act relu2, not
 ///              gated), untied embeddings and no dropout by default (NemotronHConfig)
+///   qwen3_next Gated DeltaNet and attention layers (layer_types, else full_attention_interval)
+///              each before an MoE or MLP block, read into a hybrid pattern of two symbols per
+///              layer (above); linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
+///              linear_value_head_dim, linear_conv_kernel_dim (HF Qwen3NextConfig's defaults)
 /// Not modelled, and refused with an input_error naming model_type or the key (never read as a
-/// plain transformer): linear attention (qwen3_next's Gated DeltaNet layers, layer_types entries
-/// other than full, sliding or chunked attention), hybrids other than Nemotron-H's pattern (Jamba,
-/// Zamba, Bamba, Falcon-H1, ...) and recurrent models (Mamba, RWKV): detail::reject_unmodelled_mixers.
+/// plain transformer): other linear attention (the Qwen3.5 family, Kimi Linear, MiniMax; layer_types
+/// entries other than full, sliding or chunked attention outside qwen3_next), hybrids without a
+/// hybrid pattern (Jamba, Zamba, Bamba, Falcon-H1, ...) and recurrent models (Mamba, RWKV):
+/// detail::reject_unmodelled_mixers.
 /// Every other key is ignored (real configs carry dozens), but a key above with a wrong type or
 /// an impossible value (heads not dividing hidden, a negative size) is an input_error naming
 /// its path, e.g. `model.num_attention_heads: expected a divisor of hidden (4096), got 30`.
@@ -119,9 +124,9 @@ namespace detail {
 
 /// Architectures whose token mixers the library does not price, by model_type (Hugging Face
 /// transformers' model directories): linear attention (the Qwen3.5 family, whose Gated DeltaNet
-/// layouts are not read here; kimi_linear, MiniMax's lightning attention), hybrids laid out otherwise than
-/// Nemotron-H's hybrid_override_pattern (Jamba, Zamba, Bamba, Falcon-H1, Granite 4.0's hybrid
-/// MoE, RecurrentGemma, LFM2's convolutions) and pure recurrent models (Mamba, Mamba-2, RWKV).
+/// layouts are not read here; kimi_linear, MiniMax's lightning attention), hybrids laid out
+/// otherwise than a hybrid_override_pattern (Jamba, Zamba, Bamba, Falcon-H1, Granite 4.0's
+/// hybrid MoE, RecurrentGemma, LFM2's convolutions) and pure recurrent models (Mamba, Mamba-2, RWKV).
 /// Read as a plain transformer, each would be priced as softmax attention in every layer.
 [[nodiscard]] inline bool unmodelled_mixer_type(std::string_view type) {
     return one_of(type, {"qwen3_5", "qwen3_5_moe", "kimi_linear", "minimax", "minimax_m1", "jamba",
@@ -130,12 +135,11 @@ namespace detail {
 }
 
 /// An input_error for a config.json whose layers mix tokens otherwise than softmax attention
-/// (full, sliding-window or chunked), Nemotron-H's Mamba-2 pattern and Qwen3-Next's Gated DeltaNet
-/// layers: by model_type, or, for a
-/// type this list does not know, by the keys those configs carry (Qwen3-Next's
-/// full_attention_interval and linear_* sizes, Kimi Linear's linear_attn_config, Jamba's
-/// attn_layer_period, Zamba's and Falcon-H1's Mamba sizes outside a hybrid pattern). layer_types
-/// entries are checked where they are read.
+/// (full, sliding-window or chunked), a hybrid pattern's Mamba-2 and Gated DeltaNet mixers and
+/// qwen3_next's layers: by model_type, or, for a type this list does not know, by the keys those
+/// configs carry (Qwen3-Next's full_attention_interval and linear_* sizes, Kimi Linear's
+/// linear_attn_config, Jamba's attn_layer_period, Zamba's and Falcon-H1's Mamba sizes outside a
+/// hybrid pattern). layer_types entries are checked where they are read.
 inline void reject_unmodelled_mixers(const json_reader& r, const std::string& type) {
     const std::string accepted =
         "softmax-attention layers (full, sliding-window, chunked), a hybrid_override_pattern of Mamba-2 (M), Gated "

@@ -446,8 +446,8 @@ struct megatron_flops_options {
 /// 7 d N, where the library's own count uses d_in and the SSD steps (ssd_forward_flops_per_token);
 /// n_G's term is training.py's `gdn_layer_flops`. A Qwen3-Next run that Megatron-Core builds as a GPT
 /// model (`--experimental-attention-variant gated_delta_net`) logs the GPT branch instead, which
-/// adds the attention output gate, 4 h q per attention layer (0.6% of Qwen3-Next-80B-A3B's count;
-/// the gate is not modelled: docs/model.md).
+/// adds the attention output gate, 6 h q per attention layer and token (forward and backward;
+/// 2.7% of Qwen3-Next-80B-A3B's count at 4,096 tokens; the gate is not modelled: docs/model.md).
 namespace detail {
 /// megatron_model_flops_per_token of a hybrid model: training.py's `hybrid_flops` branch.
 /// Out of line: off the transformer's path.

@@ -586,22 +586,21 @@ namespace detail {
                                 {"conv_kernel", y.conv_kernel, model_size_limits::conv_kernel},
                                 {"ssm_chunk", y.ssm_chunk, model_size_limits::ssm_chunk}};
     validate_hybrid_pattern(y.pattern, m.layers, hybrid_field + ".pattern");
-    const auto n = m.hybrid_layer_counts();
-    for (const auto& f : sizes) {
-        if (n.mamba > 0 && (f.v < 1 || f.v > f.hi))
-            throw_model_range(hybrid_field, f.name, f.v, 1, f.hi, "an integer (the pattern has Mamba-2 layers)");
-        if (n.mamba == 0 && (f.v < 0 || f.v > f.hi)) throw_model_range(hybrid_field, f.name, f.v, 0, f.hi, "an integer");
-    }
     const size_field gdn_sizes[] = {{"gdn_qk_heads", y.gdn_qk_heads, model_size_limits::hidden},
                                     {"gdn_v_heads", y.gdn_v_heads, model_size_limits::hidden},
                                     {"gdn_qk_head_dim", y.gdn_qk_head_dim, model_size_limits::hidden},
                                     {"gdn_v_head_dim", y.gdn_v_head_dim, model_size_limits::hidden},
                                     {"gdn_conv_kernel", y.gdn_conv_kernel, model_size_limits::conv_kernel}};
-    for (const auto& f : gdn_sizes) {
-        if (n.gdn > 0 && (f.v < 1 || f.v > f.hi))
-            throw_model_range(hybrid_field, f.name, f.v, 1, f.hi, "an integer (the pattern has Gated DeltaNet layers)");
-        if (n.gdn == 0 && (f.v < 0 || f.v > f.hi)) throw_model_range(hybrid_field, f.name, f.v, 0, f.hi, "an integer");
-    }
+    const auto n = m.hybrid_layer_counts();
+    // a mixer's sizes: >= 1 where the pattern has its layers, >= 0 otherwise
+    auto check_sizes = [&](const auto& fields, int layers_of_kind, const char* with_layers) {
+        for (const auto& f : fields) {
+            if (layers_of_kind > 0 && (f.v < 1 || f.v > f.hi)) throw_model_range(hybrid_field, f.name, f.v, 1, f.hi, with_layers);
+            if (layers_of_kind == 0 && (f.v < 0 || f.v > f.hi)) throw_model_range(hybrid_field, f.name, f.v, 0, f.hi, "an integer");
+        }
+    };
+    check_sizes(sizes, n.mamba, "an integer (the pattern has Mamba-2 layers)");
+    check_sizes(gdn_sizes, n.gdn, "an integer (the pattern has Gated DeltaNet layers)");
     if (n.gdn > 0 && y.gdn_v_heads % y.gdn_qk_heads != 0)
         throw input_error(hybrid_field + ".gdn_v_heads", std::to_string(y.gdn_v_heads),
                           "a multiple of gdn_qk_heads (" + std::to_string(y.gdn_qk_heads) + "): value heads share each query-key head");
