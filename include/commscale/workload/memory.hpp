@@ -159,13 +159,14 @@ namespace detail {
 
 /// @brief Bytes of activations one transformer layer stores for one micro-batch, by Korthikanti
 /// et al. 2022 section 4 (16-bit activations, 1-byte dropout masks), generalized to GQA
-/// (kv = kv_heads x d), any FFN width f, gated MLP and MoE top-k:
+/// (kv = kv_heads x d), a head width decoupled from h (d_q = heads x d: Qwen3, GPT-OSS; MLA: Q
+/// and K a d_qk, V and the attention output a d_v wide), any FFN width f, gated MLP and MoE top-k:
 ///   replicated over TP (unless sequence parallel): norms 4sbh, attention input 2sbh, MLP input
 ///     2sbh, two dropout masks 2sbh = 10 sbh (8 sbh for a model without dropout: no masks)
-///   split over TP: Q 2sbh, K V 4sb kv, projection input 2sbh, MLP 4sbf (gated: 6sbf: gate, up
+///   split over TP: Q 2 sb d_q, K V 4sb kv, projection input 2 sb d_q, MLP 4sbf (gated: 6sbf: gate, up
 ///     and the product; fused SwiGLU as in Megatron) x top-k, attention core 5 a s^2 b (2 a s^2 b
 ///     without dropout: the softmax output alone; detail::score_bytes)
-///   GPT (kv = h, f = 4h): sbh (10 + 24/t + 5as/(ht)), Table 2.
+///   GPT (kv = d_q = h, f = 4h): sbh (10 + 24/t + 5as/(ht)), Table 2.
 /// Sequence parallelism divides the replicated part by t too: sbh/t (34 + 5as/h). Selective
 /// recompute drops the attention core: sbh (10 + 24/t), or 34 sbh / t with SP. Full recompute
 /// keeps only the layer input, 2 sbh (Table 2, last row).
@@ -180,7 +181,7 @@ namespace detail {
 /// one E4M3 scale per 16 (NVFP4Quantizer): 0.5625; in MXFP4, one E8M0 scale per 32: 0.53125
 /// (saved_gemm_input_bytes). With q < 2 the inputs of the QKV and FC1 GEMMs (norm
 /// outputs, 2 x 2sbh above) and of FC2 (the activation's output, 2 s b f) are held at q bytes,
-/// and the output projection adds its quantized copy of the attention output, q sbh (the 16-bit
+/// and the output projection adds its quantized copy of the attention output, q sb d_q (the 16-bit
 /// one stays: the attention kernel saves it for its own backward). The norms' inputs, the
 /// attention's Q K V and output, and FC1's output (saved by the activation function) stay 16-bit.
 ///
@@ -238,11 +239,14 @@ namespace detail {
         mlp = 0.0;
     }
     mlp = std::max(0.0, mlp);
-    // Q 2sbh and K, V 4 sb kv; MLA: Q a d_qk, K a d_qk, V a d_v wide (DeepSeek-V2 section 2.1)
+    // Q 2 sb q_dim and K, V 4 sb kv (q_dim = heads x head_dim, = h unless the head width is
+    // decoupled: Qwen3, GPT-OSS); MLA: Q a d_qk, K a d_qk, V a d_v wide (DeepSeek-V2 section 2.1)
+    const double sbq = s * b * (m.is_mla() ? a * m.v_head_dim : m.q_dim());
     const double qkv = m.is_mla() ? ((modules & recompute_mla_up_proj) ? 0.0 : 2.0 * s * b * a * (2.0 * m.qk_head_dim() + m.v_head_dim))
-                                  : 2.0 * sbh + 4.0 * s * b * kv;
-    // the attention output 2sbh (+ the output projection's quantized copy below 16 bits)
-    const double proj = 2.0 * sbh + (q < 2.0 ? q * sbh : 0.0);
+                                  : 2.0 * sbq + 4.0 * s * b * kv;
+    // the attention output, 2 sb q_dim (MLA a d_v), + the output projection's quantized copy
+    // below 16 bits
+    const double proj = (2.0 + (q < 2.0 ? q : 0.0)) * sbq;
     const double split = qkv + proj + mlp;
     // the score tensor spans attention_span keys per query (sliding-window layers fewer)
     const double core = (r == recompute::selective || (modules & recompute_core_attn))
