@@ -26,6 +26,8 @@
 ///              every other layer for gpt_oss; window sliding_window (Llama 4: its chunked
 ///              attention, attention_chunk_size, on the no_rope_layers = 1 layers)
 ///   sinks      attention_sinks (default true for gpt_oss)
+///   gate       attention_output_gate (Megatron-Core's --attention-output-gate; default true for
+///              qwen3_next, whose q_proj is twice the query width)
 ///   YaRN       rope_attention_factor if given; else for rope_scaling of rope_type (or type) "yarn"
 ///              its attention_factor, or Hugging Face's default from its factor (transformers
 ///              modeling_rope_utils `_compute_yarn_parameters`: get_mscale(factor, mscale) /
@@ -461,6 +463,8 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
         m.sliding_window = r.int32(w, 1, lim::max_seq);
     }
     m.attention_sinks = r.boolean_or("attention_sinks", type == "gpt_oss");
+    // Qwen3-Next's q_proj is 2 q wide, the query and the output gate (HF Qwen3NextAttention)
+    m.attention_output_gate = r.boolean_or("attention_output_gate", type == "qwen3_next");
     if (r.has("rope_attention_factor")) {
         m.rope_attention_factor = r.number("rope_attention_factor", 1e-9, lim::max_rope_attention_factor);
     } else if (r.has("rope_scaling")) {
@@ -598,6 +602,7 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
         j["sliding_window"] = m.sliding_window;
     }
     if (m.attention_sinks) j["attention_sinks"] = true;
+    if (m.attention_output_gate) j["attention_output_gate"] = true;
     if (m.rope_attention_factor != 1.0) j["rope_attention_factor"] = m.rope_attention_factor;
     if (m.is_hybrid()) {
         const hybrid_shape& y = *m.hybrid;

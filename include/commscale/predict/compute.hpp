@@ -688,8 +688,10 @@ struct rope_passes {
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
     const moe_kernel_counts moe =
         moe_expert_kernels(m.experts > 1 ? m.moe_fraction() : 0.0, local, quantize_kernels, fused_grouped_cast, permutations);
-    return {gemms + 1.0 + elementwise + quantize + rope_fwd, 2.0 * gemms + 2.0 + 2.0 * elementwise + quantize + rope_bwd,
-            moe.forward, moe.backward, moe.backward_other};
+    // the attention output gate's compiled kernel, one each way (output_gate_bytes)
+    const double gate = m.attention_output_gate ? 1.0 : 0.0;
+    return {gemms + 1.0 + elementwise + quantize + rope_fwd + gate,
+            2.0 * gemms + 2.0 + 2.0 * elementwise + quantize + rope_bwd + gate, moe.forward, moe.backward, moe.backward_other};
 }
 /// Kernels of one layer of a hybrid model (means over the pattern): every layer its norm and its
 /// residual add; attention layers the attention kernel (backward: it and its preprocessing); MLP
@@ -718,8 +720,11 @@ struct rope_passes {
     const double quantize = gemms * quantize_kernels;
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
     const moe_kernel_counts experts = moe_expert_kernels(moe, local, quantize_kernels, fused_grouped_cast, permutations);
-    return {gemms + att + 6.0 * mamba + 13.0 * gdn + elementwise + quantize,
-            2.0 * gemms + 2.0 * att + 19.0 * mamba + 16.0 * gdn + 2.0 * elementwise + quantize, experts.forward, experts.backward,
+    // attention layers: the attention kernel, + the output gate's (output_gate_bytes) one each way
+    const double att_fwd = att * (m.attention_output_gate ? 2.0 : 1.0);
+    const double att_bwd = att * (m.attention_output_gate ? 3.0 : 2.0);
+    return {gemms + att_fwd + 6.0 * mamba + 13.0 * gdn + elementwise + quantize,
+            2.0 * gemms + att_bwd + 19.0 * mamba + 16.0 * gdn + 2.0 * elementwise + quantize, experts.forward, experts.backward,
             experts.backward_other};
 }
 }  // namespace detail
@@ -805,6 +810,22 @@ struct cp_merge_cost {
             4.0 * c};
 }
 
+/// Bytes of the attention output gate's element-wise pass (transformer::attention_output_gate) in
+/// one attention layer for one micro-batch on one GPU, T tokens, q / t query columns: Megatron-Core's
+/// `_apply_output_gate` (attention.py, x * sigmoid(gate) under `@jit_fuser`, torch.compile: one
+/// kernel each way; count_layer_kernels) reads the attention output and the gate and writes the
+/// gated output forward, 3 x 2 B per element, and reads the output gradient, the output and the
+/// gate and writes both gradients backward, 5 x 2 B. Zero without the gate.
+struct output_gate_cost {
+    double fwd = 0, bwd = 0;
+};
+[[nodiscard]] constexpr output_gate_cost output_gate_bytes(const transformer& m, double T, double t) {
+    if (!m.attention_output_gate) [[likely]]
+        return {};
+    const double elements = T * m.q_dim() / t;
+    return {6.0 * elements, 10.0 * elements};
+}
+
 /// One Mamba-2 layer's chunked SSD scan for one micro-batch on one GPU (T = b s / c tokens, H / t
 /// heads; Megatron-Core's Mamba CP gives each rank the whole sequence of H / (t c) heads, the same
 /// work), forward and backward, each the larger of its FLOPs at ssd_scan_efficiency x the bf16
@@ -859,7 +880,7 @@ struct cp_merge_cost {
                                                                           const compute_params& c) {
     layer_time r;
     const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
-    const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), f = m.ffn, d_in = m.mamba_inner();
+    const double h = m.hidden, q = m.q_dim(), f = m.ffn, d_in = m.mamba_inner();
     const double att = m.attention_fraction(), mamba = m.mamba_fraction(), dense = m.dense_mlp_fraction();
     const double gdn = m.gdn_fraction();
     const double moe = m.is_moe() ? m.moe_fraction() : 0.0;
@@ -869,8 +890,8 @@ struct cp_merge_cost {
         gb += weight * x.bwd;
         gemm_kernels += weight;
     };
-    // attention layers: QKV and output projections
-    add(gemm_fwd_bwd(T, (q + 2.0 * kv) / t, h, c), att);
+    // attention layers: QKV (+ the output gate: transformer::qkv_dim) and output projections
+    add(gemm_fwd_bwd(T, m.qkv_dim() / t, h, c), att);
     add(gemm_fwd_bwd(T, h, q / t, c), att);
     // Mamba-2 layers: in_proj (z, x, B, C, dt) column-parallel, out_proj row-parallel
     add(gemm_fwd_bwd(T, m.mamba_in_proj_width() / t, h, c), mamba);
@@ -938,8 +959,10 @@ struct cp_merge_cost {
     const double conv_recompute = 2.0 * T * mamba * 2.0 * m.mamba_conv_channels() / t;
     // the attention layers' ring-attention merges under context parallelism (cp_ring_merge)
     const cp_merge_cost cp_merge = cp_ring_merge(m, p);
-    r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute + att * cp_merge.bytes_fwd, c));
-    r.elementwise_bwd = seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute + att * cp_merge.bytes_bwd, c));
+    const output_gate_cost gate_pass = output_gate_bytes(m, T, t);
+    r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute + att * (cp_merge.bytes_fwd + gate_pass.fwd), c));
+    r.elementwise_bwd =
+        seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute + att * (cp_merge.bytes_bwd + gate_pass.bwd), c));
     layer_kernels n =
         count_hybrid_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);
     n.forward += att * cp_merge.kernels_fwd;
@@ -992,6 +1015,9 @@ struct cp_merge_cost {
 ///   precision adds a cast of each GEMM input (read 2 B, write 1 B in fp8; compute_params::
 ///   cast_bytes). Backward: twice the forward traffic
 ///   (an element-wise backward reads the output gradient and a saved input and writes a gradient).
+///   The attention output gate (transformer::attention_output_gate) widens the QKV GEMM by q / t
+///   and adds its fused sigmoid-and-multiply, 6 and 10 bytes per query element forward and
+///   backward (detail::output_gate_bytes).
 /// * Hybrid models (transformer::is_hybrid): the mean over the pattern's layers, each one block:
 ///   attention layers their projections and core (full length), MLP and MoE layers as above,
 ///   Mamba-2 layers in_proj (T x h)(h x (2 d_in + 2 G N + H)/t) and out_proj (T x d_in/t)(d_in/t x h)
@@ -1032,7 +1058,8 @@ struct cp_merge_cost {
         add(detail::gemm_fwd_bwd(T, a * (dn + d_v) / t, rkv, c));
         add(detail::gemm_fwd_bwd(T, h, a * d_v / t, c));
     } else {
-        add(detail::gemm_fwd_bwd(T, (q + 2.0 * kv) / t, h, c));
+        // the fused QKV projection (+ q for the attention output gate: transformer::qkv_dim)
+        add(detail::gemm_fwd_bwd(T, m.qkv_dim() / t, h, c));
         add(detail::gemm_fwd_bwd(T, h, q / t, c));
     }
     const double gate = m.gated_mlp ? 2.0 : 1.0;
@@ -1093,9 +1120,10 @@ struct cp_merge_cost {
     if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * c.cast_bytes() * m.expert_io() + latent_cast;
     // context parallelism: the ring attention's merges of partial outputs and gradients
     const detail::cp_merge_cost cp_merge = detail::cp_ring_merge(m, p);
-    r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute + cp_merge.bytes_fwd, c));
-    r.elementwise_bwd =
-        seconds(detail::memory_seconds(2.0 * bytes_fwd + permute + cp_merge.bytes_bwd + 2.0 * T * rotary_bwd_excess, c));
+    const detail::output_gate_cost gate_pass = detail::output_gate_bytes(m, T, t);
+    r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute + cp_merge.bytes_fwd + gate_pass.fwd, c));
+    r.elementwise_bwd = seconds(detail::memory_seconds(
+        2.0 * bytes_fwd + permute + cp_merge.bytes_bwd + 2.0 * T * rotary_bwd_excess + gate_pass.bwd, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
     layer_kernels n =
         detail::count_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);

@@ -215,12 +215,12 @@ namespace detail {
 [[gnu::cold, gnu::noinline]] constexpr layer_flops hybrid_layer_forward_flops(const transformer& m, double seq, double sequences) {
     const double h = m.hidden, a = m.heads, tokens = seq * sequences;
     const double att = m.attention_fraction(), mamba = m.mamba_fraction(), gdn = m.gdn_fraction();
-    const double kv = m.kv_dim(), q = m.q_dim();
+    const double q = m.q_dim();
     const double gdn_in = gdn > 0.0 ? m.hybrid->gdn_in_proj_width() : 0.0, gdn_v = gdn > 0.0 ? m.hybrid->gdn_v_dim() : 0.0;
     layer_flops r;
-    // the token mixers' input and output projections: attention's QKV and O, Mamba-2's and Gated
-    // DeltaNet's in_proj and out_proj
-    r.qkv = flops(att * 2.0 * tokens * h * (q + 2.0 * kv) + mamba * 2.0 * tokens * h * m.mamba_in_proj_width() +
+    // the token mixers' input and output projections: attention's QKV (+ its output gate) and O,
+    // Mamba-2's and Gated DeltaNet's in_proj and out_proj
+    r.qkv = flops(att * 2.0 * tokens * h * m.qkv_dim() + mamba * 2.0 * tokens * h * m.mamba_in_proj_width() +
                   gdn * 2.0 * tokens * h * gdn_in);
     r.out_proj = flops(att * 2.0 * tokens * q * h + mamba * 2.0 * tokens * m.mamba_inner() * h + gdn * 2.0 * tokens * gdn_v * h);
     r.scores = flops(att * 2.0 * tokens * seq * a * m.head_dim());
@@ -263,9 +263,9 @@ namespace detail {
         r.qkv = flops(2.0 * tokens * (q_proj + kv_proj));
         r.out_proj = flops(2.0 * tokens * a * dv * h);
     } else {
-        const double kv = m.kv_dim(), q = m.q_dim();
-        r.qkv = flops(2.0 * tokens * h * (q + 2.0 * kv));
-        r.out_proj = flops(2.0 * tokens * q * h);
+        // the fused QKV projection, + q for the attention output gate (transformer::qkv_dim)
+        r.qkv = flops(2.0 * tokens * h * m.qkv_dim());
+        r.out_proj = flops(2.0 * tokens * m.q_dim() * h);
     }
     r.scores = flops(2.0 * tokens * span * a * m.qk_head_dim());
     r.values = flops(2.0 * tokens * span * a * m.value_head_dim());
@@ -409,7 +409,7 @@ struct megatron_flops_options {
 /// kind, MoE here), 6 = 3 GEMMs (forward, data and weight gradients) x 2 per multiply-add,
 /// g = 3 with SwiGLU else 2, q = heads x head_dim, kv = kv_heads x head_dim:
 ///   MLP     6 h g (ffn x dense layers + (top-k x expert width + shared x expert width) x MoE layers)
-///   attn    L x 6 (h (q + 2 kv) + q h)                                           (GQA / MHA)
+///   attn    L x 6 (h (q + 2 kv [+ q with --attention-output-gate]) + q h)           (GQA / MHA)
 ///           MLA: L x 6 (r_q (h + a (d_n + d_r) + 1) + r_kv (h + a (d_n + d_v) + 1) + h d_r + a d_v h)
 ///           (without q_lora_rank: h a (d_n + d_r) for the first term; the +1s are the norms)
 ///   core    L x 6 q s (causal; x2 full square); MLA: L x 6 (a (d_n + d_r) + a d_v) s / 2 (x2 full)
@@ -444,10 +444,11 @@ struct megatron_flops_options {
 /// with d = 2h whatever the model's mamba_num_heads x mamba_head_dim (Nemotron 3 Nano: 5376 for
 /// its 4096), the core attention always causal (`attention` does not apply) and the scan charged
 /// 7 d N, where the library's own count uses d_in and the SSD steps (ssd_forward_flops_per_token);
-/// n_G's term is training.py's `gdn_layer_flops`. A Qwen3-Next run that Megatron-Core builds as a GPT
-/// model (`--experimental-attention-variant gated_delta_net`) logs the GPT branch instead, which
-/// adds the attention output gate, 6 h q per attention layer and token (forward and backward;
-/// 2.7% of Qwen3-Next-80B-A3B's count at 4,096 tokens; the gate is not modelled: docs/model.md).
+/// n_G's term is training.py's `gdn_layer_flops`. `attn_layer_flops` has no term for the attention
+/// output gate (transformer::attention_output_gate), so neither has this count. A Qwen3-Next run
+/// that Megatron-Core builds as a GPT model (`--experimental-attention-variant gated_delta_net`)
+/// logs the GPT branch instead, which counts the gate, 6 h q per attention layer and token
+/// (forward and backward; 2.7% of Qwen3-Next-80B-A3B's count at 4,096 tokens).
 namespace detail {
 /// megatron_model_flops_per_token of a hybrid model: training.py's `hybrid_flops` branch.
 /// Out of line: off the transformer's path.
@@ -517,8 +518,9 @@ namespace detail {
         attn_linear = 6.0 * (q_term + rkv * (h + a * (dn + dv) + 1.0) + h * dr + a * dv * h);
         attn_core = 6.0 * (a * (dn + dr) / 2.0 + a * dv / 2.0) * core_factor * s;
     } else {
-        const double q = m.q_dim(), kv = m.kv_dim();
-        attn_linear = 6.0 * (h * (q + 2.0 * kv) + q * h);
+        // training.py: gate_projection_size = query_projection_size with --attention-output-gate
+        const double q = m.q_dim();
+        attn_linear = 6.0 * (h * m.qkv_dim() + q * h);
         attn_core = 6.0 * q * core_factor * s;  // 6 q / 2 (causal) x 2 (QK^T and the values)
     }
     const double mtp_proj = 6.0 * mtp * (3.0 * h + 2.0 * h * h);

@@ -157,9 +157,9 @@ inline constexpr transformer qwen3_235b_a22b{
 /// with 2 KV heads, Gated DeltaNet 16 query-key heads and 32 value heads of 128 with a convolution
 /// of 4, 512 experts of 512 top-10 and one shared expert of 512, vocab 151936, untied, 262,144
 /// tokens. Written as Megatron-Core's hybrid pattern ("GE GE GE *E" twelve times, 96 blocks):
-/// 79.57B total and 3.15B active without the embedding tables. Not modelled: the attention
-/// output gate (q_proj's second half, 0.1B), partial rotary, zero-centred norms and the MTP
-/// module.
+/// With the attention output gate (q_proj's second half, 2048 x 4096 in each of the 12 attention
+/// layers, 0.1B): 79.67B total and 3.25B active without the embedding tables. Not modelled: partial
+/// rotary, zero-centred norms (no cost apart) and the MTP module.
 inline constexpr hybrid_shape qwen3_next_80b_a3b_hybrid{
     .pattern = "GEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*EGEGEGE*E",
     .gdn_qk_heads = 16, .gdn_v_heads = 32, .gdn_qk_head_dim = 128, .gdn_v_head_dim = 128, .gdn_conv_kernel = 4};
@@ -167,7 +167,8 @@ inline constexpr transformer qwen3_next_80b_a3b{
     .name = "qwen3-next-80b-a3b", .layers = 96, .hidden = 2048, .heads = 16, .kv_heads = 2, .ffn = 5120,
     .vocab = 151936, .max_seq = 262144, .experts = 512, .experts_per_token = 10, .gated_mlp = true,
     .source = "Qwen Team 2025, Qwen3-Next; HF Qwen/Qwen3-Next-80B-A3B-Instruct config.json",
-    .head_dim_override = 256, .expert_ffn = 512, .shared_experts = 1, .dropout = false, .hybrid = &qwen3_next_80b_a3b_hybrid};
+    .head_dim_override = 256, .expert_ffn = 512, .shared_experts = 1, .attention_output_gate = true, .dropout = false,
+    .hybrid = &qwen3_next_80b_a3b_hybrid};
 
 /// gpt-oss-120b (116.83B total, 5.13B active): OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model
 /// Card, Table 1; HF openai/gpt-oss-120b config.json (36 layers, 2880, 64 heads x 64, 8 KV heads,

@@ -42,6 +42,10 @@
 ///              attention block and its MLP or MoE block (Nemotron 3 Super's
 ///              mtp_hybrid_override_pattern "*E"), the same parameters and work.
 ///   sinks      attention_sinks: one learned logit per head (GPT-OSS, OpenAI 2025 model card).
+///   gate       attention_output_gate: a sigmoid gate on the attention output, from a second
+///              query-wide output of the query projection, W_Q h x 2 q (Qwen3-Next: Qwen Team
+///              2025, HF Qwen3NextAttention `q_proj`; Megatron-Core `--attention-output-gate`,
+///              attention.py: linear_qkv q + 2 kv + q wide, `_apply_output_gate`).
 ///   sliding    sliding_layers attend a window of sliding_window keys (GPT-OSS every other layer;
 ///              Llama 4's chunked attention counted as such): no parameters, fewer attention FLOPs.
 ///   YaRN       rope_attention_factor: YaRN's attention factor, by which the rotary embedding's
@@ -163,6 +167,9 @@ struct transformer {
     int sliding_window = 0;        ///< keys a sliding-window layer attends (0 = none)
     int sliding_layers = 0;        ///< layers with sliding-window attention (GPT-OSS: every other one)
     bool attention_sinks = false;  ///< one learned sink logit per head (GPT-OSS)
+    /// A sigmoid gate on the attention output from a second query-wide projection (Qwen3-Next;
+    /// Megatron-Core --attention-output-gate): h x q more per attention layer (file comment).
+    bool attention_output_gate = false;
     /// YaRN's attention factor (Hugging Face rope_scaling.attention_factor, by default
     /// 0.1 ln(factor) + 1; Megatron-Core's YaRN "concentration factor"): the rotary embedding's
     /// sine and cosine are scaled by it. 1 without YaRN scaling (or with DeepSeek-V3's mscale =
@@ -190,6 +197,9 @@ struct transformer {
     [[nodiscard]] constexpr int q_dim() const { return heads * head_dim(); }
     /// @brief Width of the key (or value) projection: kv_heads x head_dim.
     [[nodiscard]] constexpr int kv_dim() const { return kv_heads * head_dim(); }
+    /// @brief Output width of the fused QKV projection (not MLA): q + 2 kv, + q for the attention
+    /// output gate (Megatron-Core attention.py `linear_qkv_out_dim`).
+    [[nodiscard]] constexpr int qkv_dim() const { return q_dim() * (attention_output_gate ? 2 : 1) + 2 * kv_dim(); }
     /// @brief True for a mixture-of-experts model (experts > 1).
     [[nodiscard]] constexpr bool is_moe() const { return experts > 1; }
     /// @brief True for a hybrid Mamba-Transformer model (a hybrid_override_pattern is set).
@@ -331,8 +341,9 @@ struct layer_parameters {
     } else {
         const double kv = m.kv_dim(), q = m.q_dim();
         // Q is h x q and O q x h (q = heads x head_dim, = h usually); K and V are h x kv
-        // (grouped-query attention shares them).
-        p = 2.0 * h * q + 2.0 * h * kv + bias * (q + h + 2.0 * kv);
+        // (grouped-query attention shares them); the output gate another h x q.
+        const double gate = m.attention_output_gate ? 1.0 : 0.0;
+        p = (2.0 + gate) * h * q + 2.0 * h * kv + bias * ((1.0 + gate) * q + h + 2.0 * kv);
     }
     if (m.attention_sinks) p += a;
     return p;
@@ -695,6 +706,11 @@ inline void validate(const transformer& m, std::string_view field = "model") {
             detail::fail([&] {
                 return input_error(path("v_head_dim"), std::to_string(m.v_head_dim),
                                    "an integer >= 1 with multi-head latent attention (kv_lora_rank > 0)");
+            });
+        if (m.attention_output_gate)
+            detail::fail([&] {
+                return input_error(path("attention_output_gate"), "true",
+                                   "false with multi-head latent attention (the gate is modelled on the fused QKV projection)");
             });
     }
     if (!(m.rope_attention_factor > 0.0 && m.rope_attention_factor <= model_size_limits::max_rope_attention_factor))

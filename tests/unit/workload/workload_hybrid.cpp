@@ -230,13 +230,25 @@ TEST_CASE("Qwen3-Next-80B-A3B: Gated DeltaNet layers counted by hand from Huggin
     const double gdn = 2048.0 * (2 * 2048 + 2 * 4096) + 2048.0 * 64 + 4.0 * (2 * 2048 + 4096) + 2 * 32 + 128 + 4096.0 * 2048;
     CHECK(gdn == 33'718'464.0);
     CHECK(gdn_parameters(m) == gdn);
-    // total: the card's 80B (two digits), less the attention output gate the library does not
-    // model (q_proj's second half, 12 x 2048 x 4096 = 0.10B): within 1%
-    CHECK_THAT(total_parameters(m), WithinRel(80e9, 0.01));
-    // active without the embedding tables: the card's 3B (one digit): 3.15B
+    // Qwen3NextAttention: q_proj h -> 2 x 16 x 256 (the query and the output gate), k_proj and
+    // v_proj h -> 2 x 256, o_proj 4096 -> h (its q_norm and k_norm, 2 x 256, are not counted)
+    const double attention = 2048.0 * 8192 + 2 * 2048.0 * 512 + 4096.0 * 2048;
+    CHECK(attention_parameters(m) == attention);
+    // Qwen3NextSparseMoeBlock: 512 experts and one shared expert of 3 x 2048 x 512, the router
+    // 2048 x 512 and the shared expert's gate 2048 x 1 (not counted)
+    const double expert = 3 * 2048.0 * 512, router = 2048.0 * 512;
+    const double embeddings = 2 * 151936.0 * 2048;                      // untied
+    const double norms = 2 * 48 * 2048.0 + 2048;                         // two per layer, the final one
+    const double total = embeddings + 36 * gdn + 12 * attention + 48 * (513 * expert + router) + norms;
+    CHECK(total_parameters(m) == Approx(total).epsilon(1e-12));
+    // the card's 80B (two digits): 79.67B
+    CHECK_THAT(total, WithinRel(80e9, 0.01));
+    // active without the embedding tables (and the final norm, which embedding_parameters holds):
+    // 10 routed and the shared expert, 3.25B; the card's 3B is one digit
     const double active = active_parameters(m) - embedding_parameters(m);
+    CHECK(active == Approx(36 * gdn + 12 * attention + 48 * (11 * expert + router) + norms - 2048).epsilon(1e-12));
     CHECK(active > 2.95e9);
-    CHECK(active < 3.25e9);
+    CHECK(active < 3.5e9);
     // inference state per sequence: each GDN layer's 32 heads of 128 x 128 and the last 4 inputs
     // of its 8192 convolution channels, in bf16
     CHECK(ssm_state_bytes(m).value() == 36.0 * 32 * 128 * 128 * 2);
