@@ -119,9 +119,13 @@ cli::registrar reg_model{cli::bound_command<model_request>(
         if (m.is_mla())
             out << "attention      MLA: q_lora_rank " << m.q_lora_rank << ", kv_lora_rank " << m.kv_lora_rank
                 << ", qk head " << m.qk_nope_head_dim << " + " << m.qk_rope_head_dim << " rope, v head " << m.v_head_dim << "\n";
-        if (m.attention_output_gate)
-            out << "attention      output gate: the attention output times sigmoid(x W_G), q_proj " << 2 * m.q_dim()
-                << " wide (query and gate)\n";
+        if (m.attention_output_gate || m.qk_layernorm) {
+            out << "attention      ";
+            if (m.qk_layernorm) out << "QK norm (RMSNorm over each head's query and key)" << (m.attention_output_gate ? "; " : "");
+            if (m.attention_output_gate)
+                out << "output gate: the attention output times sigmoid(x W_G), q_proj " << 2 * m.q_dim() << " wide (query and gate)";
+            out << "\n";
+        }
         if (m.sliding_layers > 0)
             out << "sliding window " << m.sliding_window << " keys on " << m.sliding_layers << " of " << m.layers << " layers\n";
         if (m.rope_attention_factor != 1.0)

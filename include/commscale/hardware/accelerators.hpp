@@ -348,7 +348,7 @@ inline constexpr accelerator gb300{
     .name = "gb300", .display_name = "NVIDIA GB300 (Blackwell Ultra GPU of GB300 NVL72)",
     .memory = bytes(288.0 * gibi), .memory_bandwidth = bytes_per_second(8000.0 * giga),
     .dense_peak = detail::peaks(80.0, 1250.0, 2500.0, 2500.0, 5000.0, 5000.0, 15000.0, 15000.0),
-    .scale_up_link = "nvlink5", .compute_efficiency = 0.8690,
+    .scale_up_link = "nvlink5", .compute_efficiency = 0.8706,
     .compute_efficiency_basis = efficiency_basis::fitted,
     .source = "NVIDIA GB300 NVL72 product page (nvidia.com/en-us/data-center/gb300-nvl72): 72 GPUs FP4 1,440* | 1,080 PF, "
               "FP8/FP6 720*, FP16/BF16 360*, TF32 180* PF (*sparse, halved), up to 20 TB HBM3e 576 TB/s, NVLink 130 TB/s; "

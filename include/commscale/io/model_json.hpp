@@ -28,6 +28,8 @@
 ///   sinks      attention_sinks (default true for gpt_oss)
 ///   gate       attention_output_gate (Megatron-Core's --attention-output-gate; default true for
 ///              qwen3_next, whose q_proj is twice the query width)
+///   QK norm    qk_layernorm (Megatron-Core's --qk-layernorm; default true for qwen3, qwen3_moe and
+///              qwen3_next, whose attention has q_norm and k_norm)
 ///   YaRN       rope_attention_factor if given; else for rope_scaling of rope_type (or type) "yarn"
 ///              its attention_factor, or Hugging Face's default from its factor (transformers
 ///              modeling_rope_utils `_compute_yarn_parameters`: get_mscale(factor, mscale) /
@@ -465,6 +467,8 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     m.attention_sinks = r.boolean_or("attention_sinks", type == "gpt_oss");
     // Qwen3-Next's q_proj is 2 q wide, the query and the output gate (HF Qwen3NextAttention)
     m.attention_output_gate = r.boolean_or("attention_output_gate", type == "qwen3_next");
+    // the Qwen3 family normalizes each head's query and key (HF Qwen3Attention q_norm, k_norm)
+    m.qk_layernorm = r.boolean_or("qk_layernorm", detail::one_of(type, {"qwen3", "qwen3_moe", "qwen3_next"}));
     if (r.has("rope_attention_factor")) {
         m.rope_attention_factor = r.number("rope_attention_factor", 1e-9, lim::max_rope_attention_factor);
     } else if (r.has("rope_scaling")) {
@@ -603,6 +607,7 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     }
     if (m.attention_sinks) j["attention_sinks"] = true;
     if (m.attention_output_gate) j["attention_output_gate"] = true;
+    if (m.qk_layernorm) j["qk_layernorm"] = true;
     if (m.rope_attention_factor != 1.0) j["rope_attention_factor"] = m.rope_attention_factor;
     if (m.is_hybrid()) {
         const hybrid_shape& y = *m.hybrid;

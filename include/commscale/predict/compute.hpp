@@ -151,7 +151,7 @@ inline constexpr compute_constants fitted_compute_constants{
     .te_attention_efficiency = 0.5878,
     .memory_efficiency = 0.6855,
     .kernel_overhead_s = 2.055e-06,
-    .moe_launch_overhead_s = 4.522e-05,
+    .moe_launch_overhead_s = 4.479e-05,
     .fp8_backward_slowdown = 1.2141};
 
 namespace detail {
@@ -589,6 +589,35 @@ struct layer_kernels {
 };
 
 namespace detail {
+/// Element-wise passes that some models add to each attention layer, for one micro-batch on one
+/// GPU, T tokens, q / t query and kv / t key columns, and their kernels (count_layer_kernels):
+/// * the attention output gate (transformer::attention_output_gate): Megatron-Core's
+///   `_apply_output_gate` (attention.py, x * sigmoid(gate) under `@jit_fuser`, torch.compile: one
+///   kernel each way) reads the attention output and the gate and writes the gated output
+///   forward, 3 x 2 B per query element, and reads the output gradient, the output and the gate
+///   and writes both gradients backward, 5 x 2 B;
+/// * QK norm (transformer::qk_layernorm): Transformer Engine's RMSNorm over each head's query and
+///   key (Megatron-Core attention.py `q_layernorm`, `k_layernorm`, TENorm), one kernel each,
+///   reading and writing 2 B per element forward; backward reading the gradient and the input and
+///   writing the gradient, 3 x 2 B, with a second kernel each for the weight's gradient (TE's
+///   rmsnorm_bwd and its dgamma reduction).
+/// Zero for a model with neither.
+struct attention_extras {
+    double fwd = 0, bwd = 0;
+};
+[[nodiscard]] constexpr attention_extras attention_extra_bytes(const transformer& m, double T, double t) {
+    if (!m.attention_output_gate && !m.qk_layernorm) [[likely]]
+        return {};
+    const double q = T * m.q_dim() / t, k = T * m.kv_dim() / t;
+    const double gate = m.attention_output_gate ? 1.0 : 0.0, norm = m.qk_layernorm ? 1.0 : 0.0;
+    return {gate * 6.0 * q + norm * 4.0 * (q + k), gate * 10.0 * q + norm * 6.0 * (q + k)};
+}
+/// Kernels of attention_extra_bytes' passes, forward and backward.
+[[nodiscard]] constexpr attention_extras attention_extra_kernels(const transformer& m) {
+    const double gate = m.attention_output_gate ? 1.0 : 0.0, norm = m.qk_layernorm ? 1.0 : 0.0;
+    return {gate + 2.0 * norm, gate + 4.0 * norm};
+}
+
 /// The per-kernel overheads of one layer (`n`, count_layer_kernels / count_hybrid_layer_kernels):
 /// kernel_overhead_s for each kernel outside the MoE experts; the experts' kernels
 /// (compute_constants::moe_launch_overhead_s) forward after the dropless dispatcher's host
@@ -688,10 +717,10 @@ struct rope_passes {
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
     const moe_kernel_counts moe =
         moe_expert_kernels(m.experts > 1 ? m.moe_fraction() : 0.0, local, quantize_kernels, fused_grouped_cast, permutations);
-    // the attention output gate's compiled kernel, one each way (output_gate_bytes)
-    const double gate = m.attention_output_gate ? 1.0 : 0.0;
-    return {gemms + 1.0 + elementwise + quantize + rope_fwd + gate,
-            2.0 * gemms + 2.0 + 2.0 * elementwise + quantize + rope_bwd + gate, moe.forward, moe.backward, moe.backward_other};
+    // the output gate's and QK norm's kernels (attention_extra_bytes)
+    const attention_extras extra = attention_extra_kernels(m);
+    return {gemms + 1.0 + elementwise + quantize + rope_fwd + extra.fwd,
+            2.0 * gemms + 2.0 + 2.0 * elementwise + quantize + rope_bwd + extra.bwd, moe.forward, moe.backward, moe.backward_other};
 }
 /// Kernels of one layer of a hybrid model (means over the pattern): every layer its norm and its
 /// residual add; attention layers the attention kernel (backward: it and its preprocessing); MLP
@@ -720,9 +749,11 @@ struct rope_passes {
     const double quantize = gemms * quantize_kernels;
     const double local = std::max(1.0, static_cast<double>(m.experts) / std::max(1, ep));
     const moe_kernel_counts experts = moe_expert_kernels(moe, local, quantize_kernels, fused_grouped_cast, permutations);
-    // attention layers: the attention kernel, + the output gate's (output_gate_bytes) one each way
-    const double att_fwd = att * (m.attention_output_gate ? 2.0 : 1.0);
-    const double att_bwd = att * (m.attention_output_gate ? 3.0 : 2.0);
+    // attention layers: the attention kernel (backward: it and its preprocessing), + the output
+    // gate's and QK norm's (attention_extra_bytes)
+    const attention_extras extra = attention_extra_kernels(m);
+    const double att_fwd = att * (1.0 + extra.fwd);
+    const double att_bwd = att * (2.0 + extra.bwd);
     return {gemms + att_fwd + 6.0 * mamba + 13.0 * gdn + elementwise + quantize,
             2.0 * gemms + att_bwd + 19.0 * mamba + 16.0 * gdn + 2.0 * elementwise + quantize, experts.forward, experts.backward,
             experts.backward_other};
@@ -808,22 +839,6 @@ struct cp_merge_cost {
     const double kv = m.is_mla() ? a * (m.qk_head_dim() + m.value_head_dim()) / t : 2.0 * m.kv_dim() / t;
     return {T * (out * (4.0 + 4.5 * (c - 1.0)) + 4.0 * kv), T * (c * 5.0 * (dq + kv) + 4.0 * kv), 3.0 * c - 1.0,
             4.0 * c};
-}
-
-/// Bytes of the attention output gate's element-wise pass (transformer::attention_output_gate) in
-/// one attention layer for one micro-batch on one GPU, T tokens, q / t query columns: Megatron-Core's
-/// `_apply_output_gate` (attention.py, x * sigmoid(gate) under `@jit_fuser`, torch.compile: one
-/// kernel each way; count_layer_kernels) reads the attention output and the gate and writes the
-/// gated output forward, 3 x 2 B per element, and reads the output gradient, the output and the
-/// gate and writes both gradients backward, 5 x 2 B. Zero without the gate.
-struct output_gate_cost {
-    double fwd = 0, bwd = 0;
-};
-[[nodiscard]] constexpr output_gate_cost output_gate_bytes(const transformer& m, double T, double t) {
-    if (!m.attention_output_gate) [[likely]]
-        return {};
-    const double elements = T * m.q_dim() / t;
-    return {6.0 * elements, 10.0 * elements};
 }
 
 /// One Mamba-2 layer's chunked SSD scan for one micro-batch on one GPU (T = b s / c tokens, H / t
@@ -959,10 +974,10 @@ struct output_gate_cost {
     const double conv_recompute = 2.0 * T * mamba * 2.0 * m.mamba_conv_channels() / t;
     // the attention layers' ring-attention merges under context parallelism (cp_ring_merge)
     const cp_merge_cost cp_merge = cp_ring_merge(m, p);
-    const output_gate_cost gate_pass = output_gate_bytes(m, T, t);
-    r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute + att * (cp_merge.bytes_fwd + gate_pass.fwd), c));
+    const attention_extras extra = attention_extra_bytes(m, T, t);
+    r.elementwise_fwd = seconds(memory_seconds(bytes_fwd + permute + att * (cp_merge.bytes_fwd + extra.fwd), c));
     r.elementwise_bwd =
-        seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute + att * (cp_merge.bytes_bwd + gate_pass.bwd), c));
+        seconds(memory_seconds(2.0 * bytes_fwd + permute + conv_recompute + att * (cp_merge.bytes_bwd + extra.bwd), c));
     layer_kernels n =
         count_hybrid_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);
     n.forward += att * cp_merge.kernels_fwd;
@@ -1017,7 +1032,8 @@ struct output_gate_cost {
 ///   (an element-wise backward reads the output gradient and a saved input and writes a gradient).
 ///   The attention output gate (transformer::attention_output_gate) widens the QKV GEMM by q / t
 ///   and adds its fused sigmoid-and-multiply, 6 and 10 bytes per query element forward and
-///   backward (detail::output_gate_bytes).
+///   backward; QK norm (transformer::qk_layernorm) its two RMSNorms, 4 and 6 bytes per query and
+///   key element (detail::attention_extra_bytes).
 /// * Hybrid models (transformer::is_hybrid): the mean over the pattern's layers, each one block:
 ///   attention layers their projections and core (full length), MLP and MoE layers as above,
 ///   Mamba-2 layers in_proj (T x h)(h x (2 d_in + 2 G N + H)/t) and out_proj (T x d_in/t)(d_in/t x h)
@@ -1120,10 +1136,10 @@ struct output_gate_cost {
     if (c.gemm_input_bytes < 2.0) bytes_fwd += moe_copies * c.cast_bytes() * m.expert_io() + latent_cast;
     // context parallelism: the ring attention's merges of partial outputs and gradients
     const detail::cp_merge_cost cp_merge = detail::cp_ring_merge(m, p);
-    const detail::output_gate_cost gate_pass = detail::output_gate_bytes(m, T, t);
-    r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute + cp_merge.bytes_fwd + gate_pass.fwd, c));
+    const detail::attention_extras extra = detail::attention_extra_bytes(m, T, t);
+    r.elementwise_fwd = seconds(detail::memory_seconds(bytes_fwd + permute + cp_merge.bytes_fwd + extra.fwd, c));
     r.elementwise_bwd = seconds(detail::memory_seconds(
-        2.0 * bytes_fwd + permute + cp_merge.bytes_bwd + 2.0 * T * rotary_bwd_excess + gate_pass.bwd, c));
+        2.0 * bytes_fwd + permute + cp_merge.bytes_bwd + 2.0 * T * rotary_bwd_excess + extra.bwd, c));
     // per-kernel overhead (compute_constants::kernel_overhead_s) x the kernels of the layer
     layer_kernels n =
         detail::count_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);

@@ -108,16 +108,21 @@ namespace detail {
 /// the softmax output alone (2) for a model trained without dropout (transformer::dropout).
 [[nodiscard]] constexpr double score_bytes(const transformer& m) { return m.dropout ? 5.0 : 2.0; }
 
-/// Bytes per token that the attention output gate (transformer::attention_output_gate) adds to an
-/// attention layer's saved activations, before TP: the gate, 2 q_dim (Megatron-Core's compiled
-/// `_apply_output_gate` keeps its inputs, the attention output being kept already), and the gated
-/// output, which the output projection saves instead of the attention output: 2 q_dim more in 16
-/// bits; below 16 bits its quantized copy replaces the attention output's (`q` the saved GEMM input's
-/// bytes). Zero without the gate.
-[[nodiscard]] constexpr double output_gate_activation_bytes(const transformer& m, double q) {
-    if (!m.attention_output_gate) [[likely]]
+/// Bytes per token that some models add to an attention layer's saved activations, before TP:
+/// * the attention output gate (transformer::attention_output_gate): the gate, 2 q_dim (Megatron-
+///   Core's compiled `_apply_output_gate` keeps its inputs, the attention output being kept
+///   already), and the gated output, which the output projection saves instead of the attention
+///   output: 2 q_dim more in 16 bits; below 16 bits its quantized copy replaces the attention
+///   output's (`q` the saved GEMM input's bytes);
+/// * QK norm (transformer::qk_layernorm): each RMSNorm keeps its input, the query and key before
+///   the norm, 2 (q_dim + kv) (the attention kernel keeps them after the norm and the rotary
+///   embedding).
+/// Zero for a model with neither.
+[[nodiscard]] constexpr double attention_extra_activation_bytes(const transformer& m, double q) {
+    if (!m.attention_output_gate && !m.qk_layernorm) [[likely]]
         return 0.0;
-    return (q < 2.0 ? 2.0 : 4.0) * m.q_dim();
+    return (m.attention_output_gate ? (q < 2.0 ? 2.0 : 4.0) * m.q_dim() : 0.0) +
+           (m.qk_layernorm ? 2.0 * (m.q_dim() + m.kv_dim()) : 0.0);
 }
 
 /// activation_bytes_per_layer of a hybrid Mamba-Transformer (its doc comment, "Hybrid models").
@@ -134,7 +139,7 @@ namespace detail {
     // attention layers: Q, K, V, the attention output (+ its quantized copy), the score tensor
     const double core = (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0
                                                                                         : score_bytes(m) * a * s * s * b;
-    const double attention = sb * (2.0 * qd + 4.0 * kv + 2.0 * qd + (q < 2.0 ? q * qd : 0.0) + output_gate_activation_bytes(m, q)) + core;
+    const double attention = sb * (2.0 * qd + 4.0 * kv + 2.0 * qd + (q < 2.0 ? q * qd : 0.0) + attention_extra_activation_bytes(m, q)) + core;
     // MLP and MoE layers: FC1's output and FC2's input per unit of width, as for a transformer layer
     const double per_width = ((m.gated_mlp ? 4.0 : 2.0) + q) * sb;
     const double dense = (modules & recompute_mlp) ? 0.0 : per_width * m.ffn;
@@ -204,8 +209,8 @@ namespace detail {
 /// shared_experts the shared experts' MLP. MoE terms count on the MoE share of the layers.
 /// LatentMoE adds fc2_latent_proj's saved input, q s b l per MoE layer (l = moe_latent; its
 /// fc1_latent_proj reads the norm's output counted above; moe recompute drops it too). The
-/// attention output gate adds the gate and the gated output, 4 sb d_q (2 sb d_q below 16 bits;
-/// detail::output_gate_activation_bytes).
+/// attention output gate adds the gate and the gated output, 4 sb d_q (2 sb d_q below 16 bits),
+/// QK norm its inputs, 2 sb (d_q + kv) (detail::attention_extra_activation_bytes).
 ///
 /// Hybrid models (transformer::is_hybrid), per layer of one block, each kind weighted by its share
 /// of the pattern: replicated (/t with SP) the norm's input 2 sbh, its output q sbh (the first
@@ -260,7 +265,7 @@ namespace detail {
                                   : 2.0 * sbq + 4.0 * s * b * kv;
     // the attention output, 2 sb q_dim (MLA a d_v), + the output projection's quantized copy
     // below 16 bits
-    const double proj = (2.0 + (q < 2.0 ? q : 0.0)) * sbq + s * b * detail::output_gate_activation_bytes(m, q);
+    const double proj = (2.0 + (q < 2.0 ? q : 0.0)) * sbq + s * b * detail::attention_extra_activation_bytes(m, q);
     const double split = qkv + proj + mlp;
     // the score tensor spans attention_span keys per query (sliding-window layers fewer)
     const double core = (r == recompute::selective || (modules & recompute_core_attn))

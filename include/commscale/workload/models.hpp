@@ -140,7 +140,7 @@ inline constexpr transformer qwen3_30b_a3b{
     .name = "qwen3-30b-a3b", .layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4, .ffn = 6144,
     .vocab = 151936, .max_seq = 40960, .experts = 128, .experts_per_token = 8, .gated_mlp = true,
     .source = "Qwen Team 2025, Qwen3 Technical Report; HF Qwen/Qwen3-30B-A3B config.json",
-    .head_dim_override = 128, .expert_ffn = 768, .dropout = false};
+    .head_dim_override = 128, .expert_ffn = 768, .qk_layernorm = true, .dropout = false};
 
 /// Qwen3-235B-A22B (235B total, 22B active, 234B non-embedding): Qwen3 Technical Report;
 /// HF Qwen/Qwen3-235B-A22B model card and config.json (94 layers, 4096, 64 heads x 128, 4 KV
@@ -149,7 +149,7 @@ inline constexpr transformer qwen3_235b_a22b{
     .name = "qwen3-235b-a22b", .layers = 94, .hidden = 4096, .heads = 64, .kv_heads = 4, .ffn = 12288,
     .vocab = 151936, .max_seq = 40960, .experts = 128, .experts_per_token = 8, .gated_mlp = true,
     .source = "Qwen Team 2025, Qwen3 Technical Report; HF Qwen/Qwen3-235B-A22B config.json",
-    .head_dim_override = 128, .expert_ffn = 1536, .dropout = false};
+    .head_dim_override = 128, .expert_ffn = 1536, .qk_layernorm = true, .dropout = false};
 
 /// Qwen3-Next-80B-A3B (80B total, 3B active: the HF Qwen/Qwen3-Next-80B-A3B-Instruct model card):
 /// 48 layers, each a token mixer and an MoE block, three Gated DeltaNet layers to each gated
@@ -167,7 +167,7 @@ inline constexpr transformer qwen3_next_80b_a3b{
     .name = "qwen3-next-80b-a3b", .layers = 96, .hidden = 2048, .heads = 16, .kv_heads = 2, .ffn = 5120,
     .vocab = 151936, .max_seq = 262144, .experts = 512, .experts_per_token = 10, .gated_mlp = true,
     .source = "Qwen Team 2025, Qwen3-Next; HF Qwen/Qwen3-Next-80B-A3B-Instruct config.json",
-    .head_dim_override = 256, .expert_ffn = 512, .shared_experts = 1, .attention_output_gate = true, .dropout = false,
+    .head_dim_override = 256, .expert_ffn = 512, .shared_experts = 1, .attention_output_gate = true, .qk_layernorm = true, .dropout = false,
     .hybrid = &qwen3_next_80b_a3b_hybrid};
 
 /// gpt-oss-120b (116.83B total, 5.13B active): OpenAI 2025, gpt-oss-120b & gpt-oss-20b Model

@@ -42,6 +42,9 @@
 ///              attention block and its MLP or MoE block (Nemotron 3 Super's
 ///              mtp_hybrid_override_pattern "*E"), the same parameters and work.
 ///   sinks      attention_sinks: one learned logit per head (GPT-OSS, OpenAI 2025 model card).
+///   QK norm    qk_layernorm: an RMSNorm over each head's query and key before the rotary embedding,
+///              one weight of head_dim for all query heads and one for all key heads (Qwen3:
+///              HF Qwen3Attention `q_norm`, `k_norm`; Megatron-Core `--qk-layernorm`).
 ///   gate       attention_output_gate: a sigmoid gate on the attention output, from a second
 ///              query-wide output of the query projection, W_Q h x 2 q (Qwen3-Next: Qwen Team
 ///              2025, HF Qwen3NextAttention `q_proj`; Megatron-Core `--attention-output-gate`,
@@ -170,6 +173,9 @@ struct transformer {
     /// A sigmoid gate on the attention output from a second query-wide projection (Qwen3-Next;
     /// Megatron-Core --attention-output-gate): h x q more per attention layer (file comment).
     bool attention_output_gate = false;
+    /// An RMSNorm over each head's query and key (Qwen3; Megatron-Core --qk-layernorm): 2 head_dim
+    /// parameters per attention layer (file comment).
+    bool qk_layernorm = false;
     /// YaRN's attention factor (Hugging Face rope_scaling.attention_factor, by default
     /// 0.1 ln(factor) + 1; Megatron-Core's YaRN "concentration factor"): the rotary embedding's
     /// sine and cosine are scaled by it. 1 without YaRN scaling (or with DeepSeek-V3's mscale =
@@ -346,6 +352,7 @@ struct layer_parameters {
         p = (2.0 + gate) * h * q + 2.0 * h * kv + bias * ((1.0 + gate) * q + h + 2.0 * kv);
     }
     if (m.attention_sinks) p += a;
+    if (m.qk_layernorm) p += 2.0 * m.head_dim();
     return p;
 }
 
@@ -711,6 +718,11 @@ inline void validate(const transformer& m, std::string_view field = "model") {
             detail::fail([&] {
                 return input_error(path("attention_output_gate"), "true",
                                    "false with multi-head latent attention (the gate is modelled on the fused QKV projection)");
+            });
+        if (m.qk_layernorm)
+            detail::fail([&] {
+                return input_error(path("qk_layernorm"), "true",
+                                   "false with multi-head latent attention (its query and key/value latent norms are part of MLA)");
             });
     }
     if (!(m.rope_attention_factor > 0.0 && m.rope_attention_factor <= model_size_limits::max_rope_attention_factor))

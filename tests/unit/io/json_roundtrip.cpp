@@ -259,6 +259,7 @@ TEST_CASE("model JSON round trip is the identity on random models") {
         }
         m.attention_sinks = r.coin();
         m.attention_output_gate = !m.is_mla() && r.coin();
+        m.qk_layernorm = !m.is_mla() && r.coin();
         if (r.coin()) m.rope_attention_factor = r.real(0.5, 3.0);
         // stay within validate's 1e15 parameters (MoE shapes with huge FFNs exceed it)
         while (total_parameters(m) > max_model_parameters) {
@@ -297,6 +298,7 @@ TEST_CASE("model JSON round trip is the identity on random models") {
         CHECK(b.sliding_window == m.sliding_window);
         CHECK(b.attention_sinks == m.attention_sinks);
         CHECK(b.attention_output_gate == m.attention_output_gate);
+        CHECK(b.qk_layernorm == m.qk_layernorm);
         CHECK(b.rope_attention_factor == m.rope_attention_factor);
         CHECK(total_parameters(b) == total_parameters(m));
     }

@@ -45,6 +45,7 @@ void check_same(const transformer& a, const transformer& b) {
     CHECK(a.sliding_layers == b.sliding_layers);
     CHECK(a.attention_sinks == b.attention_sinks);
     CHECK(a.attention_output_gate == b.attention_output_gate);
+    CHECK(a.qk_layernorm == b.qk_layernorm);
     CHECK(a.rope_attention_factor == b.rope_attention_factor);
     CHECK(a.dropout == b.dropout);
     REQUIRE(a.is_hybrid() == b.is_hybrid());

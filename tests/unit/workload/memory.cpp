@@ -132,7 +132,7 @@ TEST_CASE("FP8/MXFP8: Transformer Engine saves the GEMM inputs quantized, 1 byte
     CHECK_THAT(in_bytes(activation_bytes_per_layer(m, s, b, 8, true, recompute::selective, 1.0)), WithinRel(29.0 * sbh / 8, 1e-12));
 }
 
-TEST_CASE("activations of a head width decoupled from h: Qwen3 235B-A22B's Q and attention output are 2h wide, MLA's a d_v") {
+TEST_CASE("activations of a head width decoupled from h: Qwen3 235B-A22B's Q, QK norm inputs and attention output are 2h wide, MLA's a d_v") {
     // Qwen3 235B-A22B (HF config.json): h 4096, 64 heads of 128 (q = 8192 = 2h), 4 K/V heads
     // (kv 512 = h/8), 128 experts of 1536, top-8, no shared expert, no dropout.
     const auto& m = models::qwen3_235b_a22b;
@@ -140,14 +140,20 @@ TEST_CASE("activations of a head width decoupled from h: Qwen3 235B-A22B's Q and
     const double s = 4096, b = 1, sbh = s * b * 4096;
     // derived here per tensor a layer keeps for backward (bytes, in units of sbh), bf16:
     //   norm inputs 2 + 2, QKV input 2, FC1 input 2 = 8; Q 2 x 2 = 4; K, V 2 x 2 x 1/8 = 0.5; the
-    //   attention output 2 x 2 = 4; FC1 output (gate + up) of 8 experts 2 x 2 x 8 x 1536 / 4096 =
-    //   12; FC2 input 2 x 8 x 1536 / 4096 = 6: 34.5 (counting Q and the output h wide gives 30.5)
+    //   QK norms' inputs (Q and K before the norm) 2 x (2 + 1/8) = 4.25; the attention output
+    //   2 x 2 = 4; FC1 output (gate + up) of 8 experts 2 x 2 x 8 x 1536 / 4096 = 12; FC2 input
+    //   2 x 8 x 1536 / 4096 = 6: 38.75 (Q, the norm's Q and the output counted h wide: 32.75)
     //   FP8: QKV and FC1 inputs 1 each, FC2 input 3, + the output projection's FP8 copy of the
-    //   attention output 2: 34.5 - 1 - 1 - 3 + 2 = 31.5
-    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, s, b, 1, false, recompute::selective)), WithinRel(34.5 * sbh, 1e-12));
-    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, s, b, 1, false, recompute::selective, 1.0)), WithinRel(31.5 * sbh, 1e-12));
+    //   attention output 2: 38.75 - 1 - 1 - 3 + 2 = 35.75
+    REQUIRE(m.qk_layernorm);
+    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, s, b, 1, false, recompute::selective)), WithinRel(38.75 * sbh, 1e-12));
+    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, s, b, 1, false, recompute::selective, 1.0)), WithinRel(35.75 * sbh, 1e-12));
     // with TP 4 and sequence parallelism every term divides by 4
-    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, s, b, 4, true, recompute::selective)), WithinRel(34.5 * sbh / 4, 1e-12));
+    CHECK_THAT(in_bytes(activation_bytes_per_layer(m, s, b, 4, true, recompute::selective)), WithinRel(38.75 * sbh / 4, 1e-12));
+    // without the QK norm, 4.25 less
+    transformer no_norm = m;
+    no_norm.qk_layernorm = false;
+    CHECK_THAT(in_bytes(activation_bytes_per_layer(no_norm, s, b, 1, false, recompute::selective)), WithinRel(34.5 * sbh, 1e-12));
 
     // DeepSeek-V3's MLA: the attention output is a d_v = 128 x 128 = 16384 wide (h 7168). The FP8
     // copy of it replaces nothing, while the QKV (q down-projection) and FC1 inputs (h each) and

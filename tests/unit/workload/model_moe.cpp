@@ -269,6 +269,7 @@ TEST_CASE("new presets load from their data file and count as their fixtures") {
         CHECK(mtp_parameters(preset) == mtp_parameters(file));
         CHECK(preset.sliding_layers == file.sliding_layers);
         CHECK(preset.attention_sinks == file.attention_sinks);
+        CHECK(preset.qk_layernorm == file.qk_layernorm);
         CHECK(preset.rope_attention_factor == file.rope_attention_factor);
     }
 }

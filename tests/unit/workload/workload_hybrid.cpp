@@ -231,8 +231,8 @@ TEST_CASE("Qwen3-Next-80B-A3B: Gated DeltaNet layers counted by hand from Huggin
     CHECK(gdn == 33'718'464.0);
     CHECK(gdn_parameters(m) == gdn);
     // Qwen3NextAttention: q_proj h -> 2 x 16 x 256 (the query and the output gate), k_proj and
-    // v_proj h -> 2 x 256, o_proj 4096 -> h (its q_norm and k_norm, 2 x 256, are not counted)
-    const double attention = 2048.0 * 8192 + 2 * 2048.0 * 512 + 4096.0 * 2048;
+    // v_proj h -> 2 x 256, o_proj 4096 -> h, q_norm and k_norm 256 each
+    const double attention = 2048.0 * 8192 + 2 * 2048.0 * 512 + 4096.0 * 2048 + 2 * 256;
     CHECK(attention_parameters(m) == attention);
     // Qwen3NextSparseMoeBlock: 512 experts and one shared expert of 3 x 2048 x 512, the router
     // 2048 x 512 and the shared expert's gate 2048 x 1 (not counted)

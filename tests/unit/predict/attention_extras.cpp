@@ -1,7 +1,10 @@
-// The attention output gate (Qwen3-Next; Megatron-Core --attention-output-gate): a second
-// query-wide output of the QKV projection whose sigmoid scales the attention output. Worked by
-// hand from Megatron-Core's attention.py (linear_qkv_out_dim, _apply_output_gate) and training.py's
-// FLOP count, on Llama 3 8B with the gate switched on (h 4096, q 4096, kv 1024, 32 layers).
+// What some attention layers add, worked by hand from Megatron-Core's attention.py and training.py
+// on Llama 3 8B with each switched on (h 4096, q 4096, kv 1024, 32 layers):
+// * the attention output gate (Qwen3-Next; --attention-output-gate): a second query-wide output of
+//   the QKV projection whose sigmoid scales the attention output (linear_qkv_out_dim,
+//   _apply_output_gate);
+// * QK norm (the Qwen3 family; --qk-layernorm): an RMSNorm over each head's query and key
+//   (q_layernorm, k_layernorm, Transformer Engine's RMSNorm).
 #include "catch_shim.hpp"
 
 #include <commscale/hardware/accelerators.hpp>
@@ -17,6 +20,10 @@ using namespace commscale;
 namespace {
 transformer gated(transformer m) {
     m.attention_output_gate = true;
+    return m;
+}
+transformer qk_normed(transformer m) {
+    m.qk_layernorm = true;
     return m;
 }
 }  // namespace
@@ -109,4 +116,49 @@ TEST_CASE("attention output gate: read from config.json, written back, refused w
     }
     with_gate["attention_output_gate"] = "yes";
     CHECK_THROWS_AS(io::model_from_json(with_gate, "model"), input_error);
+}
+
+TEST_CASE("QK norm: two RMSNorms per attention layer at their bytes, their inputs saved") {
+    const transformer& plain = models::llama3_8b;
+    const transformer m = qk_normed(plain);
+    // one weight of head_dim for the queries and one for the keys
+    CHECK(attention_parameters(m) - attention_parameters(plain) == 2 * 128);
+    // no FLOPs counted (norms are not, in the library's count or Megatron's)
+    CHECK(model_flops_per_token(m, 8192).value() == model_flops_per_token(plain, 8192).value());
+    CHECK(megatron_model_flops_per_token(m, 8192).value() == megatron_model_flops_per_token(plain, 8192).value());
+    cluster c = cluster_by_name("dgx-h100");
+    const accelerator acc = accelerator_by_name(c.node.accelerator);
+    plan p{.tp = 2, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
+    const auto a = predict_step(plain, c, acc, p), b = predict_step(m, c, acc, p);
+    const compute_params cp = compute_params_for(acc, dtype::bf16);
+    // over T (q + kv) / t = 8192 x 5120 / 2 elements: forward read and write 2 B each; backward
+    // read the gradient and the input, write the gradient
+    const double elements = 8192.0 * (4096 + 1024) / 2;
+    CHECK(in_seconds(b.layer.elementwise_fwd - a.layer.elementwise_fwd) == Approx(4 * elements * cp.inv_memory_rate));
+    CHECK(in_seconds(b.layer.elementwise_bwd - a.layer.elementwise_bwd) == Approx(6 * elements * cp.inv_memory_rate));
+    // one kernel per norm forward, two backward (the input's gradient, the weight's)
+    CHECK(in_seconds(b.layer.overhead_fwd - a.layer.overhead_fwd) == Approx(2 * cp.kernel_overhead_s));
+    CHECK(in_seconds(b.layer.overhead_bwd - a.layer.overhead_bwd) == Approx(4 * cp.kernel_overhead_s));
+    CHECK(a.layer.gemm_fwd == b.layer.gemm_fwd);
+    // each norm keeps its input, the query and the key before it: 2 sb (q + kv) / t
+    const double s = 8192, mb = 2, t = 4;
+    CHECK(in_bytes(activation_bytes_per_layer(m, s, mb, 4, true, recompute::selective)) -
+              in_bytes(activation_bytes_per_layer(plain, s, mb, 4, true, recompute::selective)) ==
+          Approx(2 * s * mb * (4096 + 1024) / t));
+    // read by default for the Qwen3 family, taken from the key elsewhere, refused with MLA
+    const transformer qwen = io::load_model_file(std::string(COMMSCALE_DATA_DIR) + "/models/qwen3-30b-a3b.json", "--model");
+    CHECK(qwen.qk_layernorm);
+    nlohmann::json llama = io::model_to_json(plain);
+    CHECK_FALSE(io::model_from_json(llama, "model").qk_layernorm);
+    llama["qk_layernorm"] = true;
+    CHECK(io::model_from_json(llama, "model") == m);
+    CHECK(io::model_to_json(m)["qk_layernorm"] == true);
+    transformer mla = models::deepseek_v3;
+    mla.qk_layernorm = true;
+    try {
+        validate(mla, "model");
+        FAIL("accepted");
+    } catch (const input_error& e) {
+        CHECK(e.field() == "model.qk_layernorm");
+    }
 }
