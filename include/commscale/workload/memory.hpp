@@ -204,7 +204,8 @@ namespace detail {
 ///
 /// `modules` (recompute_module bits, Megatron-Core's --recompute-modules) drop what each module
 /// alone saves: layernorm its outputs (the QKV and FC1 inputs, 2 q sbh); core_attn the attention
-/// core; mla_up_proj the Q, K, V of MLA; mlp the dense MLP's FC1 output and FC2 input; moe the
+/// core; mla_up_proj the Q, K, V of MLA (not its latents, which the up-projections' fused norms
+/// keep, (2 + q) sb (r_q + r_kv)); mlp the dense MLP's FC1 output and FC2 input; moe the
 /// same of the routed and shared experts; moe_act the routed experts' FC2 input (q s b k f_e);
 /// shared_experts the shared experts' MLP. MoE terms count on the MoE share of the layers.
 /// LatentMoE adds fc2_latent_proj's saved input, q s b l per MoE layer (l = moe_latent; its
@@ -261,7 +262,11 @@ namespace detail {
     // Q 2 sb q_dim and K, V 4 sb kv (q_dim = heads x head_dim, = h unless the head width is
     // decoupled: Qwen3, GPT-OSS); MLA: Q a d_qk, K a d_qk, V a d_v wide (DeepSeek-V2 section 2.1)
     const double sbq = s * b * (m.is_mla() ? a * m.v_head_dim : m.q_dim());
-    const double qkv = m.is_mla() ? ((modules & recompute_mla_up_proj) ? 0.0 : 2.0 * s * b * a * (2.0 * m.qk_head_dim() + m.v_head_dim))
+    // MLA's latents, which its up-projections (TE LayerNormColumnParallelLinear, the q and kv norms
+    // fused) keep whether or not mla_up_proj is recomputed: each norm's input, 2 r, and its output,
+    // the GEMM input, q r, for the query latent r_q (none without q_lora_rank) and the KV latent r_kv
+    const double mla_latents = m.is_mla() ? (2.0 + q) * s * b * (static_cast<double>(m.q_lora_rank) + m.kv_lora_rank) : 0.0;
+    const double qkv = m.is_mla() ? ((modules & recompute_mla_up_proj) ? 0.0 : 2.0 * s * b * a * (2.0 * m.qk_head_dim() + m.v_head_dim)) + mla_latents
                                   : 2.0 * sbq + 4.0 * s * b * kv;
     // the attention output, 2 sb q_dim (MLA a d_v), + the output projection's quantized copy
     // below 16 bits

@@ -132,7 +132,7 @@ TEST_CASE("FP8/MXFP8: Transformer Engine saves the GEMM inputs quantized, 1 byte
     CHECK_THAT(in_bytes(activation_bytes_per_layer(m, s, b, 8, true, recompute::selective, 1.0)), WithinRel(29.0 * sbh / 8, 1e-12));
 }
 
-TEST_CASE("activations of a head width decoupled from h: Qwen3 235B-A22B's Q, QK norm inputs and attention output are 2h wide, MLA's a d_v") {
+TEST_CASE("activations of a head width decoupled from h: Qwen3 235B-A22B's Q, QK norm inputs and attention output are 2h wide, MLA's output a d_v and its latents kept") {
     // Qwen3 235B-A22B (HF config.json): h 4096, 64 heads of 128 (q = 8192 = 2h), 4 K/V heads
     // (kv 512 = h/8), 128 experts of 1536, top-8, no shared expert, no dropout.
     const auto& m = models::qwen3_235b_a22b;
@@ -156,14 +156,19 @@ TEST_CASE("activations of a head width decoupled from h: Qwen3 235B-A22B's Q, QK
     CHECK_THAT(in_bytes(activation_bytes_per_layer(no_norm, s, b, 1, false, recompute::selective)), WithinRel(34.5 * sbh, 1e-12));
 
     // DeepSeek-V3's MLA: the attention output is a d_v = 128 x 128 = 16384 wide (h 7168). The FP8
-    // copy of it replaces nothing, while the QKV (q down-projection) and FC1 inputs (h each) and
-    // the FC2 input (8 routed + 1 shared expert of 2048, or the dense ffn 18432: 18432 either way)
-    // drop from 2 bytes to 1: bf16 - fp8 = (7168 + 7168 + 18432 - 16384) s b = 16384 s b
+    // copy of it replaces nothing, while the QKV (q down-projection) and FC1 inputs (h each), the
+    // FC2 input (8 routed + 1 shared expert of 2048, or the dense ffn 18432: 18432 either way) and
+    // the up-projections' inputs, the normed latents r_q 1536 and r_kv 512, drop from 2 bytes to 1:
+    // bf16 - fp8 = (7168 + 7168 + 18432 + 1536 + 512 - 16384) s b = 18432 s b
     const auto& d = models::deepseek_v3;
     const double sb = s * b;
     const double bf16 = in_bytes(activation_bytes_per_layer(d, s, b, 1, false, recompute::selective));
     const double fp8 = in_bytes(activation_bytes_per_layer(d, s, b, 1, false, recompute::selective, 1.0));
-    CHECK_THAT(bf16 - fp8, WithinRel(16384.0 * sb, 1e-9));
+    CHECK_THAT(bf16 - fp8, WithinRel(18432.0 * sb, 1e-9));
+    // recomputing mla_up_proj drops Q, K (a x 192 each) and V (a x 128), 2 x 128 x 512 s b, and
+    // keeps the latents (each norm's input and output, 2 x 2 x (1536 + 512) s b in bf16)
+    const double up = in_bytes(activation_bytes_per_layer(d, s, b, 1, false, recompute::selective, 2.0, recompute_mla_up_proj));
+    CHECK_THAT(bf16 - up, WithinRel(2.0 * 128 * 512 * sb, 1e-9));
 }
 
 TEST_CASE("activation CPU offloading (--cpu-offloading-num-layers): offloaded layers leave GPU memory") {
