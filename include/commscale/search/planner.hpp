@@ -67,7 +67,9 @@
 /// not fit, with no number of offloaded layers that fits, ends that subtree.
 ///
 /// Ranking: a strict total order, so results are deterministic and independent of threads and
-/// shards: step time ascending, then (equal times) the plan key ascending: tp, pp, dp, cp, ep,
+/// shards: step time ascending, then (equal times) memory per GPU ascending (of two plans as fast,
+/// the one with more headroom: ZeRO 2 before ZeRO 1 where they tie), then the plan key ascending:
+/// tp, pp, dp, cp, ep,
 /// micro_batch, zero, recompute (none < selective < full; full's method uniform < block, then
 /// its N), offloaded layers, schedule (gpipe < 1f1b <
 /// interleaved < zb-h1 < zb-v < dualpipe), virtual_stages, sequence_parallel (off < on), then the
@@ -216,10 +218,13 @@ struct search_result {
             p.expert_tp()};
 }
 
-/// @brief The ranking's strict total order: step time, then plan key (file comment).
+/// @brief The ranking's strict total order: step time, then memory per GPU, then plan key (file
+/// comment).
 [[nodiscard]] inline bool ranks_before(const planned& a, const planned& b) {
     const double sa = a.r.step.value(), sb = b.r.step.value();
     if (sa != sb) return sa < sb;
+    const double ma = a.r.memory.total().value(), mb = b.r.memory.total().value();
+    if (ma != mb) return ma < mb;
     return plan_key(a.p) < plan_key(b.p);
 }
 

@@ -571,3 +571,31 @@ TEST_CASE("planner: full recompute by block keeps the fewest layers per chunk th
     }
     CHECK(blocks > 0);
 }
+
+TEST_CASE("planner: of two plans as fast, the one with less memory per GPU ranks first") {
+    // ZeRO 1 and ZeRO 2 under Megatron-Core reduce-scatter the same gradients in the same buckets,
+    // so their step times are equal; ZeRO 2 also shards the gradient buffer
+    const cluster c = dgx_a100(4);
+    const accelerator acc = accelerator_by_name("a100-80gb-sxm");
+    search_request r;
+    r.global_batch = 64;
+    r.seq = 2048;
+    r.top_k = 200;
+    r.max_virtual_stages = 4;
+    const search_result s = search_plans(models::llama2_13b, c, acc, r);
+    REQUIRE(s.top.size() > 1);
+    int ties = 0;
+    for (std::size_t i = 1; i < s.top.size(); ++i) {
+        const planned &a = s.top[i - 1], &b = s.top[i];
+        if (a.r.step.value() != b.r.step.value()) continue;
+        ++ties;
+        INFO("rank " << i);
+        CHECK(a.r.memory.total().value() <= b.r.memory.total().value());
+    }
+    CHECK(ties > 0);
+    // the order itself: equal step, less memory first, whatever the plan key says
+    planned x = s.top[0], y = s.top[0];
+    y.r.memory.state.optimizer = y.r.memory.state.optimizer * 0.5;
+    CHECK(ranks_before(y, x));
+    CHECK_FALSE(ranks_before(x, y));
+}
