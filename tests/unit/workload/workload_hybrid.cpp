@@ -2,6 +2,7 @@
 // cards, Megatron-Core's FLOP count worked by hand from training.py's hybrid formulas, the library's
 // own SSD count, activation and state memory, and the errors a bad pattern or shape gets.
 #include "catch_shim.hpp"
+#include "model_fixtures.hpp"
 
 #include <commscale/workload/flops.hpp>
 #include <commscale/workload/memory.hpp>
@@ -10,16 +11,7 @@
 using namespace commscale;
 using Catch::Matchers::WithinRel;
 
-namespace {
-std::string hybrid_error_field(const transformer& m) {
-    try {
-        validate(m, "model");
-    } catch (const input_error& e) {
-        return e.field();
-    }
-    return "no error";
-}
-}  // namespace
+using model_test::error_field;
 
 // Transformers keep their layer: one attention, one MLP, two blocks (hybrid fields all absent).
 static_assert(!models::llama3_8b.is_hybrid());
@@ -148,7 +140,7 @@ TEST_CASE("LatentMoE FLOPs: the routed experts in the latent width plus the two 
     // depths below the modules, or without a module, name the field
     once.mtp_depths = 3;
     once.mtp_layers = 0;
-    CHECK(hybrid_error_field(once) == "model.mtp_depths");
+    CHECK(error_field(once) == "model.mtp_depths");
     // a transformer with a latent width: training.py's transformer branch, 6 h g (k f_e l / h + 2 l) per MoE layer
     transformer q = models::qwen3_30b_a3b;
     const double plain = megatron_model_flops_per_token(q, 4096).value();
@@ -292,7 +284,7 @@ TEST_CASE("activations of a Mamba-2 layer are what Megatron's fused training pat
     transformer m = models::nemotron_h_8b;
     m.layers = 4;
     m.hybrid = &mamba_only;
-    REQUIRE(hybrid_error_field(m) == "no error");
+    REQUIRE(error_field(m) == "no error");
     const double s = 8192, b = 2, t = 4, h = 4096, d_in = 8192;
     const double split = 2 * (2 * d_in + 2 * 8 * 128 + 128) + 2 * d_in + 2 * d_in + 2 * d_in;
     CHECK(in_bytes(activation_bytes_per_layer(m, s, b, 4, false, recompute::none)) == Approx(s * b * (4 * h + split / t)));
@@ -321,7 +313,7 @@ TEST_CASE("activations of a Gated DeltaNet layer are what its chunk kernel saves
     m.shared_experts = 0;
     m.expert_ffn = 0;
     m.hybrid = &gdn_only;
-    REQUIRE(hybrid_error_field(m) == "no error");
+    REQUIRE(error_field(m) == "no error");
     const double s = 4096, b = 1, t = 2, h = 2048, qk = 2048, v = 4096, hv = 32;
     const double split = 2 * (2 * qk + 2 * v + 2 * hv) + 2 * (2 * qk + v) + 4 * hv + 2 * hv * 64 + 2 * v + 2 * v + 2 * v;
     CHECK(in_bytes(activation_bytes_per_layer(m, s, b, 2, false, recompute::none)) == Approx(s * b * (4 * h + split / t)));
@@ -340,7 +332,7 @@ TEST_CASE("an attention layer of a hybrid model stores Q, K, V and its output at
     m.experts = 1;
     m.experts_per_token = 1;
     m.shared_experts = 0;
-    REQUIRE(hybrid_error_field(m) == "no error");
+    REQUIRE(error_field(m) == "no error");
     const double s = 4096, b = 1, h = 2688;
     // flash (selective: no score tensor): norm 2h + GEMM input 2h, then Q 2 x 4096, K V 4 x 256,
     // output 2 x 4096
@@ -359,7 +351,7 @@ TEST_CASE("SSM and conv state: what inference keeps per sequence") {
 
 TEST_CASE("bad hybrid shapes are input errors naming the field, the value and what is accepted") {
     transformer m = models::nemotron_h_8b;
-    CHECK(hybrid_error_field(m) == "no error");
+    CHECK(error_field(m) == "no error");
     hybrid_shape y = models::nemotron_h_8b_hybrid;
     m.hybrid = &y;
     y.pattern = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-X-";
@@ -382,27 +374,27 @@ TEST_CASE("bad hybrid shapes are input errors naming the field, the value and wh
     }
     y = models::nemotron_h_8b_hybrid;
     y.mamba_groups = 3;  // 128 heads are not a multiple of 3 groups
-    CHECK(hybrid_error_field(m) == "model.hybrid.mamba_heads");
+    CHECK(error_field(m) == "model.hybrid.mamba_heads");
     y = models::nemotron_h_8b_hybrid;
     y.ssm_state = 0;
-    CHECK(hybrid_error_field(m) == "model.hybrid.ssm_state");
+    CHECK(error_field(m) == "model.hybrid.ssm_state");
     m = models::nemotron_h_8b;
     m.experts = 8;  // routed experts without an E layer
-    CHECK(hybrid_error_field(m) == "model.hybrid.pattern");
+    CHECK(error_field(m) == "model.hybrid.pattern");
     m = models::nemotron3_nano;
     m.experts = 1;  // E layers without experts
     m.experts_per_token = 1;
-    CHECK(hybrid_error_field(m) == "model.experts");
+    CHECK(error_field(m) == "model.experts");
     m = models::nemotron_h_8b;
     m.sliding_layers = 4;
     m.sliding_window = 1024;
-    CHECK(hybrid_error_field(m) == "model.sliding_layers");
+    CHECK(error_field(m) == "model.sliding_layers");
     // a pattern with no Mamba-2 layer needs no mixer sizes (0 accepted), but none negative
     hybrid_shape attention_mlp{.pattern = "*-*-"};
     transformer small = models::llama3_8b;
     small.layers = 4;
     small.hybrid = &attention_mlp;
-    CHECK(hybrid_error_field(small) == "no error");
+    CHECK(error_field(small) == "no error");
     attention_mlp.conv_kernel = -1;
-    CHECK(hybrid_error_field(small) == "model.hybrid.conv_kernel");
+    CHECK(error_field(small) == "model.hybrid.conv_kernel");
 }
