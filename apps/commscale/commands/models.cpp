@@ -119,15 +119,25 @@ cli::registrar reg_model{cli::bound_command<model_request>(
         if (m.is_mla())
             out << "attention      MLA: q_lora_rank " << m.q_lora_rank << ", kv_lora_rank " << m.kv_lora_rank
                 << ", qk head " << m.qk_nope_head_dim << " + " << m.qk_rope_head_dim << " rope, v head " << m.v_head_dim << "\n";
-        if (m.attention_output_gate || m.qk_layernorm) {
+        if (m.attention_output_gate || m.qk_layernorm || m.qk_l2_norm) {
             out << "attention      ";
-            if (m.qk_layernorm) out << "QK norm (RMSNorm over each head's query and key)" << (m.attention_output_gate ? "; " : "");
+            const char* sep = "";
+            if (m.qk_layernorm) {
+                out << "QK norm (RMSNorm over each head's query and key)";
+                sep = "; ";
+            }
+            if (m.qk_l2_norm) {
+                out << sep << "QK L2 norm (weightless, over each head's query and key on the rotary layers)";
+                sep = "; ";
+            }
             if (m.attention_output_gate)
-                out << "output gate: the attention output times sigmoid(x W_G), q_proj " << 2 * m.q_dim() << " wide (query and gate)";
+                out << sep << "output gate: the attention output times sigmoid(x W_G), q_proj " << 2 * m.q_dim() << " wide (query and gate)";
             out << "\n";
         }
         if (m.sliding_layers > 0)
-            out << "sliding window " << m.sliding_window << " keys on " << m.sliding_layers << " of " << m.layers << " layers\n";
+            out << (m.chunked_attention ? "chunked attn.  chunks of " : "sliding window ") << m.sliding_window << " keys on "
+                << m.sliding_layers << " of " << m.layers << " layers\n";
+        if (m.nope_layers > 0) out << "rotary         none on " << m.nope_layers << " of " << m.layers << " layers (NoPE)\n";
         if (m.rope_attention_factor != 1.0)
             out << "rotary         YaRN attention factor " << cli::num(m.rope_attention_factor, 3)
                 << " (Megatron-Core runs its unfused RoPE)\n";

@@ -22,9 +22,16 @@
 ///   latent     moe_latent moe_latent_size (LatentMoE, Nemotron 3 Super; null: none)
 ///   MLA        kv_lora_rank (present: multi-head latent attention), q_lora_rank (null: full
 ///              rank), qk_nope_head_dim, qk_rope_head_dim, v_head_dim (DeepSeek-V2/V3, Kimi K2)
-///   sliding    sliding_layers if given, else the sliding_attention entries of layer_types, else
-///              every other layer for gpt_oss; window sliding_window (Llama 4: its chunked
-///              attention, attention_chunk_size, on the no_rope_layers = 1 layers)
+///   sliding    sliding_layers if given, else the sliding_attention (or chunked_attention) entries
+///              of layer_types, else every other layer for gpt_oss; window sliding_window (Llama 4:
+///              its chunked attention, attention_chunk_size, on the RoPE layers)
+///   chunked    chunked_attention if given, else true for chunked_attention entries of layer_types
+///              and for Llama 4 with attention_chunk_size: the windowed layers attend within fixed
+///              chunks
+///   NoPE       nope_layers if given; else for Llama 4 the 0 entries of no_rope_layers, or every
+///              no_rope_layer_interval-th layer (default 4); 0 otherwise
+///   QK L2 norm qk_l2_norm (Megatron-Core's --qk-l2-norm) if given; else use_qk_norm for Llama 4
+///              (default true); false otherwise
 ///   sinks      attention_sinks (default true for gpt_oss)
 ///   gate       attention_output_gate (Megatron-Core's --attention-output-gate; default true for
 ///              qwen3_next, whose q_proj is twice the query width)
@@ -428,6 +435,27 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     // GPT-OSS without layer_types alternates, sliding first (GptOssConfig default); Llama 4
     // chunked attention (attention_chunk_size) on its RoPE layers (no_rope_layers[i] = 1; default
     // every fourth layer is a global NoPE layer), counted as a window of one chunk.
+    // Llama 4's NoPE layers: no_rope_layers[i] = 0, else every no_rope_layer_interval-th layer
+    // (HF Llama4TextConfig: (i + 1) % interval == 0, interval 4)
+    if (r.has("nope_layers")) {
+        m.nope_layers = r.int32("nope_layers", 0, m.layers);
+    } else if (llama4) {
+        if (r.has("no_rope_layers")) {
+            const auto& arr = r.array("no_rope_layers");
+            if (arr.size() != static_cast<std::size_t>(m.layers))
+                throw input_error(r.field("no_rope_layers"), std::to_string(arr.size()) + " entries",
+                                  "one 0 (NoPE) or 1 (RoPE) per layer (" + std::to_string(m.layers) + ")");
+            for (std::size_t i = 0; i < arr.size(); ++i) {
+                if (!arr[i].is_number_integer() || (arr[i].get<long long>() != 0 && arr[i].get<long long>() != 1))
+                    throw input_error(r.field("no_rope_layers") + "[" + std::to_string(i) + "]", arr[i].dump(),
+                                      "0 (a layer without rotary embedding) or 1");
+                if (arr[i].get<long long>() == 0) ++m.nope_layers;
+            }
+        } else {
+            m.nope_layers = m.layers / r.int32_or("no_rope_layer_interval", 4, 1, m.layers);
+        }
+    }
+    bool chunked = false;
     if (r.has("sliding_layers")) {
         m.sliding_layers = r.int32("sliding_layers", 0, m.layers);
     } else if (hybrid) {
@@ -437,34 +465,39 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
         if (arr.size() != static_cast<std::size_t>(m.layers))
             throw input_error(r.field("layer_types"), std::to_string(arr.size()) + " entries",
                               "one entry per layer (" + std::to_string(m.layers) + ")");
+        bool sliding = false;
         for (std::size_t i = 0; i < arr.size(); ++i) {
             if (!arr[i].is_string())
                 throw input_error(r.field("layer_types") + "[" + std::to_string(i) + "]", arr[i].dump(),
                                   "\"sliding_attention\", \"chunked_attention\" or \"full_attention\"");
             const auto t = arr[i].get<std::string>();
-            if (t == "sliding_attention" || t == "chunked_attention") ++m.sliding_layers;
+            if (t == "sliding_attention") sliding = true;
+            else if (t == "chunked_attention") chunked = true;
             else if (t != "full_attention")  // linear_attention (Qwen3-Next) and the like: not modelled
                 throw input_error(r.field("layer_types") + "[" + std::to_string(i) + "]", arr[i].dump(),
                                   "\"sliding_attention\", \"chunked_attention\" or \"full_attention\" (linear-attention "
                                   "and other recurrent layers are not modelled)");
+            if (t != "full_attention") ++m.sliding_layers;
+            if (chunked && sliding)
+                throw input_error(r.field("layer_types") + "[" + std::to_string(i) + "]", arr[i].dump(),
+                                  "one kind of windowed layer per model: \"sliding_attention\" or \"chunked_attention\"");
         }
     } else if (type == "gpt_oss") {
         m.sliding_layers = (m.layers + 1) / 2;
     } else if (llama4 && r.has("attention_chunk_size")) {
-        if (r.has("no_rope_layers")) {
-            const auto& arr = r.array("no_rope_layers");
-            for (const auto& v : arr) m.sliding_layers += (v.is_number_integer() && v.get<long long>() != 0) ? 1 : 0;
-            if (m.sliding_layers > m.layers) m.sliding_layers = m.layers;
-        } else {
-            m.sliding_layers = m.layers - m.layers / 4;
-        }
+        m.sliding_layers = m.layers - m.nope_layers;  // the RoPE layers
+        chunked = true;
     }
+    m.chunked_attention = r.boolean_or("chunked_attention", chunked);
     if (m.sliding_layers > 0) {
         const char* w = llama4 && r.has("attention_chunk_size") ? "attention_chunk_size" : "sliding_window";
         if (!r.has(w)) throw input_error(r.field(w), "nothing (missing)", "the window of the sliding-window layers, an integer >= 1");
         m.sliding_window = r.int32(w, 1, lim::max_seq);
     }
     m.attention_sinks = r.boolean_or("attention_sinks", type == "gpt_oss");
+    // Llama 4's weightless L2 norm over the query and key of its RoPE layers (use_qk_norm,
+    // Llama4TextConfig default true; Maverick's config sets it false)
+    m.qk_l2_norm = r.boolean_or("qk_l2_norm", llama4 && r.boolean_or("use_qk_norm", true));
     // Qwen3-Next's q_proj is 2 q wide, the query and the output gate (HF Qwen3NextAttention)
     m.attention_output_gate = r.boolean_or("attention_output_gate", type == "qwen3_next");
     // the Qwen3 family normalizes each head's query and key (HF Qwen3Attention q_norm, k_norm)
@@ -608,6 +641,9 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     if (m.attention_sinks) j["attention_sinks"] = true;
     if (m.attention_output_gate) j["attention_output_gate"] = true;
     if (m.qk_layernorm) j["qk_layernorm"] = true;
+    if (m.chunked_attention) j["chunked_attention"] = true;
+    if (m.nope_layers > 0) j["nope_layers"] = m.nope_layers;
+    if (m.qk_l2_norm) j["qk_l2_norm"] = true;
     if (m.rope_attention_factor != 1.0) j["rope_attention_factor"] = m.rope_attention_factor;
     if (m.is_hybrid()) {
         const hybrid_shape& y = *m.hybrid;

@@ -600,22 +600,32 @@ namespace detail {
 ///   key (Megatron-Core attention.py `q_layernorm`, `k_layernorm`, TENorm), one kernel each,
 ///   reading and writing 2 B per element forward; backward reading the gradient and the input and
 ///   writing the gradient, 3 x 2 B, with a second kernel each for the weight's gradient (TE's
-///   rmsnorm_bwd and its dgamma reduction).
-/// Zero for a model with neither.
+///   rmsnorm_bwd and its dgamma reduction);
+/// * QK L2 norm (transformer::qk_l2_norm, Llama 4 Scout) on the layers with a rotary embedding
+///   (transformer::rope_fraction): Megatron-Core's weightless L2Norm (torch_norm.py, `_norm` under
+///   `@jit_fuser`, torch.compile) over each head's query and key, one kernel each way per tensor,
+///   the same bytes as QK norm (no weight to reduce in the backward).
+/// Zero for a model with none of them.
 struct attention_extras {
     double fwd = 0, bwd = 0;
 };
+/// The norms over the query and the key per attention layer (mean over layers): QK norm on every
+/// one, the QK L2 norm on the rotary layers.
+[[nodiscard]] constexpr double qk_norm_share(const transformer& m) {
+    return (m.qk_layernorm ? 1.0 : 0.0) + (m.qk_l2_norm ? m.rope_fraction() : 0.0);
+}
 [[nodiscard]] constexpr attention_extras attention_extra_bytes(const transformer& m, double T, double t) {
-    if (!m.attention_output_gate && !m.qk_layernorm) [[likely]]
+    if (!m.attention_output_gate && !m.qk_layernorm && !m.qk_l2_norm) [[likely]]
         return {};
     const double q = T * m.q_dim() / t, k = T * m.kv_dim() / t;
-    const double gate = m.attention_output_gate ? 1.0 : 0.0, norm = m.qk_layernorm ? 1.0 : 0.0;
+    const double gate = m.attention_output_gate ? 1.0 : 0.0, norm = qk_norm_share(m);
     return {gate * 6.0 * q + norm * 4.0 * (q + k), gate * 10.0 * q + norm * 6.0 * (q + k)};
 }
 /// Kernels of attention_extra_bytes' passes, forward and backward.
 [[nodiscard]] constexpr attention_extras attention_extra_kernels(const transformer& m) {
-    const double gate = m.attention_output_gate ? 1.0 : 0.0, norm = m.qk_layernorm ? 1.0 : 0.0;
-    return {gate + 2.0 * norm, gate + 4.0 * norm};
+    const double gate = m.attention_output_gate ? 1.0 : 0.0, norm = qk_norm_share(m);
+    const double l2 = m.qk_l2_norm ? m.rope_fraction() : 0.0;  // no weight gradient: one kernel per tensor backward
+    return {gate + 2.0 * norm, gate + 4.0 * norm - 2.0 * l2};
 }
 
 /// The per-kernel overheads of one layer (`n`, count_layer_kernels / count_hybrid_layer_kernels):
@@ -708,7 +718,7 @@ struct rope_passes {
 /// runs, where the table has them within 4% (test `validation: Megatron-Bridge 25.09 MoE runs`).
 [[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, double quantize_kernels, int ep = 1,
                                                           double permutations = 2.0, bool fused_grouped_cast = false) {
-    const double rotary = (m.learned_positions || m.alibi) ? 0.0 : 1.0;
+    const double rotary = m.rope_fraction();  // the layers with a rotary embedding (NoPE layers have none)
     const double elementwise = 2.0 + 2.0 + 1.0 + rotary + (m.experts > 1 ? (2.0 + permutations) * m.moe_fraction() : 0.0);
     // the unfused rotary embedding's kernels beyond the fused one's (rope_cost)
     const rope_passes rope = rope_cost(m);
@@ -1026,14 +1036,16 @@ struct cp_merge_cost {
 /// * Element-wise, forward, in bf16 element accesses per token: two norms (read + write h each,
 ///   4h), two residual adds with dropout (read 2h + write h + mask, 7h), replicated on every TP
 ///   rank unless sequence parallelism splits them by t; the activation function (gated: read 2f
-///   write f; plain: read f write f) and rotary embedding on Q and K (2 (q + kv)) split by t; low
+///   write f; plain: read f write f) and rotary embedding on Q and K (2 (q + kv), on the layers
+///   that have one: transformer::rope_fraction, Llama 4's NoPE layers none) split by t; low
 ///   precision adds a cast of each GEMM input (read 2 B, write 1 B in fp8; compute_params::
 ///   cast_bytes). Backward: twice the forward traffic
 ///   (an element-wise backward reads the output gradient and a saved input and writes a gradient).
 ///   The attention output gate (transformer::attention_output_gate) widens the QKV GEMM by q / t
 ///   and adds its fused sigmoid-and-multiply, 6 and 10 bytes per query element forward and
 ///   backward; QK norm (transformer::qk_layernorm) its two RMSNorms, 4 and 6 bytes per query and
-///   key element (detail::attention_extra_bytes).
+///   key element, and the QK L2 norm (transformer::qk_l2_norm) the same on the rotary layers
+///   (detail::attention_extra_bytes).
 /// * Hybrid models (transformer::is_hybrid): the mean over the pattern's layers, each one block:
 ///   attention layers their projections and core (full length), MLP and MoE layers as above,
 ///   Mamba-2 layers in_proj (T x h)(h x (2 d_in + 2 G N + H)/t) and out_proj (T x d_in/t)(d_in/t x h)
@@ -1121,9 +1133,8 @@ struct cp_merge_cost {
     // the rotary embedding's passes over Q and K (detail::rope_cost: fused, or unfused with a
     // YaRN attention factor), in element accesses per token; its backward beyond twice the forward
     const detail::rope_passes rope = detail::rope_cost(m);
-    const double rotary = (m.learned_positions || m.alibi) ? 0.0
-                          : m.is_mla() ? rope.fwd * (a * m.qk_rope_head_dim / t + m.qk_rope_head_dim)
-                                       : rope.fwd * (q + kv) / t;
+    const double rotary = m.rope_fraction() * (m.is_mla() ? rope.fwd * (a * m.qk_rope_head_dim / t + m.qk_rope_head_dim)
+                                                            : rope.fwd * (q + kv) / t);
     const double rotary_bwd_excess = rotary * (rope.bwd / rope.fwd - 2.0);
     double bytes_fwd = 2.0 * T * (replicated + act + rotary);
     if (c.gemm_input_bytes < 2.0) bytes_fwd += T * c.cast_bytes() * (h + q / t + h + f_token / t);

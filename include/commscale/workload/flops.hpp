@@ -242,7 +242,8 @@ namespace detail {
 ///   the routed experts' GEMMs over the latent width l instead of h, plus the projections
 ///   2 x 2 B s h l (Megatron-Core moe_layer.py fc1_latent_proj, fc2_latent_proj).
 /// * sliding-window layers (GPT-OSS): a causal window of w keys, counted like the full layers at
-///   twice its causal mean, 2w - w^2/s keys per query instead of s (transformer::attention_span).
+///   twice its causal mean, 2w - w^2/s keys per query instead of s (transformer::attention_span);
+///   chunked layers (Llama 4) n whole chunks of w and one of r = s - n w, (n w^2 + r^2) / s keys.
 /// * hybrid Mamba-Transformer models: the attention terms on the * layers, the dense MLP on the -
 ///   layers, the MoE terms on the E layers, and on the M layers the Mamba-2 projections
 ///   2 B s h (2 d_in + 2 G N + H) + 2 B s d_in h plus the conv1d and SSD scan B s

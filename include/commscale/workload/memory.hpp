@@ -116,13 +116,15 @@ namespace detail {
 ///   output's (`q` the saved GEMM input's bytes);
 /// * QK norm (transformer::qk_layernorm): each RMSNorm keeps its input, the query and key before
 ///   the norm, 2 (q_dim + kv) (the attention kernel keeps them after the norm and the rotary
-///   embedding).
-/// Zero for a model with neither.
+///   embedding);
+/// * QK L2 norm (transformer::qk_l2_norm) on the rotary layers (transformer::rope_fraction): the
+///   compiled L2Norm keeps its input likewise, 2 (q_dim + kv).
+/// Zero for a model with none of them.
 [[nodiscard]] constexpr double attention_extra_activation_bytes(const transformer& m, double q) {
-    if (!m.attention_output_gate && !m.qk_layernorm) [[likely]]
+    if (!m.attention_output_gate && !m.qk_layernorm && !m.qk_l2_norm) [[likely]]
         return 0.0;
-    return (m.attention_output_gate ? (q < 2.0 ? 2.0 : 4.0) * m.q_dim() : 0.0) +
-           (m.qk_layernorm ? 2.0 * (m.q_dim() + m.kv_dim()) : 0.0);
+    const double norms = (m.qk_layernorm ? 1.0 : 0.0) + (m.qk_l2_norm ? m.rope_fraction() : 0.0);
+    return (m.attention_output_gate ? (q < 2.0 ? 2.0 : 4.0) * m.q_dim() : 0.0) + norms * 2.0 * (m.q_dim() + m.kv_dim());
 }
 
 /// activation_bytes_per_layer of a hybrid Mamba-Transformer (its doc comment, "Hybrid models").

@@ -186,22 +186,26 @@ inline constexpr transformer gpt_oss_120b{
 /// and the meta-llama/Llama-4-Scout-17B-16E model card; text_config of its config.json (48
 /// layers, 5120, 40 heads, 8 KV heads, 16 routed experts of 8192 top-1 + 1 shared expert, dense
 /// MLP 16384 unused (interleave_moe_layer_step 1), vocab 202048, chunked attention of 8192 on the
-/// 36 RoPE layers, every fourth layer global).
+/// 36 RoPE layers, every fourth layer global and without rotary embedding (NoPE), the query and
+/// key of the RoPE layers L2-normed (use_qk_norm)).
 inline constexpr transformer llama4_scout{
     .name = "llama4-scout", .layers = 48, .hidden = 5120, .heads = 40, .kv_heads = 8, .ffn = 16384,
     .vocab = 202048, .max_seq = 10485760, .experts = 16, .experts_per_token = 1, .gated_mlp = true,
     .source = "Meta 2025, Llama 4 Scout model card; HF meta-llama/Llama-4-Scout-17B-16E config.json (text_config)",
-    .expert_ffn = 8192, .shared_experts = 1, .sliding_window = 8192, .sliding_layers = 36, .dropout = false};
+    .expert_ffn = 8192, .shared_experts = 1, .sliding_window = 8192, .sliding_layers = 36, .chunked_attention = true,
+    .nope_layers = 12, .qk_l2_norm = true, .dropout = false};
 
 /// Llama 4 Maverick (17B active, 400B total with the vision encoder): Meta 2025, the
 /// meta-llama/Llama-4-Maverick-17B-128E model card; text_config of its config.json: as Scout with
 /// 128 routed experts on every other layer (interleave_moe_layer_step 2), dense MLP 16384 on the
-/// others, context 1048576.
+/// others, context 1048576, no QK norm (use_qk_norm false; Megatron-Bridge's
+/// Llama4Experts128ModelProvider qk_l2_norm False).
 inline constexpr transformer llama4_maverick{
     .name = "llama4-maverick", .layers = 48, .hidden = 5120, .heads = 40, .kv_heads = 8, .ffn = 16384,
     .vocab = 202048, .max_seq = 1048576, .experts = 128, .experts_per_token = 1, .gated_mlp = true,
     .source = "Meta 2025, Llama 4 Maverick model card; HF meta-llama/Llama-4-Maverick-17B-128E config.json (text_config)",
-    .expert_ffn = 8192, .shared_experts = 1, .dense_layers = 24, .sliding_window = 8192, .sliding_layers = 36, .dropout = false};
+    .expert_ffn = 8192, .shared_experts = 1, .dense_layers = 24, .sliding_window = 8192, .sliding_layers = 36,
+    .chunked_attention = true, .nope_layers = 12, .dropout = false};
 
 /// GPT-3 5B as NeMo and Megatron-Core benchmark it (NVIDIA NeMo performance tables): NeMo
 /// `nemo/collections/llm/gpt/model/base.py` GPTConfig5B (24 layers, 4096, 32 heads, FFN 16384,

@@ -49,8 +49,15 @@
 ///              query-wide output of the query projection, W_Q h x 2 q (Qwen3-Next: Qwen Team
 ///              2025, HF Qwen3NextAttention `q_proj`; Megatron-Core `--attention-output-gate`,
 ///              attention.py: linear_qkv q + 2 kv + q wide, `_apply_output_gate`).
-///   sliding    sliding_layers attend a window of sliding_window keys (GPT-OSS every other layer;
-///              Llama 4's chunked attention counted as such): no parameters, fewer attention FLOPs.
+///   sliding    sliding_layers attend a window of sliding_window keys (GPT-OSS every other layer):
+///              no parameters, fewer attention FLOPs. With chunked_attention they attend within
+///              fixed chunks of sliding_window tokens instead (Llama 4's attention_chunk_size on its
+///              RoPE layers; HF Llama4TextAttention, Megatron-Bridge llama4_utils.py `chunkify`).
+///   NoPE       nope_layers carry no rotary embedding (Llama 4's global layers, every fourth: HF
+///              no_rope_layers[i] = 0): no parameters, no FLOPs, no rotary pass on those layers.
+///   QK L2 norm qk_l2_norm: a weightless L2 norm (x / sqrt(mean(x^2) + eps)) over each head's query
+///              and key on the layers with a rotary embedding (Llama 4 Scout: HF Llama4TextL2Norm,
+///              `use_qk_norm`; Megatron-Core `--qk-l2-norm`, torch_norm.py L2Norm): no parameters.
 ///   YaRN       rope_attention_factor: YaRN's attention factor, by which the rotary embedding's
 ///              sine and cosine are scaled (GPT-OSS 0.1 ln 32 + 1); no parameters, no FLOPs: it
 ///              decides which RoPE kernels Megatron-Core runs (predict/compute.hpp).
@@ -176,6 +183,14 @@ struct transformer {
     /// An RMSNorm over each head's query and key (Qwen3; Megatron-Core --qk-layernorm): 2 head_dim
     /// parameters per attention layer (file comment).
     bool qk_layernorm = false;
+    /// The sliding layers attend within fixed chunks of sliding_window tokens, not a sliding
+    /// window (Llama 4's chunked attention; file comment).
+    bool chunked_attention = false;
+    /// Layers without a rotary embedding (Llama 4: every fourth; file comment).
+    int nope_layers = 0;
+    /// A weightless L2 norm over each head's query and key on the layers with a rotary embedding
+    /// (Llama 4 Scout; Megatron-Core --qk-l2-norm; file comment).
+    bool qk_l2_norm = false;
     /// YaRN's attention factor (Hugging Face rope_scaling.attention_factor, by default
     /// 0.1 ln(factor) + 1; Megatron-Core's YaRN "concentration factor"): the rotary embedding's
     /// sine and cosine are scaled by it. 1 without YaRN scaling (or with DeepSeek-V3's mscale =
@@ -307,12 +322,29 @@ struct transformer {
     /// @brief Mean over layers of the keys one query is charged in the full-square convention of
     /// workload/flops.hpp (seq keys per query, twice the causal mean of seq / 2): seq on
     /// full-attention layers; on sliding-window layers twice the causal mean of a window of w
-    /// keys, w - w^2 / (2 seq) for seq >= w, i.e. 2w - w^2 / seq (= seq at w = seq, ~2w for w << seq).
+    /// keys, w - w^2 / (2 seq) for seq >= w, i.e. 2w - w^2 / seq (= seq at w = seq, ~2w for w << seq);
+    /// on chunked layers (chunked_attention) n full chunks of w and a last one of r = seq - n w
+    /// tokens, each attended causally: (n w^2 + r^2) / seq (= w when w divides seq).
     [[nodiscard]] constexpr double attention_span(double seq) const {
         if (sliding_window <= 0 || sliding_layers <= 0 || layers <= 0 || !(seq > 0)) return seq;
         const double sl = static_cast<double>(sliding_layers) / layers, w = sliding_window;
-        const double window = w >= seq ? seq : 2.0 * w - w * w / seq;
+        double window = seq;
+        if (w < seq) {
+            if (chunked_attention) {
+                const double n = static_cast<double>(static_cast<long long>(seq / w));  // whole chunks
+                const double r = seq - n * w;
+                window = (n * w * w + r * r) / seq;
+            } else {
+                window = 2.0 * w - w * w / seq;
+            }
+        }
         return (1.0 - sl) * seq + sl * window;
+    }
+    /// @brief Share of the layers with a rotary embedding (1 - nope_layers / layers; 0 without
+    /// rotary positions: learned positions or ALiBi).
+    [[nodiscard]] constexpr double rope_fraction() const {
+        if (learned_positions || alibi) return 0.0;
+        return layers > 0 ? 1.0 - static_cast<double>(nope_layers) / layers : 1.0;
     }
 };
 
@@ -724,6 +756,11 @@ inline void validate(const transformer& m, std::string_view field = "model") {
                 return input_error(path("qk_layernorm"), "true",
                                    "false with multi-head latent attention (its query and key/value latent norms are part of MLA)");
             });
+        if (m.qk_l2_norm)
+            detail::fail([&] {
+                return input_error(path("qk_l2_norm"), "true",
+                                   "false with multi-head latent attention (its query and key/value latent norms are part of MLA)");
+            });
     }
     if (!(m.rope_attention_factor > 0.0 && m.rope_attention_factor <= model_size_limits::max_rope_attention_factor))
         detail::fail([&] {
@@ -732,6 +769,7 @@ inline void validate(const transformer& m, std::string_view field = "model") {
                                    commscale::detail::number_text(model_size_limits::max_rope_attention_factor) + "] (1: none)");
         });
     in_range("sliding_layers", m.sliding_layers, 0, m.layers, "an integer (layers with a sliding window)");
+    in_range("nope_layers", m.nope_layers, 0, m.layers, "an integer (layers without a rotary embedding)");
     in_range("sliding_window", m.sliding_window, m.sliding_layers > 0 ? 1 : 0, model_size_limits::max_seq,
              "an integer (>= 1 with sliding_layers > 0)");
     if (m.is_hybrid()) [[unlikely]]

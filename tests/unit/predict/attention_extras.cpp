@@ -8,6 +8,8 @@
 #include "catch_shim.hpp"
 #include "model_fixtures.hpp"
 
+#include <fstream>
+
 #include <commscale/hardware/accelerators.hpp>
 #include <commscale/hardware/clusters.hpp>
 #include <commscale/io/model_json.hpp>
@@ -152,4 +154,161 @@ TEST_CASE("QK norm: two RMSNorms per attention layer at their bytes, their input
     transformer mla = models::deepseek_v3;
     mla.qk_layernorm = true;
     CHECK(model_test::error_field(mla) == "model.qk_layernorm");
+}
+
+// Llama 4 (Meta 2025; HF Llama4TextAttention; Megatron-Bridge llama4_utils.py get_llama4_layer_spec):
+// every fourth layer is global and has no rotary embedding (NoPE); the other three attend within
+// chunks of attention_chunk_size and, in Scout (use_qk_norm), pass each head's query and key
+// through a weightless L2 norm (Megatron-Core torch_norm.py L2Norm, compiled).
+namespace {
+transformer with_nope(transformer m, int nope) {
+    m.nope_layers = nope;
+    return m;
+}
+std::string json_error_field(const nlohmann::json& j) {
+    try {
+        (void)io::model_from_json(j, "model");
+    } catch (const input_error& e) {
+        return e.field();
+    }
+    return "no error";
+}
+}  // namespace
+
+TEST_CASE("Llama 4: NoPE layers run no rotary pass") {
+    // Llama 3 8B with 8 of its 32 layers NoPE: the fused RoPE (read and write 2 B per query and
+    // key element forward, twice that backward, one kernel forward and two backward) on 24
+    const transformer& plain = models::llama3_8b;
+    const transformer m = with_nope(plain, 8);
+    CHECK(m.rope_fraction() == 0.75);
+    CHECK(attention_parameters(m) == attention_parameters(plain));
+    cluster c = cluster_by_name("dgx-h100");
+    const accelerator acc = accelerator_by_name(c.node.accelerator);
+    plan p{.tp = 2, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
+    const auto a = predict_step(plain, c, acc, p), b = predict_step(m, c, acc, p);
+    const compute_params cp = compute_params_for(acc, dtype::bf16);
+    const double elements = 8192.0 * (4096 + 1024) / 2;  // T (q + kv) / t
+    CHECK(in_seconds(a.layer.elementwise_fwd - b.layer.elementwise_fwd) == Approx(0.25 * 4 * elements * cp.inv_memory_rate));
+    CHECK(in_seconds(a.layer.elementwise_bwd - b.layer.elementwise_bwd) == Approx(0.25 * 8 * elements * cp.inv_memory_rate));
+    CHECK(in_seconds(a.layer.overhead_fwd - b.layer.overhead_fwd) == Approx(0.25 * cp.kernel_overhead_s));
+    CHECK(in_seconds(a.layer.overhead_bwd - b.layer.overhead_bwd) == Approx(0.25 * 2 * cp.kernel_overhead_s));
+    CHECK(a.layer.gemm_fwd == b.layer.gemm_fwd);
+    CHECK(a.layer.attention_fwd == b.layer.attention_fwd);
+    // models without rotary positions have no rotary layers to count
+    transformer alibi = models::mpt_7b;
+    CHECK(alibi.rope_fraction() == 0.0);
+    alibi.nope_layers = 8;
+    CHECK(alibi.rope_fraction() == 0.0);
+    CHECK(model_test::error_field(with_nope(plain, 33)) == "model.nope_layers");
+    CHECK(model_test::error_field(with_nope(plain, -1)) == "model.nope_layers");
+}
+
+TEST_CASE("Llama 4: the QK L2 norm on the rotary layers at its bytes, no weights, its inputs saved") {
+    const transformer plain = with_nope(models::llama3_8b, 8);
+    transformer m = plain;
+    m.qk_l2_norm = true;
+    CHECK(attention_parameters(m) == attention_parameters(plain));
+    CHECK(model_flops_per_token(m, 8192).value() == model_flops_per_token(plain, 8192).value());
+    CHECK(megatron_model_flops_per_token(m, 8192).value() == megatron_model_flops_per_token(plain, 8192).value());
+    cluster c = cluster_by_name("dgx-h100");
+    const accelerator acc = accelerator_by_name(c.node.accelerator);
+    plan p{.tp = 2, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
+    const auto a = predict_step(plain, c, acc, p), b = predict_step(m, c, acc, p);
+    const compute_params cp = compute_params_for(acc, dtype::bf16);
+    // on 24 of 32 layers, over T (q + kv) / t elements: forward read and write 2 B, backward read
+    // the gradient and the input and write the gradient; one compiled kernel per tensor each way
+    const double elements = 8192.0 * (4096 + 1024) / 2;
+    CHECK(in_seconds(b.layer.elementwise_fwd - a.layer.elementwise_fwd) == Approx(0.75 * 4 * elements * cp.inv_memory_rate));
+    CHECK(in_seconds(b.layer.elementwise_bwd - a.layer.elementwise_bwd) == Approx(0.75 * 6 * elements * cp.inv_memory_rate));
+    CHECK(in_seconds(b.layer.overhead_fwd - a.layer.overhead_fwd) == Approx(0.75 * 2 * cp.kernel_overhead_s));
+    CHECK(in_seconds(b.layer.overhead_bwd - a.layer.overhead_bwd) == Approx(0.75 * 2 * cp.kernel_overhead_s));
+    // each norm keeps its input: 2 sb (q + kv) / t on the rotary layers
+    const double s = 8192, mb = 2, t = 4;
+    CHECK(in_bytes(activation_bytes_per_layer(m, s, mb, 4, true, recompute::selective)) -
+              in_bytes(activation_bytes_per_layer(plain, s, mb, 4, true, recompute::selective)) ==
+          Approx(0.75 * 2 * s * mb * (4096 + 1024) / t));
+    // refused with MLA, whose latents have their own norms
+    transformer mla = models::deepseek_v3;
+    mla.qk_l2_norm = true;
+    CHECK(model_test::error_field(mla) == "model.qk_l2_norm");
+}
+
+TEST_CASE("Llama 4: chunked attention's keys per query, worked by hand") {
+    // Scout: 36 of 48 layers attend within chunks of 8192 (full-square convention: seq keys per
+    // query on a full layer; a chunk of w tokens attended causally counts w)
+    const transformer& scout = models::llama4_scout;
+    CHECK(scout.attention_span(8192) == 8192);
+    CHECK(scout.attention_span(4096) == 4096);
+    // 32K tokens, four whole chunks: 12/48 x 32768 + 36/48 x 8192
+    CHECK(scout.attention_span(32768) == Approx(0.25 * 32768 + 0.75 * 8192));
+    // 20,000 tokens: two chunks of 8192 and one of 3616, (2 x 8192^2 + 3616^2) / 20000 = 7364.66
+    CHECK(scout.attention_span(20000) == Approx(0.25 * 20000 + 0.75 * 7364.6592));
+    // a sliding window of 8192 instead: 2 w - w^2 / seq = 14336 keys at 32K
+    transformer sliding = scout;
+    sliding.chunked_attention = false;
+    CHECK(sliding.attention_span(32768) == Approx(0.25 * 32768 + 0.75 * 14336));
+    // the attention FLOPs follow: at 32K the chunked layers cost a quarter of a full layer's
+    // score work, the sliding ones 7/16
+    transformer full = scout;
+    full.sliding_layers = 0;
+    const double core_full = layer_forward_flops(full, 32768).attention_core().value();
+    CHECK(layer_forward_flops(scout, 32768).attention_core().value() == Approx(core_full * (0.25 + 0.75 * 0.25)));
+    CHECK(layer_forward_flops(sliding, 32768).attention_core().value() == Approx(core_full * (0.25 + 0.75 * 0.4375)));
+}
+
+TEST_CASE("Llama 4: NoPE layers, chunked attention and the QK L2 norm read from config.json") {
+    const std::string dir = std::string(COMMSCALE_DATA_DIR) + "/models/";
+    const transformer scout = io::load_model_file(dir + "llama4-scout.json", "--model");
+    CHECK(scout.nope_layers == 12);
+    CHECK(scout.sliding_layers == 36);
+    CHECK(scout.sliding_window == 8192);
+    CHECK(scout.chunked_attention);
+    CHECK(scout.qk_l2_norm);
+    CHECK(scout == models::llama4_scout);
+    // Maverick's config sets use_qk_norm false (Megatron-Bridge: qk_l2_norm False)
+    const transformer maverick = io::load_model_file(dir + "llama4-maverick.json", "--model");
+    CHECK_FALSE(maverick.qk_l2_norm);
+    CHECK(maverick.nope_layers == 12);
+    CHECK(maverick == models::llama4_maverick);
+    // written back and read again
+    CHECK(io::model_from_json(io::model_to_json(scout), "model") == scout);
+    CHECK(io::model_to_json(scout)["nope_layers"] == 12);
+    CHECK(io::model_to_json(scout)["chunked_attention"] == true);
+    CHECK(io::model_to_json(scout)["qk_l2_norm"] == true);
+    CHECK_FALSE(io::model_to_json(models::llama3_8b).contains("nope_layers"));
+    // without no_rope_layers, Llama4TextConfig's interval: every fourth layer, or no_rope_layer_interval
+    std::ifstream in(dir + "llama4-scout.json");
+    const nlohmann::json file = nlohmann::json::parse(in);
+    nlohmann::json j = file;
+    j["text_config"].erase("no_rope_layers");
+    j["text_config"].erase("use_qk_norm");
+    const transformer by_default = io::model_from_json(j, "model");
+    CHECK(by_default.nope_layers == 12);
+    CHECK(by_default.sliding_layers == 36);
+    CHECK(by_default.qk_l2_norm);  // Llama4TextConfig's default
+    j["text_config"]["no_rope_layer_interval"] = 3;
+    CHECK(io::model_from_json(j, "model").nope_layers == 16);
+    CHECK(io::model_from_json(j, "model").sliding_layers == 32);
+    // malformed: one entry short, an entry neither 0 nor 1
+    nlohmann::json bad = file;
+    bad["text_config"]["no_rope_layers"].erase(0);
+    CHECK(json_error_field(bad).find("no_rope_layers") != std::string::npos);
+    bad = file;
+    bad["text_config"]["no_rope_layers"][5] = 2;
+    CHECK(json_error_field(bad).find("no_rope_layers[5]") != std::string::npos);
+    // layer_types naming both kinds of windowed layer is refused; chunked_attention entries set the flag
+    nlohmann::json typed = io::model_to_json(models::llama3_8b);
+    typed["sliding_window"] = 4096;
+    typed["layer_types"] = nlohmann::json::array();
+    for (int i = 0; i < 32; ++i) typed["layer_types"].push_back(i % 4 == 3 ? "full_attention" : "chunked_attention");
+    const transformer chunked = io::model_from_json(typed, "model");
+    CHECK(chunked.chunked_attention);
+    CHECK(chunked.sliding_layers == 24);
+    typed["layer_types"][0] = "sliding_attention";
+    CHECK(json_error_field(typed).find("layer_types[") != std::string::npos);
+    // other families: none of the three unless given
+    const transformer llama3 = io::model_from_json(io::model_to_json(models::llama3_8b), "model");
+    CHECK(llama3.nope_layers == 0);
+    CHECK_FALSE(llama3.qk_l2_norm);
+    CHECK_FALSE(llama3.chunked_attention);
 }
