@@ -36,7 +36,7 @@
 ///   gate       attention_output_gate (Megatron-Core's --attention-output-gate; default true for
 ///              qwen3_next, whose q_proj is twice the query width)
 ///   QK norm    qk_layernorm (Megatron-Core's --qk-layernorm; default true for qwen3, qwen3_moe and
-///              qwen3_next, whose attention has q_norm and k_norm)
+///              qwen3_next, whose attention has q_norm and k_norm, and for glm4_moe with use_qk_norm)
 ///   YaRN       rope_attention_factor if given; else for rope_scaling of rope_type (or type) "yarn"
 ///              its attention_factor, or Hugging Face's default from its factor (transformers
 ///              modeling_rope_utils `_compute_yarn_parameters`: get_mscale(factor, mscale) /
@@ -501,7 +501,9 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     // Qwen3-Next's q_proj is 2 q wide, the query and the output gate (HF Qwen3NextAttention)
     m.attention_output_gate = r.boolean_or("attention_output_gate", type == "qwen3_next");
     // the Qwen3 family normalizes each head's query and key (HF Qwen3Attention q_norm, k_norm)
-    m.qk_layernorm = r.boolean_or("qk_layernorm", detail::one_of(type, {"qwen3", "qwen3_moe", "qwen3_next"}));
+    // (and GLM-4.5 where its use_qk_norm says so: HF Glm4MoeAttention q_norm, k_norm over head_dim)
+    m.qk_layernorm = r.boolean_or("qk_layernorm", detail::one_of(type, {"qwen3", "qwen3_moe", "qwen3_next"}) ||
+                                                      (type == "glm4_moe" && r.boolean_or("use_qk_norm", false)));
     if (r.has("rope_attention_factor")) {
         m.rope_attention_factor = r.number("rope_attention_factor", 1e-9, lim::max_rope_attention_factor);
     } else if (r.has("rope_scaling")) {

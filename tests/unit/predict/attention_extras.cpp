@@ -312,3 +312,35 @@ TEST_CASE("Llama 4: NoPE layers, chunked attention and the QK L2 norm read from 
     CHECK_FALSE(llama3.qk_l2_norm);
     CHECK_FALSE(llama3.chunked_attention);
 }
+
+TEST_CASE("QK norm: GLM-4.5's use_qk_norm, and both GLM-4.5 sizes against their model card") {
+    // HF zai-org/GLM-4.5 and GLM-4.5-Air config.json (model_type glm4_moe): GLM-4.5 92 layers (3
+    // dense), hidden 5120, dense MLP 12288, 160 routed experts of 1536 + 1 shared, top-8, 96 heads
+    // of 128 with 8 KV heads, QK norm (use_qk_norm; Megatron-Core --qk-layernorm); the Air 46
+    // layers (1 dense), hidden 4096, MLP 10944, 128 experts of 1408, no QK norm. The model card
+    // (transformers docs/source/en/model_doc/glm4_moe.md): 355B total and 32B active, and 106B and
+    // 12B; "active" there without the embeddings, "total" with them (and without the MTP module,
+    // which the library counts apart: 4.0B for GLM-4.5, within the card's rounding either way).
+    nlohmann::json glm = {{"model_type", "glm4_moe"},   {"hidden_size", 5120},       {"intermediate_size", 12288},
+                          {"moe_intermediate_size", 1536}, {"n_routed_experts", 160}, {"n_shared_experts", 1},
+                          {"num_experts_per_tok", 8},    {"first_k_dense_replace", 3}, {"num_hidden_layers", 92},
+                          {"num_attention_heads", 96},   {"num_key_value_heads", 8},  {"head_dim", 128},
+                          {"hidden_act", "silu"},        {"attention_bias", true},    {"partial_rotary_factor", 0.5},
+                          {"max_position_embeddings", 131072}, {"num_nextn_predict_layers", 1},
+                          {"tie_word_embeddings", false}, {"use_qk_norm", true},     {"vocab_size", 151552}};
+    const transformer big = io::model_from_json(glm, "model");
+    CHECK(big.qk_layernorm);
+    CHECK(total_parameters(big) == Approx(355e9).epsilon(0.01));
+    CHECK(active_parameters(big) - embedding_parameters(big) == Approx(32e9).epsilon(0.02));
+    nlohmann::json air = glm;
+    air.update({{"hidden_size", 4096}, {"intermediate_size", 10944}, {"moe_intermediate_size", 1408},
+                {"n_routed_experts", 128}, {"first_k_dense_replace", 1}, {"num_hidden_layers", 46}, {"use_qk_norm", false}});
+    const transformer small = io::model_from_json(air, "model");
+    CHECK_FALSE(small.qk_layernorm);
+    CHECK(total_parameters(small) == Approx(106e9).epsilon(0.01));
+    CHECK(active_parameters(small) - embedding_parameters(small) == Approx(12e9).epsilon(0.02));
+    // use_qk_norm is GLM's key (and Llama 4's L2 norm, above), not a QK norm for other families
+    nlohmann::json llama = io::model_to_json(models::llama3_8b);
+    llama["use_qk_norm"] = true;
+    CHECK_FALSE(io::model_from_json(llama, "model").qk_layernorm);
+}
