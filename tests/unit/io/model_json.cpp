@@ -1,6 +1,7 @@
 // Hugging Face config.json loader: presets and data/models/*.json agree; real configs' key
 // spellings; wrong types and impossible shapes are input errors naming the key.
 #include "catch_shim.hpp"
+#include "model_fixtures.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -52,14 +53,6 @@ void check_same(const transformer& a, const transformer& b) {
     if (a.is_hybrid()) CHECK(*a.hybrid == *b.hybrid);  // pattern and Mamba-2 sizes
 }
 
-std::string error_field(const json& j) {
-    try {
-        (void)io::model_from_json(j, "model");
-    } catch (const input_error& e) {
-        return e.field();
-    }
-    return "no error";
-}
 }  // namespace
 
 TEST_CASE("every preset has a data/models/<name>.json that loads to the same shape, and no extra files") {
@@ -120,18 +113,18 @@ TEST_CASE("wrong types and impossible shapes are input errors naming the key") {
         j[key] = std::move(v);
         return j;
     };
-    CHECK(error_field(good) == "no error");
-    CHECK(error_field(with("num_attention_heads", 30)) == "model.num_attention_heads");
-    CHECK(error_field(with("num_key_value_heads", 5)) == "model.num_key_value_heads");
-    CHECK(error_field(with("hidden_size", -4096)) == "model.hidden_size");
-    CHECK(error_field(with("num_hidden_layers", "32")) == "model.num_hidden_layers");
-    CHECK(error_field(with("num_hidden_layers", 32.5)) == "model.num_hidden_layers");
-    CHECK(error_field(with("tie_word_embeddings", 3)) == "model.tie_word_embeddings");
-    CHECK(error_field(with("num_experts_per_tok", 2)) == "model.num_experts_per_tok");  // 2 of 1 expert
+    CHECK(model_test::json_error_field(good) == "no error");
+    CHECK(model_test::json_error_field(with("num_attention_heads", 30)) == "model.num_attention_heads");
+    CHECK(model_test::json_error_field(with("num_key_value_heads", 5)) == "model.num_key_value_heads");
+    CHECK(model_test::json_error_field(with("hidden_size", -4096)) == "model.hidden_size");
+    CHECK(model_test::json_error_field(with("num_hidden_layers", "32")) == "model.num_hidden_layers");
+    CHECK(model_test::json_error_field(with("num_hidden_layers", 32.5)) == "model.num_hidden_layers");
+    CHECK(model_test::json_error_field(with("tie_word_embeddings", 3)) == "model.tie_word_embeddings");
+    CHECK(model_test::json_error_field(with("num_experts_per_tok", 2)) == "model.num_experts_per_tok");  // 2 of 1 expert
     json missing = good;
     missing.erase("vocab_size");
-    CHECK(error_field(missing) == "model.vocab_size");
-    CHECK(error_field(json::array()) == "model");
+    CHECK(model_test::json_error_field(missing) == "model.vocab_size");
+    CHECK(model_test::json_error_field(json::array()) == "model");
     CHECK_THROWS_AS(io::load_model_file("/nonexistent/config.json", "--model"), input_error);
 }
 
@@ -159,11 +152,11 @@ TEST_CASE("Qwen3-Next config.json: Gated DeltaNet layers as Megatron-Core's hybr
     CHECK(t.layers == 8);
     // a layer_types entry that is neither kind, and value heads that are no multiple of the key heads
     typed["layer_types"][2] = "sliding_attention";
-    CHECK(error_field(typed) == "model.layer_types[2]");
+    CHECK(model_test::json_error_field(typed) == "model.layer_types[2]");
     typed["layer_types"][2] = "linear_attention";
     typed["linear_num_value_heads"] = 24;
     typed["linear_num_key_heads"] = 16;
-    CHECK(error_field(typed) == "model.linear_num_value_heads");
+    CHECK(model_test::json_error_field(typed) == "model.linear_num_value_heads");
 }
 
 TEST_CASE("linear-attention and other unmodelled mixers are refused, never read as softmax attention") {
@@ -171,7 +164,7 @@ TEST_CASE("linear-attention and other unmodelled mixers are refused, never read 
     // reader does not know is refused by its keys rather than read as 48 layers of full attention
     json qwen35 = io::model_to_json(models::llama2_7b);
     qwen35["model_type"] = "qwen3_5_moe";
-    CHECK(error_field(qwen35) == "model.model_type");
+    CHECK(model_test::json_error_field(qwen35) == "model.model_type");
     try {
         (void)io::model_from_json(qwen35, "model");
         FAIL("qwen3_5_moe accepted");
@@ -185,30 +178,30 @@ TEST_CASE("linear-attention and other unmodelled mixers are refused, never read 
     renamed["model_type"] = "my_hybrid";
     renamed["full_attention_interval"] = 4;
     renamed["linear_num_value_heads"] = 32;
-    CHECK(error_field(renamed) == "model.full_attention_interval");
+    CHECK(model_test::json_error_field(renamed) == "model.full_attention_interval");
     renamed.erase("full_attention_interval");
-    CHECK(error_field(renamed) == "model.linear_num_value_heads");
+    CHECK(model_test::json_error_field(renamed) == "model.linear_num_value_heads");
     // layer_types naming a linear-attention layer outside qwen3_next
     json typed = io::model_to_json(models::llama2_7b);
     typed["layer_types"] = json::array();
     for (int i = 0; i < models::llama2_7b.layers; ++i)
         typed["layer_types"].push_back((i + 1) % 4 == 0 ? "full_attention" : "linear_attention");
-    CHECK(error_field(typed) == "model.layer_types[0]");
+    CHECK(model_test::json_error_field(typed) == "model.layer_types[0]");
     // full, sliding and chunked attention are what layer_types may hold
     for (int i = 0; i < models::llama2_7b.layers; ++i) typed["layer_types"][static_cast<std::size_t>(i)] = i % 2 ? "full_attention" : "sliding_attention";
     typed["sliding_window"] = 4096;
-    CHECK(error_field(typed) == "no error");
+    CHECK(model_test::json_error_field(typed) == "no error");
     CHECK(io::model_from_json(typed, "model").sliding_layers == models::llama2_7b.layers / 2);
     // Jamba (attention every 8th layer among Mamba layers) and its keys under another name
     json jamba = io::model_to_json(models::llama2_7b);
     jamba["model_type"] = "jamba";
-    CHECK(error_field(jamba) == "model.model_type");
+    CHECK(model_test::json_error_field(jamba) == "model.model_type");
     json mamba_keys = io::model_to_json(models::llama2_7b);
     mamba_keys["attn_layer_period"] = 8;
-    CHECK(error_field(mamba_keys) == "model.attn_layer_period");
+    CHECK(model_test::json_error_field(mamba_keys) == "model.attn_layer_period");
     // the hybrids the library models keep loading (their presets' files: the test above every preset)
-    CHECK(error_field(io::model_to_json(models::nemotron_h_8b)) == "no error");
-    CHECK(error_field(io::model_to_json(models::qwen3_next_80b_a3b)) == "no error");
+    CHECK(model_test::json_error_field(io::model_to_json(models::nemotron_h_8b)) == "no error");
+    CHECK(model_test::json_error_field(io::model_to_json(models::qwen3_next_80b_a3b)) == "no error");
 }
 
 TEST_CASE("rope_scaling of type yarn: the attention factor as Hugging Face derives it") {
@@ -242,7 +235,7 @@ TEST_CASE("rope_scaling of type yarn: the attention factor as Hugging Face deriv
     auto error_of = [&](json rope) {
         json x = j;
         x["rope_scaling"] = std::move(rope);
-        return error_field(x);
+        return model_test::json_error_field(x);
     };
     CHECK(error_of({{"type", "yarn"}}) == "model.rope_scaling.factor");
     CHECK(error_of({{"type", "yarn"}, {"factor", "32"}}) == "model.rope_scaling.factor");
@@ -251,7 +244,7 @@ TEST_CASE("rope_scaling of type yarn: the attention factor as Hugging Face deriv
     CHECK(error_of(json::array()) == "model.rope_scaling");
     json bad = j;
     bad["rope_attention_factor"] = "nan";
-    CHECK(error_field(bad) == "model.rope_attention_factor");
+    CHECK(model_test::json_error_field(bad) == "model.rope_attention_factor");
     transformer m = models::llama2_7b;
     m.rope_attention_factor = std::numeric_limits<double>::quiet_NaN();
     CHECK_THROWS_WITH(validate(m), Catch::Contains("model.rope_attention_factor"));
@@ -302,13 +295,13 @@ TEST_CASE("Nemotron-H and Nemotron 3 config.json: the hybrid pattern, the Mamba-
         j[key] = std::move(v);
         return j;
     };
-    CHECK(error_field(with("hybrid_override_pattern", "M-M-")) == "model.hybrid_override_pattern");
-    CHECK(error_field(with("hybrid_override_pattern", std::string(51, 'M') + "D")) == "model.hybrid_override_pattern");
-    CHECK(error_field(with("n_groups", 3)) == "model.mamba_num_heads");  // 128 heads in 3 groups
-    CHECK(error_field(with("ssm_state_size", 0)) == "model.ssm_state_size");
+    CHECK(model_test::json_error_field(with("hybrid_override_pattern", "M-M-")) == "model.hybrid_override_pattern");
+    CHECK(model_test::json_error_field(with("hybrid_override_pattern", std::string(51, 'M') + "D")) == "model.hybrid_override_pattern");
+    CHECK(model_test::json_error_field(with("n_groups", 3)) == "model.mamba_num_heads");  // 128 heads in 3 groups
+    CHECK(model_test::json_error_field(with("ssm_state_size", 0)) == "model.ssm_state_size");
     json gdn = listed;
     gdn["layers_block_type"][3] = "gdn";
-    CHECK(error_field(gdn) == "model.layers_block_type[3]");
+    CHECK(model_test::json_error_field(gdn) == "model.layers_block_type[3]");
     json latent = json::parse(io::read_file(dir + "nemotron-3-nano-30b-a3b.json", "model"));
     latent["moe_latent_size"] = 1024;  // LatentMoE (Nemotron 3 Super's key)
     CHECK(io::model_from_json(latent).moe_latent == 1024);
@@ -316,20 +309,20 @@ TEST_CASE("Nemotron-H and Nemotron 3 config.json: the hybrid pattern, the Mamba-
     latent["moe_latent_size"] = nullptr;  // null: none
     CHECK(io::model_from_json(latent).expert_io() == 2688);
     latent["moe_latent_size"] = 0;
-    CHECK(error_field(latent) == "model.moe_latent_size");
+    CHECK(model_test::json_error_field(latent) == "model.moe_latent_size");
     latent["moe_latent_size"] = -4;
-    CHECK(error_field(latent) == "model.moe_latent_size");
+    CHECK(model_test::json_error_field(latent) == "model.moe_latent_size");
     latent["moe_latent_size"] = "1024";
-    CHECK(error_field(latent) == "model.moe_latent_size");
+    CHECK(model_test::json_error_field(latent) == "model.moe_latent_size");
     // a latent width without routed experts names the key
     json dense_latent = base;
     dense_latent["moe_latent_size"] = 1024;
-    CHECK(error_field(dense_latent) == "model.moe_latent_size");
+    CHECK(model_test::json_error_field(dense_latent) == "model.moe_latent_size");
     // a hybrid model's MTP module is an attention and an MoE block ("*E"); another layout names its key
     json mtp = json::parse(io::read_file(dir + "nemotron-3-nano-30b-a3b.json", "model"));
     mtp["num_nextn_predict_layers"] = 1;
     mtp["mtp_hybrid_override_pattern"] = "*E";
     CHECK(io::model_from_json(mtp).mtp_layers == 1);
     mtp["mtp_hybrid_override_pattern"] = "M*E";
-    CHECK(error_field(mtp) == "model.mtp_hybrid_override_pattern");
+    CHECK(model_test::json_error_field(mtp) == "model.mtp_hybrid_override_pattern");
 }

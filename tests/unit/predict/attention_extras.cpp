@@ -29,6 +29,18 @@ transformer qk_normed(transformer m) {
     m.qk_layernorm = true;
     return m;
 }
+// One plan (TP 2 with sequence parallelism, 8,192 tokens, on DGX H100) predicted for a model and a
+// variant of it, with the bf16 compute parameters their layer times come from.
+struct step_pair {
+    step_breakdown a, b;
+    compute_params cp;
+};
+step_pair predict_pair(const transformer& plain, const transformer& variant) {
+    const cluster c = cluster_by_name("dgx-h100");
+    const accelerator acc = accelerator_by_name(c.node.accelerator);
+    const plan p{.tp = 2, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
+    return {predict_step(plain, c, acc, p), predict_step(variant, c, acc, p), compute_params_for(acc, dtype::bf16)};
+}
 }  // namespace
 
 TEST_CASE("attention output gate: parameters and FLOPs, the library's and Megatron's GPT count") {
@@ -59,11 +71,7 @@ TEST_CASE("attention output gate: parameters and FLOPs, the library's and Megatr
 TEST_CASE("attention output gate: the fused sigmoid-and-multiply at its bytes, one kernel each way") {
     const transformer& plain = models::llama3_8b;
     const transformer m = gated(plain);
-    cluster c = cluster_by_name("dgx-h100");
-    const accelerator acc = accelerator_by_name(c.node.accelerator);
-    plan p{.tp = 2, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
-    const auto a = predict_step(plain, c, acc, p), b = predict_step(m, c, acc, p);
-    const compute_params cp = compute_params_for(acc, dtype::bf16);
+    const auto [a, b, cp] = predict_pair(plain, m);
     // x * sigmoid(gate) under torch.compile over T q / t = 8192 x 2048 elements: forward reads x
     // and the gate and writes the product (3 x 2 B), backward reads the gradient, x and the gate
     // and writes two gradients (5 x 2 B)
@@ -124,11 +132,7 @@ TEST_CASE("QK norm: two RMSNorms per attention layer at their bytes, their input
     // no FLOPs counted (norms are not, in the library's count or Megatron's)
     CHECK(model_flops_per_token(m, 8192).value() == model_flops_per_token(plain, 8192).value());
     CHECK(megatron_model_flops_per_token(m, 8192).value() == megatron_model_flops_per_token(plain, 8192).value());
-    cluster c = cluster_by_name("dgx-h100");
-    const accelerator acc = accelerator_by_name(c.node.accelerator);
-    plan p{.tp = 2, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
-    const auto a = predict_step(plain, c, acc, p), b = predict_step(m, c, acc, p);
-    const compute_params cp = compute_params_for(acc, dtype::bf16);
+    const auto [a, b, cp] = predict_pair(plain, m);
     // over T (q + kv) / t = 8192 x 5120 / 2 elements: forward read and write 2 B each; backward
     // read the gradient and the input, write the gradient
     const double elements = 8192.0 * (4096 + 1024) / 2;
@@ -165,14 +169,6 @@ transformer with_nope(transformer m, int nope) {
     m.nope_layers = nope;
     return m;
 }
-std::string json_error_field(const nlohmann::json& j) {
-    try {
-        (void)io::model_from_json(j, "model");
-    } catch (const input_error& e) {
-        return e.field();
-    }
-    return "no error";
-}
 }  // namespace
 
 TEST_CASE("Llama 4: NoPE layers run no rotary pass") {
@@ -182,11 +178,7 @@ TEST_CASE("Llama 4: NoPE layers run no rotary pass") {
     const transformer m = with_nope(plain, 8);
     CHECK(m.rope_fraction() == 0.75);
     CHECK(attention_parameters(m) == attention_parameters(plain));
-    cluster c = cluster_by_name("dgx-h100");
-    const accelerator acc = accelerator_by_name(c.node.accelerator);
-    plan p{.tp = 2, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
-    const auto a = predict_step(plain, c, acc, p), b = predict_step(m, c, acc, p);
-    const compute_params cp = compute_params_for(acc, dtype::bf16);
+    const auto [a, b, cp] = predict_pair(plain, m);
     const double elements = 8192.0 * (4096 + 1024) / 2;  // T (q + kv) / t
     CHECK(in_seconds(a.layer.elementwise_fwd - b.layer.elementwise_fwd) == Approx(0.25 * 4 * elements * cp.inv_memory_rate));
     CHECK(in_seconds(a.layer.elementwise_bwd - b.layer.elementwise_bwd) == Approx(0.25 * 8 * elements * cp.inv_memory_rate));
@@ -210,11 +202,7 @@ TEST_CASE("Llama 4: the QK L2 norm on the rotary layers at its bytes, no weights
     CHECK(attention_parameters(m) == attention_parameters(plain));
     CHECK(model_flops_per_token(m, 8192).value() == model_flops_per_token(plain, 8192).value());
     CHECK(megatron_model_flops_per_token(m, 8192).value() == megatron_model_flops_per_token(plain, 8192).value());
-    cluster c = cluster_by_name("dgx-h100");
-    const accelerator acc = accelerator_by_name(c.node.accelerator);
-    plan p{.tp = 2, .dp = 4, .micro_batch = 1, .global_batch = 64, .seq = 8192, .sequence_parallel = true};
-    const auto a = predict_step(plain, c, acc, p), b = predict_step(m, c, acc, p);
-    const compute_params cp = compute_params_for(acc, dtype::bf16);
+    const auto [a, b, cp] = predict_pair(plain, m);
     // on 24 of 32 layers, over T (q + kv) / t elements: forward read and write 2 B, backward read
     // the gradient and the input and write the gradient; one compiled kernel per tensor each way
     const double elements = 8192.0 * (4096 + 1024) / 2;
@@ -292,10 +280,10 @@ TEST_CASE("Llama 4: NoPE layers, chunked attention and the QK L2 norm read from 
     // malformed: one entry short, an entry neither 0 nor 1
     nlohmann::json bad = file;
     bad["text_config"]["no_rope_layers"].erase(0);
-    CHECK(json_error_field(bad).find("no_rope_layers") != std::string::npos);
+    CHECK(model_test::json_error_field(bad).find("no_rope_layers") != std::string::npos);
     bad = file;
     bad["text_config"]["no_rope_layers"][5] = 2;
-    CHECK(json_error_field(bad).find("no_rope_layers[5]") != std::string::npos);
+    CHECK(model_test::json_error_field(bad).find("no_rope_layers[5]") != std::string::npos);
     // layer_types naming both kinds of windowed layer is refused; chunked_attention entries set the flag
     nlohmann::json typed = io::model_to_json(models::llama3_8b);
     typed["sliding_window"] = 4096;
@@ -305,7 +293,7 @@ TEST_CASE("Llama 4: NoPE layers, chunked attention and the QK L2 norm read from 
     CHECK(chunked.chunked_attention);
     CHECK(chunked.sliding_layers == 24);
     typed["layer_types"][0] = "sliding_attention";
-    CHECK(json_error_field(typed).find("layer_types[") != std::string::npos);
+    CHECK(model_test::json_error_field(typed).find("layer_types[") != std::string::npos);
     // other families: none of the three unless given
     const transformer llama3 = io::model_from_json(io::model_to_json(models::llama3_8b), "model");
     CHECK(llama3.nope_layers == 0);

@@ -4,6 +4,7 @@
 // figure. Every expected value is a publisher's number (model card, technical report), with what
 // it includes stated next to it; none is the library's own output.
 #include "catch_shim.hpp"
+#include "model_fixtures.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -57,14 +58,6 @@ double llama4_vision_parameters() {
 /// OpenAI's active counts leave it out (the output head, a matmul, stays in).
 double active_without_input_embedding(const transformer& m) {
     return active_parameters(m) - static_cast<double>(m.vocab) * m.hidden;
-}
-std::string error_field(const json& j) {
-    try {
-        (void)io::model_from_json(j, "model");
-    } catch (const input_error& e) {
-        return e.field();
-    }
-    return "no error";
 }
 }  // namespace
 
@@ -191,7 +184,7 @@ TEST_CASE("Qwen2-MoE config.json: the shared expert's width in expert widths") {
     check_within(total_parameters(m), 14.3e9, 0.01, "Qwen1.5-MoE-A2.7B total");
     check_within(active_parameters(m), 2.7e9, 0.01, "Qwen1.5-MoE-A2.7B active");
     j["shared_expert_intermediate_size"] = 5000;
-    CHECK(error_field(j) == "model.shared_expert_intermediate_size");
+    CHECK(model_test::json_error_field(j) == "model.shared_expert_intermediate_size");
 }
 
 TEST_CASE("GPT-OSS config.json: experts with biases, alternating sliding-window layers, sinks") {
@@ -346,10 +339,10 @@ TEST_CASE("MoE config errors name the field, the value and what is accepted") {
         "num_attention_heads": 128, "intermediate_size": 18432, "moe_intermediate_size": 2048, "n_routed_experts": 256,
         "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "kv_lora_rank": 512,
         "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 129280})");
-    CHECK(error_field(base) == "no error");
+    CHECK(model_test::json_error_field(base) == "no error");
     auto j = base;
     j["num_experts_per_tok"] = 300;
-    CHECK(error_field(j) == "model.num_experts_per_tok");
+    CHECK(model_test::json_error_field(j) == "model.num_experts_per_tok");
     try {
         (void)io::model_from_json(j, "model");
     } catch (const input_error& e) {
@@ -357,36 +350,36 @@ TEST_CASE("MoE config errors name the field, the value and what is accepted") {
     }
     j = base;
     j["first_k_dense_replace"] = 61;  // no MoE layer left
-    CHECK(error_field(j) == "model.first_k_dense_replace");
+    CHECK(model_test::json_error_field(j) == "model.first_k_dense_replace");
     j = base;
     j["v_head_dim"] = 0;
-    CHECK(error_field(j) == "model.v_head_dim");
+    CHECK(model_test::json_error_field(j) == "model.v_head_dim");
     j = base;
     j["kv_lora_rank"] = "512";
-    CHECK(error_field(j) == "model.kv_lora_rank");
+    CHECK(model_test::json_error_field(j) == "model.kv_lora_rank");
     j = base;
     j["n_shared_experts"] = -1;
-    CHECK(error_field(j) == "model.n_shared_experts");
+    CHECK(model_test::json_error_field(j) == "model.n_shared_experts");
     j = base;
     j["mlp_only_layers"] = json::array({0, 99});
-    CHECK(error_field(j) == "model.mlp_only_layers[1]");
+    CHECK(model_test::json_error_field(j) == "model.mlp_only_layers[1]");
     auto g = json::parse(R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 4,
         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
         "num_local_experts": 32, "experts_per_token": 4, "vocab_size": 201088,
         "layer_types": ["sliding_attention", "full_attention"]})");
-    CHECK(error_field(g) == "model.layer_types");  // 2 entries for 4 layers
+    CHECK(model_test::json_error_field(g) == "model.layer_types");  // 2 entries for 4 layers
     g["layer_types"] = json::array({"sliding_attention", "full_attention", "sliding_attention", "full_attention"});
-    CHECK(error_field(g) == "model.sliding_window");  // sliding layers need their window
+    CHECK(model_test::json_error_field(g) == "model.sliding_window");  // sliding layers need their window
     g["sliding_window"] = 128;
-    CHECK(error_field(g) == "no error");
+    CHECK(model_test::json_error_field(g) == "no error");
     auto l4 = json::parse(R"({"model_type": "llama4", "text_config": 5})");
-    CHECK(error_field(l4) == "model.text_config");
+    CHECK(model_test::json_error_field(l4) == "model.text_config");
     l4 = json::parse(R"({"model_type": "llama4", "text_config": {"model_type": "llama4", "text_config": {}}})");
-    CHECK(error_field(l4) == "model.text_config.num_hidden_layers");  // one level only, then its keys
+    CHECK(model_test::json_error_field(l4) == "model.text_config.num_hidden_layers");  // one level only, then its keys
     l4 = json::parse(R"({"model_type": "llama4", "text_config": {"hidden_size": 5120, "num_hidden_layers": 48,
         "num_attention_heads": 40, "intermediate_size": 8192, "intermediate_size_mlp": 16384, "vocab_size": 202048,
         "num_local_experts": 16, "num_experts_per_tok": 1, "interleave_moe_layer_step": "2"}})");
-    CHECK(error_field(l4) == "model.text_config.interleave_moe_layer_step");
+    CHECK(model_test::json_error_field(l4) == "model.text_config.interleave_moe_layer_step");
     // validate: the struct's own checks
     auto m = models::deepseek_v3;
     m.dense_layers = 61;
