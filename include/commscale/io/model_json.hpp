@@ -23,8 +23,9 @@
 ///   MLA        kv_lora_rank (present: multi-head latent attention), q_lora_rank (null: full
 ///              rank), qk_nope_head_dim, qk_rope_head_dim, v_head_dim (DeepSeek-V2/V3, Kimi K2)
 ///   sliding    sliding_layers if given, else the sliding_attention (or chunked_attention) entries
-///              of layer_types, else every other layer for gpt_oss; window sliding_window (Llama 4:
-///              its chunked attention, attention_chunk_size, on the RoPE layers)
+///              of layer_types, else the family's layout (gpt_oss and gemma2 every other layer;
+///              gemma3, mistral, qwen2: below); window sliding_window (Llama 4: its chunked
+///              attention, attention_chunk_size, on the RoPE layers)
 ///   chunked    chunked_attention if given, else true for chunked_attention entries of layer_types
 ///              and for Llama 4 with attention_chunk_size: the windowed layers attend within fixed
 ///              chunks
@@ -36,7 +37,8 @@
 ///   gate       attention_output_gate (Megatron-Core's --attention-output-gate; default true for
 ///              qwen3_next, whose q_proj is twice the query width)
 ///   QK norm    qk_layernorm (Megatron-Core's --qk-layernorm; default true for qwen3, qwen3_moe and
-///              qwen3_next, whose attention has q_norm and k_norm, and for glm4_moe with use_qk_norm)
+///              qwen3_next and gemma3_text, whose attention has q_norm and k_norm, and for glm4_moe
+///              with use_qk_norm)
 ///   YaRN       rope_attention_factor if given; else for rope_scaling of rope_type (or type) "yarn"
 ///              its attention_factor, or Hugging Face's default from its factor (transformers
 ///              modeling_rope_utils `_compute_yarn_parameters`: get_mscale(factor, mscale) /
@@ -44,7 +46,7 @@
 ///              get_mscale(factor), get_mscale(s, m) = 0.1 m ln s + 1 for s > 1, else 1); 1 otherwise
 ///   dropout    dropout (true/false) if given; else hidden_dropout, resid_pdrop or
 ///              hidden_dropout_prob > 0; else false for the families trained without it (llama,
-///              llama4_text, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2,
+///              llama4_text, gemma, gemma2, gemma3_text, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2,
 ///              deepseek_v3, kimi_k2, gpt_oss, mpt, nemotron: transformers' NemotronConfig has no
 ///              residual dropout, and NeMo's Nemotron-3/4 training configs set hidden_dropout 0), true otherwise
 ///   tied       tie_word_embeddings (default: the family's transformers config class, below)
@@ -72,7 +74,8 @@
 ///   gptj       n_embd, n_layer, n_head, n_inner (null: 4h), rotary, parallel attention+MLP, biases
 ///   gpt_neox   use_parallel_residual (default true), rotary, biases, untied embeddings
 ///   gpt2, opt  learned positions, biases, plain MLP (OPT: ffn_dim)
-///   gemma, gemma2, qwen3, phi3, llama, mistral, qwen2: gated MLP, rotary (head_dim where given)
+///   gemma, gemma2, gemma3_text, qwen3, phi3, llama, mistral, qwen2: gated MLP, rotary (head_dim
+///              where given)
 ///   nemotron   plain squared-ReLU MLP (hidden_act relu2), rotary, head_dim
 ///   deepseek_v3, kimi_k2  MLA, routed + shared experts, leading dense layers, MTP
 ///   qwen3_moe  num_experts, moe_intermediate_size, head_dim
@@ -80,6 +83,13 @@
 ///              attention sinks, biases (attention_bias) in attention, experts and router
 ///   mixtral    num_local_experts, num_experts_per_tok
 ///   llama4     the text_config object: interleaved MoE and dense layers, one shared expert
+///   gemma2     sliding_window (default 4096) on every other layer, the first one local
+///   gemma3     the text_config object (gemma3_text: vocab_size 262,208 and head_dim 256 where
+///              absent, Gemma3TextConfig's defaults): GeGLU, QK norm, sliding_window (default
+///              4096) on all but every sliding_window_pattern-th layer (default 6: 5 local, 1 global)
+///   mistral    sliding_window (Mistral 7B v0.1: 4,096; null in later releases) on every layer
+///   qwen2, qwen3 (and their MoE types): with use_sliding_window, sliding_window on the layers
+///              from max_window_layers (default 28) on
 ///   nemotron_h hybrid Mamba-Transformer (above), squared-ReLU MLPs (mlp_hidden_act relu2, not
 ///              gated), untied embeddings and no dropout by default (NemotronHConfig)
 ///   qwen3_next Gated DeltaNet and attention layers (layer_types, else full_attention_interval)
@@ -95,6 +105,7 @@
 /// an impossible value (heads not dividing hidden, a negative size) is an input_error naming
 /// its path, e.g. `model.num_attention_heads: expected a divisor of hidden (4096), got 30`.
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -128,7 +139,7 @@ namespace detail {
 
 /// Model types whose MLP is gated (SwiGLU / GeGLU) in Hugging Face transformers.
 [[nodiscard]] inline bool gated_model_type(std::string_view type) {
-    return one_of(type, {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "gemma", "gemma2", "phi3",
+    return one_of(type, {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3",
                          "olmo", "olmo2", "deepseek", "deepseek_v2", "deepseek_v3", "kimi_k2", "internlm2", "yi", "granite",
                          "cohere", "qwen3_moe", "qwen3_next", "gpt_oss", "llama4", "llama4_text"});
 }
@@ -187,15 +198,25 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
 [[nodiscard]] inline transformer model_from_json(const nlohmann::json& j, const std::string& path = "model",
                                                  std::string_view fallback_name = "custom") {
     const json_reader r(j, path);
-    // Llama 4: the language model's shape sits in text_config (Llama4Config); name, source and
-    // tie_word_embeddings are the outer file's. Read as llama4_text (one level, never recursing).
-    if (r.has("model_type") && r.string("model_type") == "llama4" && r.has("text_config")) {
+    // Llama 4 and Gemma 3: the language model's shape sits in text_config (Llama4Config,
+    // Gemma3Config); name, source and tie_word_embeddings are the outer file's. Read as
+    // llama4_text / gemma3_text (one level, never recursing).
+    const std::string outer_type = r.has("model_type") ? r.string("model_type") : std::string();
+    if ((outer_type == "llama4" || outer_type == "gemma3") && r.has("text_config")) {
         (void)r.object("text_config");  // an input_error naming the field unless an object
         nlohmann::json text = j.at("text_config");
-        text["model_type"] = "llama4_text";
+        text["model_type"] = outer_type + "_text";
         for (const char* k : {"name", "_name_or_path", "source", "tie_word_embeddings"})
             if (j.contains(k) && !text.contains(k)) text[k] = j.at(k);
         return model_from_json(text, r.field("text_config"), fallback_name);
+    }
+    // Gemma 3's text_config lists only what differs from Gemma3TextConfig's defaults: vocab_size
+    // 262,208 and head_dim 256 (transformers configuration_gemma3.py)
+    if (outer_type == "gemma3_text" && (!r.has("vocab_size") || !r.has("head_dim"))) {
+        nlohmann::json filled = j;
+        if (!r.has("vocab_size")) filled["vocab_size"] = 262208;
+        if (!r.has("head_dim")) filled["head_dim"] = 256;
+        return model_from_json(filled, path, fallback_name);
     }
     using lim = model_size_limits;  // generous bounds (workload/transformer.hpp), named by the key
     auto int_key = [&](std::initializer_list<const char*> keys, int fallback, bool required,
@@ -484,6 +505,18 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
         }
     } else if (type == "gpt_oss") {
         m.sliding_layers = (m.layers + 1) / 2;
+    } else if (type == "gemma2") {
+        // Gemma2Config: sliding on layers i with (i + 1) odd, the first one local
+        m.sliding_layers = (m.layers + 1) / 2;
+    } else if (type == "gemma3_text") {
+        // Gemma3TextConfig: sliding unless (i + 1) % sliding_window_pattern == 0 (5 local : 1 global)
+        m.sliding_layers = m.layers - m.layers / r.int32_or("sliding_window_pattern", 6, 1, m.layers);
+    } else if (type == "mistral" && r.has("sliding_window")) {
+        m.sliding_layers = m.layers;  // MistralAttention: the window on every layer (Mistral 7B v0.1: 4,096)
+    } else if (detail::one_of(type, {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}) && r.boolean_or("use_sliding_window", false) &&
+               r.has("sliding_window")) {
+        // Qwen2Config / Qwen3Config: the layers from max_window_layers (default 28) on
+        m.sliding_layers = std::max(0, m.layers - r.int32_or("max_window_layers", 28, 0, lim::layers));
     } else if (llama4 && r.has("attention_chunk_size")) {
         m.sliding_layers = m.layers - m.nope_layers;  // the RoPE layers
         chunked = true;
@@ -491,8 +524,12 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     m.chunked_attention = r.boolean_or("chunked_attention", chunked);
     if (m.sliding_layers > 0) {
         const char* w = llama4 && r.has("attention_chunk_size") ? "attention_chunk_size" : "sliding_window";
-        if (!r.has(w)) throw input_error(r.field(w), "nothing (missing)", "the window of the sliding-window layers, an integer >= 1");
-        m.sliding_window = r.int32(w, 1, lim::max_seq);
+        if (!r.has(w) && detail::one_of(type, {"gemma2", "gemma3_text"})) {
+            m.sliding_window = 4096;  // Gemma2Config's and Gemma3TextConfig's default
+        } else {
+            if (!r.has(w)) throw input_error(r.field(w), "nothing (missing)", "the window of the sliding-window layers, an integer >= 1");
+            m.sliding_window = r.int32(w, 1, lim::max_seq);
+        }
     }
     m.attention_sinks = r.boolean_or("attention_sinks", type == "gpt_oss");
     // Llama 4's weightless L2 norm over the query and key of its RoPE layers (use_qk_norm,
@@ -502,7 +539,8 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     m.attention_output_gate = r.boolean_or("attention_output_gate", type == "qwen3_next");
     // the Qwen3 family normalizes each head's query and key (HF Qwen3Attention q_norm, k_norm)
     // (and GLM-4.5 where its use_qk_norm says so: HF Glm4MoeAttention q_norm, k_norm over head_dim)
-    m.qk_layernorm = r.boolean_or("qk_layernorm", detail::one_of(type, {"qwen3", "qwen3_moe", "qwen3_next"}) ||
+    // (Gemma 3: Gemma3Attention q_norm, k_norm)
+    m.qk_layernorm = r.boolean_or("qk_layernorm", detail::one_of(type, {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text"}) ||
                                                       (type == "glm4_moe" && r.boolean_or("use_qk_norm", false)));
     if (r.has("rope_attention_factor")) {
         m.rope_attention_factor = r.number("rope_attention_factor", 1e-9, lim::max_rope_attention_factor);
@@ -528,7 +566,7 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
                                                                 : nullptr) {
         m.dropout = r.number(key, 0.0, 1.0) > 0.0;
     } else {
-        m.dropout = !detail::one_of(type, {"llama", "llama4_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
+        m.dropout = !detail::one_of(type, {"llama", "llama4_text", "gemma", "gemma2", "gemma3_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
                                            "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "mpt",
                                            "nemotron", "nemotron_h"});
     }

@@ -326,3 +326,71 @@ TEST_CASE("Nemotron-H and Nemotron 3 config.json: the hybrid pattern, the Mamba-
     mtp["mtp_hybrid_override_pattern"] = "M*E";
     CHECK(model_test::json_error_field(mtp) == "model.mtp_hybrid_override_pattern");
 }
+
+// Where each family puts its sliding-window layers when the config lists no layer_types
+// (transformers' configuration classes), and Gemma 3's text_config defaults.
+TEST_CASE("Gemma 2 and 3, Mistral 7B v0.1 and Qwen2: the sliding-window layers by family, and Gemma 3 text_config defaults") {
+    // Gemma 3 27B (Gemma 3 technical report, section 2: five local layers of 1,024 tokens to one
+    // global, the first layer local, QK norm; Google's "Gemma explained: What's new in Gemma 3"
+    // module listing: 62 layers, q_proj 5376 -> 4096, k_proj and v_proj 5376 -> 2048, o_proj
+    // 4096 -> 5376, q_norm and k_norm over 128, embed_tokens 262208 x 5376). Its config.json keeps
+    // the language model in text_config with only what differs from Gemma3TextConfig.
+    const json gemma3 = {{"model_type", "gemma3"},
+                         {"text_config",
+                          {{"hidden_size", 5376}, {"intermediate_size", 21504}, {"num_hidden_layers", 62},
+                           {"num_attention_heads", 32}, {"num_key_value_heads", 16}, {"head_dim", 128},
+                           {"sliding_window", 1024}, {"model_type", "gemma3_text"}}}};
+    const transformer g = io::model_from_json(gemma3, "model");
+    CHECK(g.vocab == 262208);
+    CHECK(g.q_dim() == 4096);
+    CHECK(g.kv_dim() == 2048);
+    CHECK(g.sliding_layers == 52);  // 62 - 62 / 6 global
+    CHECK(g.sliding_window == 1024);
+    CHECK(g.qk_layernorm);
+    CHECK(g.gated_mlp);  // GeGLU (gelu_pytorch_tanh, gate_proj and up_proj)
+    CHECK(g.tied_embeddings);
+    CHECK_FALSE(g.dropout);
+    CHECK(attention_parameters(g) == 5376.0 * 4096 + 2 * 5376.0 * 2048 + 4096.0 * 5376 + 2 * 128);
+    CHECK(total_parameters(g) == Approx(27e9).epsilon(0.02));  // "Gemma 3 27B"
+    // the 12B's text config without vocab_size and head_dim: Gemma3TextConfig's 262,208 and 256
+    const json gemma3_12b = {{"model_type", "gemma3_text"}, {"hidden_size", 3840}, {"intermediate_size", 15360},
+                             {"num_hidden_layers", 48},     {"num_attention_heads", 16}, {"num_key_value_heads", 8}};
+    const transformer g12 = io::model_from_json(gemma3_12b, "model");
+    CHECK(g12.q_dim() == 16 * 256);
+    CHECK(g12.sliding_layers == 40);
+    CHECK(g12.sliding_window == 4096);  // Gemma3TextConfig's default window
+    CHECK(total_parameters(g12) == Approx(12e9).epsilon(0.03));  // "Gemma 3 12B"
+    // Gemma 2 (Gemma 2 report: local sliding windows of 4,096 tokens and global attention in
+    // alternate layers): Gemma 2 9B's 42 layers, 21 local
+    const json gemma2 = {{"model_type", "gemma2"}, {"hidden_size", 3584}, {"intermediate_size", 14336},
+                         {"num_hidden_layers", 42}, {"num_attention_heads", 16}, {"num_key_value_heads", 8},
+                         {"head_dim", 256},         {"vocab_size", 256000}};
+    const transformer g2 = io::model_from_json(gemma2, "model");
+    CHECK(g2.sliding_layers == 21);
+    CHECK(g2.sliding_window == 4096);
+    CHECK_FALSE(g2.qk_layernorm);
+    // Mistral 7B v0.1 (Jiang et al. 2023: sliding window attention, W = 4096, in every layer);
+    // later Mistral configs set sliding_window null
+    json mistral = {{"model_type", "mistral"},      {"hidden_size", 4096},      {"intermediate_size", 14336},
+                    {"num_hidden_layers", 32},      {"num_attention_heads", 32}, {"num_key_value_heads", 8},
+                    {"vocab_size", 32000},          {"sliding_window", 4096}};
+    CHECK(io::model_from_json(mistral, "model").sliding_layers == 32);
+    mistral["sliding_window"] = nullptr;
+    CHECK(io::model_from_json(mistral, "model").sliding_layers == 0);
+    // Qwen2: released configs carry a sliding_window with use_sliding_window false (no window);
+    // with it true, the layers from max_window_layers on
+    json qwen2 = {{"model_type", "qwen2"},        {"hidden_size", 8192},      {"intermediate_size", 29568},
+                  {"num_hidden_layers", 80},      {"num_attention_heads", 64}, {"num_key_value_heads", 8},
+                  {"vocab_size", 152064},         {"sliding_window", 131072}, {"use_sliding_window", false},
+                  {"max_window_layers", 70}};
+    CHECK(io::model_from_json(qwen2, "model").sliding_layers == 0);
+    qwen2["use_sliding_window"] = true;
+    qwen2["sliding_window"] = 4096;
+    CHECK(io::model_from_json(qwen2, "model").sliding_layers == 10);
+    qwen2.erase("max_window_layers");
+    CHECK(io::model_from_json(qwen2, "model").sliding_layers == 52);  // Qwen2Config's default 28
+    // a bad pattern is named
+    json bad = gemma3_12b;
+    bad["sliding_window_pattern"] = 0;
+    CHECK(model_test::json_error_field(bad).find("sliding_window_pattern") != std::string::npos);
+}
