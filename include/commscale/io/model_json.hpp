@@ -82,6 +82,9 @@
 ///   gpt_oss    num_local_experts, experts_per_token, head_dim, alternating sliding/full attention,
 ///              attention sinks, biases (attention_bias) in attention, experts and router
 ///   mixtral    num_local_experts, num_experts_per_tok
+///   dbrx       d_model, n_heads, n_layers, max_seq_len; attn_config.kv_n_heads; ffn_config
+///              ffn_hidden_size, moe_num_experts, moe_top_k (DbrxConfig's defaults where absent):
+///              GLU experts on every layer, untied embeddings
 ///   llama4     the text_config object: interleaved MoE and dense layers, one shared expert
 ///   gemma2     sliding_window (default 4096) on every other layer, the first one local
 ///   gemma3     the text_config object (gemma3_text: vocab_size 262,208 and head_dim 256 where
@@ -209,6 +212,34 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
         for (const char* k : {"name", "_name_or_path", "source", "tie_word_embeddings"})
             if (j.contains(k) && !text.contains(k)) text[k] = j.at(k);
         return model_from_json(text, r.field("text_config"), fallback_name);
+    }
+    // DBRX keeps its attention and MoE shape in attn_config and ffn_config (transformers
+    // configuration_dbrx.py: DbrxAttentionConfig kv_n_heads, default 1; DbrxFFNConfig
+    // ffn_hidden_size 3584, moe_num_experts 4, moe_top_k 1; GLU experts; DbrxConfig
+    // tie_word_embeddings False, resid_pdrop 0): read there, naming those fields, then as the
+    // flat keys of an MoE with every layer routed.
+    if (outer_type == "dbrx" && (r.has("attn_config") || r.has("ffn_config"))) {
+        nlohmann::json flat = j;
+        flat.erase("attn_config");
+        flat.erase("ffn_config");
+        using lim = model_size_limits;
+        if (r.has("attn_config")) {
+            const json_reader a = r.object("attn_config");
+            flat["num_key_value_heads"] = a.int32_or("kv_n_heads", 1, 1, lim::bounded_count);
+        } else {
+            flat["num_key_value_heads"] = 1;
+        }
+        const nlohmann::json none = nlohmann::json::object();
+        const json_reader f = r.has("ffn_config") ? r.object("ffn_config") : json_reader(none, r.field("ffn_config"));
+        const int width = f.int32_or("ffn_hidden_size", 3584, 1, lim::ffn);
+        flat["intermediate_size"] = width;
+        flat["moe_intermediate_size"] = width;
+        flat["num_local_experts"] = f.int32_or("moe_num_experts", 4, 1, lim::experts);
+        flat["num_experts_per_tok"] = f.int32_or("moe_top_k", 1, 1, lim::experts);
+        if (!flat.contains("gated_mlp")) flat["gated_mlp"] = true;
+        if (!flat.contains("tie_word_embeddings")) flat["tie_word_embeddings"] = false;
+        if (!flat.contains("resid_pdrop") && !flat.contains("dropout")) flat["dropout"] = false;
+        return model_from_json(flat, path, fallback_name);
     }
     // Gemma 3's text_config lists only what differs from Gemma3TextConfig's defaults: vocab_size
     // 262,208 and head_dim 256 (transformers configuration_gemma3.py)

@@ -394,3 +394,30 @@ TEST_CASE("Gemma 2 and 3, Mistral 7B v0.1 and Qwen2: the sliding-window layers b
     bad["sliding_window_pattern"] = 0;
     CHECK(model_test::json_error_field(bad).find("sliding_window_pattern") != std::string::npos);
 }
+
+TEST_CASE("DBRX config.json: attn_config and ffn_config, against the model card's 132B and 36B active") {
+    // Databricks' DBRX (model card and HF databricks/dbrx-base config.json): 40 layers of 6144, 48
+    // heads with 8 KV heads, 16 GLU experts of 10752, 4 per token, vocabulary 100352, untied:
+    // "132B total parameters of which 36B parameters are active on any input"
+    const json dbrx = {{"model_type", "dbrx"},   {"d_model", 6144},  {"n_heads", 48},          {"n_layers", 40},
+                       {"max_seq_len", 32768},   {"vocab_size", 100352}, {"resid_pdrop", 0.0},
+                       {"attn_config", {{"kv_n_heads", 8}, {"clip_qkv", 8}, {"rope_theta", 500000}}},
+                       {"ffn_config", {{"ffn_hidden_size", 10752}, {"moe_num_experts", 16}, {"moe_top_k", 4}}}};
+    const transformer m = io::model_from_json(dbrx, "model");
+    CHECK(m.kv_heads == 8);
+    CHECK(m.experts == 16);
+    CHECK(m.experts_per_token == 4);
+    CHECK(m.expert_width() == 10752);
+    CHECK(m.gated_mlp);
+    CHECK_FALSE(m.tied_embeddings);
+    CHECK_FALSE(m.dropout);
+    CHECK(total_parameters(m) == Approx(132e9).epsilon(0.01));
+    CHECK(active_parameters(m) == Approx(36e9).epsilon(0.02));
+    // a bad nested value is named by its path
+    json bad = dbrx;
+    bad["ffn_config"]["moe_top_k"] = 0;
+    CHECK(model_test::json_error_field(bad) == "model.ffn_config.moe_top_k");
+    bad = dbrx;
+    bad["attn_config"] = 3;
+    CHECK(model_test::json_error_field(bad) == "model.attn_config");
+}
