@@ -90,7 +90,8 @@
 ///   gemma3     the text_config object (gemma3_text: vocab_size 262,208 and head_dim 256 where
 ///              absent, Gemma3TextConfig's defaults): GeGLU, QK norm, sliding_window (default
 ///              4096) on all but every sliding_window_pattern-th layer (default 6: 5 local, 1 global)
-///   mistral    sliding_window (Mistral 7B v0.1: 4,096; null in later releases) on every layer
+///   mistral, mixtral, starcoder2: sliding_window (Mistral 7B v0.1 and StarCoder2: 4,096; null in
+///              Mixtral's and later Mistral configs) on every layer
 ///   qwen2, qwen3 (and their MoE types): with use_sliding_window, sliding_window on the layers
 ///              from max_window_layers (default 28) on
 ///   nemotron_h hybrid Mamba-Transformer (above), squared-ReLU MLPs (mlp_hidden_act relu2, not
@@ -542,8 +543,10 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     } else if (type == "gemma3_text") {
         // Gemma3TextConfig: sliding unless (i + 1) % sliding_window_pattern == 0 (5 local : 1 global)
         m.sliding_layers = m.layers - m.layers / r.int32_or("sliding_window_pattern", 6, 1, m.layers);
-    } else if (type == "mistral" && r.has("sliding_window")) {
-        m.sliding_layers = m.layers;  // MistralAttention: the window on every layer (Mistral 7B v0.1: 4,096)
+    } else if (detail::one_of(type, {"mistral", "mixtral", "starcoder2"}) && r.has("sliding_window")) {
+        // MistralAttention, MixtralAttention, Starcoder2Attention: the window on every layer
+        // (Mistral 7B v0.1 and StarCoder2: 4,096; null in Mixtral's and later Mistral configs)
+        m.sliding_layers = m.layers;
     } else if (detail::one_of(type, {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}) && r.boolean_or("use_sliding_window", false) &&
                r.has("sliding_window")) {
         // Qwen2Config / Qwen3Config: the layers from max_window_layers (default 28) on

@@ -329,7 +329,7 @@ TEST_CASE("Nemotron-H and Nemotron 3 config.json: the hybrid pattern, the Mamba-
 
 // Where each family puts its sliding-window layers when the config lists no layer_types
 // (transformers' configuration classes), and Gemma 3's text_config defaults.
-TEST_CASE("Gemma 2 and 3, Mistral 7B v0.1 and Qwen2: the sliding-window layers by family, and Gemma 3 text_config defaults") {
+TEST_CASE("Gemma 2 and 3, Mistral 7B v0.1, StarCoder2 and Qwen2: the sliding-window layers by family, and Gemma 3 text_config defaults") {
     // Gemma 3 27B (Gemma 3 technical report, section 2: five local layers of 1,024 tokens to one
     // global, the first layer local, QK norm; Google's "Gemma explained: What's new in Gemma 3"
     // module listing: 62 layers, q_proj 5376 -> 4096, k_proj and v_proj 5376 -> 2048, o_proj
@@ -377,6 +377,11 @@ TEST_CASE("Gemma 2 and 3, Mistral 7B v0.1 and Qwen2: the sliding-window layers b
     CHECK(io::model_from_json(mistral, "model").sliding_layers == 32);
     mistral["sliding_window"] = nullptr;
     CHECK(io::model_from_json(mistral, "model").sliding_layers == 0);
+    // StarCoder2 (Lozhkov et al. 2024: sliding window attention of 4,096 tokens) likewise
+    json starcoder2 = mistral;
+    starcoder2["model_type"] = "starcoder2";
+    starcoder2["sliding_window"] = 4096;
+    CHECK(io::model_from_json(starcoder2, "model").sliding_layers == 32);
     // Qwen2: released configs carry a sliding_window with use_sliding_window false (no window);
     // with it true, the layers from max_window_layers on
     json qwen2 = {{"model_type", "qwen2"},        {"hidden_size", 8192},      {"intermediate_size", 29568},
