@@ -37,8 +37,8 @@
 ///   gate       attention_output_gate (Megatron-Core's --attention-output-gate; default true for
 ///              qwen3_next, whose q_proj is twice the query width)
 ///   QK norm    qk_layernorm (Megatron-Core's --qk-layernorm; default true for qwen3, qwen3_moe and
-///              qwen3_next and gemma3_text, whose attention has q_norm and k_norm, and for glm4_moe
-///              with use_qk_norm)
+///              qwen3_next, gemma3_text, olmo2 and olmoe, whose attention has q_norm and k_norm, and
+///              for glm4_moe with use_qk_norm)
 ///   YaRN       rope_attention_factor if given; else for rope_scaling of rope_type (or type) "yarn"
 ///              its attention_factor, or Hugging Face's default from its factor (transformers
 ///              modeling_rope_utils `_compute_yarn_parameters`: get_mscale(factor, mscale) /
@@ -53,7 +53,8 @@
 ///   gated MLP  gated_mlp if given; else model_type in the SwiGLU families (llama, mistral, mixtral,
 ///              qwen2, gemma, ...) or hidden_act/activation_function silu/swiglu/geglu
 ///   positions  learned_positions if given; else model_type gpt2/opt/gpt_neo/... or n_positions present
-///   biases     biases if given; else attention_bias; else model_type gpt2/opt/bloom/gpt_neox/...
+///   biases     biases if given; else attention_bias; else use_bias for starcoder2 (default true);
+///              else model_type gpt2/opt/bloom/gpt_neox/...
 ///   name       name | _name_or_path (default: the file's stem or "custom"); source (optional)
 ///   head_dim   head_dim | attention_head_dim (Gemma, Qwen3, Nemotron, Nemotron-H; default hidden / heads)
 ///   hybrid     hybrid_override_pattern (Nemotron-H, Nemotron 3: M Mamba-2, * attention, - MLP, E
@@ -144,7 +145,7 @@ namespace detail {
 /// Model types whose MLP is gated (SwiGLU / GeGLU) in Hugging Face transformers.
 [[nodiscard]] inline bool gated_model_type(std::string_view type) {
     return one_of(type, {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3",
-                         "olmo", "olmo2", "deepseek", "deepseek_v2", "deepseek_v3", "kimi_k2", "internlm2", "yi", "granite",
+                         "olmo", "olmo2", "olmoe", "deepseek", "deepseek_v2", "deepseek_v3", "kimi_k2", "internlm2", "yi", "granite",
                          "cohere", "qwen3_moe", "qwen3_next", "gpt_oss", "llama4", "llama4_text"});
 }
 
@@ -573,8 +574,10 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     m.attention_output_gate = r.boolean_or("attention_output_gate", type == "qwen3_next");
     // the Qwen3 family normalizes each head's query and key (HF Qwen3Attention q_norm, k_norm)
     // (and GLM-4.5 where its use_qk_norm says so: HF Glm4MoeAttention q_norm, k_norm over head_dim)
-    // (Gemma 3: Gemma3Attention q_norm, k_norm)
-    m.qk_layernorm = r.boolean_or("qk_layernorm", detail::one_of(type, {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text"}) ||
+    // (Gemma 3: Gemma3Attention q_norm, k_norm; OLMo 2 and OLMoE normalize the whole query and key
+    // projections, Megatron-Bridge's OlMoEModelProvider qk_layernorm True: the same bytes, their
+    // weights counted head_dim wide, a few thousand parameters per layer short)
+    m.qk_layernorm = r.boolean_or("qk_layernorm", detail::one_of(type, {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2", "olmoe"}) ||
                                                       (type == "glm4_moe" && r.boolean_or("use_qk_norm", false)));
     if (r.has("rope_attention_factor")) {
         m.rope_attention_factor = r.number("rope_attention_factor", 1e-9, lim::max_rope_attention_factor);
@@ -624,6 +627,7 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     if (r.has("biases")) m.biases = r.boolean("biases");
     else if (r.has("attention_bias")) m.biases = r.boolean("attention_bias");
     else if (type == "mpt") m.biases = !r.boolean_or("no_bias", true);
+    else if (type == "starcoder2") m.biases = r.boolean_or("use_bias", true);  // Starcoder2Config use_bias
     else if (type == "falcon") m.biases = r.boolean_or("bias", false);
     else m.biases = detail::one_of(type, {"gpt2", "opt", "bloom", "gpt_neox", "gpt_neo", "gpt_bigcode", "gptj", "megatron-gpt"}) ||
                     (type.empty() && r.has("n_embd"));

@@ -382,6 +382,9 @@ TEST_CASE("Gemma 2 and 3, Mistral 7B v0.1, StarCoder2 and Qwen2: the sliding-win
     starcoder2["model_type"] = "starcoder2";
     starcoder2["sliding_window"] = 4096;
     CHECK(io::model_from_json(starcoder2, "model").sliding_layers == 32);
+    CHECK(io::model_from_json(starcoder2, "model").biases);  // Starcoder2Config use_bias, default true
+    starcoder2["use_bias"] = false;
+    CHECK_FALSE(io::model_from_json(starcoder2, "model").biases);
     // Qwen2: released configs carry a sliding_window with use_sliding_window false (no window);
     // with it true, the layers from max_window_layers on
     json qwen2 = {{"model_type", "qwen2"},        {"hidden_size", 8192},      {"intermediate_size", 29568},
@@ -398,6 +401,21 @@ TEST_CASE("Gemma 2 and 3, Mistral 7B v0.1, StarCoder2 and Qwen2: the sliding-win
     json bad = gemma3_12b;
     bad["sliding_window_pattern"] = 0;
     CHECK(model_test::json_error_field(bad).find("sliding_window_pattern") != std::string::npos);
+}
+
+TEST_CASE("OLMoE config.json: SwiGLU experts and QK norm by family, against the 6.9B and 1.3B active of its paper") {
+    // OLMoE-1B-7B (Muennighoff et al. 2024, "OLMoE": 6.9B total, 1.3B active; HF OlmoeConfig:
+    // 16 layers of 2048, 64 experts of 1024, 8 per token, SwiGLU, QK norm; Megatron-Bridge's
+    // OlMoEModelProvider gated_linear_unit True, qk_layernorm True), here without hidden_act
+    const json olmoe = {{"model_type", "olmoe"},    {"hidden_size", 2048},      {"intermediate_size", 1024},
+                        {"num_experts", 64},        {"num_experts_per_tok", 8}, {"num_hidden_layers", 16},
+                        {"num_attention_heads", 16}, {"num_key_value_heads", 16}, {"vocab_size", 50304},
+                        {"tie_word_embeddings", false}};
+    const transformer m = io::model_from_json(olmoe, "model");
+    CHECK(m.gated_mlp);
+    CHECK(m.qk_layernorm);
+    CHECK(total_parameters(m) == Approx(6.9e9).epsilon(0.01));
+    CHECK(active_parameters(m) == Approx(1.3e9).epsilon(0.02));
 }
 
 TEST_CASE("DBRX config.json: attn_config and ffn_config, against the model card's 132B and 36B active") {
