@@ -206,11 +206,11 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     // Llama 4 and Gemma 3: the language model's shape sits in text_config (Llama4Config,
     // Gemma3Config); name, source and tie_word_embeddings are the outer file's. Read as
     // llama4_text / gemma3_text (one level, never recursing).
-    const std::string outer_type = r.has("model_type") ? r.string("model_type") : std::string();
-    if ((outer_type == "llama4" || outer_type == "gemma3") && r.has("text_config")) {
+    const std::string type = r.has("model_type") ? r.string("model_type") : std::string();
+    if ((type == "llama4" || type == "gemma3") && r.has("text_config")) {
         (void)r.object("text_config");  // an input_error naming the field unless an object
         nlohmann::json text = j.at("text_config");
-        text["model_type"] = outer_type + "_text";
+        text["model_type"] = type + "_text";
         for (const char* k : {"name", "_name_or_path", "source", "tie_word_embeddings"})
             if (j.contains(k) && !text.contains(k)) text[k] = j.at(k);
         return model_from_json(text, r.field("text_config"), fallback_name);
@@ -220,7 +220,7 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     // ffn_hidden_size 3584, moe_num_experts 4, moe_top_k 1; GLU experts; DbrxConfig
     // tie_word_embeddings False, resid_pdrop 0): read there, naming those fields, then as the
     // flat keys of an MoE with every layer routed.
-    if (outer_type == "dbrx" && (r.has("attn_config") || r.has("ffn_config"))) {
+    if (type == "dbrx" && (r.has("attn_config") || r.has("ffn_config"))) {
         nlohmann::json flat = j;
         flat.erase("attn_config");
         flat.erase("ffn_config");
@@ -243,14 +243,6 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
         if (!flat.contains("resid_pdrop") && !flat.contains("dropout")) flat["dropout"] = false;
         return model_from_json(flat, path, fallback_name);
     }
-    // Gemma 3's text_config lists only what differs from Gemma3TextConfig's defaults: vocab_size
-    // 262,208 and head_dim 256 (transformers configuration_gemma3.py)
-    if (outer_type == "gemma3_text" && (!r.has("vocab_size") || !r.has("head_dim"))) {
-        nlohmann::json filled = j;
-        if (!r.has("vocab_size")) filled["vocab_size"] = 262208;
-        if (!r.has("head_dim")) filled["head_dim"] = 256;
-        return model_from_json(filled, path, fallback_name);
-    }
     using lim = model_size_limits;  // generous bounds (workload/transformer.hpp), named by the key
     auto int_key = [&](std::initializer_list<const char*> keys, int fallback, bool required,
                        int hi = lim::bounded_count) -> std::pair<int, const char*> {
@@ -262,7 +254,6 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
         return {r.int32(k, 1, hi), k};
     };
     transformer m;
-    const std::string type = r.has("model_type") ? r.string("model_type") : std::string();
     detail::reject_unmodelled_mixers(r, type);
     const auto [layers, layers_key] = int_key({"num_hidden_layers", "n_layer", "n_layers"}, 0, true, lim::layers);
     const auto [hidden, hidden_key] = int_key({"hidden_size", "n_embd", "d_model", "n_embed"}, 0, true, lim::hidden);
@@ -270,10 +261,12 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     m.layers = layers;
     m.hidden = hidden;
     m.heads = heads;
-    if (const char* hd = detail::first_key(r, {"head_dim", "attention_head_dim"})) {
-        m.head_dim_override = r.int32(hd, 1, lim::hidden);
-        if (m.head_dim_override * m.heads == m.hidden) m.head_dim_override = 0;  // not decoupled
-    }
+    // Gemma 3's text_config lists only what differs from Gemma3TextConfig's defaults, among them
+    // head_dim 256 and vocab_size 262,208 (transformers configuration_gemma3.py)
+    const bool gemma3 = type == "gemma3_text";
+    if (const char* hd = detail::first_key(r, {"head_dim", "attention_head_dim"})) m.head_dim_override = r.int32(hd, 1, lim::hidden);
+    else if (gemma3) m.head_dim_override = 256;
+    if (m.head_dim_override * m.heads == m.hidden) m.head_dim_override = 0;  // not decoupled
     // hybrid Mamba-Transformer: the layer pattern (Nemotron-H, Nemotron 3)
     std::string pattern;
     const char* pattern_key = nullptr;
@@ -359,7 +352,7 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
         m.ffn = static_cast<int>(std::lround(ratio * m.hidden));
     }
     if (m.ffn == 0) m.ffn = 4 * m.hidden;  // GPT-2's n_inner = null means 4 x n_embd (hidden <= 2^20)
-    const auto [vocab, vocab_key] = int_key({"vocab_size"}, 0, true, lim::vocab);
+    const auto [vocab, vocab_key] = int_key({"vocab_size"}, gemma3 ? 262208 : 0, !gemma3, lim::vocab);
     m.vocab = vocab;
     m.max_seq = int_key({"max_position_embeddings", "n_positions", "seq_length", "max_seq_len"}, 2048, false, lim::max_seq).first;
     // routed experts: Mixtral/GPT-OSS/Llama 4 num_local_experts, DeepSeek/Kimi n_routed_experts,
@@ -559,12 +552,9 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     m.chunked_attention = r.boolean_or("chunked_attention", chunked);
     if (m.sliding_layers > 0) {
         const char* w = llama4 && r.has("attention_chunk_size") ? "attention_chunk_size" : "sliding_window";
-        if (!r.has(w) && detail::one_of(type, {"gemma2", "gemma3_text"})) {
-            m.sliding_window = 4096;  // Gemma2Config's and Gemma3TextConfig's default
-        } else {
-            if (!r.has(w)) throw input_error(r.field(w), "nothing (missing)", "the window of the sliding-window layers, an integer >= 1");
-            m.sliding_window = r.int32(w, 1, lim::max_seq);
-        }
+        if (r.has(w)) m.sliding_window = r.int32(w, 1, lim::max_seq);
+        else if (detail::one_of(type, {"gemma2", "gemma3_text"})) m.sliding_window = 4096;  // Gemma2Config's and Gemma3TextConfig's default
+        else throw input_error(r.field(w), "nothing (missing)", "the window of the sliding-window layers, an integer >= 1");
     }
     m.attention_sinks = r.boolean_or("attention_sinks", type == "gpt_oss");
     // Llama 4's weightless L2 norm over the query and key of its RoPE layers (use_qk_norm,
@@ -572,11 +562,11 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     m.qk_l2_norm = r.boolean_or("qk_l2_norm", llama4 && r.boolean_or("use_qk_norm", true));
     // Qwen3-Next's q_proj is 2 q wide, the query and the output gate (HF Qwen3NextAttention)
     m.attention_output_gate = r.boolean_or("attention_output_gate", type == "qwen3_next");
-    // the Qwen3 family normalizes each head's query and key (HF Qwen3Attention q_norm, k_norm)
-    // (and GLM-4.5 where its use_qk_norm says so: HF Glm4MoeAttention q_norm, k_norm over head_dim)
-    // (Gemma 3: Gemma3Attention q_norm, k_norm; OLMo 2 and OLMoE normalize the whole query and key
-    // projections, Megatron-Bridge's OlMoEModelProvider qk_layernorm True: the same bytes, their
-    // weights counted head_dim wide, a few thousand parameters per layer short)
+    // QK norm by family: each head's query and key in Qwen3 (HF Qwen3Attention q_norm, k_norm),
+    // Gemma 3 (Gemma3Attention) and GLM-4.5 where its use_qk_norm says so (Glm4MoeAttention); the
+    // whole query and key projections in OLMo 2 and OLMoE (Megatron-Bridge's OlMoEModelProvider
+    // qk_layernorm True): the same bytes, their weights counted head_dim wide, a few thousand
+    // parameters per layer short
     m.qk_layernorm = r.boolean_or("qk_layernorm", detail::one_of(type, {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2", "olmoe"}) ||
                                                       (type == "glm4_moe" && r.boolean_or("use_qk_norm", false)));
     if (r.has("rope_attention_factor")) {

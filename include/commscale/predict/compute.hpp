@@ -609,23 +609,19 @@ namespace detail {
 struct attention_extras {
     double fwd = 0, bwd = 0;
 };
-/// The norms over the query and the key per attention layer (mean over layers): QK norm on every
-/// one, the QK L2 norm on the rotary layers.
-[[nodiscard]] constexpr double qk_norm_share(const transformer& m) {
-    return (m.qk_layernorm ? 1.0 : 0.0) + (m.qk_l2_norm ? m.rope_fraction() : 0.0);
-}
 [[nodiscard]] constexpr attention_extras attention_extra_bytes(const transformer& m, double T, double t) {
     if (!m.attention_output_gate && !m.qk_layernorm && !m.qk_l2_norm) [[likely]]
         return {};
     const double q = T * m.q_dim() / t, k = T * m.kv_dim() / t;
-    const double gate = m.attention_output_gate ? 1.0 : 0.0, norm = qk_norm_share(m);
+    const double gate = m.attention_output_gate ? 1.0 : 0.0, norm = m.qk_norm_share();
     return {gate * 6.0 * q + norm * 4.0 * (q + k), gate * 10.0 * q + norm * 6.0 * (q + k)};
 }
-/// Kernels of attention_extra_bytes' passes, forward and backward.
+/// Kernels of attention_extra_bytes' passes, forward and backward: one per norm and tensor
+/// forward; backward two for QK norm's (the input's and the weight's gradient), one for the
+/// weightless L2 norm's.
 [[nodiscard]] constexpr attention_extras attention_extra_kernels(const transformer& m) {
-    const double gate = m.attention_output_gate ? 1.0 : 0.0, norm = qk_norm_share(m);
-    const double l2 = m.qk_l2_norm ? m.rope_fraction() : 0.0;  // no weight gradient: one kernel per tensor backward
-    return {gate + 2.0 * norm, gate + 4.0 * norm - 2.0 * l2};
+    const double gate = m.attention_output_gate ? 1.0 : 0.0, rms = m.qk_layernorm ? 1.0 : 0.0, l2 = m.qk_l2_norm_share();
+    return {gate + 2.0 * (rms + l2), gate + 4.0 * rms + 2.0 * l2};
 }
 
 /// The per-kernel overheads of one layer (`n`, count_layer_kernels / count_hybrid_layer_kernels):

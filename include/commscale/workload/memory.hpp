@@ -123,8 +123,7 @@ namespace detail {
 [[nodiscard]] constexpr double attention_extra_activation_bytes(const transformer& m, double q) {
     if (!m.attention_output_gate && !m.qk_layernorm && !m.qk_l2_norm) [[likely]]
         return 0.0;
-    const double norms = (m.qk_layernorm ? 1.0 : 0.0) + (m.qk_l2_norm ? m.rope_fraction() : 0.0);
-    return (m.attention_output_gate ? (q < 2.0 ? 2.0 : 4.0) * m.q_dim() : 0.0) + norms * 2.0 * (m.q_dim() + m.kv_dim());
+    return (m.attention_output_gate ? (q < 2.0 ? 2.0 : 4.0) * m.q_dim() : 0.0) + m.qk_norm_share() * 2.0 * (m.q_dim() + m.kv_dim());
 }
 
 /// activation_bytes_per_layer of a hybrid Mamba-Transformer (its doc comment, "Hybrid models").

@@ -346,6 +346,12 @@ struct transformer {
         if (learned_positions || alibi) return 0.0;
         return layers > 0 ? 1.0 - static_cast<double>(nope_layers) / layers : 1.0;
     }
+    /// @brief The QK L2 norm's passes per attention layer, mean over layers: rope_fraction with
+    /// qk_l2_norm (it runs on the rotary layers), else 0.
+    [[nodiscard]] constexpr double qk_l2_norm_share() const { return qk_l2_norm ? rope_fraction() : 0.0; }
+    /// @brief Norms over each attention layer's query and key, mean over layers: 1 with QK norm
+    /// (every attention layer) plus qk_l2_norm_share.
+    [[nodiscard]] constexpr double qk_norm_share() const { return (qk_layernorm ? 1.0 : 0.0) + qk_l2_norm_share(); }
 };
 
 /// @brief Parameters of one transformer layer, by component (all counts, not bytes). Where MoE
