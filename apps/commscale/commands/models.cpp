@@ -138,6 +138,14 @@ cli::registrar reg_model{cli::bound_command<model_request>(
             out << (m.chunked_attention ? "chunked attn.  chunks of " : "sliding window ") << m.sliding_window << " keys on "
                 << m.sliding_layers << " of " << m.layers << " layers\n";
         if (m.nope_layers > 0) out << "rotary         none on " << m.nope_layers << " of " << m.layers << " layers (NoPE)\n";
+        if (m.post_norms) out << "norms          4 per layer: a post-norm on each branch's output before the residual add\n";
+        if (m.attn_logit_softcapping > 0.0 || m.final_logit_softcapping > 0.0) {
+            out << "soft-caps      c tanh(x / c) on";
+            if (m.attn_logit_softcapping > 0.0) out << " the attention scores (c = " << m.attn_logit_softcapping << ")";
+            if (m.attn_logit_softcapping > 0.0 && m.final_logit_softcapping > 0.0) out << " and";
+            if (m.final_logit_softcapping > 0.0) out << " the output logits (c = " << m.final_logit_softcapping << ")";
+            out << "\n";
+        }
         if (m.rope_attention_factor != 1.0)
             out << "rotary         YaRN attention factor " << cli::num(m.rope_attention_factor, 3)
                 << " (Megatron-Core runs its unfused RoPE)\n";

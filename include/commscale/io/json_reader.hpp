@@ -61,6 +61,11 @@ public:
         used_.insert(key);
         return j_.contains(key) && !j_.at(key).is_null();
     }
+    /// True when `key` is in the object, null or not (has: present and not null).
+    [[nodiscard]] bool present(const std::string& key) const {
+        used_.insert(key);
+        return j_.contains(key);
+    }
     [[nodiscard]] const nlohmann::json& raw(const std::string& key) const {
         used_.insert(key);
         if (!j_.contains(key)) throw input_error(field(key), "nothing (missing)", "a value");

@@ -39,6 +39,10 @@
 ///   QK norm    qk_layernorm (Megatron-Core's --qk-layernorm; default true for qwen3, qwen3_moe and
 ///              qwen3_next, gemma3_text, olmo2 and olmoe, whose attention has q_norm and k_norm, and
 ///              for glm4_moe with use_qk_norm)
+///   post-norms post_norms if given; else true for gemma2 and gemma3_text (a norm on each residual
+///              branch's output: post_attention_layernorm, post_feedforward_layernorm)
+///   soft-caps  attn_logit_softcapping, final_logit_softcapping (0 or null: none; for gemma2 where
+///              absent Gemma2Config's 50 and 30)
 ///   YaRN       rope_attention_factor if given; else for rope_scaling of rope_type (or type) "yarn"
 ///              its attention_factor, or Hugging Face's default from its factor (transformers
 ///              modeling_rope_utils `_compute_yarn_parameters`: get_mscale(factor, mscale) /
@@ -569,6 +573,17 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     // parameters per layer short
     m.qk_layernorm = r.boolean_or("qk_layernorm", detail::one_of(type, {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "olmo2", "olmoe"}) ||
                                                       (type == "glm4_moe" && r.boolean_or("use_qk_norm", false)));
+    // Gemma's post-norms (Gemma2DecoderLayer and Gemma3DecoderLayer post_attention_layernorm,
+    // post_feedforward_layernorm) and Gemma 2's soft-caps (Gemma2Config defaults 50 and 30 where the
+    // key is absent; null turns one off, as in Gemma 3's config, whose defaults are None)
+    const bool gemma2 = type == "gemma2";
+    m.post_norms = r.boolean_or("post_norms", gemma2 || type == "gemma3_text");
+    const auto softcap = [&](const char* key, double gemma2_default) {
+        if (r.has(key)) return r.number(key, 0.0, model_size_limits::max_logit_softcap);
+        return gemma2 && !r.present(key) ? gemma2_default : 0.0;
+    };
+    m.attn_logit_softcapping = softcap("attn_logit_softcapping", 50.0);
+    m.final_logit_softcapping = softcap("final_logit_softcapping", 30.0);
     if (r.has("rope_attention_factor")) {
         m.rope_attention_factor = r.number("rope_attention_factor", 1e-9, lim::max_rope_attention_factor);
     } else if (r.has("rope_scaling")) {
@@ -712,6 +727,9 @@ inline void reject_unmodelled_mixers(const json_reader& r, const std::string& ty
     if (m.chunked_attention) j["chunked_attention"] = true;
     if (m.nope_layers > 0) j["nope_layers"] = m.nope_layers;
     if (m.qk_l2_norm) j["qk_l2_norm"] = true;
+    if (m.post_norms) j["post_norms"] = true;
+    if (m.attn_logit_softcapping > 0.0) j["attn_logit_softcapping"] = m.attn_logit_softcapping;
+    if (m.final_logit_softcapping > 0.0) j["final_logit_softcapping"] = m.final_logit_softcapping;
     if (m.rope_attention_factor != 1.0) j["rope_attention_factor"] = m.rope_attention_factor;
     if (m.is_hybrid()) {
         const hybrid_shape& y = *m.hybrid;

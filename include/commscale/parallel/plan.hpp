@@ -693,6 +693,29 @@ namespace detail {
 /// Megatron-Core's all-to-all context parallelism does (megatron/core/ssm/mamba_context_parallel.py
 /// MambaContextParallel.__init__): the heads on a TP rank divisible by cp, and its groups either a
 /// multiple of cp or a divisor of it (then each group's B and C are repeated cp / groups times).
+/// @brief True when `stack`'s flash attention takes a logit soft-cap (transformer::
+/// attn_logit_softcapping): flash-attn >= 2.6's `softcap`, which the PyTorch stacks call.
+/// Transformer Engine's attention has none (it passes flash-attn `softcap = 0`,
+/// transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py, v2.9), so
+/// Megatron-Bridge runs Gemma 2's attention unfused (src/megatron/bridge/models/gemma/
+/// gemma2_provider.py Gemma2DotProductAttention: "use unfused SDPA for attn logit softcapping").
+[[nodiscard]] constexpr bool flash_takes_softcap(framework stack) { return stack != framework::megatron_core; }
+
+/// @brief The attention kernel that runs `m`: `k`, unfused where the model soft-caps its attention
+/// scores and the stack's flash kernel cannot (`flash_softcap`: flash_takes_softcap).
+[[nodiscard]] constexpr attention_kernel attention_kernel_for(const transformer& m, attention_kernel k, bool flash_softcap) {
+    return k == attention_kernel::flash && m.attn_logit_softcapping > 0.0 && !flash_softcap ? attention_kernel::unfused : k;
+}
+
+/// @brief False when context parallelism `cp` > 1 meets a flash kernel `k` that `m`'s attention
+/// soft-cap turns unfused under `stack` (attention_kernel_for): Megatron-Core's unfused
+/// DotProductAttention asserts context_parallel_size == 1 ("Context parallelism is only supported
+/// by TEDotProductAttention!"). A plan that asks for the unfused kernel itself keeps its CP, as
+/// before soft-caps were modelled (its CP traffic priced, the ring's merges not).
+[[nodiscard]] constexpr bool attention_cp_ok(const transformer& m, attention_kernel k, framework stack, int cp) {
+    return cp <= 1 || k != attention_kernel::flash || attention_kernel_for(m, k, flash_takes_softcap(stack)) == attention_kernel::flash;
+}
+
 [[nodiscard]] constexpr bool mamba_cp_ok(const transformer& m, int tp, int cp) {
     if (!m.hybrid || m.hybrid->mamba_heads <= 0 || cp <= 1) return true;
     if (!mamba_tp_ok(m, tp)) return false;
@@ -864,6 +887,11 @@ inline void validate(const plan& p, const transformer& m, const cluster& c) {
                           "a divisor or multiple of the key/value heads (" + std::to_string(m.kv_heads) + ")");
     if (m.is_hybrid() && (p.tp > 1 || p.cp > 1)) [[unlikely]]
         detail::validate_mamba_plan(p, m);
+    if (!attention_cp_ok(m, p.attention, p.stack, p.cp)) [[unlikely]]
+        throw input_error("plan.cp", std::to_string(p.cp),
+                          "1 for a model that soft-caps its attention scores under megatron-core (Transformer Engine's "
+                          "attention cannot soft-cap; Megatron-Core's unfused DotProductAttention runs no context "
+                          "parallelism); or --framework fsdp/deepspeed, whose flash-attn soft-caps");
     if (p.schedule == pipeline_schedule::interleaved && (p.virtual_stages < 2 || p.pp < 2))
         throw input_error("plan.virtual_stages", std::to_string(p.virtual_stages),
                           "V >= 2 with pp >= 2 for the interleaved schedule (pp = " + std::to_string(p.pp) + ")");

@@ -347,6 +347,8 @@ struct layer_shape {
     /// quantizations, activation and permutations beside the GEMMs every backward charges) between
     /// them (detail::set_kernel_overheads).
     double paced_backward_share = 0.0;
+    /// The stack's flash attention takes a logit soft-cap (flash_takes_softcap; attention_for).
+    bool flash_softcap = true;
 
     constexpr layer_shape() = default;
     /// @brief The layer's view of `p` (implicit: the layer functions take a plan where they did).
@@ -354,7 +356,13 @@ struct layer_shape {
         : tp(p.tp), cp(p.cp), ep(p.ep), etp(p.expert_tp()), micro_batch(p.micro_batch), seq(p.seq),
           sequence_parallel(p.sequence_parallel), attention(p.attention), expert_load(p.effective_expert_load()),
           dispatcher(static_cast<long long>(p.ep) * p.expert_tp() > 1 ? p.dispatcher : moe_token_dispatcher::alltoall),
-          host_sync(!p.pad_to_capacity), paced_backward_share(p.pad_to_capacity ? 0.0 : p.moe_a2a_overlap_share()) {}
+          host_sync(!p.pad_to_capacity), paced_backward_share(p.pad_to_capacity ? 0.0 : p.moe_a2a_overlap_share()),
+          flash_softcap(flash_takes_softcap(p.stack)) {}
+    /// @brief The attention kernel that runs `m` (attention_kernel_for: unfused where the model
+    /// soft-caps its attention scores and the stack's flash kernel cannot).
+    [[nodiscard]] constexpr attention_kernel attention_for(const transformer& m) const {
+        return attention_kernel_for(m, attention, flash_softcap);
+    }
     [[nodiscard]] constexpr int expert_tp() const { return etp; }
     [[nodiscard]] constexpr double effective_expert_load() const { return expert_load; }
     [[nodiscard]] constexpr bool operator==(const layer_shape&) const = default;
@@ -694,7 +702,8 @@ struct rope_passes {
     return {12.0, 13.0, 24.0, 14.0};
 }
 /// Kernels of one layer, as Megatron-Core with Transformer Engine launches them: forward, each GEMM
-/// (`gemms`, counted by the layer), the attention kernel, two norms, two fused bias-dropout-residual
+/// (`gemms`, counted by the layer), the attention kernel, the norms (transformer::norms_per_layer:
+/// two, four with Gemma's post-norms, whose TENorm runs apart), two fused bias-dropout-residual
 /// adds, the activation, the rotary embedding where the model has one, the MoE router, the top-k
 /// and the dispatcher's `permutations` (MoE layers only), and with FP8/MXFP8/NVFP4 one quantization
 /// per GEMM input of `quantize_kernels` kernels (compute_params::quantize_kernels; 0 in bf16);
@@ -715,7 +724,7 @@ struct rope_passes {
 [[nodiscard]] constexpr layer_kernels count_layer_kernels(const transformer& m, double gemms, double quantize_kernels, int ep = 1,
                                                           double permutations = 2.0, bool fused_grouped_cast = false) {
     const double rotary = m.rope_fraction();  // the layers with a rotary embedding (NoPE layers have none)
-    const double elementwise = 2.0 + 2.0 + 1.0 + rotary + (m.experts > 1 ? (2.0 + permutations) * m.moe_fraction() : 0.0);
+    const double elementwise = m.norms_per_layer() + 2.0 + 1.0 + rotary + (m.experts > 1 ? (2.0 + permutations) * m.moe_fraction() : 0.0);
     // the unfused rotary embedding's kernels beyond the fused one's (rope_cost)
     const rope_passes rope = rope_cost(m);
     const double rope_fwd = rotary * (rope.kernels_fwd - 1.0), rope_bwd = rotary * (rope.kernels_bwd - 2.0);
@@ -769,13 +778,23 @@ struct rope_passes {
 namespace detail {
 /// The attention core of one layer for one micro-batch on one GPU, forward and backward, over
 /// `span` keys per query (layer_compute_time's doc comment: flash at flash_attention_efficiency
-/// with the softmax exponentials, or the unfused GEMMs and softmax passes).
+/// with the softmax exponentials, or the unfused GEMMs and softmax passes). The kernel is
+/// layer_shape::attention_for. The unfused core computes every score of the s x s square whatever
+/// the window (Megatron-Core's DotProductAttention and Hugging Face's eager attention multiply the
+/// whole query and key blocks and mask afterwards), so `span` is the flash kernel's alone.
+/// Attention soft-capping (transformer::attn_logit_softcapping): in the flash kernel one tanh per
+/// score on the exponentials' unit (MUFU.TANH), forward and backward (flash-attn's `softcap`
+/// applies it to the recomputed scores of the backward too); unfused, Megatron-Bridge's
+/// `c * torch.tanh(x / c)` in three element-wise passes over the 16-bit scores: forward a
+/// division, the tanh and a product, each reading and writing 2 bytes (12 per score), backward
+/// their gradients, 4, 6 (tanh's reads its saved output too) and 4 bytes (14).
 [[nodiscard, gnu::always_inline]] inline gemm_pair attention_core_seconds(const transformer& m, const layer_shape& p,
                                                                           const compute_params& c, double span) {
     const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
     const double a = m.heads, d_qk = m.qk_head_dim(), d_v = m.value_head_dim();
     const double heads_here = static_cast<double>(m.heads) / t;
-    if (p.attention == attention_kernel::flash) {
+    const bool softcap = m.attn_logit_softcapping > 0.0;
+    if (p.attention_for(m) == attention_kernel::flash) {
         const double fwd_flops = 0.5 * 2.0 * T * span * a * (d_qk + d_v) / t;
         // under context parallelism each kernel covers the rank's s / c queries: Transformer Engine's
         // ring attention (AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/attention/
@@ -791,7 +810,7 @@ namespace detail {
         // (which recomputes P from the saved log-sum-exp), on the special function units, which
         // the tensor cores wait for between the two GEMMs (FlashAttention-3 Sec. 3; NVIDIA,
         // "Making Softmax More Efficient with NVIDIA Blackwell Ultra")
-        const double exps = c.exponentials_per_s > 0 ? 0.5 * T * span * a / t / c.exponentials_per_s : 0.0;
+        const double exps = c.exponentials_per_s > 0 ? (softcap ? 2.0 : 1.0) * 0.5 * T * span * a / t / c.exponentials_per_s : 0.0;
         // forward and backward: their sum split by the kernels' measured time ratio
         const double both = (3.5 * fwd_flops / rate + 2.0 * exps) / c.attention_scale;
         const double fwd = both / (1.0 + attention_backward_time_ratio);
@@ -803,9 +822,9 @@ namespace detail {
     bf.gemm_input_bytes = 2.0;
     bf.finish();
     const double batch = b * heads_here;
-    const auto qk = gemm_fwd_bwd(s / p.cp, span, d_qk, bf, batch), av = gemm_fwd_bwd(s / p.cp, d_v, span, bf, batch);
+    const auto qk = gemm_fwd_bwd(s / p.cp, s, d_qk, bf, batch), av = gemm_fwd_bwd(s / p.cp, d_v, s, bf, batch);
     const double gemms = qk.fwd + av.fwd, gemms_bwd = qk.bwd + av.bwd;
-    const double scores = batch * (s / p.cp) * span;
+    const double scores = batch * (s / p.cp) * s;
     // 16-bit bytes per score: the fused scale-mask-softmax reads the scores and writes the
     // probabilities, and its backward reads the output gradient and the saved probabilities and
     // writes the input gradient (Megatron's ScaledUpperTriangMaskedSoftmax, megatron/core/fusions/
@@ -814,7 +833,9 @@ namespace detail {
     // (torch.nn.Dropout: native_dropout reads the probabilities and writes them and a 1-byte mask,
     // native_dropout_backward reads the gradient and the mask and writes the gradient): 5 and 5
     const double dropout = m.dropout ? 5.0 : 0.0;
-    return {gemms + memory_seconds((4.0 + dropout) * scores, c), gemms_bwd + memory_seconds((6.0 + dropout) * scores, c)};
+    const double cap_fwd = softcap ? 12.0 : 0.0, cap_bwd = softcap ? 14.0 : 0.0;
+    return {gemms + memory_seconds((4.0 + dropout + cap_fwd) * scores, c),
+            gemms_bwd + memory_seconds((6.0 + dropout + cap_bwd) * scores, c)};
 }
 
 /// Bytes and kernels that Transformer Engine's ring attention adds to one attention layer for one
@@ -837,7 +858,7 @@ struct cp_merge_cost {
     double bytes_fwd = 0, bytes_bwd = 0, kernels_fwd = 0, kernels_bwd = 0;
 };
 [[nodiscard]] constexpr cp_merge_cost cp_ring_merge(const transformer& m, const layer_shape& p) {
-    if (p.cp <= 1 || p.attention != attention_kernel::flash) [[likely]]
+    if (p.cp <= 1 || p.attention_for(m) != attention_kernel::flash) [[likely]]
         return {};
     const double c = p.cp, t = p.tp, T = static_cast<double>(p.micro_batch) * p.seq / p.cp, a = m.heads;
     const double out = a * m.value_head_dim() / t, dq = a * m.qk_head_dim() / t;
@@ -1028,10 +1049,11 @@ struct cp_merge_cost {
 ///   sequence-parallel tokens). Shared experts as one dense MLP of S x expert width; dense
 ///   layers of an MoE model (moe_fraction) with the dense MLP; the layer returned is the mean over
 ///   the model's layers. Sliding-window layers charge attention_span(s) keys per query (half of
-///   it under the causal flash kernel) instead of s.
+///   it under the causal flash kernel) instead of s; the unfused core computes all s (detail::
+///   attention_core_seconds, with the attention soft-cap's passes).
 /// * Element-wise, forward, in bf16 element accesses per token: two norms (read + write h each,
-///   4h), two residual adds with dropout (read 2h + write h + mask, 7h), replicated on every TP
-///   rank unless sequence parallelism splits them by t; the activation function (gated: read 2f
+///   4h; with Gemma's post-norms, transformer::post_norms, four, 8h), two residual adds with
+///   dropout (read 2h + write h + mask, 7h), replicated on every TP rank unless sequence parallelism splits them by t; the activation function (gated: read 2f
 ///   write f; plain: read f write f) and rotary embedding on Q and K (2 (q + kv), on the layers
 ///   that have one: transformer::rope_fraction, Llama 4's NoPE layers none) split by t; low
 ///   precision adds a cast of each GEMM input (read 2 B, write 1 B in fp8; compute_params::
@@ -1123,7 +1145,8 @@ struct cp_merge_cost {
     r.attention_fwd = seconds(core.fwd);
     r.attention_bwd = seconds(core.bwd);
     // element-wise
-    const double replicated = 11.0 * h / (p.sequence_parallel ? t : 1.0);
+    // the norms (read + write h each: two, four with post-norms) and the two residual adds (7 h)
+    const double replicated = (2.0 * m.norms_per_layer() + 7.0) * h / (p.sequence_parallel ? t : 1.0);
     const double f_token = m.mlp_width_per_token();  // (k + shared) x expert width, or ffn, mean over layers
     const double act = (m.gated_mlp ? 3.0 : 2.0) * f_token / t;
     // the rotary embedding's passes over Q and K (detail::rope_cost: fused, or unfused with a
@@ -1152,6 +1175,11 @@ struct cp_merge_cost {
         detail::count_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);
     n.forward += cp_merge.kernels_fwd;
     n.backward += cp_merge.kernels_bwd;
+    // the unfused core's soft-cap passes (attention_core_seconds), three each way
+    if (m.attn_logit_softcapping > 0.0 && p.attention_for(m) == attention_kernel::unfused) {
+        n.forward += 3.0;
+        n.backward += 3.0;
+    }
     detail::set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;
 }
@@ -1191,7 +1219,8 @@ struct layer_key {
 /// --recompute-modules) adds to one layer's backward for one micro-batch: the forward of each
 /// recomputed module, with the same kernels as layer_compute_time: core_attn the attention core
 /// (not again under recompute::selective, which already repeats it; nothing under full);
-/// layernorm the two norms (one in a hybrid model's layer; read and write h values each per
+/// layernorm the two pre-norms (one in a hybrid model's layer; not Gemma's post-norms, which sit in
+/// the output projections' modules; read and write h values each per
 /// token, split by t with sequence parallelism); mla_up_proj MLA's up-projection GEMMs; mlp the dense MLP's two GEMMs and its
 /// activation; moe the routed experts' grouped GEMMs and the shared experts' MLP; moe_act the
 /// routed experts' activation (read 2 f_e, write f_e values per routed copy, gated; 1 and 1
@@ -1255,7 +1284,11 @@ struct layer_key {
     } else {
         g = detail::gemm_seconds(T, v, m.hidden, c);
     }
-    return seconds(3.0 * g + detail::memory_seconds(16.0 * T * v, c));
+    // Gemma 2's final soft-cap, c tanh(x / c) over the 16-bit logits before the loss
+    // (Megatron-Bridge gemma2_provider.py Gemma2OutputLayer, `logit_softcapping`): the three passes
+    // of attention_core_seconds' unfused soft-cap, 12 bytes per logit forward and 14 backward
+    const double cap = m.final_logit_softcapping > 0.0 ? 26.0 : 0.0;
+    return seconds(3.0 * g + detail::memory_seconds((16.0 + cap) * T * v, c));
 }
 
 /// @brief Forward + backward of the multi-token-prediction modules (DeepSeek-V3 technical report,

@@ -544,6 +544,7 @@ bool offer_fewest_offload(const transformer& m, const cluster& c, const accelera
         for (int cp : divisors(gpus / tp)) {
             if (r.seq % cp != 0 || (r.max_cp > 0 && cp > r.max_cp)) continue;
             if (!mamba_cp_ok(m, tp, cp) || !gdn_split_ok(m, tp, cp)) continue;
+            if (!attention_cp_ok(m, r.base.attention, r.base.stack, cp)) continue;  // unfused attention: no CP
             if (cp > 1 && r.seq / cp < r.min_cp_tokens) continue;  // too few tokens per CP rank
             for (int pp : divisors(gpus / tp / cp)) {
                 // uneven splits allowed (parallel/plan.hpp stage_layers); up to layers + 2 stages with

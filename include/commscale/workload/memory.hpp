@@ -106,7 +106,11 @@ namespace detail {
 /// Bytes the unfused attention core keeps per score for the backward (Korthikanti et al. 2022,
 /// section 4.1: the softmax output 2, the dropout mask 1 and the dropout output 2, 5 a s^2 b);
 /// the softmax output alone (2) for a model trained without dropout (transformer::dropout).
-[[nodiscard]] constexpr double score_bytes(const transformer& m) { return m.dropout ? 5.0 : 2.0; }
+[[nodiscard]] constexpr double score_bytes(const transformer& m) {
+    // + the soft-cap's tanh output, which its backward reads (torch.tanh saves its result;
+    // transformer::attn_logit_softcapping, Megatron-Bridge gemma2_provider.py logit_softcapping)
+    return (m.dropout ? 5.0 : 2.0) + (m.attn_logit_softcapping > 0.0 ? 2.0 : 0.0);
+}
 
 /// Bytes per token that some models add to an attention layer's saved activations, before TP:
 /// * the attention output gate (transformer::attention_output_gate): the gate, 2 q_dim (Megatron-
@@ -179,7 +183,7 @@ namespace detail {
 /// et al. 2022 section 4 (16-bit activations, 1-byte dropout masks), generalized to GQA
 /// (kv = kv_heads x d), a head width decoupled from h (d_q = heads x d: Qwen3, GPT-OSS; MLA: Q
 /// and K a d_qk, V and the attention output a d_v wide), any FFN width f, gated MLP and MoE top-k:
-///   replicated over TP (unless sequence parallel): norms 4sbh, attention input 2sbh, MLP input
+///   replicated over TP (unless sequence parallel): norms 4sbh (Gemma's post-norms 4sbh more), attention input 2sbh, MLP input
 ///     2sbh, two dropout masks 2sbh = 10 sbh (8 sbh for a model without dropout: no masks)
 ///   split over TP: Q 2 sb d_q, K V 4sb kv, projection input 2 sb d_q, MLP 4sbf (gated: 6sbf: gate, up
 ///     and the product; fused SwiGLU as in Megatron) x top-k, attention core 5 a s^2 b (2 a s^2 b
@@ -238,9 +242,11 @@ namespace detail {
     if (m.is_hybrid()) [[unlikely]]
         return detail::hybrid_activation_bytes(m, s, b, tp, sequence_parallel, r, gemm_input_bytes, modules);
     const double q = gemm_input_bytes > 0.0 && gemm_input_bytes < 2.0 ? gemm_input_bytes : 2.0;
-    // norm inputs 4sbh, QKV and FC1 inputs 2 q sbh, dropout masks 2sbh (10 sbh in 16 bits); a
-    // model trained without dropout (transformer::dropout false) stores no mask
-    const double replicated = ((m.dropout ? 6.0 : 4.0) + ((modules & recompute_layernorm) ? 0.0 : 2.0 * q)) * sbh;
+    // norm inputs 4sbh (8sbh with Gemma's post-norms, whose inputs TENorm keeps: norms_per_layer),
+    // QKV and FC1 inputs 2 q sbh, dropout masks 2sbh (10 sbh in 16 bits); a model trained without
+    // dropout (transformer::dropout false) stores no mask
+    const double replicated =
+        (2.0 * m.norms_per_layer() + (m.dropout ? 2.0 : 0.0) + ((modules & recompute_layernorm) ? 0.0 : 2.0 * q)) * sbh;
     // MLP: (top-k + shared) experts' width on MoE layers, ffn on dense ones (mean over layers):
     // FC1's output (gated: gate and up, 4sbf; else 2sbf) and FC2's input, q s b f
     const double per_width = ((m.gated_mlp ? 4.0 : 2.0) + q) * s * b;  // FC1 output + FC2 input per unit of width
@@ -273,10 +279,10 @@ namespace detail {
     // below 16 bits
     const double proj = (2.0 + (q < 2.0 ? q : 0.0)) * sbq + s * b * detail::attention_extra_activation_bytes(m, q);
     const double split = qkv + proj + mlp;
-    // the score tensor spans attention_span keys per query (sliding-window layers fewer)
-    const double core = (r == recompute::selective || (modules & recompute_core_attn))
-                            ? 0.0
-                            : detail::score_bytes(m) * a * s * m.attention_span(s) * b;
+    // the score tensor, which only the unfused core stores (the step model keeps it under
+    // recompute::none alone): s x s whatever the window, as that kernel computes it
+    // (predict/compute.hpp detail::attention_core_seconds)
+    const double core = (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0 : detail::score_bytes(m) * a * s * s * b;
     return bytes((sequence_parallel ? replicated / t : replicated) + (split + core) / t);
 }
 
@@ -290,6 +296,8 @@ namespace detail {
     double v = 0;
     if (first_stage && m.dropout) v += sequence_parallel ? sbh / t : sbh;
     if (last_stage) v += 4.0 * sbh * (1.0 + static_cast<double>(m.vocab) / m.hidden) / t;
+    // Gemma 2's final soft-cap keeps its tanh output, 2 bytes per logit (memory.hpp score_bytes)
+    if (last_stage && m.final_logit_softcapping > 0.0) v += 2.0 * seq * micro_batch * static_cast<double>(m.vocab) / t;
     return bytes(v);
 }
 

@@ -58,6 +58,14 @@
 ///   QK L2 norm qk_l2_norm: a weightless L2 norm (x / sqrt(mean(x^2) + eps)) over each head's query
 ///              and key on the layers with a rotary embedding (Llama 4 Scout: HF Llama4TextL2Norm,
 ///              `use_qk_norm`; Megatron-Core `--qk-l2-norm`, torch_norm.py L2Norm): no parameters.
+///   post-norms post_norms: a second norm on each residual branch's output before the residual add
+///              (Gemma 2 and 3: HF Gemma2DecoderLayer post_attention_layernorm and
+///              post_feedforward_layernorm; Megatron-Bridge gemma2_provider.py
+///              TERowParallelLinearLayerNorm): four norms per layer, 4 h parameters (RMSNorm).
+///   soft-caps  attn_logit_softcapping c: the attention scores become c tanh(x / c) before the
+///              softmax; final_logit_softcapping the same on the output logits before the loss
+///              (Gemma 2: 50 and 30, Gemma 2 report section 2; HF Gemma2Config). No parameters;
+///              the work they add is the step model's (predict/compute.hpp).
 ///   YaRN       rope_attention_factor: YaRN's attention factor, by which the rotary embedding's
 ///              sine and cosine are scaled (GPT-OSS 0.1 ln 32 + 1); no parameters, no FLOPs: it
 ///              decides which RoPE kernels Megatron-Core runs (predict/compute.hpp).
@@ -191,6 +199,14 @@ struct transformer {
     /// A weightless L2 norm over each head's query and key on the layers with a rotary embedding
     /// (Llama 4 Scout; Megatron-Core --qk-l2-norm; file comment).
     bool qk_l2_norm = false;
+    /// A second norm on each residual branch's output, before the residual add (Gemma 2 and 3;
+    /// file comment): four norms per layer instead of two.
+    bool post_norms = false;
+    /// Soft-cap of the attention scores, c tanh(x / c) before the softmax (Gemma 2: 50; 0 = none;
+    /// file comment).
+    double attn_logit_softcapping = 0.0;
+    /// Soft-cap of the output logits before the loss (Gemma 2: 30; 0 = none; file comment).
+    double final_logit_softcapping = 0.0;
     /// YaRN's attention factor (Hugging Face rope_scaling.attention_factor, by default
     /// 0.1 ln(factor) + 1; Megatron-Core's YaRN "concentration factor"): the rotary embedding's
     /// sine and cosine are scaled by it. 1 without YaRN scaling (or with DeepSeek-V3's mscale =
@@ -260,6 +276,9 @@ struct transformer {
     /// @brief Residual blocks per layer, each one norm, one residual add and one TP-split output
     /// projection: 2 in a transformer layer (attention, MLP), 1 in a hybrid model's layer.
     [[nodiscard]] constexpr double blocks_per_layer() const { return is_hybrid() ? 1.0 : 2.0; }
+    /// @brief Norms on the residual stream per layer: one per residual block, two per block with
+    /// post_norms (Gemma 2 and 3: 4).
+    [[nodiscard]] constexpr double norms_per_layer() const { return blocks_per_layer() * (post_norms ? 2.0 : 1.0); }
     /// @brief Mamba-2 mixer inner width d_in = mamba_num_heads x mamba_head_dim (0 for a transformer).
     [[nodiscard]] constexpr double mamba_inner() const { return hybrid ? hybrid->mamba_inner() : 0.0; }
     /// @brief Channels of the Mamba-2 causal convolution: x, B and C, d_in + 2 G N (0 for a transformer).
@@ -365,7 +384,7 @@ struct layer_parameters {
     double shared = 0;      ///< MoE models: shared experts, LatentMoE's latent projections and the dense
                             ///< layers' MLPs (mean over layers)
     double router = 0;      ///< MoE gate h x experts (mean over layers; 0 for dense)
-    double norms = 0;       ///< the layer's two norms (one in a hybrid model's layer)
+    double norms = 0;       ///< the layer's norms (transformer::norms_per_layer: two, four with post_norms, one in a hybrid model's layer)
     /// @brief All parameters of the layer.
     [[nodiscard]] constexpr double total() const { return attention + mlp + shared + router + norms; }
 };
@@ -480,7 +499,7 @@ namespace detail {
     const double bias = m.biases ? 1.0 : 0.0;
     layer_parameters p;
     p.attention = attention_parameters(m);
-    p.norms = 2.0 * h * (1.0 + bias);
+    p.norms = m.norms_per_layer() * h * (1.0 + bias);
     if (!m.is_moe()) {
         p.mlp_expert = mlp_parameters(m, m.ffn);
         p.mlp = p.mlp_expert;
@@ -601,6 +620,9 @@ struct model_size_limits {
     static constexpr double max_expansion_ratio = 64.0;
     /// YaRN's attention factor (rope_attention_factor; GPT-OSS 1.35): at most 100.
     static constexpr double max_rope_attention_factor = 100.0;
+    /// A logit soft-cap (attn_logit_softcapping, final_logit_softcapping; Gemma 2: 50 and 30): at
+    /// most 1e6, beyond which tanh(x / c) x c is the identity for any logit a model produces.
+    static constexpr double max_logit_softcap = 1e6;
     /// Mamba-2's expand (mixer inner width / hidden, default 2): 1/16 to 64.
     static constexpr double min_mamba_expand = 0.0625;
     static constexpr double max_mamba_expand = 64.0;
@@ -773,6 +795,20 @@ inline void validate(const transformer& m, std::string_view field = "model") {
             return input_error(path("rope_attention_factor"), commscale::detail::number_text(m.rope_attention_factor),
                                "a YaRN attention factor in (0, " +
                                    commscale::detail::number_text(model_size_limits::max_rope_attention_factor) + "] (1: none)");
+        });
+    auto softcap = [&path](const char* name, double v) {
+        if (!(v >= 0.0 && v <= model_size_limits::max_logit_softcap))
+            detail::fail([&] {
+                return input_error(path(name), commscale::detail::number_text(v),
+                                   "0 (none) or a soft-cap c > 0, at most " +
+                                       commscale::detail::number_text(model_size_limits::max_logit_softcap) + " (Gemma 2: 50 and 30)");
+            });
+    };
+    softcap("attn_logit_softcapping", m.attn_logit_softcapping);
+    softcap("final_logit_softcapping", m.final_logit_softcapping);
+    if (m.post_norms && m.is_hybrid())
+        detail::fail([&] {
+            return input_error(path("post_norms"), "true", "false in a hybrid model (its layers carry one pre-norm each)");
         });
     in_range("sliding_layers", m.sliding_layers, 0, m.layers, "an integer (layers with a sliding window)");
     in_range("nope_layers", m.nope_layers, 0, m.layers, "an integer (layers without a rotary embedding)");

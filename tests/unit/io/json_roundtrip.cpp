@@ -261,6 +261,9 @@ TEST_CASE("model JSON round trip is the identity on random models") {
         m.attention_output_gate = !m.is_mla() && r.coin();
         m.qk_layernorm = !m.is_mla() && r.coin();
         if (r.coin()) m.rope_attention_factor = r.real(0.5, 3.0);
+        m.post_norms = r.coin();
+        if (r.coin()) m.attn_logit_softcapping = r.real(1.0, 100.0);
+        if (r.coin()) m.final_logit_softcapping = r.real(1.0, 100.0);
         // stay within validate's 1e15 parameters (MoE shapes with huge FFNs exceed it)
         while (total_parameters(m) > max_model_parameters) {
             m.ffn = std::max(1, m.ffn / 2);
@@ -300,6 +303,9 @@ TEST_CASE("model JSON round trip is the identity on random models") {
         CHECK(b.attention_output_gate == m.attention_output_gate);
         CHECK(b.qk_layernorm == m.qk_layernorm);
         CHECK(b.rope_attention_factor == m.rope_attention_factor);
+        CHECK(b.post_norms == m.post_norms);
+        CHECK(b.attn_logit_softcapping == m.attn_logit_softcapping);
+        CHECK(b.final_logit_softcapping == m.final_logit_softcapping);
         CHECK(total_parameters(b) == total_parameters(m));
     }
 }
