@@ -207,6 +207,25 @@ inline constexpr transformer llama4_maverick{
     .expert_ffn = 8192, .shared_experts = 1, .dense_layers = 24, .sliding_window = 8192, .sliding_layers = 36,
     .chunked_attention = true, .nope_layers = 12, .dropout = false};
 
+/// Gemma 2 9B and 27B: Gemma Team 2024, "Gemma 2: Improving Open Language Models at a Practical
+/// Size", Table 1 and section 2 (GeGLU, head_dim 256 for 9B and 128 for 27B, sliding windows of
+/// 4,096 on every other layer, the first local; pre- and post-norms; attention and final logit
+/// soft-caps 50 and 30), with the HF google/gemma-2-9b and google/gemma-2-27b config.json (vocab
+/// 256,000, tied, context 8,192). Their non-embedding parameters are the report's Table 2 exactly:
+/// 8,324,201,984 and 26,047,480,320 (tests/unit/predict/gemma.cpp).
+inline constexpr transformer gemma2_9b{
+    .name = "gemma2-9b", .layers = 42, .hidden = 3584, .heads = 16, .kv_heads = 8, .ffn = 14336,
+    .vocab = 256000, .max_seq = 8192, .gated_mlp = true, .tied_embeddings = true,
+    .source = "Gemma Team 2024, Gemma 2 report, Tables 1-2; HF google/gemma-2-9b config.json",
+    .head_dim_override = 256, .sliding_window = 4096, .sliding_layers = 21, .post_norms = true,
+    .attn_logit_softcapping = 50.0, .final_logit_softcapping = 30.0, .dropout = false};
+inline constexpr transformer gemma2_27b{
+    .name = "gemma2-27b", .layers = 46, .hidden = 4608, .heads = 32, .kv_heads = 16, .ffn = 36864,
+    .vocab = 256000, .max_seq = 8192, .gated_mlp = true, .tied_embeddings = true,
+    .source = "Gemma Team 2024, Gemma 2 report, Tables 1-2; HF google/gemma-2-27b config.json",
+    .head_dim_override = 128, .sliding_window = 4096, .sliding_layers = 23, .post_norms = true,
+    .attn_logit_softcapping = 50.0, .final_logit_softcapping = 30.0, .dropout = false};
+
 /// GPT-3 5B as NeMo and Megatron-Core benchmark it (NVIDIA NeMo performance tables): NeMo
 /// `nemo/collections/llm/gpt/model/base.py` GPTConfig5B (24 layers, 4096, 32 heads, FFN 16384,
 /// sequence 2048); GPT-3 architecture otherwise (GPT-2 tokenizer, learned positions, tied, biases).
@@ -393,7 +412,7 @@ inline constexpr auto model_presets = std::to_array<transformer>({
     models::mixtral_8x7b, models::mixtral_8x22b, models::deepseek_v3,
     models::kimi_k2, models::qwen3_30b_a3b, models::qwen3_235b_a22b, models::qwen3_next_80b_a3b, models::gpt_oss_120b,
     models::llama4_scout,
-    models::llama4_maverick, models::nemotron_h_8b, models::nemotron_h_47b, models::nemotron_h_56b,
+    models::llama4_maverick, models::gemma2_9b, models::gemma2_27b, models::nemotron_h_8b, models::nemotron_h_47b, models::nemotron_h_56b,
     models::nemotron3_nano, models::nemotron3_super, models::nemotron3_ultra, models::mpt_125m, models::mpt_350m, models::mpt_760m, models::mpt_1b,
     models::mpt_3b, models::mpt_7b, models::mpt_13b, models::mpt_30b, models::mpt_70b});
 

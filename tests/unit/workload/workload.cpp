@@ -39,6 +39,8 @@ constexpr published_size published[] = {
     {"gpt-oss-120b", 116.83e9, "OpenAI gpt-oss model card, Table 1: 116.83B total"},
     {"llama4-scout", 109e9, "Meta Llama 4 Scout model card: 109B total, with the vision encoder (text model 1.1% less)"},
     {"llama4-maverick", 400e9, "Meta Llama 4 Maverick model card: 400B total, with the vision encoder"},
+    {"gemma2-9b", 8324201984.0 + 256000.0 * 3584, "Gemma 2 report Table 2: 8,324,201,984 non-embedding + the config's 256,000 x 3,584 tied embedding"},
+    {"gemma2-27b", 26047480320.0 + 256000.0 * 4608, "Gemma 2 report Table 2: 26,047,480,320 non-embedding + the config's 256,000 x 4,608 tied embedding"},
     {"nemotron-h-8b", 8e9, "Nemotron-H-8B-Base-8K model card: 8B (ours 8.10B; workload_hybrid.cpp)"},
     {"nemotron-h-47b", 47e9, "Nemotron-H-47B-Base-8K model card: 47B"},
     {"nemotron-h-56b", 56e9, "Nemotron-H-56B-Base-8K model card: 56B"},
