@@ -689,10 +689,6 @@ namespace detail {
     return m.hybrid->mamba_heads % tp == 0 && m.hybrid->mamba_groups % tp == 0;
 }
 
-/// @brief True when `cp` can split the Mamba-2 mixers of a hybrid model (after `tp`) as
-/// Megatron-Core's all-to-all context parallelism does (megatron/core/ssm/mamba_context_parallel.py
-/// MambaContextParallel.__init__): the heads on a TP rank divisible by cp, and its groups either a
-/// multiple of cp or a divisor of it (then each group's B and C are repeated cp / groups times).
 /// @brief True when `stack`'s flash attention takes a logit soft-cap (transformer::
 /// attn_logit_softcapping): flash-attn >= 2.6's `softcap`, which the PyTorch stacks call.
 /// Transformer Engine's attention has none (it passes flash-attn `softcap = 0`,
@@ -716,6 +712,10 @@ namespace detail {
     return cp <= 1 || k != attention_kernel::flash || attention_kernel_for(m, k, flash_takes_softcap(stack)) == attention_kernel::flash;
 }
 
+/// @brief True when `cp` can split the Mamba-2 mixers of a hybrid model (after `tp`) as
+/// Megatron-Core's all-to-all context parallelism does (megatron/core/ssm/mamba_context_parallel.py
+/// MambaContextParallel.__init__): the heads on a TP rank divisible by cp, and its groups either a
+/// multiple of cp or a divisor of it (then each group's B and C are repeated cp / groups times).
 [[nodiscard]] constexpr bool mamba_cp_ok(const transformer& m, int tp, int cp) {
     if (!m.hybrid || m.hybrid->mamba_heads <= 0 || cp <= 1) return true;
     if (!mamba_tp_ok(m, tp)) return false;

@@ -1053,8 +1053,9 @@ struct cp_merge_cost {
 ///   attention_core_seconds, with the attention soft-cap's passes).
 /// * Element-wise, forward, in bf16 element accesses per token: two norms (read + write h each,
 ///   4h; with Gemma's post-norms, transformer::post_norms, four, 8h), two residual adds with
-///   dropout (read 2h + write h + mask, 7h), replicated on every TP rank unless sequence parallelism splits them by t; the activation function (gated: read 2f
-///   write f; plain: read f write f) and rotary embedding on Q and K (2 (q + kv), on the layers
+///   dropout (read 2h + write h + mask, 7h), replicated on every TP rank unless sequence
+///   parallelism splits them by t; the activation function (gated: read 2f write f; plain: read
+///   f write f) and rotary embedding on Q and K (2 (q + kv), on the layers
 ///   that have one: transformer::rope_fraction, Llama 4's NoPE layers none) split by t; low
 ///   precision adds a cast of each GEMM input (read 2 B, write 1 B in fp8; compute_params::
 ///   cast_bytes). Backward: twice the forward traffic

@@ -183,8 +183,9 @@ namespace detail {
 /// et al. 2022 section 4 (16-bit activations, 1-byte dropout masks), generalized to GQA
 /// (kv = kv_heads x d), a head width decoupled from h (d_q = heads x d: Qwen3, GPT-OSS; MLA: Q
 /// and K a d_qk, V and the attention output a d_v wide), any FFN width f, gated MLP and MoE top-k:
-///   replicated over TP (unless sequence parallel): norms 4sbh (Gemma's post-norms 4sbh more), attention input 2sbh, MLP input
-///     2sbh, two dropout masks 2sbh = 10 sbh (8 sbh for a model without dropout: no masks)
+///   replicated over TP (unless sequence parallel): norms 4sbh (Gemma's post-norms 4sbh more),
+///     attention input 2sbh, MLP input 2sbh, two dropout masks 2sbh = 10 sbh (8 sbh for a model
+///     without dropout: no masks)
 ///   split over TP: Q 2 sb d_q, K V 4sb kv, projection input 2 sb d_q, MLP 4sbf (gated: 6sbf: gate, up
 ///     and the product; fused SwiGLU as in Megatron) x top-k, attention core 5 a s^2 b (2 a s^2 b
 ///     without dropout: the softmax output alone; detail::score_bytes)
