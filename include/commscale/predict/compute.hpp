@@ -784,10 +784,8 @@ namespace detail {
 /// whole query and key blocks and mask afterwards), so `span` is the flash kernel's alone.
 /// Attention soft-capping (transformer::attn_logit_softcapping): in the flash kernel one tanh per
 /// score on the exponentials' unit (MUFU.TANH), forward and backward (flash-attn's `softcap`
-/// applies it to the recomputed scores of the backward too); unfused, Megatron-Bridge's
-/// `c * torch.tanh(x / c)` in three element-wise passes over the 16-bit scores: forward a
-/// division, the tanh and a product, each reading and writing 2 bytes (12 per score), backward
-/// their gradients, 4, 6 (tanh's reads its saved output too) and 4 bytes (14).
+/// applies it to the recomputed scores of the backward too); unfused, Megatron-Bridge's eager
+/// soft-cap over the 16-bit scores (eager_softcap: 12 bytes per score forward, 14 backward).
 [[nodiscard, gnu::always_inline]] inline gemm_pair attention_core_seconds(const transformer& m, const layer_shape& p,
                                                                           const compute_params& c, double span) {
     const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
@@ -833,7 +831,7 @@ namespace detail {
     // (torch.nn.Dropout: native_dropout reads the probabilities and writes them and a 1-byte mask,
     // native_dropout_backward reads the gradient and the mask and writes the gradient): 5 and 5
     const double dropout = m.dropout ? 5.0 : 0.0;
-    const double cap_fwd = softcap ? 12.0 : 0.0, cap_bwd = softcap ? 14.0 : 0.0;
+    const double cap_fwd = softcap ? eager_softcap.fwd_bytes : 0.0, cap_bwd = softcap ? eager_softcap.bwd_bytes : 0.0;
     return {gemms + memory_seconds((4.0 + dropout + cap_fwd) * scores, c),
             gemms_bwd + memory_seconds((6.0 + dropout + cap_bwd) * scores, c)};
 }
@@ -1178,8 +1176,8 @@ struct cp_merge_cost {
     n.backward += cp_merge.kernels_bwd;
     // the unfused core's soft-cap passes (attention_core_seconds), three each way
     if (m.attn_logit_softcapping > 0.0 && p.attention_for(m) == attention_kernel::unfused) {
-        n.forward += 3.0;
-        n.backward += 3.0;
+        n.forward += eager_softcap.kernels_each_way;
+        n.backward += eager_softcap.kernels_each_way;
     }
     detail::set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;
@@ -1286,9 +1284,9 @@ struct layer_key {
         g = detail::gemm_seconds(T, v, m.hidden, c);
     }
     // Gemma 2's final soft-cap, c tanh(x / c) over the 16-bit logits before the loss
-    // (Megatron-Bridge gemma2_provider.py Gemma2OutputLayer, `logit_softcapping`): the three passes
-    // of attention_core_seconds' unfused soft-cap, 12 bytes per logit forward and 14 backward
-    const double cap = m.final_logit_softcapping > 0.0 ? 26.0 : 0.0;
+    // (Megatron-Bridge gemma2_provider.py Gemma2OutputLayer): eager_softcap's passes, forward and
+    // backward
+    const double cap = m.final_logit_softcapping > 0.0 ? eager_softcap.fwd_bytes + eager_softcap.bwd_bytes : 0.0;
     return seconds(3.0 * g + detail::memory_seconds((16.0 + cap) * T * v, c));
 }
 

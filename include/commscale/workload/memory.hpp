@@ -107,9 +107,8 @@ namespace detail {
 /// section 4.1: the softmax output 2, the dropout mask 1 and the dropout output 2, 5 a s^2 b);
 /// the softmax output alone (2) for a model trained without dropout (transformer::dropout).
 [[nodiscard]] constexpr double score_bytes(const transformer& m) {
-    // + the soft-cap's tanh output, which its backward reads (torch.tanh saves its result;
-    // transformer::attn_logit_softcapping, Megatron-Bridge gemma2_provider.py logit_softcapping)
-    return (m.dropout ? 5.0 : 2.0) + (m.attn_logit_softcapping > 0.0 ? 2.0 : 0.0);
+    // + the soft-cap's tanh output, which its backward reads (eager_softcap)
+    return (m.dropout ? 5.0 : 2.0) + (m.attn_logit_softcapping > 0.0 ? eager_softcap.saved_bytes : 0.0);
 }
 
 /// Bytes per token that some models add to an attention layer's saved activations, before TP:
@@ -297,8 +296,9 @@ namespace detail {
     double v = 0;
     if (first_stage && m.dropout) v += sequence_parallel ? sbh / t : sbh;
     if (last_stage) v += 4.0 * sbh * (1.0 + static_cast<double>(m.vocab) / m.hidden) / t;
-    // Gemma 2's final soft-cap keeps its tanh output, 2 bytes per logit (memory.hpp score_bytes)
-    if (last_stage && m.final_logit_softcapping > 0.0) v += 2.0 * seq * micro_batch * static_cast<double>(m.vocab) / t;
+    // Gemma 2's final soft-cap keeps its tanh output per logit (eager_softcap)
+    if (last_stage && m.final_logit_softcapping > 0.0)
+        v += eager_softcap.saved_bytes * seq * micro_batch * static_cast<double>(m.vocab) / t;
     return bytes(v);
 }
 

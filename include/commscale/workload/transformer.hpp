@@ -373,6 +373,19 @@ struct transformer {
     [[nodiscard]] constexpr double qk_norm_share() const { return (qk_layernorm ? 1.0 : 0.0) + qk_l2_norm_share(); }
 };
 
+/// @brief What a logit soft-cap c tanh(x / c) (transformer::attn_logit_softcapping,
+/// final_logit_softcapping) costs per 16-bit element where it runs as eager PyTorch, as
+/// Megatron-Bridge runs it (gemma2_provider.py `logit_softcapping`: `scale * torch.tanh(logits /
+/// scale)`): forward the division, the tanh and the product, one kernel each, each reading and
+/// writing 2 bytes (12); backward their gradients, 4, 6 (tanh's reads its saved output too) and 4
+/// bytes (14), three kernels; the tanh output kept for the backward, 2 bytes (torch.tanh saves its
+/// result). The attention core's unfused soft-cap (predict/compute.hpp) and the output layer's
+/// both pay it, over the scores and over the logits (workload/memory.hpp keeps the saved bytes).
+struct softcap_cost {
+    double fwd_bytes, bwd_bytes, kernels_each_way, saved_bytes;
+};
+inline constexpr softcap_cost eager_softcap{12.0, 14.0, 3.0, 2.0};
+
 /// @brief Parameters of one transformer layer, by component (all counts, not bytes). Where MoE
 /// and dense layers mix (dense_layers > 0), the MLP fields are means over the model's layers, so
 /// that layers x total() is every layer's parameters.
