@@ -29,6 +29,11 @@ include/commscale/predict/compute.hpp models, and writes them as one JSON docume
   run back to back for 30 s each (8 s with --quick), BF16 and FP8, with the time per iteration
   per second of the run and nvidia-smi's clock, power and temperature every half second: the
   steady clock a layer settles at under the power limit, against its first second's rate.
+* Unfused attention (unfused_attention): Megatron-Core's DotProductAttention core (GQA repeat,
+  baddbmm, Gemma 2's eager soft-cap, FusedScaleMaskSoftmax's fused kernel up to 4,096 keys and its
+  PyTorch fallback beyond, bmm) and Hugging Face's eager attention at Gemma 2 9B / 27B and Llama 3
+  8B shapes per tensor-parallel rank, 2,048-8,192 tokens, forward and backward timed and split by
+  kernel, with the bytes the forward keeps for the backward.
 * Memory-bound kernels: copy, RMSNorm forward and backward, SiLU x multiply, a BF16 -> FP8 cast,
   an absolute-maximum reduction and cross-entropy over a 128,256-token vocabulary, each with the
   bytes it must move.
@@ -39,7 +44,7 @@ Each figure is the mean over timed iterations (CUDA events) after untimed warm-u
 random normal data; --heat=SECONDS first runs large GEMMs for that long, so that what follows
 runs at the clocks of a GPU under sustained load. Usage: python3 compute_probe.py OUTPUT.json
 [--quick] [--heat=SECONDS] [--only=gemm,gemm_m_sweep,attention,attention_shapes,attention_heads,
-moe,layers,memory,overhead,sustained]. Needs PyTorch with CUDA; FP8 needs compute capability 8.9 or later.
+moe,layers,unfused_attention,memory,overhead,sustained]. Needs PyTorch with CUDA; FP8 needs compute capability 8.9 or later.
 """
 
 import json
@@ -517,7 +522,7 @@ def layer_case(model, tp, seq, precision):
     return fwd, fwd_bwd
 
 
-def kernel_times(fn, iters=3):
+def kernel_times(fn, iters=3, name_len=160):
     """GPU time per call of fn by kernel name (torch.profiler's CUDA activity, read from its Chrome
     trace): {name: [launches per call, seconds per call]}."""
     import tempfile
@@ -535,7 +540,7 @@ def kernel_times(fn, iters=3):
     out = {}
     for e in trace.get("traceEvents", []):
         if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e:
-            name = e["name"][:160]
+            name = e["name"][:name_len]
             c = out.setdefault(name, [0.0, 0.0])
             c[0] += 1.0 / iters
             c[1] += e["dur"] * 1e-6 / iters
@@ -574,6 +579,154 @@ def layers():
             "note": "one tensor-parallel rank's layer compute (no communication, no sequence parallelism), "
                     "micro-batch 1, eager PyTorch; fwd_s and fwd_bwd_s CUDA-event means, the kernel tables "
                     "per call from torch.profiler (launches, seconds) by kernel name"}
+
+
+# ------------------------------------------------------------------------ unfused attention
+# (name, query heads, KV heads, head dim, query_pre_attn_scalar or None, attention soft-cap or None)
+UNFUSED_MODELS = {
+    "gemma2-9b": (16, 8, 256, 256, 50.0),   # Gemma2ModelProvider9B / HF gemma-2-9b config.json
+    "gemma2-27b": (32, 16, 128, 144, 50.0),  # Gemma2ModelProvider27B / HF gemma-2-27b config.json
+    "llama3-8b": (32, 8, 128, None, None),   # Llama 3 8B config.json
+}
+
+
+def megatron_unfused(np_, ng, d, norm, softcap, fused_softmax, buf):
+    """Megatron-Core's DotProductAttention (megatron/core/transformer/dot_product_attention.py) as
+    Megatron-Bridge's Gemma2DotProductAttention extends it (models/gemma/gemma2_provider.py, r0.2.0),
+    one rank's heads, no dropout (Gemma 2 and Llama 3 train without): the keys and values repeated
+    to the query heads, the scores by baddbmm into a preallocated buffer (alpha 1/norm), Gemma 2's
+    soft-cap as three eager kernels (logit_softcapping: tanh(x / c) * c), FusedScaleMaskSoftmax
+    (megatron/core/fusions/fused_softmax.py), the context by bmm and its [s, b, h] copy.
+    FusedScaleMaskSoftmax runs its fused causal kernel only where is_kernel_available (16 < sk <=
+    4096, 16-bit input, masked_softmax_fusion, which GPTModelProvider sets): that kernel (read the
+    scores, write the probabilities; backward read both, write one) is stood in for here by
+    PyTorch's softmax over the unmasked row, one kernel with the same bytes. Beyond 4,096 keys it
+    falls back to forward_torch_softmax: the default causal mask (get_default_causal_mask),
+    attention_mask_func's masked_fill_ in place, torch.nn.Softmax (in 16 bits: Megatron-Bridge's
+    GPTModelProvider sets attention_softmax_in_fp32 False)."""
+    n_rep = np_ // ng
+    causal = None  # get_default_causal_mask is lru_cache'd: made once per sequence length
+
+    def run(q, k, v):
+        nonlocal causal
+        s, b = q.size(0), q.size(1)
+        if n_rep > 1:
+            k = k.repeat_interleave(n_rep, dim=2)
+            v = v.repeat_interleave(n_rep, dim=2)
+        qq = q.reshape(s, b * np_, d)
+        kk = k.reshape(s, b * np_, d)
+        scores = torch.baddbmm(buf, qq.transpose(0, 1), kk.transpose(0, 1).transpose(1, 2), beta=0.0, alpha=1.0 / norm)
+        if softcap:
+            scores = torch.tanh(scores / softcap) * softcap
+        scores = scores.view(b, np_, s, s)
+        if fused_softmax:
+            probs = torch.softmax(scores, dim=-1)
+        else:
+            if causal is None:
+                causal = torch.triu(torch.ones(s, s, device=dev), diagonal=1).bool()
+            scores.masked_fill_(causal, -10000.0)
+            probs = torch.nn.Softmax(dim=-1)(scores)
+        vv = v.reshape(s, b * np_, d)
+        ctx = torch.bmm(probs.view(b * np_, s, s), vv.transpose(0, 1))
+        return ctx.view(b, np_, s, d).permute(2, 0, 1, 3).contiguous().view(s, b, np_ * d)
+
+    return run
+
+
+def hf_eager(model, np_, ng, d, norm, softcap):
+    """Hugging Face transformers' eager attention (attn_implementation="eager"), the model's own
+    eager_attention_forward from the installed transformers (Gemma2 or Llama modeling code), with
+    the additive causal mask of the model's dtype that transformers builds for it; [b, h, s, d]."""
+    import types
+    if model.startswith("gemma2"):
+        from transformers.models.gemma2.modeling_gemma2 import eager_attention_forward as fwd
+    else:
+        from transformers.models.llama.modeling_llama import eager_attention_forward as fwd
+    module = types.SimpleNamespace(num_key_value_groups=np_ // ng, training=True)
+    scaling = (norm if norm else d) ** -0.5
+
+    def run(q, k, v, mask):
+        kw = {"softcap": softcap} if softcap else {}
+        out, _ = fwd(module, q, k, v, mask, dropout=0.0, scaling=scaling, **kw)
+        return out
+
+    return run
+
+
+def unfused_attention():
+    """The unfused attention core, forward and backward, timed and split by kernel: Megatron-Core's
+    (megatron_unfused, the kernel Megatron-Bridge runs Gemma 2 with, and any model with
+    --attention unfused) at Gemma 2 9B, Gemma 2 27B and Llama 3 8B shapes per tensor-parallel rank,
+    2,048-8,192 tokens, on both sides of FusedScaleMaskSoftmax's 4,096-key limit; and Hugging Face's
+    eager attention (hf_eager) at the same models' TP 1 shapes. Each row also gives the bytes the
+    forward leaves allocated for the backward (kept_bytes: memory allocated with the output alive,
+    less the inputs')."""
+    rows = []
+    cases = [("megatron", "gemma2-9b", tp, s) for tp in (1, 2, 4) for s in (4096, 8192)]
+    cases += [("megatron", "gemma2-27b", tp, s) for tp in (2, 4, 8) for s in (4096, 8192)]
+    cases += [("megatron", "llama3-8b", tp, s) for tp in (1, 4) for s in (2048, 4096, 8192)]
+    cases += [("hf_eager", "gemma2-9b", 1, s) for s in (4096, 8192)]
+    cases += [("hf_eager", "llama3-8b", 1, s) for s in (2048, 4096, 8192)]
+    if QUICK:
+        cases = [c for c in cases if c[3] == 4096 and c[2] <= 2] + [("megatron", "gemma2-9b", 1, 8192)]
+    b = 1
+    for impl, model, tp, s in cases:
+        hq, hkv, d, norm, softcap = UNFUSED_MODELS[model]
+        np_, ng = hq // tp, hkv // tp
+        r = {"impl": impl, "model": model, "tp": tp, "seq": s, "micro_batch": b, "q_heads": np_, "kv_heads": ng,
+             "head_dim": d, "softcap": softcap}
+        try:
+            if impl == "megatron":
+                fused = 16 < s <= 4096 and (b * np_) % 4 == 0
+                r["softmax"] = "fused_stand_in" if fused else "torch_fallback_bf16"
+                buf = torch.empty(b * np_, s, s, device=dev, dtype=torch.bfloat16)
+                core = megatron_unfused(np_, ng, d, norm if norm else math.sqrt(d), softcap, fused, buf)
+                q = torch.randn(s, b, np_, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                k = torch.randn(s, b, ng, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                v = torch.randn(s, b, ng, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                g = torch.randn(s, b, np_ * d, device=dev, dtype=torch.bfloat16)
+                args = (q, k, v)
+            else:
+                core4 = hf_eager(model, np_, ng, d, norm, softcap)
+                mask = torch.full((s, s), torch.finfo(torch.bfloat16).min, device=dev, dtype=torch.bfloat16)
+                mask = torch.triu(mask, diagonal=1)[None, None]
+                core = lambda q, k, v: core4(q, k, v, mask)  # noqa: E731
+                q = torch.randn(b, np_, s, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                k = torch.randn(b, ng, s, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                v = torch.randn(b, ng, s, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                g = torch.randn(b, s, np_, d, device=dev, dtype=torch.bfloat16)
+                args = (q, k, v)
+
+            def fwd():
+                return core(*args)
+
+            def fwd_bwd():
+                torch.autograd.grad(core(*args), args, g)
+
+            fwd_bwd()
+            torch.cuda.synchronize()
+            base = torch.cuda.memory_allocated()
+            out = fwd()
+            torch.cuda.synchronize()
+            r["kept_bytes"] = torch.cuda.memory_allocated() - base
+            del out
+            r["smi_before"] = smi("clocks.sm,power.draw,temperature.gpu")
+            r["fwd_s"] = bench(fwd)
+            r["fwd_bwd_s"] = bench(fwd_bwd)
+            r["bwd_s"] = r["fwd_bwd_s"] - r["fwd_s"]
+            r["fwd_kernels"] = kernel_times(fwd, name_len=400)
+            r["fwd_bwd_kernels"] = kernel_times(fwd_bwd, name_len=400)
+            r["smi_after"] = smi("clocks.sm,power.draw,temperature.gpu")
+        except Exception as e:  # noqa: BLE001 - recorded, the other cases still run
+            r["error"] = repr(e)[:300]
+        rows.append(r)
+        q = k = v = g = args = buf = core = mask = fwd = fwd_bwd = None  # noqa: F841 - freed before the next case
+        torch.cuda.empty_cache()
+    return {"rows": rows,
+            "note": "one tensor-parallel rank's attention core, micro-batch 1, BF16, causal; fwd_s and fwd_bwd_s "
+                    "CUDA-event means, the kernel tables per call from torch.profiler (launches, seconds) by kernel "
+                    "name; megatron: q, k, v [s, b, heads, d], output [s, b, heads x d]; hf_eager: [b, heads, s, d] "
+                    "in, [b, s, heads, d] out"}
 
 
 def sustained():
@@ -712,6 +865,7 @@ def main():
         doc["device"]["smi_after_gemms"] = smi("clocks.sm,clocks.mem,power.draw,temperature.gpu")
     for name, fn in (("gemm_m_sweep", gemm_m_sweep), ("attention", attention), ("attention_shapes", attention_shapes),
                      ("moe", moe), ("layers", layers), ("attention_heads", attention_heads),
+                     ("unfused_attention", unfused_attention),
                      ("memory", memory), ("overhead", overhead), ("sustained", sustained)):
         if run(name):
             section(name, fn, doc)

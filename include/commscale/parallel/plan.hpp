@@ -697,6 +697,25 @@ namespace detail {
 /// gemma2_provider.py Gemma2DotProductAttention: "use unfused SDPA for attn logit softcapping").
 [[nodiscard]] constexpr bool flash_takes_softcap(framework stack) { return stack != framework::megatron_core; }
 
+/// @brief True when `stack`'s unfused attention is Hugging Face transformers' eager attention
+/// (score_softmax::eager_fp32): the PyTorch stacks (fsdp, deepspeed), which train the Hugging Face
+/// model classes; the Megatron stacks run Megatron's DotProductAttention with FusedScaleMaskSoftmax.
+[[nodiscard]] constexpr bool eager_attention_scores(framework stack) {
+    return stack == framework::fsdp || stack == framework::deepspeed;
+}
+
+/// @brief The softmax of `m`'s unfused attention core on one rank (score_softmax): Hugging Face's
+/// eager FP32 softmax where `eager` (eager_attention_scores), else Megatron's fused kernel or its
+/// fallback (megatron_score_softmax) over micro_batch x heads / tp rows of seq / cp queries by seq
+/// keys (a share that does not divide counts as no multiple of 4).
+[[nodiscard]] constexpr score_softmax score_softmax_for(const transformer& m, bool eager, int tp, int cp, int micro_batch,
+                                                        int seq) {
+    if (eager) return score_softmax::eager_fp32;
+    const long long t = std::max(tp, 1), c = std::max(cp, 1);
+    const long long rows = m.heads % t == 0 ? static_cast<long long>(micro_batch) * (m.heads / t) : 0;
+    return megatron_score_softmax(rows, seq % c == 0 ? seq / c : 0, seq);
+}
+
 /// @brief The attention kernel that runs `m`: `k`, unfused where the model soft-caps its attention
 /// scores and the stack's flash kernel cannot (`flash_softcap`: flash_takes_softcap).
 [[nodiscard]] constexpr attention_kernel attention_kernel_for(const transformer& m, attention_kernel k, bool flash_softcap) {

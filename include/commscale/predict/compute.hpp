@@ -349,6 +349,9 @@ struct layer_shape {
     double paced_backward_share = 0.0;
     /// The stack's flash attention takes a logit soft-cap (flash_takes_softcap; attention_for).
     bool flash_softcap = true;
+    /// The stack's unfused attention is Hugging Face's eager attention (eager_attention_scores;
+    /// softmax_for).
+    bool eager_scores = false;
 
     constexpr layer_shape() = default;
     /// @brief The layer's view of `p` (implicit: the layer functions take a plan where they did).
@@ -357,11 +360,16 @@ struct layer_shape {
           sequence_parallel(p.sequence_parallel), attention(p.attention), expert_load(p.effective_expert_load()),
           dispatcher(static_cast<long long>(p.ep) * p.expert_tp() > 1 ? p.dispatcher : moe_token_dispatcher::alltoall),
           host_sync(!p.pad_to_capacity), paced_backward_share(p.pad_to_capacity ? 0.0 : p.moe_a2a_overlap_share()),
-          flash_softcap(flash_takes_softcap(p.stack)) {}
+          flash_softcap(flash_takes_softcap(p.stack)), eager_scores(eager_attention_scores(p.stack)) {}
     /// @brief The attention kernel that runs `m` (attention_kernel_for: unfused where the model
     /// soft-caps its attention scores and the stack's flash kernel cannot).
     [[nodiscard]] constexpr attention_kernel attention_for(const transformer& m) const {
         return attention_kernel_for(m, attention, flash_softcap);
+    }
+    /// @brief The softmax of the unfused attention core over `m`'s scores on this rank
+    /// (score_softmax_for).
+    [[nodiscard]] constexpr score_softmax softmax_for(const transformer& m) const {
+        return score_softmax_for(m, eager_scores, tp, cp, micro_batch, seq);
     }
     [[nodiscard]] constexpr int expert_tp() const { return etp; }
     [[nodiscard]] constexpr double effective_expert_load() const { return expert_load; }
@@ -785,7 +793,8 @@ namespace detail {
 /// Attention soft-capping (transformer::attn_logit_softcapping): in the flash kernel one tanh per
 /// score on the exponentials' unit (MUFU.TANH), forward and backward (flash-attn's `softcap`
 /// applies it to the recomputed scores of the backward too); unfused, Megatron-Bridge's eager
-/// soft-cap over the 16-bit scores (eager_softcap: 12 bytes per score forward, 14 backward).
+/// soft-cap over the 16-bit scores (eager_softcap: 12 bytes per score forward, 14 backward). The
+/// unfused softmax is the stack's (layer_shape::softmax_for, score_softmax).
 [[nodiscard, gnu::always_inline]] inline gemm_pair attention_core_seconds(const transformer& m, const layer_shape& p,
                                                                           const compute_params& c, double span) {
     const double t = p.tp, b = p.micro_batch, s = p.seq, T = b * s / p.cp;
@@ -823,17 +832,16 @@ namespace detail {
     const auto qk = gemm_fwd_bwd(s / p.cp, s, d_qk, bf, batch), av = gemm_fwd_bwd(s / p.cp, d_v, s, bf, batch);
     const double gemms = qk.fwd + av.fwd, gemms_bwd = qk.bwd + av.bwd;
     const double scores = batch * (s / p.cp) * s;
-    // 16-bit bytes per score: the fused scale-mask-softmax reads the scores and writes the
-    // probabilities, and its backward reads the output gradient and the saved probabilities and
-    // writes the input gradient (Megatron's ScaledUpperTriangMaskedSoftmax, megatron/core/fusions/
-    // fused_softmax.py: forward(inputs) saves softmax_results, backward(output_grads,
-    // softmax_results)): 4 and 6; the attention dropout of a model trained with dropout
-    // (torch.nn.Dropout: native_dropout reads the probabilities and writes them and a 1-byte mask,
-    // native_dropout_backward reads the gradient and the mask and writes the gradient): 5 and 5
+    // bytes per score: the softmax as the stack runs it (score_softmax: Megatron's fused kernel,
+    // its PyTorch fallback beyond 4,096 keys, or Hugging Face's eager FP32 softmax); the attention
+    // dropout of a model trained with dropout (torch.nn.Dropout: native_dropout reads the
+    // probabilities and writes them and a 1-byte mask, native_dropout_backward reads the gradient
+    // and the mask and writes the gradient): 5 and 5
+    const score_softmax_cost sm = score_softmax_cost_of(p.softmax_for(m));
     const double dropout = m.dropout ? 5.0 : 0.0;
     const double cap_fwd = softcap ? eager_softcap.fwd_bytes : 0.0, cap_bwd = softcap ? eager_softcap.bwd_bytes : 0.0;
-    return {gemms + memory_seconds((4.0 + dropout + cap_fwd) * scores, c),
-            gemms_bwd + memory_seconds((6.0 + dropout + cap_bwd) * scores, c)};
+    return {gemms + memory_seconds((sm.fwd_bytes + dropout + cap_fwd) * scores, c),
+            gemms_bwd + memory_seconds((sm.bwd_bytes + dropout + cap_bwd) * scores, c)};
 }
 
 /// Bytes and kernels that Transformer Engine's ring attention adds to one attention layer for one
@@ -1174,10 +1182,14 @@ struct cp_merge_cost {
         detail::count_layer_kernels(m, gemm_kernels, c.input_quantize_kernels(), p.ep, permutations, c.fused_grouped_cast);
     n.forward += cp_merge.kernels_fwd;
     n.backward += cp_merge.kernels_bwd;
-    // the unfused core's soft-cap passes (attention_core_seconds), three each way
-    if (m.attn_logit_softcapping > 0.0 && p.attention_for(m) == attention_kernel::unfused) {
-        n.forward += eager_softcap.kernels_each_way;
-        n.backward += eager_softcap.kernels_each_way;
+    // the unfused core (attention_core_seconds) in place of the flash kernel's one forward and two
+    // backward kernels: its two batched GEMMs forward and four backward, the softmax's kernels
+    // (score_softmax_cost) and the soft-cap's passes, three each way
+    if (p.attention_for(m) == attention_kernel::unfused) {
+        const score_softmax_cost sm = score_softmax_cost_of(p.softmax_for(m));
+        const double cap = m.attn_logit_softcapping > 0.0 ? eager_softcap.kernels_each_way : 0.0;
+        n.forward += 2.0 + sm.kernels_fwd + cap - 1.0;
+        n.backward += 4.0 + sm.kernels_bwd + cap - 2.0;
     }
     detail::set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;

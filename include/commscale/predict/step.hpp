@@ -395,6 +395,9 @@ struct bf16_layers_extra {
     mp.kept_mode = attention_kernel_for(m, p.attention, flash_takes_softcap(p.stack)) == attention_kernel::flash ? recompute::selective
                                                                                                               : recompute::none;
     mp.recompute_mode = p.recompute_mode == recompute::none ? mp.kept_mode : p.recompute_mode;
+    // the unfused core's softmax, which sets what it keeps per score (none kept under flash)
+    if (mp.kept_mode == recompute::none)
+        mp.softmax = score_softmax_for(m, eager_attention_scores(p.stack), p.tp, p.cp, p.micro_batch, p.seq);
     // ZB-H1 and ZB-V keep 1F1B's peak activations (Qi et al. 2024 Sec. 2.1, 6); DualPipe p + 1
     // micro-batches and two stages' parameters per device (DeepSeek-V3 Technical Report Table 2)
     mp.in_flight = p.schedule == pipeline_schedule::gpipe ? in_flight_gpipe(micro_batches)

@@ -105,10 +105,15 @@ struct model_state {
 namespace detail {
 /// Bytes the unfused attention core keeps per score for the backward (Korthikanti et al. 2022,
 /// section 4.1: the softmax output 2, the dropout mask 1 and the dropout output 2, 5 a s^2 b);
-/// the softmax output alone (2) for a model trained without dropout (transformer::dropout).
-[[nodiscard]] constexpr double score_bytes(const transformer& m) {
+/// the softmax output alone (2) for a model trained without dropout (transformer::dropout). The
+/// softmax's saved output and the probabilities' copy are `sm`'s (score_softmax_cost): Hugging
+/// Face's eager attention keeps its FP32 softmax output, 4, and the 16-bit probabilities that the
+/// A V product saves, 2 (with dropout: its mask and output, 3, instead).
+[[nodiscard]] constexpr double score_bytes(const transformer& m, score_softmax sm = score_softmax::fused) {
+    const score_softmax_cost k = score_softmax_cost_of(sm);
     // + the soft-cap's tanh output, which its backward reads (eager_softcap)
-    return (m.dropout ? 5.0 : 2.0) + (m.attn_logit_softcapping > 0.0 ? eager_softcap.saved_bytes : 0.0);
+    return k.softmax_saved_bytes + (m.dropout ? 3.0 : k.probs_copy_bytes) +
+           (m.attn_logit_softcapping > 0.0 ? eager_softcap.saved_bytes : 0.0);
 }
 
 /// Bytes per token that some models add to an attention layer's saved activations, before TP:
@@ -133,7 +138,7 @@ namespace detail {
 /// Out of line: off the transformer's path.
 [[gnu::cold, gnu::noinline]] constexpr data_size hybrid_activation_bytes(const transformer& m, double s, double b, int tp,
                                                               bool sequence_parallel, recompute r, double gemm_input_bytes,
-                                                              unsigned modules) {
+                                                              unsigned modules, score_softmax sm) {
     const double t = std::max(tp, 1);
     const double q = gemm_input_bytes > 0.0 && gemm_input_bytes < 2.0 ? gemm_input_bytes : 2.0;
     const double h = m.hidden, a = m.heads, kv = m.kv_dim(), qd = m.q_dim();
@@ -142,7 +147,7 @@ namespace detail {
     const double replicated = ((m.dropout ? 3.0 : 2.0) + ((modules & recompute_layernorm) ? 0.0 : q)) * sb * h;
     // attention layers: Q, K, V, the attention output (+ its quantized copy), the score tensor
     const double core = (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0
-                                                                                        : score_bytes(m) * a * s * s * b;
+                                                                                        : score_bytes(m, sm) * a * s * s * b;
     const double attention = sb * (2.0 * qd + 4.0 * kv + 2.0 * qd + (q < 2.0 ? q * qd : 0.0) + attention_extra_activation_bytes(m, q)) + core;
     // MLP and MoE layers: FC1's output and FC2's input per unit of width, as for a transformer layer
     const double per_width = ((m.gated_mlp ? 4.0 : 2.0) + q) * sb;
@@ -234,13 +239,14 @@ namespace detail {
 /// ssd_workspace_bytes. Nemotron-H 8B, s 8192, b 1, t 1, bf16: 841 MB per Mamba layer.
 [[nodiscard]] constexpr data_size activation_bytes_per_layer(const transformer& m, double seq, double micro_batch,
                                                              int tp, bool sequence_parallel, recompute r,
-                                                             double gemm_input_bytes = 2.0, unsigned modules = 0) {
+                                                             double gemm_input_bytes = 2.0, unsigned modules = 0,
+                                                             score_softmax softmax = score_softmax::fused) {
     const double s = seq, b = micro_batch, h = m.hidden, a = m.heads, kv = m.kv_dim();
     const double t = std::max(tp, 1);
     const double sbh = s * b * h;
     if (r == recompute::full) return bytes(2.0 * sbh);
     if (m.is_hybrid()) [[unlikely]]
-        return detail::hybrid_activation_bytes(m, s, b, tp, sequence_parallel, r, gemm_input_bytes, modules);
+        return detail::hybrid_activation_bytes(m, s, b, tp, sequence_parallel, r, gemm_input_bytes, modules, softmax);
     const double q = gemm_input_bytes > 0.0 && gemm_input_bytes < 2.0 ? gemm_input_bytes : 2.0;
     // norm inputs 4sbh (8sbh with Gemma's post-norms, whose inputs TENorm keeps: norms_per_layer),
     // QKV and FC1 inputs 2 q sbh, dropout masks 2sbh (10 sbh in 16 bits); a model trained without
@@ -282,7 +288,8 @@ namespace detail {
     // the score tensor, which only the unfused core stores (the step model keeps it under
     // recompute::none alone): s x s whatever the window, as that kernel computes it
     // (predict/compute.hpp detail::attention_core_seconds)
-    const double core = (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0 : detail::score_bytes(m) * a * s * s * b;
+    const double core =
+        (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0 : detail::score_bytes(m, softmax) * a * s * s * b;
     return bytes((sequence_parallel ? replicated / t : replicated) + (split + core) / t);
 }
 
@@ -394,6 +401,8 @@ struct memory_plan {
     double full_recompute_share = 1.0;
     int full_recompute_group = 1;
     recompute kept_mode = recompute::none;  ///< what a layer that is not recomputed saves (selective under FlashAttention)
+    /// the unfused attention core's softmax (score_softmax: what it keeps per score, detail::score_bytes)
+    score_softmax softmax = score_softmax::fused;
     state_bytes state = mixed_precision_adam;
     /// Bytes per element of the transformer layers' weights when they are kept quantized (FP8
     /// parameters, plan::fp8_param_gather: 1 for a per-tensor FP8 weight on parts without its
@@ -435,12 +444,12 @@ struct memory_plan {
 /// transient of the group being recomputed in the backward is not counted (as for N = 1).
 [[nodiscard]] constexpr data_size activation_bytes_per_layer(const transformer& m, const memory_plan& p) {
     const data_size own = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.recompute_mode,
-                                                     p.gemm_input_bytes, p.recompute_modules);
+                                                     p.gemm_input_bytes, p.recompute_modules, p.softmax);
     if (p.recompute_mode != recompute::full || (p.full_recompute_share >= 1.0 && p.full_recompute_group <= 1)) return own;
     const data_size checkpoints = own / static_cast<double>(std::max(p.full_recompute_group, 1));
     if (p.full_recompute_share >= 1.0) return checkpoints;
     const data_size kept = activation_bytes_per_layer(m, p.seq, p.micro_batch, p.tp, p.sequence_parallel, p.kept_mode,
-                                                      p.gemm_input_bytes, p.recompute_modules);
+                                                      p.gemm_input_bytes, p.recompute_modules, p.softmax);
     return p.full_recompute_share * checkpoints + (1.0 - p.full_recompute_share) * kept;
 }
 

@@ -386,6 +386,62 @@ struct softcap_cost {
 };
 inline constexpr softcap_cost eager_softcap{12.0, 14.0, 3.0, 2.0};
 
+/// @brief How the unfused attention core turns its 16-bit s x s scores into probabilities
+/// (predict/compute.hpp detail::attention_core_seconds; workload/memory.hpp detail::score_bytes).
+/// * `fused`: Megatron's FusedScaleMaskSoftmax with its fused CUDA kernel
+///   (ScaledUpperTriangMaskedSoftmax under the causal mask; megatron/core/fusions/fused_softmax.py),
+///   which reads the scores and writes the probabilities, and backward reads the output gradient
+///   and the saved probabilities and writes the input gradient: 4 and 6 bytes per score, one
+///   kernel each way. Megatron-Core runs it where `is_kernel_available` (megatron_score_softmax).
+/// * `torch_fallback`: the same module's `forward_torch_softmax` elsewhere, in 16 bits
+///   (attention_softmax_in_fp32 false, as Megatron-Bridge r0.2.0's GPTModelProvider sets it):
+///   attention_mask_func's `masked_fill_` in place with the cached [s, s] causal mask
+///   (get_default_causal_mask; read the score and a 1-byte mask element, write the score: 5),
+///   then torch.nn.Softmax (4); backward the softmax's (6) and masked_fill's, `grad.masked_fill(mask,
+///   0)` (5): 9 and 11 bytes, two kernels each way.
+/// * `eager_fp32`: Hugging Face transformers' eager attention (attn_implementation "eager";
+///   `eager_attention_forward` in modeling_llama.py, modeling_gemma2.py and the models copied
+///   from them), which the PyTorch stacks run where they do not run a flash kernel: the product
+///   by `scaling` (read and write 2 bytes: 4), the additive causal mask of the model's dtype
+///   broadcast over the heads (read 2 + 2, write 2: 6), `softmax(dim=-1, dtype=torch.float32)`
+///   (ATen's softmax with a dtype casts a BF16 input first, aten/src/ATen/native/SoftMax.cpp: read
+///   2 write 4, then read 4 write 4) and `.to(query.dtype)` (read 4, write 2): 30 bytes in five
+///   kernels; backward the cast back (read 2, write 4), the FP32 softmax backward (read 4 + 4,
+///   write 4), the cast to BF16 (read 4, write 2) and the product (4): 28 bytes in four kernels
+///   (the mask's addition passes its gradient through).
+/// `softmax_saved_bytes` per score is what the softmax saves for its backward (its output: 2 in
+/// 16 bits, 4 in FP32) and `probs_copy_bytes` the 16-bit probabilities that the A V product saves
+/// where they are a tensor of their own (eager_fp32's cast; the fused kernels' output is the same
+/// tensor). Attention dropout (transformer::dropout) adds its own passes and keeps its mask and
+/// output in place of that copy.
+enum class score_softmax { fused, torch_fallback, eager_fp32 };
+struct score_softmax_cost {
+    double fwd_bytes, bwd_bytes, kernels_fwd, kernels_bwd, softmax_saved_bytes, probs_copy_bytes;
+};
+/// @brief Per-score cost of `k` (score_softmax's doc comment).
+[[nodiscard]] constexpr score_softmax_cost score_softmax_cost_of(score_softmax k) {
+    switch (k) {
+        case score_softmax::torch_fallback: return {9.0, 11.0, 2.0, 2.0, 2.0, 0.0};
+        case score_softmax::eager_fp32: return {30.0, 28.0, 5.0, 4.0, 4.0, 2.0};
+        case score_softmax::fused: break;
+    }
+    return {4.0, 6.0, 1.0, 1.0, 2.0, 0.0};
+}
+/// @brief The softmax Megatron's FusedScaleMaskSoftmax runs over `attn_batches` (micro-batch x
+/// heads per rank) rows of `sq` queries by `sk` keys under the causal mask: its fused kernel
+/// where `is_kernel_available` (megatron/core/fusions/fused_softmax.py, Megatron-Core 0.10-0.19:
+/// 16 < sk <= 4096, sq and sk multiples of 4, attn_batches a multiple of 4 and of the kernel's
+/// batches per block, which apex's scaled_masked_softmax_cuda `get_batch_per_block` makes 8 up to
+/// 128 keys (two rows per 32-thread warp, 128 threads) and 4 above), its 16-bit PyTorch fallback
+/// elsewhere. The masked_softmax_fusion flag that also gates it is on in Megatron-LM's arguments
+/// and Megatron-Bridge's GPTModelProvider.
+[[nodiscard]] constexpr score_softmax megatron_score_softmax(long long attn_batches, long long sq, long long sk) {
+    const long long per_block = sk <= 128 ? 8 : 4;
+    return sk > 16 && sk <= 4096 && sq > 0 && sq % 4 == 0 && sk % 4 == 0 && attn_batches > 0 && attn_batches % per_block == 0
+               ? score_softmax::fused
+               : score_softmax::torch_fallback;
+}
+
 /// @brief Parameters of one transformer layer, by component (all counts, not bytes). Where MoE
 /// and dense layers mix (dense_layers > 0), the MLP fields are means over the model's layers, so
 /// that layers x total() is every layer's parameters.
