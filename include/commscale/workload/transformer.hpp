@@ -434,7 +434,9 @@ struct score_softmax_cost {
 /// batches per block, which apex's scaled_masked_softmax_cuda `get_batch_per_block` makes 8 up to
 /// 128 keys (two rows per 32-thread warp, 128 threads) and 4 above), its 16-bit PyTorch fallback
 /// elsewhere. The masked_softmax_fusion flag that also gates it is on in Megatron-LM's arguments
-/// and Megatron-Bridge's GPTModelProvider.
+/// and Megatron-Bridge's GPTModelProvider. The megatron-lm and megatron-deepspeed profiles take the
+/// same limit: Megatron-LM's own megatron/model/fused_softmax.py had it from January 2022 (2,048
+/// keys before; its legacy copy went to 16,384 with apex's kernels in July 2023).
 [[nodiscard]] constexpr score_softmax megatron_score_softmax(long long attn_batches, long long sq, long long sk) {
     const long long per_block = sk <= 128 ? 8 : 4;
     return sk > 16 && sk <= 4096 && sq > 0 && sq % 4 == 0 && sk % 4 == 0 && attn_batches > 0 && attn_batches % per_block == 0
