@@ -1,6 +1,7 @@
 // Gemma 2 from the command line: `model` reads its post-norms and soft-caps from the config.json
 // (Hugging Face google/gemma-2-9b) and prints them; `step` runs its soft-capped attention unfused
-// under megatron-core and refuses context parallelism there, naming plan.cp (docs/CLI.md).
+// under megatron-core and refuses context parallelism there, naming plan.cp, and its plan line names
+// the unfused attention and its softmax (docs/CLI.md).
 #include "cli_runner.hpp"
 
 #include <string>
@@ -37,4 +38,20 @@ TEST_CASE("step: Gemma 2's soft-capped attention, unfused under megatron-core, f
     require_invalid("step --model " + gemma2 + " --cluster dgx-h100 --gpus 8 --tp 2 --cp 2 --global-batch 64 --seq 8192",
                     "plan.cp");
     CHECK(run("step --model " + gemma2 + " --cluster dgx-h100 --gpus 8 --tp 2 --cp 2 --global-batch 64 --seq 8192 --framework fsdp").rc == 0);
+}
+
+TEST_CASE("step: the plan line names the unfused attention and the softmax it runs") {
+    // Megatron's FusedScaleMaskSoftmax runs its fused kernel up to 4,096 keys and its PyTorch
+    // fallback beyond; the PyTorch stacks' unfused attention is Hugging Face's eager attention
+    const std::string plan = " --cluster dgx-h100 --gpus 8 --tp 2 --global-batch 64";
+    const auto at = [&](const std::string& args) { return run("step --model " + gemma2 + plan + args); };
+    const auto short_seq = at(" --seq 4096"), long_seq = at(" --seq 8192");
+    REQUIRE(short_seq.rc == 0);
+    REQUIRE(long_seq.rc == 0);
+    CHECK(short_seq.out.find("attention unfused (soft-capped scores) with the fused softmax") != std::string::npos);
+    CHECK(long_seq.out.find("attention unfused (soft-capped scores) with the PyTorch softmax fallback") != std::string::npos);
+    CHECK(at(" --seq 4096 --framework fsdp").out.find("attention unfused") == std::string::npos);
+    CHECK(at(" --seq 4096 --framework fsdp --attention unfused").out.find("attention unfused with Hugging Face's eager FP32 softmax") !=
+          std::string::npos);
+    CHECK(run("step --model llama3-8b" + plan + " --seq 4096").out.find("attention unfused") == std::string::npos);
 }

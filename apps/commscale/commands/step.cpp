@@ -21,6 +21,19 @@ namespace step_command {
 
 using namespace commscale;
 
+/// ", attention unfused ..." for the plan line where the unfused core runs (asked for, or a
+/// soft-capped model's attention that the stack's flash kernel cannot run), with the softmax it
+/// runs (score_softmax); empty under the flash kernel.
+std::string unfused_attention_words(const transformer& m, const plan& p) {
+    if (attention_kernel_for(m, p.attention, flash_takes_softcap(p.stack)) != attention_kernel::unfused) return {};
+    const score_softmax sm = score_softmax_for(m, eager_attention_scores(p.stack), p.tp, p.cp, p.micro_batch, p.seq);
+    const char* softmax = sm == score_softmax::fused            ? "the fused softmax"
+                          : sm == score_softmax::torch_fallback ? "the PyTorch softmax fallback"
+                                                                : "Hugging Face's eager FP32 softmax";
+    return std::string(", attention unfused") + (p.attention == attention_kernel::flash ? " (soft-capped scores)" : "") +
+           " with " + softmax;
+}
+
 std::string render_svg(const step_breakdown& r, const std::string& title) {
     struct part { const char* name; double s; const char* color; };
     const part parts[] = {{"compute", in_seconds(r.compute), "#4c78a8"},
@@ -128,7 +141,7 @@ cli::registrar reg{cli::bound_command<cli::step_request>(
                     ? ", stage layers " + std::to_string(r.first_stage_layers) + " first, " + std::to_string(r.last_stage_layers) +
                           " last, " + std::to_string(r.max_stage_layers) + " most"
                     : std::string())
-            << "\n\n";
+            << unfused_attention_words(m, p) << "\n\n";
         const double st = in_seconds(r.step);
         auto row = [&](const char* name, duration total, duration exposed) {
             return std::vector<std::string>{name, cli::secs(total), cli::secs(exposed),
