@@ -840,8 +840,10 @@ namespace detail {
     const score_softmax_cost sm = score_softmax_cost_of(p.softmax_for(m));
     const double dropout = m.dropout ? 5.0 : 0.0;
     const double cap_fwd = softcap ? eager_softcap.fwd_bytes : 0.0, cap_bwd = softcap ? eager_softcap.bwd_bytes : 0.0;
-    return {gemms + memory_seconds((sm.fwd_bytes + dropout + cap_fwd) * scores, c),
-            gemms_bwd + memory_seconds((sm.bwd_bytes + dropout + cap_bwd) * scores, c)};
+    // grouped-query attention's K and V repeated to the query heads (unfused_kv_expansion), 2 B
+    const double expand = 2.0 * unfused_kv_expansion(m).moved * T / t;
+    return {gemms + memory_seconds((sm.fwd_bytes + dropout + cap_fwd) * scores + expand, c),
+            gemms_bwd + memory_seconds((sm.bwd_bytes + dropout + cap_bwd) * scores + expand, c)};
 }
 
 /// Bytes and kernels that Transformer Engine's ring attention adds to one attention layer for one
@@ -1184,12 +1186,14 @@ struct cp_merge_cost {
     n.backward += cp_merge.kernels_bwd;
     // the unfused core (attention_core_seconds) in place of the flash kernel's one forward and two
     // backward kernels: its two batched GEMMs forward and four backward, the softmax's kernels
-    // (score_softmax_cost) and the soft-cap's passes, three each way
+    // (score_softmax_cost), the soft-cap's passes, three each way, and the K and V repeats of
+    // grouped-query attention (unfused_kv_expansion), two each way
     if (p.attention_for(m) == attention_kernel::unfused) {
         const score_softmax_cost sm = score_softmax_cost_of(p.softmax_for(m));
         const double cap = m.attn_logit_softcapping > 0.0 ? eager_softcap.kernels_each_way : 0.0;
-        n.forward += 2.0 + sm.kernels_fwd + cap - 1.0;
-        n.backward += 4.0 + sm.kernels_bwd + cap - 2.0;
+        const double expand = unfused_kv_expansion(m).kernels_each_way;
+        n.forward += 2.0 + sm.kernels_fwd + cap + expand - 1.0;
+        n.backward += 4.0 + sm.kernels_bwd + cap + expand - 2.0;
     }
     detail::set_kernel_overheads(r, n, moe_gpu_fwd, p, c);
     return r;

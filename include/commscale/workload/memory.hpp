@@ -147,7 +147,8 @@ namespace detail {
     const double replicated = ((m.dropout ? 3.0 : 2.0) + ((modules & recompute_layernorm) ? 0.0 : q)) * sb * h;
     // attention layers: Q, K, V, the attention output (+ its quantized copy), the score tensor
     const double core = (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0
-                                                                                        : score_bytes(m, sm) * a * s * s * b;
+                                                                                        : score_bytes(m, sm) * a * s * s * b +
+                                                                                              2.0 * unfused_kv_expansion(m).saved_extra * s * b;
     const double attention = sb * (2.0 * qd + 4.0 * kv + 2.0 * qd + (q < 2.0 ? q * qd : 0.0) + attention_extra_activation_bytes(m, q)) + core;
     // MLP and MoE layers: FC1's output and FC2's input per unit of width, as for a transformer layer
     const double per_width = ((m.gated_mlp ? 4.0 : 2.0) + q) * sb;
@@ -287,9 +288,11 @@ namespace detail {
     const double split = qkv + proj + mlp;
     // the score tensor, which only the unfused core stores (the step model keeps it under
     // recompute::none alone): s x s whatever the window, as that kernel computes it
-    // (predict/compute.hpp detail::attention_core_seconds)
-    const double core =
-        (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0 : detail::score_bytes(m, softmax) * a * s * s * b;
+    // (predict/compute.hpp detail::attention_core_seconds); with grouped-query attention the
+    // repeated K and V that its batched GEMMs keep beyond K and V (unfused_kv_expansion)
+    const double core = (r == recompute::selective || (modules & recompute_core_attn))
+                            ? 0.0
+                            : detail::score_bytes(m, softmax) * a * s * s * b + 2.0 * unfused_kv_expansion(m).saved_extra * s * b;
     return bytes((sequence_parallel ? replicated / t : replicated) + (split + core) / t);
 }
 

@@ -444,6 +444,23 @@ struct score_softmax_cost {
                : score_softmax::torch_fallback;
 }
 
+/// @brief Grouped-query attention's keys and values repeated to the query heads before the unfused
+/// core's batched GEMMs (Megatron's DotProductAttention: `key.repeat_interleave(np / ng, dim=2)`
+/// and the same for the value; Hugging Face's `repeat_kv`, an expand and a copying reshape), in
+/// 16-bit elements per token before tensor parallelism: forward each copy reads its kv_dim and
+/// writes q_dim (`moved`: 2 (kv_dim + q_dim)), the backward sums the gradient back over the same
+/// elements, two kernels each way; the GEMMs save the repeated copies in place of K and V, 2 (q_dim -
+/// kv_dim) more (`saved_extra`). Zero without grouping (and for MLA, whose heads have their own K
+/// and V).
+struct kv_expansion_cost {
+    double moved = 0, kernels_each_way = 0, saved_extra = 0;
+};
+[[nodiscard]] constexpr kv_expansion_cost unfused_kv_expansion(const transformer& m) {
+    if (m.heads <= m.kv_heads) return {};
+    const double q = m.q_dim(), kv = m.kv_dim();
+    return {2.0 * (kv + q), 2.0, 2.0 * (q - kv)};
+}
+
 /// @brief Parameters of one transformer layer, by component (all counts, not bytes). Where MoE
 /// and dense layers mix (dense_layers > 0), the MLP fields are means over the model's layers, so
 /// that layers x total() is every layer's parameters.

@@ -130,3 +130,36 @@ TEST_CASE("unfused softmax: what the backward keeps per score, Megatron's 2 (5 w
     p.stack = framework::fsdp;
     CHECK(detail::memory_plan_of(m, p, 1).softmax == score_softmax::eager_fp32);
 }
+
+TEST_CASE("unfused attention: grouped-query attention's keys and values repeated to the query heads") {
+    // Megatron's DotProductAttention repeats the keys and values to the heads of the rank
+    // (`repeat_interleave(np / ng, dim=2)`; Hugging Face's repeat_kv likewise) before the batched
+    // GEMMs, which save the repeated copies: Llama 3 8B (32 query heads over 8 KV heads of 128)
+    // against the same layer with 32 KV heads, which has nothing to repeat
+    const transformer& gqa = models::llama3_8b;
+    transformer mha = gqa;
+    mha.kv_heads = mha.heads;
+    layer_shape p;
+    p.tp = 2;
+    p.seq = 4096;
+    p.attention = attention_kernel::unfused;
+    const compute_params c = compute_params_for(accelerator_by_name("h100-sxm"), dtype::bf16);
+    const layer_time a = layer_compute_time(gqa, p, c), b = layer_compute_time(mha, p, c);
+    // per token and rank, each of K and V read at 1,024 / 2 and written at 4,096 / 2, 2 B each way;
+    // the backward sums the gradient back over the same elements
+    const double moved = 2.0 * 2.0 * (1024 + 4096) / 2.0 * 4096;
+    CHECK_THAT(in_seconds(a.attention_fwd - b.attention_fwd), WithinRel(moved * c.inv_memory_rate, 1e-9));
+    CHECK_THAT(in_seconds(a.attention_bwd - b.attention_bwd), WithinRel(moved * c.inv_memory_rate, 1e-9));
+    CHECK_THAT(in_seconds(a.overhead_fwd - b.overhead_fwd), WithinRel(2.0 * c.kernel_overhead_s, 1e-9));
+    CHECK_THAT(in_seconds(a.overhead_bwd - b.overhead_bwd), WithinRel(2.0 * c.kernel_overhead_s, 1e-9));
+    // kept: the repeated K and V, 2 x 2 B x 4,096 per token, where the layer's saved K and V count
+    // 2 x 2 B x 1,024 (the flash kernel saves those alone); split by t
+    const auto core = [&](const transformer& x) {
+        return in_bytes(activation_bytes_per_layer(x, 4096, 1, 2, false, recompute::none)) -
+               in_bytes(activation_bytes_per_layer(x, 4096, 1, 2, false, recompute::selective));
+    };
+    CHECK_THAT(core(gqa) - core(mha), WithinRel(2.0 * 2.0 * (4096 - 1024) * 4096 / 2.0, 1e-12));
+    // nothing to repeat where every query head has its own K and V (MHA; MLA)
+    CHECK(unfused_kv_expansion(mha).moved == 0.0);
+    CHECK(unfused_kv_expansion(models::deepseek_v3).moved == 0.0);
+}
