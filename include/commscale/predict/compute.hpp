@@ -1041,11 +1041,12 @@ struct cp_merge_cost {
 ///   flash_attention_2_fill_waves); the sum split between forward and backward as the kernels'
 ///   times are, 1 : attention_backward_time_ratio (2.8).
 ///   Unfused: the two batched GEMMs (s/c x d)(d x s) and (s/c x s)(s x d) per head on the
-///   roofline, over the full square, plus the scale-mask-softmax and dropout passes over the
-///   (b a/t s/c s) score tensor: 9 bytes per element forward (softmax read + write, dropout read +
-///   write, 1-byte mask), 11 backward (softmax: output gradient and probabilities read, gradient
-///   written; dropout: gradient and mask read, gradient written); 4 and 6 for a model trained
-///   without dropout (transformer::dropout false).
+///   roofline, over the full square, plus the softmax and dropout passes over the (b a/t s/c s)
+///   score tensor: the softmax as the stack runs it (score_softmax: Megatron's fused causal kernel
+///   3 bytes per element forward and 4 backward, its PyTorch fallback beyond 4,096 keys 9 and 11,
+///   Hugging Face's eager FP32 softmax 30 and 28), the dropout of a model trained with it 5 and 5
+///   (read + write, 1-byte mask; backward gradient and mask read, gradient written), and with
+///   grouped-query attention the keys' and values' repeat to the query heads (unfused_kv_expansion).
 ///   Context parallelism (c > 1) adds the ring attention's merges of its c partial outputs and
 ///   gradients as memory-bound bytes and kernels (detail::cp_ring_merge, Transformer Engine's
 ///   AttnFuncWithCPAndKVP2P): 8.5 bytes per output element forward at c = 2.

@@ -391,8 +391,12 @@ inline constexpr softcap_cost eager_softcap{12.0, 14.0, 3.0, 2.0};
 /// * `fused`: Megatron's FusedScaleMaskSoftmax with its fused CUDA kernel
 ///   (ScaledUpperTriangMaskedSoftmax under the causal mask; megatron/core/fusions/fused_softmax.py),
 ///   which reads the scores and writes the probabilities, and backward reads the output gradient
-///   and the saved probabilities and writes the input gradient: 4 and 6 bytes per score, one
-///   kernel each way. Megatron-Core runs it where `is_kernel_available` (megatron_score_softmax).
+///   and the saved probabilities and writes the input gradient, one kernel each way. It loads only
+///   the row's causal part, the keys up to the query's own (apex csrc/megatron/
+///   scaled_upper_triang_masked_softmax.h: `local_seq = blockIdx.x + 1`, loads where
+///   `element_index < local_seq`), half the square, and stores the whole row, zeros above the
+///   diagonal: 1 + 2 = 3 bytes per score forward, 2 + 2 = 4 backward. Megatron-Core runs it where
+///   `is_kernel_available` (megatron_score_softmax).
 /// * `torch_fallback`: the same module's `forward_torch_softmax` elsewhere, in 16 bits
 ///   (attention_softmax_in_fp32 false, as Megatron-Bridge r0.2.0's GPTModelProvider sets it):
 ///   attention_mask_func's `masked_fill_` in place with the cached [s, s] causal mask
@@ -425,7 +429,7 @@ struct score_softmax_cost {
         case score_softmax::eager_fp32: return {30.0, 28.0, 5.0, 4.0, 4.0, 2.0};
         case score_softmax::fused: break;
     }
-    return {4.0, 6.0, 1.0, 1.0, 2.0, 0.0};
+    return {3.0, 4.0, 1.0, 1.0, 2.0, 0.0};
 }
 /// @brief The softmax Megatron's FusedScaleMaskSoftmax runs over `attn_batches` (micro-batch x
 /// heads per rank) rows of `sq` queries by `sk` keys under the causal mask: its fused kernel
