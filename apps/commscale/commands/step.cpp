@@ -25,8 +25,8 @@ using namespace commscale;
 /// soft-capped model's attention that the stack's flash kernel cannot run), with the softmax it
 /// runs (score_softmax); empty under the flash kernel.
 std::string unfused_attention_words(const transformer& m, const plan& p) {
-    if (attention_kernel_for(m, p.attention, flash_takes_softcap(p.stack)) != attention_kernel::unfused) return {};
-    const score_softmax sm = score_softmax_for(m, eager_attention_scores(p.stack), p.tp, p.cp, p.micro_batch, p.seq);
+    if (attention_kernel_for(m, p) != attention_kernel::unfused) return {};
+    const score_softmax sm = score_softmax_for(m, p);
     const char* softmax = sm == score_softmax::fused            ? "the fused softmax"
                           : sm == score_softmax::torch_fallback ? "the PyTorch softmax fallback"
                                                                 : "Hugging Face's eager FP32 softmax";

@@ -722,6 +722,17 @@ namespace detail {
     return k == attention_kernel::flash && m.attn_logit_softcapping > 0.0 && !flash_softcap ? attention_kernel::unfused : k;
 }
 
+/// @brief The attention kernel that runs `m` under plan `p` (attention_kernel_for with the plan's
+/// kernel and stack).
+[[nodiscard]] constexpr attention_kernel attention_kernel_for(const transformer& m, const plan& p) {
+    return attention_kernel_for(m, p.attention, flash_takes_softcap(p.stack));
+}
+/// @brief The softmax of `m`'s unfused attention core under plan `p` (score_softmax_for with the
+/// plan's stack and shapes).
+[[nodiscard]] constexpr score_softmax score_softmax_for(const transformer& m, const plan& p) {
+    return score_softmax_for(m, eager_attention_scores(p.stack), p.tp, p.cp, p.micro_batch, p.seq);
+}
+
 /// @brief False when context parallelism `cp` > 1 meets a flash kernel `k` that `m`'s attention
 /// soft-cap turns unfused under `stack` (attention_kernel_for): Megatron-Core's unfused
 /// DotProductAttention asserts context_parallel_size == 1 ("Context parallelism is only supported

@@ -392,12 +392,11 @@ struct bf16_layers_extra {
     // activation memory of selective recompute (Korthikanti et al. 2022 Table 2 without the 5 a s / h
     // term; Dao et al. 2022 Sec. 3.1); also what block recompute's other layers keep. The kernel
     // is attention_kernel_for's (a soft-capped model's under megatron-core: unfused)
-    mp.kept_mode = attention_kernel_for(m, p.attention, flash_takes_softcap(p.stack)) == attention_kernel::flash ? recompute::selective
-                                                                                                              : recompute::none;
+    mp.kept_mode = attention_kernel_for(m, p) == attention_kernel::flash ? recompute::selective : recompute::none;
     mp.recompute_mode = p.recompute_mode == recompute::none ? mp.kept_mode : p.recompute_mode;
     // the unfused core's softmax, which sets what it keeps per score (none kept under flash)
     if (mp.kept_mode == recompute::none)
-        mp.softmax = score_softmax_for(m, eager_attention_scores(p.stack), p.tp, p.cp, p.micro_batch, p.seq);
+        mp.softmax = score_softmax_for(m, p);
     // ZB-H1 and ZB-V keep 1F1B's peak activations (Qi et al. 2024 Sec. 2.1, 6); DualPipe p + 1
     // micro-batches and two stages' parameters per device (DeepSeek-V3 Technical Report Table 2)
     mp.in_flight = p.schedule == pipeline_schedule::gpipe ? in_flight_gpipe(micro_batches)

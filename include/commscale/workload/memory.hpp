@@ -116,6 +116,13 @@ namespace detail {
            (m.attn_logit_softcapping > 0.0 ? eager_softcap.saved_bytes : 0.0);
 }
 
+/// Bytes the unfused attention core keeps for its backward, before TP, for `s` tokens of `b`
+/// sequences: score_bytes per score of the a x s x s scores, and with grouped-query attention the
+/// repeated keys and values that its batched GEMMs keep beyond K and V (unfused_kv_expansion).
+[[nodiscard]] constexpr double unfused_core_bytes(const transformer& m, double s, double b, score_softmax sm) {
+    return score_bytes(m, sm) * m.heads * s * s * b + 2.0 * unfused_kv_expansion(m).saved_extra * s * b;
+}
+
 /// Bytes per token that some models add to an attention layer's saved activations, before TP:
 /// * the attention output gate (transformer::attention_output_gate): the gate, 2 q_dim (Megatron-
 ///   Core's compiled `_apply_output_gate` keeps its inputs, the attention output being kept
@@ -141,14 +148,12 @@ namespace detail {
                                                               unsigned modules, score_softmax sm) {
     const double t = std::max(tp, 1);
     const double q = gemm_input_bytes > 0.0 && gemm_input_bytes < 2.0 ? gemm_input_bytes : 2.0;
-    const double h = m.hidden, a = m.heads, kv = m.kv_dim(), qd = m.q_dim();
+    const double h = m.hidden, kv = m.kv_dim(), qd = m.q_dim();
     const double sb = s * b;
     // one block per layer: its norm's input, the first GEMM's input (its norm's output), a dropout mask
     const double replicated = ((m.dropout ? 3.0 : 2.0) + ((modules & recompute_layernorm) ? 0.0 : q)) * sb * h;
     // attention layers: Q, K, V, the attention output (+ its quantized copy), the score tensor
-    const double core = (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0
-                                                                                        : score_bytes(m, sm) * a * s * s * b +
-                                                                                              2.0 * unfused_kv_expansion(m).saved_extra * s * b;
+    const double core = (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0 : unfused_core_bytes(m, s, b, sm);
     const double attention = sb * (2.0 * qd + 4.0 * kv + 2.0 * qd + (q < 2.0 ? q * qd : 0.0) + attention_extra_activation_bytes(m, q)) + core;
     // MLP and MoE layers: FC1's output and FC2's input per unit of width, as for a transformer layer
     const double per_width = ((m.gated_mlp ? 4.0 : 2.0) + q) * sb;
@@ -288,11 +293,10 @@ namespace detail {
     const double split = qkv + proj + mlp;
     // the score tensor, which only the unfused core stores (the step model keeps it under
     // recompute::none alone): s x s whatever the window, as that kernel computes it
-    // (predict/compute.hpp detail::attention_core_seconds); with grouped-query attention the
-    // repeated K and V that its batched GEMMs keep beyond K and V (unfused_kv_expansion)
-    const double core = (r == recompute::selective || (modules & recompute_core_attn))
-                            ? 0.0
-                            : detail::score_bytes(m, softmax) * a * s * s * b + 2.0 * unfused_kv_expansion(m).saved_extra * s * b;
+    // (predict/compute.hpp detail::attention_core_seconds), and the repeated K and V of grouped-
+    // query attention (detail::unfused_core_bytes)
+    const double core =
+        (r == recompute::selective || (modules & recompute_core_attn)) ? 0.0 : detail::unfused_core_bytes(m, s, b, softmax);
     return bytes((sequence_parallel ? replicated / t : replicated) + (split + core) / t);
 }
 
